@@ -1,0 +1,177 @@
+"""The KV interface: the only storage surface the layers above use.
+
+Everything sqlkv stores -- rows, index entries, catalog descriptors -- is an ordered map from
+bytes to bytes. A query such as ``SELECT name FROM users WHERE id = 10`` reaches this layer as
+one ``get(b"\\x89\\x89\\x92\\x88")`` (table 104 = 0x89+..., index 1, key 10, family 0) against a
+`Snapshot`; an INSERT reaches it as one `WriteBatch` with conditional puts for the primary key
+and unique indexes, handed to `Engine.write` by the transaction layer at commit.
+
+The interface is deliberately narrow so that it can be implemented over a remote ordered store
+(etcd): `scan` is a lazy iterator an implementation may fill page by page, a `Snapshot` is a
+sequence number (an etcd revision), and a batch's conditions are a txn-with-compare.
+
+Semantics every engine must share (tests/storage checks them against a dict model):
+
+- keys order bytewise; `scan(start, end)` covers ``start <= key < end`` (``end=None``: no upper
+  bound), ascending, or descending with ``reverse=True``; ``limit`` caps the number of pairs.
+  Scans are lazy: a scan of a huge range must not materialise it.
+- `write(batch)` applies all of a batch or none of it. Its operations apply in order, so a put
+  after a ``delete_range`` in the same batch survives. Before applying, every condition is
+  checked against the current state; if one fails, `ConditionFailedError` is raised and nothing
+  is written.
+- every successful write gets a sequence number greater than all before it, returned by
+  `write`. A `Snapshot` taken at sequence ``s`` sees exactly the batches numbered ``<= s``, no
+  matter what is written, flushed or compacted after.
+- an engine is safe to use from many threads; writes are serialised inside the engine.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import Any
+
+# Operation codes of a WriteBatch (also their tag in the WAL record format).
+OP_PUT = 1
+OP_DELETE = 2
+OP_DELETE_RANGE = 3
+
+
+class WriteBatch:
+    """An ordered list of puts, deletes and range deletes, plus conditions, applied atomically.
+
+    ``ops`` holds ``(OP_PUT, key, value)``, ``(OP_DELETE, key, None)`` and
+    ``(OP_DELETE_RANGE, start, end)`` tuples in the order they were added. ``conditions`` holds
+    ``(key, expected)`` pairs: the key's current value must equal ``expected`` (``None``: the key
+    must be absent) for the batch to apply.
+    """
+
+    __slots__ = ("ops", "conditions", "byte_size")
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[int, bytes, bytes | None]] = []
+        self.conditions: list[tuple[bytes, bytes | None]] = []
+        self.byte_size = 0
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.ops.append((OP_PUT, key, value))
+        self.byte_size += len(key) + len(value)
+
+    def delete(self, key: bytes) -> None:
+        self.ops.append((OP_DELETE, key, None))
+        self.byte_size += len(key)
+
+    def delete_range(self, start: bytes, end: bytes) -> None:
+        """Delete every key in ``[start, end)``."""
+        self.ops.append((OP_DELETE_RANGE, start, end))
+        self.byte_size += len(start) + len(end)
+
+    def expect(self, key: bytes, expected: bytes | None) -> None:
+        """Add a condition: at apply time ``key`` must hold ``expected`` (None: be absent)."""
+        self.conditions.append((key, expected))
+
+    def put_if_absent(self, key: bytes, value: bytes) -> None:
+        """Conditional put: only if ``key`` is absent (unique indexes are built on this)."""
+        self.expect(key, None)
+        self.put(key, value)
+
+    def put_if_equals(self, key: bytes, value: bytes, expected: bytes | None) -> None:
+        """Conditional put: only if ``key`` currently holds ``expected``."""
+        self.expect(key, expected)
+        self.put(key, value)
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    def __bool__(self) -> bool:
+        return bool(self.ops) or bool(self.conditions)
+
+    def __repr__(self) -> str:
+        return f"WriteBatch({len(self.ops)} ops, {len(self.conditions)} conditions)"
+
+
+class KVReader(ABC):
+    """Point reads and ordered scans."""
+
+    @abstractmethod
+    def get(self, key: bytes) -> bytes | None:
+        """The value stored at ``key``, or None."""
+
+    @abstractmethod
+    def scan(
+        self,
+        start: bytes,
+        end: bytes | None,
+        reverse: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """Yield ``(key, value)`` for ``start <= key < end`` in key order, lazily."""
+
+
+class Snapshot(KVReader):
+    """A read view fixed at a sequence number. Close it (or use ``with``) to release it."""
+
+    seq: int
+
+    def close(self) -> None:
+        """Release the snapshot so the engine may drop the versions only it needed."""
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Engine(KVReader):
+    """A storage engine. Reads on the engine itself see the latest committed state."""
+
+    @abstractmethod
+    def write(self, batch: WriteBatch) -> int:
+        """Apply ``batch`` atomically and durably (per the engine's durability); return its seq.
+
+        Raises `ConditionFailedError` (nothing written) when a condition does not hold.
+        """
+
+    @abstractmethod
+    def snapshot(self) -> Snapshot:
+        """A read view of the current state."""
+
+    @property
+    @abstractmethod
+    def last_seq(self) -> int:
+        """The sequence number of the last applied batch (0 for an empty store)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Flush what durability requires and release files and locks. Idempotent."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, Any]:
+        """Engine figures for humans and the REPL's .stats (a flat-ish JSON-able dict)."""
+
+    def flush(self) -> None:
+        """Persist the memtable (no-op where it means nothing)."""
+
+    def compact(self) -> None:
+        """Run compaction to completion (no-op where it means nothing)."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def prefix_end(prefix: bytes) -> bytes | None:
+    """The smallest key greater than every key starting with ``prefix`` (None: no such key).
+
+    ``scan(prefix, prefix_end(prefix))`` is a prefix scan.
+    """
+    b = bytearray(prefix)
+    while b:
+        if b[-1] != 0xFF:
+            b[-1] += 1
+            return bytes(b)
+        b.pop()
+    return None

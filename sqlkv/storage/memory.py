@@ -1,0 +1,209 @@
+"""The in-memory engine: the KV interface over a SortedDict, for ``:memory:`` and fast tests.
+
+Each key maps to a short list of versions ``[(seq, value_or_None), ...]`` (oldest first; None
+is a tombstone). A snapshot at ``seq`` reads the newest version numbered ``<= seq``. Versions
+that no live snapshot can see are pruned when the key is next written, so a store with no
+snapshots open keeps one version per key.
+
+Scans walk the SortedDict in pages of keys taken under the lock, so a writer may modify the
+map while a long scan is in progress (the same page-by-page shape a remote store has).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from sortedcontainers import SortedDict
+
+from sqlkv.errors import ConditionFailedError, InterfaceError
+from sqlkv.storage.kv import OP_DELETE, OP_DELETE_RANGE, OP_PUT, Engine, Snapshot, WriteBatch
+
+_PAGE = 256
+_LATEST = 1 << 62  # a sequence number above every real one: "read the latest"
+
+
+def _visible(versions: list[tuple[int, bytes | None]], seq: int) -> bytes | None:
+    for vseq, value in reversed(versions):
+        if vseq <= seq:
+            return value
+    return None
+
+
+class MemoryEngine(Engine):
+    """An MVCC SortedDict. Not durable: everything is gone on close."""
+
+    def __init__(self) -> None:
+        self._data: SortedDict = SortedDict()
+        self._lock = threading.RLock()
+        self._seq = 0
+        self._snapshots: dict[int, int] = {}  # snapshot id -> seq
+        self._snapshot_ids = itertools.count(1)
+        self._closed = False
+        self._writes = 0
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._get_at(key, _LATEST)
+
+    def scan(
+        self,
+        start: bytes,
+        end: bytes | None,
+        reverse: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, bytes]]:
+        return self._scan_at(start, end, reverse, limit, _LATEST)
+
+    def _get_at(self, key: bytes, seq: int) -> bytes | None:
+        self._check_open()
+        versions = self._data.get(key)
+        if versions is None:
+            return None
+        with self._lock:
+            return _visible(versions, seq)
+
+    def _scan_at(
+        self, start: bytes, end: bytes | None, reverse: bool, limit: int | None, seq: int
+    ) -> Iterator[tuple[bytes, bytes]]:
+        self._check_open()
+        if limit is not None and limit <= 0:
+            return
+        if end is not None and end <= start:
+            return
+        produced = 0
+        lo, hi = start, end
+        lo_inclusive = True
+        hi_inclusive = False
+        while True:
+            with self._lock:
+                page = []
+                keys = self._data.irange(lo, hi, (lo_inclusive, hi_inclusive), reverse=reverse)
+                for key in itertools.islice(keys, _PAGE):
+                    page.append((key, _visible(self._data[key], seq)))
+            for key, value in page:
+                if value is not None:
+                    yield key, value
+                    produced += 1
+                    if limit is not None and produced >= limit:
+                        return
+            if len(page) < _PAGE:
+                return
+            last = page[-1][0]
+            if reverse:
+                hi, hi_inclusive = last, False
+            else:
+                lo, lo_inclusive = last, False
+
+    # -- writes --------------------------------------------------------------------------
+
+    def write(self, batch: WriteBatch) -> int:
+        self._check_open()
+        with self._lock:
+            for key, expected in batch.conditions:
+                actual = self._get_at(key, _LATEST)
+                if actual != expected:
+                    raise ConditionFailedError(key, actual)
+            self._seq += 1
+            seq = self._seq
+            horizon = min(self._snapshots.values(), default=seq)
+            for op, a, b in batch.ops:
+                if op == OP_PUT:
+                    self._add_version(a, seq, b, horizon)
+                elif op == OP_DELETE:
+                    self._add_version(a, seq, None, horizon)
+                elif op == OP_DELETE_RANGE:
+                    for key in list(self._data.irange(a, b, (True, False))):
+                        self._add_version(key, seq, None, horizon)
+                else:
+                    raise ValueError(f"unknown batch op {op}")
+            self._writes += 1
+            return seq
+
+    def _add_version(self, key: bytes, seq: int, value: bytes | None, horizon: int) -> None:
+        versions = self._data.get(key)
+        if versions is None:
+            if value is not None:
+                self._data[key] = [(seq, value)]
+            return
+        if versions[-1][0] == seq:  # a later op of the same batch replaces an earlier one
+            versions.pop()
+        versions.append((seq, value))
+        # Keep the newest version at or below the oldest live snapshot, and everything above.
+        keep_from = 0
+        for i in range(len(versions) - 1, -1, -1):
+            if versions[i][0] <= horizon:
+                keep_from = i
+                break
+        if keep_from:
+            del versions[:keep_from]
+        if len(versions) == 1 and versions[0][1] is None:
+            del self._data[key]
+
+    # -- snapshots and lifecycle ---------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        self._check_open()
+        with self._lock:
+            sid = next(self._snapshot_ids)
+            self._snapshots[sid] = self._seq
+            return _MemorySnapshot(self, sid, self._seq)
+
+    def _release(self, sid: int) -> None:
+        with self._lock:
+            self._snapshots.pop(sid, None)
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("storage engine is closed")
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "engine": "memory",
+                "keys": len(self._data),
+                "last_seq": self._seq,
+                "open_snapshots": len(self._snapshots),
+                "batches_written": self._writes,
+            }
+
+
+class _MemorySnapshot(Snapshot):
+    def __init__(self, engine: MemoryEngine, sid: int, seq: int) -> None:
+        self._engine = engine
+        self._sid = sid
+        self.seq = seq
+        self._closed = False
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._engine._get_at(key, self.seq)
+
+    def scan(
+        self,
+        start: bytes,
+        end: bytes | None,
+        reverse: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, bytes]]:
+        return self._engine._scan_at(start, end, reverse, limit, self.seq)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._engine._release(self._sid)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
