@@ -1,0 +1,58 @@
+"""The operator protocol: every node of a plan is an `Operator` producing tuples lazily.
+
+``SELECT name FROM users WHERE id > 10 ORDER BY name LIMIT 5`` becomes
+``Limit(Sort(Project(Filter(Scan))))``-like trees; each node's `rows(ctx)` pulls from its
+children, so rows stream and only stateful operators (sort, hash build, aggregation, DISTINCT)
+hold rows in memory. `explain()` renders the tree one operator per line, children indented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlkv.sql.context import Column, ExecContext
+
+
+class Operator:
+    """Base class of plan nodes. Subclasses set ``columns`` and implement `rows`/`describe`."""
+
+    columns: list[Column]
+
+    def children(self) -> list[Operator]:
+        return []
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line naming the operator and its essentials (spans, keys, predicates)."""
+        return type(self).__name__
+
+    def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
+        """The subtree, one line per operator. With ``ctx.stats``, each line gets its figures."""
+        line = "  " * indent + self.describe()
+        if ctx is not None and ctx.stats is not None:
+            st = ctx.stats.get(id(self))
+            if st is not None:
+                extra = f"rows={st.rows}"
+                if st.kv_gets or st.kv_scans:
+                    extra += f" kv_gets={st.kv_gets} kv_scans={st.kv_scans} kv_keys={st.kv_keys_read}"
+                line += f"  ({extra})"
+        out = [line]
+        for child in self.children():
+            out.extend(child.explain(ctx, indent + 1))
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.explain())
+
+
+def counted(op: Operator, ctx: ExecContext) -> Iterator[tuple]:
+    """``op.rows(ctx)``, counting rows into ctx.stats when EXPLAIN ANALYZE collects."""
+    st = ctx.stats_for(op)
+    if st is None:
+        yield from op.rows(ctx)
+        return
+    for row in op.rows(ctx):
+        st.rows += 1
+        yield row
