@@ -1,0 +1,3 @@
+"""Benchmarks that ship with sqlkv: ``sqlkv bench kv`` (storage engine vs sqlite3 as a KV store) and
+``sqlkv bench sql`` (SQL workloads vs sqlite3, and DuckDB when installed), run in one process so the
+ratios compare like with like on the user's own machine."""
