@@ -1,0 +1,287 @@
+"""The transaction manager: snapshots out, validated write batches in, one engine at a time.
+
+Walk two concurrent ``UPDATE accounts SET balance = balance + 1 WHERE id = 1`` through it:
+
+1. Both call ``begin()``. Each is registered as active with its snapshot sequence number, so the
+   manager knows how far back its log of committed write sets must reach.
+2. Both read account 1 from their snapshots and buffer a new balance.
+3. The first ``commit()`` takes the commit lock, finds no commit after its snapshot, writes its
+   buffer as one `WriteBatch` (getting engine seq ``s``) and -- because the second transaction
+   is still active and older than ``s`` -- logs ``(s, {account 1})``.
+4. The second ``commit()`` takes the lock, finds the log entry ``s`` newer than its snapshot
+   whose write set intersects its reads, and fails with `SerializationFailure`; its writes are
+   discarded. Retried, it reads the new balance and commits. No update is lost.
+
+The log keeps only what some active read-write transaction could still conflict with: entries
+older than the oldest active snapshot are pruned at each commit, and nothing is logged while a
+transaction commits alone. The commit lock covers validation and the engine write only; reads,
+building the batch and building the read/write spans happen outside it.
+
+Writes that reach the engine without this manager (a direct ``engine.write``) cannot be checked
+key by key; the manager notices the sequence gap and treats them as having written every key, so
+transactions concurrent with them restart rather than commit on a stale read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlkv.errors import OperationalError, SerializationFailure
+from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
+from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
+from sqlkv.txn.spans import Intervals
+from sqlkv.txn.transaction import Transaction
+
+T = TypeVar("T")
+
+# How many intervals the conflict log may hold before it drops its oldest entries; a
+# transaction older than a dropped entry then restarts instead of being checked against it.
+DEFAULT_MAX_LOG_INTERVALS = 2_000_000
+
+_managers: weakref.WeakKeyDictionary[Engine, TxnManager] = weakref.WeakKeyDictionary()
+_managers_lock = threading.Lock()
+
+
+@dataclass
+class _LoggedCommit:
+    """The write set of one commit that some active transaction may not have seen."""
+
+    seq: int
+    writes: Intervals
+    foreign: bool = False  # written around the manager: treated as writing every key
+
+
+@dataclass
+class _ActiveTxn:
+    snapshot_seq: int
+    read_only: bool
+
+
+class TxnManager:
+    """Begins transactions on one engine and serialises their commits."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        max_txn_bytes: int = DEFAULT_MAX_TXN_BYTES,
+        max_log_intervals: int = DEFAULT_MAX_LOG_INTERVALS,
+    ) -> None:
+        # A weak reference: managers live in a WeakKeyDictionary keyed by the engine, and a
+        # strong one would keep every engine alive forever.
+        self._engine_ref = weakref.ref(engine)
+        self.max_txn_bytes = max_txn_bytes
+        self.max_log_intervals = max_log_intervals
+        self._commit_lock = threading.Lock()
+        self._registry_lock = threading.RLock()  # RLock: finalizers may run during a GC inside it
+        self._active: dict[int, _ActiveTxn] = {}
+        self._ids = itertools.count(1)
+        self._log: deque[_LoggedCommit] = deque()
+        self._log_intervals = 0
+        self._log_floor = 0  # commits numbered <= this were dropped from a still-needed log
+        self._last_seen_seq = engine.last_seq
+        self._commits = 0
+        self._trivial_commits = 0
+        self._aborts = 0
+        self._rollbacks = 0
+
+    @classmethod
+    def for_engine(cls, engine: Engine) -> TxnManager:
+        """The one manager of ``engine`` (created on first use)."""
+        with _managers_lock:
+            manager = _managers.get(engine)
+            if manager is None:
+                manager = cls(engine)
+                _managers[engine] = manager
+            return manager
+
+    def _engine(self) -> Engine:
+        engine = self._engine_ref()
+        if engine is None:
+            raise OperationalError("the storage engine of this transaction manager is gone")
+        return engine
+
+    # -- begin ---------------------------------------------------------------------------
+
+    def begin(self, read_only: bool = False) -> Transaction:
+        """Start a transaction on a fresh snapshot of the engine."""
+        engine = self._engine()
+        with self._registry_lock:
+            txn_id = next(self._ids)
+            # Registered before the snapshot exists, with a seq no newer than it will be, so a
+            # commit racing with this begin either logs its writes or is inside the snapshot.
+            self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only)
+        try:
+            snapshot = engine.snapshot()
+        except BaseException:
+            self._release_txn(txn_id, None)
+            raise
+        with self._registry_lock:
+            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only)
+        return Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
+
+    def run(
+        self, fn: Callable[[Transaction], T], read_only: bool = False, max_attempts: int = 20
+    ) -> T:
+        """Run ``fn(txn)`` in a transaction and commit, retrying on SerializationFailure.
+
+        ``fn`` must be safe to run again (no side effects outside the transaction).
+        """
+        attempt = 1
+        while True:
+            txn = self.begin(read_only)
+            try:
+                result = fn(txn)
+                txn.commit()
+                return result
+            except SerializationFailure:
+                txn.rollback()
+                if attempt >= max_attempts:
+                    raise
+            except BaseException:
+                txn.rollback()
+                raise
+            # Jittered backoff so the transactions that collided do not collide again.
+            time.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))
+            attempt += 1
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def _release_txn(self, txn_id: int, snapshot: Snapshot | None) -> None:
+        """Forget an ended (or garbage-collected) transaction and close its snapshot."""
+        with self._registry_lock:
+            self._active.pop(txn_id, None)
+        if snapshot is not None:
+            snapshot.close()
+        # Shrink the log now if no commit is running (a commit prunes it itself anyway).
+        if self._commit_lock.acquire(blocking=False):
+            try:
+                self._prune()
+            finally:
+                self._commit_lock.release()
+
+    def _note_trivial_commit(self) -> None:
+        self._trivial_commits += 1
+
+    def _note_rollback(self) -> None:
+        self._rollbacks += 1
+
+    def _others_active(self, txn_id: int) -> bool:
+        with self._registry_lock:
+            return any(tid != txn_id and not a.read_only for tid, a in self._active.items())
+
+    def _horizon(self) -> int | None:
+        """The oldest snapshot of an active read-write transaction (None: there is none)."""
+        with self._registry_lock:
+            seqs = [a.snapshot_seq for a in self._active.values() if not a.read_only]
+        return min(seqs, default=None)
+
+    # -- commit --------------------------------------------------------------------------
+
+    def _commit(self, txn: Transaction) -> int:
+        """Validate ``txn`` against later commits and apply its writes; return the engine seq."""
+        engine = self._engine()
+        batch = WriteBatch()
+        for op, a, b in txn._batch_ops():
+            if op == "put":
+                batch.put(a, b)  # type: ignore[arg-type]
+            elif op == "delete":
+                batch.delete(a)
+            else:
+                batch.delete_range(a, b)  # type: ignore[arg-type]
+        # Build the spans outside the lock when they will probably be needed.
+        reads = txn._read_intervals() if engine.last_seq > txn.snapshot_seq else None
+        writes = txn._write_intervals() if self._others_active(txn.txn_id) else None
+        with self._commit_lock:
+            self._log_foreign_writes(engine.last_seq)
+            if self._needs_validation(txn.snapshot_seq):
+                if reads is None:
+                    reads = txn._read_intervals()
+                self._validate(txn, reads)
+            seq = engine.write(batch)
+            if seq != self._last_seen_seq + 1:
+                self._log_foreign_writes(seq - 1)  # someone wrote around us meanwhile
+            self._last_seen_seq = seq
+            self._release_txn(txn.txn_id, None)
+            if self._others_active(txn.txn_id):
+                self._append(_LoggedCommit(seq, writes if writes is not None else txn._write_intervals()))
+            self._prune()
+            self._commits += 1
+        return seq
+
+    def _needs_validation(self, snapshot_seq: int) -> bool:
+        return snapshot_seq < self._log_floor or (bool(self._log) and self._log[-1].seq > snapshot_seq)
+
+    def _validate(self, txn: Transaction, reads: Intervals) -> None:
+        if txn.snapshot_seq < self._log_floor:
+            self._aborts += 1
+            raise SerializationFailure(
+                f"restart transaction: snapshot seq {txn.snapshot_seq} is older than the conflict "
+                f"history kept (max_log_intervals={self.max_log_intervals}) (SQLSTATE 40001)"
+            )
+        for entry in reversed(self._log):
+            if entry.seq <= txn.snapshot_seq:
+                break
+            witness = entry.writes.first_overlap(reads)
+            if witness is None:
+                continue
+            self._aborts += 1
+            source = "a write outside the transaction manager" if entry.foreign else "a write"
+            raise SerializationFailure(
+                f"restart transaction: read of key {_show_key(witness)} conflicts with {source} "
+                f"committed at seq {entry.seq}, after this transaction's snapshot at seq "
+                f"{txn.snapshot_seq} (SQLSTATE 40001)"
+            )
+
+    def _log_foreign_writes(self, current_seq: int) -> None:
+        """Log engine writes numbered up to ``current_seq`` this manager did not make."""
+        if current_seq <= self._last_seen_seq:
+            return
+        self._last_seen_seq = current_seq
+        if self._horizon() is not None:
+            self._append(_LoggedCommit(current_seq, Intervals.everything(), foreign=True))
+
+    def _append(self, entry: _LoggedCommit) -> None:
+        self._log.append(entry)
+        self._log_intervals += len(entry.writes)
+        while self._log_intervals > self.max_log_intervals and len(self._log) > 1:
+            dropped = self._log.popleft()
+            self._log_intervals -= len(dropped.writes)
+            self._log_floor = max(self._log_floor, dropped.seq)
+
+    def _prune(self) -> None:
+        """Drop log entries every active read-write transaction has in its snapshot."""
+        horizon = self._horizon()
+        log = self._log
+        while log and (horizon is None or log[0].seq <= horizon):
+            self._log_intervals -= len(log.popleft().writes)
+
+    # -- figures -------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for humans and the REPL's .stats."""
+        with self._registry_lock:
+            active = len(self._active)
+            active_read_only = sum(1 for a in self._active.values() if a.read_only)
+        return {
+            "commits": self._commits,
+            "trivial_commits": self._trivial_commits,
+            "aborts": self._aborts,
+            "rollbacks": self._rollbacks,
+            "active": active,
+            "active_read_only": active_read_only,
+            "conflict_log_entries": len(self._log),
+            "conflict_log_intervals": self._log_intervals,
+        }
+
+
+def _show_key(key: bytes, limit: int = 48) -> str:
+    text = repr(key)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

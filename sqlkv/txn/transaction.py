@@ -1,0 +1,273 @@
+"""One SERIALIZABLE transaction: snapshot reads, buffered writes, read-span tracking.
+
+Walk ``BEGIN; UPDATE accounts SET balance = balance - 10 WHERE id = 1; COMMIT`` through it:
+
+1. ``TxnManager.begin()`` takes an engine snapshot (sequence number ``snapshot_seq``) and wraps
+   it in a `Transaction`.
+2. The UPDATE reads the row: ``get(k1)`` looks in the write buffer first (read-your-writes); the
+   buffer has nothing, so the snapshot answers and ``k1`` joins the read set.
+3. It writes the row: ``put(k1, v)`` lands in the buffer only; nothing reaches the engine yet.
+   (The SQL layer wraps each statement in ``savepoint()`` / ``release()`` so a failing
+   statement can be undone with ``rollback_to()`` without losing the transaction.)
+4. ``commit()`` hands the buffer and read set to the manager, which -- under its commit lock --
+   checks that no transaction committed after ``snapshot_seq`` wrote a key this one read, then
+   applies the whole buffer as one `WriteBatch` (one WAL record). If the check fails the
+   transaction is discarded with `SerializationFailure` (SQLSTATE 40001) and the caller retries.
+
+A Transaction belongs to one thread at a time; many threads run their own transactions on one
+manager. After commit or rollback every method except ``rollback()`` raises ProgrammingError.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from sqlkv.errors import ConditionFailedError, ProgrammingError
+from sqlkv.storage.kv import KVReader, Snapshot
+from sqlkv.txn.buffer import WriteBuffer
+from sqlkv.txn.merge import merged_scan
+from sqlkv.txn.spans import Intervals, ReadSet, key_after
+
+if TYPE_CHECKING:
+    from sqlkv.txn.manager import TxnManager
+
+
+class Transaction(KVReader):
+    """Reads see ``snapshot_seq`` plus this transaction's own writes; writes buffer until commit."""
+
+    def __init__(
+        self,
+        manager: TxnManager,
+        txn_id: int,
+        snapshot: Snapshot,
+        read_only: bool,
+        max_bytes: int,
+    ) -> None:
+        self.txn_id = txn_id
+        self.snapshot_seq: int = snapshot.seq
+        self.read_only = read_only
+        self._manager = manager
+        self._snapshot = snapshot
+        self._buffer = WriteBuffer(max_bytes)
+        self._reads = ReadSet()
+        self._callbacks: list[Callable[[], None]] = []
+        self._active = True
+        # Runs once: on commit/rollback, or when an abandoned transaction is garbage-collected,
+        # so a forgotten transaction cannot pin the manager's conflict log or the snapshot.
+        self._finalizer = weakref.finalize(self, manager._release_txn, txn_id, snapshot)
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    @property
+    def write_count(self) -> int:
+        """Distinct keys and ranges buffered (what the commit batch will carry)."""
+        return self._buffer.write_count
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Approximate memory held by the buffer (payload plus per-entry overhead)."""
+        return self._buffer.byte_size
+
+    @property
+    def read_count(self) -> int:
+        """Point reads and scans recorded for the commit-time conflict check."""
+        return len(self._reads)
+
+    def _check_active(self) -> None:
+        if not self._active:
+            raise ProgrammingError("transaction is no longer active")
+
+    def _check_writable(self) -> None:
+        self._check_active()
+        if self.read_only:
+            raise ProgrammingError("cannot write in a read-only transaction")
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, key: bytes) -> bytes | None:
+        self._check_active()
+        decided, value = self._buffer.lookup(key)
+        if decided:
+            return value  # our own write: no other transaction can change what we see here
+        if not self.read_only:
+            self._reads.add_point(key)
+        return self._snapshot.get(key)
+
+    def scan(
+        self,
+        start: bytes,
+        end: bytes | None,
+        reverse: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """Lazily yield the pairs of ``[start, end)`` this transaction sees.
+
+        The span recorded for the conflict check is what the consumer pulled: up to the last
+        key yielded, or the whole range once the scan runs out.
+        """
+        self._check_active()
+        return self._scan(start, end, reverse, limit)
+
+    def _scan(
+        self, start: bytes, end: bytes | None, reverse: bool, limit: int | None
+    ) -> Iterator[tuple[bytes, bytes]]:
+        if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return
+        tracker = None if self.read_only else self._reads.open_scan(start, end, reverse)
+        pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit)
+        produced = 0
+        while True:
+            self._check_active()  # the snapshot is closed once the transaction ends
+            pair = next(pairs, None)
+            if pair is None:
+                break
+            if tracker is not None:
+                tracker.last = pair[0]
+            yield pair
+            produced += 1
+            if limit is not None and produced >= limit:
+                return
+        if tracker is not None:
+            tracker.exhausted = True
+
+    # -- writes --------------------------------------------------------------------------
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self._check_writable()
+        self._buffer.put(key, value)
+
+    def delete(self, key: bytes) -> None:
+        self._check_writable()
+        self._buffer.put(key, None)
+
+    def delete_range(self, start: bytes, end: bytes) -> None:
+        """Delete every key in ``[start, end)`` this transaction sees; later puts stay visible."""
+        self._check_writable()
+        self._buffer.delete_range(start, end)
+
+    def put_if_absent(self, key: bytes, value: bytes) -> None:
+        """Put ``key`` only if this transaction sees no value there.
+
+        Raises `ConditionFailedError(key, actual)` when it does. The existence check is a
+        recorded read, so a concurrent transaction inserting the same key makes one of the two
+        fail at commit with SerializationFailure: unique indexes rely on this.
+        """
+        self._check_writable()
+        actual = self.get(key)
+        if actual is not None:
+            raise ConditionFailedError(key, actual)
+        self._buffer.put(key, value)
+
+    # -- savepoints ----------------------------------------------------------------------
+
+    def savepoint(self) -> int:
+        """Open a savepoint and return its token. Savepoints nest."""
+        self._check_active()
+        return self._buffer.savepoint()
+
+    def rollback_to(self, token: int) -> None:
+        """Undo the writes made since savepoint ``token`` (it stays open).
+
+        Reads stay recorded: what the transaction saw may already have shaped its other writes.
+        """
+        self._check_active()
+        self._buffer.rollback_to(token)
+
+    def release(self, token: int) -> None:
+        """Close savepoint ``token`` and any opened after it, keeping their writes."""
+        self._check_active()
+        self._buffer.release(token)
+
+    # -- end -----------------------------------------------------------------------------
+
+    def on_commit(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` after a successful commit (not after rollback or a failed commit)."""
+        self._check_active()
+        self._callbacks.append(fn)
+
+    def commit(self) -> int | None:
+        """Validate and apply the writes; return the engine seq (None when nothing was written).
+
+        Raises `SerializationFailure` when a concurrent commit wrote something this transaction
+        read; the transaction is then discarded and the caller should run it again. If a
+        callback registered with `on_commit` raises, the commit has already happened; the
+        remaining callbacks still run and the first error is re-raised.
+        """
+        self._check_active()
+        try:
+            if self.read_only or self._buffer.write_count == 0:
+                seq = None
+                self._manager._note_trivial_commit()
+            else:
+                seq = self._manager._commit(self)
+        finally:
+            self._finish()
+        self._run_callbacks()
+        return seq
+
+    def rollback(self) -> None:
+        """Discard every buffered write. A no-op on a transaction that already ended."""
+        if not self._active:
+            return
+        self._finish()
+        self._callbacks.clear()
+        self._manager._note_rollback()
+
+    def _finish(self) -> None:
+        self._active = False
+        self._finalizer()
+        self._buffer = WriteBuffer(0)
+        self._reads = ReadSet()
+
+    def _run_callbacks(self) -> None:
+        callbacks, self._callbacks = self._callbacks, []
+        first_error: BaseException | None = None
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - all callbacks must run; re-raised below
+                if first_error is None:
+                    first_error = exc
+        if first_error is not None:
+            raise first_error
+
+    # -- the manager's view at commit ------------------------------------------------------
+
+    def _read_intervals(self) -> Intervals:
+        return self._reads.intervals()
+
+    def _write_intervals(self) -> Intervals:
+        buffer = self._buffer
+        spans: list[tuple[bytes, bytes | None]] = list(buffer.ranges.items())
+        spans.extend((key, key_after(key)) for key in buffer.entries.keys())
+        return Intervals.from_spans(spans)
+
+    def _batch_ops(self) -> Iterator[tuple[str, bytes, bytes | None]]:
+        return self._buffer.batch_ops()
+
+    # -- context manager -----------------------------------------------------------------
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        """Commit when the block succeeds, roll back when it raises."""
+        if exc_type is None:
+            if self._active:
+                self.commit()
+        else:
+            self.rollback()
+
+    def __repr__(self) -> str:
+        state = "active" if self._active else "ended"
+        kind = "read-only" if self.read_only else "read-write"
+        return (
+            f"<Transaction {self.txn_id} {kind} {state} snapshot={self.snapshot_seq} "
+            f"writes={self.write_count} reads={self.read_count}>"
+        )
