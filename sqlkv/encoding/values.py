@@ -1,0 +1,188 @@
+"""Row values: the non-key columns of a row, stored as one msgpack map under the row's key.
+
+Walk-through: ``INSERT INTO users (id, name, balance) VALUES (10, 'ann', 2.50)`` with ``id`` the
+primary key (column 1) puts, at the key ``/104/1/10/0``, the value
+``encode_row_value({2: "ann", 3: Decimal("2.50")})`` -- a msgpack map from column id to value.
+NULL columns are simply absent, so adding a nullable column needs no rewrite of old rows.
+Reading the row back, ``decode_row_value`` returns the same dict.
+
+bool, int (64-bit), float, str and bytes are msgpack's own types. The rest are msgpack ext
+types with these codes and payloads:
+
+    1  Decimal              ``str(value)`` in ASCII (exact: keeps ``2.50``, NaN, Infinity)
+    2  date                 ``>I``  proleptic Gregorian ordinal
+    3  datetime (naive)     ``>q``  microseconds since 0001-01-01 00:00
+    4  datetime (aware)     ``>qq`` wall-clock microseconds as in 3, then UTC offset in
+                            microseconds (decoded with a fixed-offset ``datetime.timezone``)
+    5  time (naive)         ``>q``  microseconds since midnight
+    6  timedelta            ``>iii`` days, seconds, microseconds (timedelta's normal form)
+    7  UUID                 16 raw bytes
+
+Packing uses one ``msgpack.Packer`` per thread (a Packer is not reentrant: its ``default`` hook
+runs Python code, during which another thread could otherwise use the same buffer).
+"""
+
+from __future__ import annotations
+
+import datetime
+import struct
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Any
+
+import msgpack
+
+from sqlkv.errors import CorruptionError, DataError
+
+EXT_DECIMAL = 1
+EXT_DATE = 2
+EXT_DATETIME = 3
+EXT_DATETIME_TZ = 4
+EXT_TIME = 5
+EXT_TIMEDELTA = 6
+EXT_UUID = 7
+
+_U32 = struct.Struct(">I")
+_I64 = struct.Struct(">q")
+_TWO_I64 = struct.Struct(">qq")
+_THREE_I32 = struct.Struct(">iii")
+_EPOCH = datetime.datetime(1, 1, 1)
+
+
+def _wall_micros(v: datetime.datetime) -> int:
+    seconds = (v.toordinal() - 1) * 86_400 + v.hour * 3600 + v.minute * 60 + v.second
+    return seconds * 1_000_000 + v.microsecond
+
+
+def _to_ext(value: Any) -> msgpack.ExtType:
+    """msgpack's ``default`` hook: the ext form of a value msgpack has no type for."""
+    t = type(value)
+    if t is Decimal:
+        return msgpack.ExtType(EXT_DECIMAL, str(value).encode("ascii"))
+    if t is datetime.datetime:
+        offset = value.utcoffset()
+        if offset is None:
+            return msgpack.ExtType(EXT_DATETIME, _I64.pack(_wall_micros(value)))
+        offset_micros = offset // datetime.timedelta(microseconds=1)
+        return msgpack.ExtType(EXT_DATETIME_TZ, _TWO_I64.pack(_wall_micros(value), offset_micros))
+    if t is datetime.date:
+        return msgpack.ExtType(EXT_DATE, _U32.pack(value.toordinal()))
+    if t is datetime.time:
+        if value.tzinfo is not None:
+            raise DataError(f"timezone-aware time {value.isoformat()} is not supported")
+        micros = (value.hour * 3600 + value.minute * 60 + value.second) * 1_000_000
+        return msgpack.ExtType(EXT_TIME, _I64.pack(micros + value.microsecond))
+    if t is datetime.timedelta:
+        packed = _THREE_I32.pack(value.days, value.seconds, value.microseconds)
+        return msgpack.ExtType(EXT_TIMEDELTA, packed)
+    if t is uuid.UUID:
+        return msgpack.ExtType(EXT_UUID, value.bytes)
+    for base in (Decimal, datetime.datetime, datetime.date, datetime.time, uuid.UUID):
+        if isinstance(value, base):  # a subclass: store it as its base type
+            return _to_ext(_as_base(value, base))
+    raise DataError(f"cannot store a value of type {t.__name__}")
+
+
+def _as_base(value: Any, base: type) -> Any:
+    if base is Decimal:
+        return Decimal(value)
+    if base is uuid.UUID:
+        return uuid.UUID(bytes=value.bytes)
+    if base is datetime.datetime:
+        return datetime.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo)
+    if base is datetime.date:
+        return datetime.date(value.year, value.month, value.day)
+    return datetime.time(value.hour, value.minute, value.second, value.microsecond, value.tzinfo)
+
+
+def _from_ext(code: int, data: bytes) -> object:
+    """msgpack's ``ext_hook``: rebuild a value from its ext form."""
+    try:
+        if code == EXT_DECIMAL:
+            return Decimal(data.decode("ascii"))
+        if code == EXT_DATETIME:
+            return _EPOCH + datetime.timedelta(microseconds=_I64.unpack(data)[0])
+        if code == EXT_DATE:
+            return datetime.date.fromordinal(_U32.unpack(data)[0])
+        if code == EXT_DATETIME_TZ:
+            wall, offset = _TWO_I64.unpack(data)
+            zone = datetime.timezone(datetime.timedelta(microseconds=offset))
+            return (_EPOCH + datetime.timedelta(microseconds=wall)).replace(tzinfo=zone)
+        if code == EXT_TIME:
+            seconds, micros = divmod(_I64.unpack(data)[0], 1_000_000)
+            minutes, second = divmod(seconds, 60)
+            hour, minute = divmod(minutes, 60)
+            return datetime.time(hour, minute, second, micros)
+        if code == EXT_TIMEDELTA:
+            days, seconds, micros = _THREE_I32.unpack(data)
+            return datetime.timedelta(days, seconds, micros)
+        if code == EXT_UUID:
+            return uuid.UUID(bytes=data)
+    except (ValueError, OverflowError, struct.error, ArithmeticError) as exc:
+        raise CorruptionError(f"corrupt row value: bad ext type {code} payload ({exc})") from None
+    raise CorruptionError(f"corrupt row value: unknown ext type {code}")
+
+
+_local = threading.local()
+
+
+def _packer() -> Callable[[object], bytes]:
+    try:
+        return _local.pack  # type: ignore[no-any-return]
+    except AttributeError:
+        pack = msgpack.Packer(default=_to_ext, use_bin_type=True, datetime=False).pack
+        _local.pack = pack
+        return pack
+
+
+def _pack(obj: object) -> bytes:
+    try:
+        pack = _local.pack
+    except AttributeError:
+        pack = _packer()
+    try:
+        return pack(obj)  # type: ignore[no-any-return]
+    except DataError:
+        raise
+    except OverflowError as exc:
+        raise DataError(f"integer out of the 64-bit range ({exc})") from None
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"cannot store value: {exc}") from None
+
+
+def _unpack(data: bytes) -> Any:
+    try:
+        return msgpack.unpackb(data, ext_hook=_from_ext, raw=False, strict_map_key=False)
+    except CorruptionError:
+        raise
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        # ExtraData, FormatError, StackError and UnicodeDecodeError are ValueErrors
+        raise CorruptionError(f"corrupt row value: {type(exc).__name__}: {exc}") from None
+
+
+def encode_row_value(columns: dict[int, object]) -> bytes:
+    """Encode a row's non-key columns (column id -> value). Omit NULL columns: a None is stored."""
+    return _pack(columns)
+
+
+def decode_row_value(data: bytes) -> dict[int, object]:
+    """Decode what `encode_row_value` wrote."""
+    row = _unpack(data)
+    if type(row) is not dict:
+        raise CorruptionError(f"corrupt row value: expected a map, found {type(row).__name__}")
+    return row
+
+
+def encode_values(values: Sequence[object]) -> bytes:
+    """Encode a plain list of values (index STORING columns), NULLs included as nil."""
+    return _pack(values if type(values) in (list, tuple) else list(values))
+
+
+def decode_values(data: bytes) -> list[object]:
+    """Decode what `encode_values` wrote."""
+    values = _unpack(data)
+    if type(values) is not list:
+        raise CorruptionError(f"corrupt value list: expected an array, found {type(values).__name__}")
+    return values
