@@ -9,8 +9,31 @@ Layers, bottom to top (each imports only the ones below it):
     sql       parse -> plan -> execute                          sqlkv.sql
     dbapi     PEP 249 driver (sqlkv.connect)                   sqlkv.dbapi
     cli       REPL, scripts, bench, sqllogictest runner        sqlkv.cli
+
+This module is the PEP 249 driver's face: ``sqlkv.connect(...)``, the module globals, the
+exception classes and the type objects/constructors all live here.
 """
 
+from sqlkv.dbapi import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Connection,
+    Cursor,
+    Date,
+    DateFromTicks,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+    apilevel,
+    connect,
+    paramstyle,
+    threadsafety,
+)
 from sqlkv.errors import (
     DatabaseError,
     DataError,
@@ -25,3 +48,34 @@ from sqlkv.errors import (
 )
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "connect",
+    "Connection",
+    "Cursor",
+    "apilevel",
+    "threadsafety",
+    "paramstyle",
+    "Warning",
+    "Error",
+    "InterfaceError",
+    "DatabaseError",
+    "DataError",
+    "OperationalError",
+    "IntegrityError",
+    "InternalError",
+    "ProgrammingError",
+    "NotSupportedError",
+    "STRING",
+    "BINARY",
+    "NUMBER",
+    "DATETIME",
+    "ROWID",
+    "Date",
+    "Time",
+    "Timestamp",
+    "DateFromTicks",
+    "TimeFromTicks",
+    "TimestampFromTicks",
+    "Binary",
+]

@@ -1,0 +1,58 @@
+"""sqlkv's PEP 249 (DB-API 2.0) driver.
+
+    import sqlkv
+    conn = sqlkv.connect("shop.db")          # or ":memory:"
+    cur = conn.cursor()
+    cur.execute("SELECT name FROM users WHERE id = ?", (10,))
+    print(cur.fetchone())
+    conn.commit()
+
+`connect` opens a `Connection` over one SQL session (`sqlkv.sql.session.Session`); cursors
+run statements through it and stream rows from its lazy results. Module globals follow PEP
+249: ``apilevel = "2.0"``, ``threadsafety = 1`` (share the module between threads, not
+connections), ``paramstyle = "qmark"`` (``:name`` with a mapping works too).
+"""
+
+from sqlkv.dbapi.connection import Connection, connect
+from sqlkv.dbapi.cursor import Cursor
+from sqlkv.dbapi.types import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Date,
+    DateFromTicks,
+    DBAPITypeObject,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+)
+
+apilevel = "2.0"
+threadsafety = 1
+paramstyle = "qmark"
+
+__all__ = [
+    "connect",
+    "Connection",
+    "Cursor",
+    "apilevel",
+    "threadsafety",
+    "paramstyle",
+    "STRING",
+    "BINARY",
+    "NUMBER",
+    "DATETIME",
+    "ROWID",
+    "DBAPITypeObject",
+    "Date",
+    "Time",
+    "Timestamp",
+    "DateFromTicks",
+    "TimeFromTicks",
+    "TimestampFromTicks",
+    "Binary",
+]

@@ -1,0 +1,202 @@
+"""The PEP 249 connection: one SQL session on a database, plus transaction control.
+
+``sqlkv.connect("shop.db")`` opens (or joins, within a process) the `Database` for that
+directory and starts a `Session` on it with ``autocommit=False``, the PEP 249 default: the
+first statement opens a transaction that lasts until ``commit()`` or ``rollback()``. Each
+cursor runs its statements through that one session, so every cursor of a connection sees the
+same transaction. ``with conn:`` commits when the block succeeds and rolls back when it
+raises, like sqlite3; it does not close the connection.
+
+Thread safety is PEP 249 level 1: threads may share the module, not connections. A
+connection remembers the thread that made it and refuses calls from any other (as sqlite3
+does), unless it was opened with ``check_same_thread=False`` -- then the caller serialises.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any
+
+from sqlkv import errors
+from sqlkv.dbapi.cursor import Cursor
+from sqlkv.errors import InterfaceError, ProgrammingError
+
+
+class Connection:
+    """A PEP 249 connection. Create it with `sqlkv.connect`."""
+
+    # PEP 249 optional extension: the exception classes as connection attributes, so code
+    # juggling several drivers can write ``except conn.IntegrityError``.
+    Warning = errors.Warning
+    Error = errors.Error
+    InterfaceError = errors.InterfaceError
+    DatabaseError = errors.DatabaseError
+    DataError = errors.DataError
+    OperationalError = errors.OperationalError
+    IntegrityError = errors.IntegrityError
+    InternalError = errors.InternalError
+    ProgrammingError = errors.ProgrammingError
+    NotSupportedError = errors.NotSupportedError
+
+    def __init__(self, session: Any, database: str, check_same_thread: bool = True) -> None:
+        self._session = session
+        self.database = database
+        self._closed = False
+        self._thread = threading.get_ident() if check_same_thread else None
+        self._cursors: weakref.WeakSet[Cursor] = weakref.WeakSet()
+
+    # -- transactions -----------------------------------------------------------------------
+
+    @property
+    def autocommit(self) -> bool:
+        """True: each statement commits on its own (unless BEGIN). False: commit() needed."""
+        return bool(self._check_open().autocommit)
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise ProgrammingError(f"autocommit must be True or False, not {value!r}")
+        self._check_open().autocommit = value
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction is open (it holds uncommitted writes or reads)."""
+        return bool(self._check_open().in_transaction)
+
+    def commit(self) -> None:
+        """Commit the open transaction (nothing to do when none is open)."""
+        self._check_open().commit()
+
+    def rollback(self) -> None:
+        """Roll back the open transaction (nothing to do when none is open)."""
+        self._check_open().rollback()
+
+    # -- cursors and shortcuts --------------------------------------------------------------
+
+    def cursor(self) -> Cursor:
+        self._check_open()
+        cursor = Cursor(self)
+        self._cursors.add(cursor)
+        return cursor
+
+    def execute(self, operation: str, parameters: Any = ()) -> Cursor:
+        """Shortcut (as in sqlite3): a new cursor, executed; returns the cursor."""
+        return self.cursor().execute(operation, parameters)
+
+    def executemany(self, operation: str, seq_of_parameters: Any) -> Cursor:
+        return self.cursor().executemany(operation, seq_of_parameters)
+
+    def executescript(self, script: str) -> Cursor:
+        return self.cursor().executescript(script)
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Close the connection; an open transaction is rolled back (PEP 249). Idempotent."""
+        if self._closed:
+            return
+        for cursor in list(self._cursors):
+            cursor.close()
+        self._closed = True
+        session, self._session = self._session, None
+        try:
+            if session.in_transaction:
+                session.rollback()
+        finally:
+            session.close()
+
+    def __enter__(self) -> Connection:
+        self._check_open()
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._closed:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()
+
+    def __del__(self) -> None:
+        # A connection dropped without close() must not keep its transaction or files.
+        try:
+            if not self._closed and self._thread in (None, threading.get_ident()):
+                self.close()
+        except Exception:  # noqa: BLE001 - nothing useful to do at interpreter teardown
+            pass
+
+    # -- used by cursors --------------------------------------------------------------------
+
+    @property
+    def session(self) -> Any:
+        """The underlying `sqlkv.sql.session.Session` (for tools built on the driver)."""
+        return self._check_open()
+
+    def _check_open(self) -> Any:
+        if self._closed:
+            raise InterfaceError("cannot use a closed connection")
+        if self._thread is not None and self._thread != threading.get_ident():
+            raise ProgrammingError(
+                "this connection was created in another thread; sqlkv connections are not "
+                "shared between threads (threadsafety 1) unless opened with "
+                "check_same_thread=False"
+            )
+        return self._session
+
+    def _forget_cursor(self, cursor: Cursor) -> None:
+        self._cursors.discard(cursor)
+
+
+_DURABILITY = ("full", "normal", "off")
+
+
+def connect(
+    database: str = ":memory:",
+    *,
+    autocommit: bool = False,
+    durability: str | None = None,
+    cache_size: int | None = None,
+    read_only: bool = False,
+    check_same_thread: bool = True,
+    **options: Any,
+) -> Connection:
+    """Open a PEP 249 connection to ``database``: ``":memory:"`` or a database directory.
+
+    ``autocommit`` (default False: statements run in a transaction until ``commit()``),
+    ``durability`` ("full": fsync every commit, "normal", "off"), ``cache_size`` (bytes of
+    block cache), ``read_only``. Other keyword options go to the storage engine.
+    """
+    from sqlkv.sql.session import Database, Session  # the SQL layer sits below the driver
+
+    if not isinstance(database, str):
+        database = _path_text(database)
+    if not isinstance(autocommit, bool):
+        raise ProgrammingError(f"autocommit must be True or False, not {autocommit!r}")
+    if durability is not None:
+        if durability not in _DURABILITY:
+            raise ProgrammingError(
+                f"durability must be one of {', '.join(_DURABILITY)}, not {durability!r}"
+            )
+        options["durability"] = durability
+    if cache_size is not None:
+        options["cache_size"] = cache_size
+    if read_only:
+        options["read_only"] = True
+    db = Database.open(database, **options)
+    session = Session(db, autocommit=autocommit)
+    return Connection(session, database, check_same_thread=check_same_thread)
+
+
+def _path_text(database: Any) -> str:
+    try:
+        return os.fsdecode(os.fspath(database))
+    except TypeError:
+        raise ProgrammingError(
+            f"database must be ':memory:' or a directory path, not {type(database).__name__}"
+        ) from None

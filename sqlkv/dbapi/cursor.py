@@ -1,0 +1,184 @@
+"""The PEP 249 cursor: runs statements on its connection's session and hands rows out lazily.
+
+``cur.execute("SELECT name FROM users WHERE id > ?", (10,))`` checks the cursor and its
+connection are open, validates the parameters (`adapt_parameters`), and calls
+``Session.execute``; the session parses (or takes its cached plan for this SQL text), runs
+the statement and returns a `Result` whose rows are produced on demand. The cursor keeps the
+result's iterator: ``fetchone`` pulls one row, ``fetchmany`` ``arraysize`` rows, so a large
+SELECT is never materialised unless ``fetchall`` is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlkv.dbapi.types import adapt_parameters, description_entry
+from sqlkv.errors import InterfaceError, ProgrammingError
+
+if TYPE_CHECKING:
+    from sqlkv.dbapi.connection import Connection
+
+
+class Cursor:
+    """A PEP 249 cursor. Create it with ``Connection.cursor()``."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self.arraysize = 1
+        self._closed = False
+        self._rows: Iterator[tuple] | None = None
+        self._description: tuple[tuple, ...] | None = None
+        self.rowcount = -1
+        self.lastrowid: int | None = None
+
+    # -- attributes -------------------------------------------------------------------------
+
+    @property
+    def connection(self) -> Connection:
+        return self._connection
+
+    @property
+    def description(self) -> tuple[tuple, ...] | None:
+        """One 7-item tuple per result column of the last statement; None if it had no rows."""
+        return self._description
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- execution --------------------------------------------------------------------------
+
+    def execute(self, operation: str, parameters: Any = ()) -> Cursor:
+        """Run one statement with ``?`` (sequence) or ``:name`` (mapping) parameters."""
+        session = self._check_open()
+        params = adapt_parameters(parameters)
+        self._reset()
+        result = session.execute(self._check_sql(operation), params)
+        self._take(result)
+        return self
+
+    def executemany(self, operation: str, seq_of_parameters: Iterable[Any]) -> Cursor:
+        """Run one statement for every parameter set: parsed and planned once, one batch.
+
+        ``rowcount`` is the total of affected rows. Statements returning rows are refused.
+        """
+        session = self._check_open()
+        sql = self._check_sql(operation)
+        self._reset()
+        # A generator keeps huge parameter streams out of memory; validation happens per set.
+        params_stream = (adapt_parameters(params) for params in seq_of_parameters)
+        result = session.executemany(sql, params_stream)
+        if result.columns is not None:
+            raise ProgrammingError("executemany() cannot run a statement that returns rows")
+        self._take(result)
+        return self
+
+    def executescript(self, script: str) -> Cursor:
+        """Run several ``;``-separated statements (no parameters); rows of the last are kept."""
+        session = self._check_open()
+        self._reset()
+        last = None
+        last_rows: list[tuple] = []
+        for result in session.execute_script(self._check_sql(script)):
+            # The next statement runs when the loop asks for it, so read this one's rows now:
+            # they must show the data at their point in the script.
+            last = result
+            last_rows = list(result) if result.columns is not None else []
+        if last is not None:
+            self._take(last)
+            if last.columns is not None:
+                self._rows = iter(last_rows)
+        return self
+
+    # -- fetching ---------------------------------------------------------------------------
+
+    def fetchone(self) -> tuple | None:
+        """The next row, or None when the result is exhausted."""
+        rows = self._check_rows()
+        return next(rows, None)
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        """Up to ``size`` (default ``arraysize``) next rows; fewer or none at the end."""
+        rows = self._check_rows()
+        count = self.arraysize if size is None else size
+        if count < 0:
+            raise ProgrammingError(f"fetchmany() size must be >= 0, got {count}")
+        out = []
+        for row in rows:
+            out.append(row)
+            if len(out) >= count:
+                break
+        return out
+
+    def fetchall(self) -> list[tuple]:
+        """All remaining rows."""
+        return list(self._check_rows())
+
+    def __iter__(self) -> Iterator[tuple]:
+        return self
+
+    def __next__(self) -> tuple:
+        row = self.fetchone()
+        if row is None:
+            raise StopIteration
+        return row
+
+    # -- housekeeping -----------------------------------------------------------------------
+
+    def setinputsizes(self, sizes: Sequence[Any]) -> None:
+        """Accepted and ignored (PEP 249 allows it): sqlkv needs no size hints."""
+        self._check_open()
+
+    def setoutputsizes(self, size: int, column: int | None = None) -> None:
+        """Accepted and ignored (PEP 249 allows it)."""
+        self._check_open()
+
+    def close(self) -> None:
+        """Drop the pending result. Any later use raises InterfaceError. Idempotent."""
+        if not self._closed:
+            self._reset()
+            self._closed = True
+            self._connection._forget_cursor(self)
+
+    def __enter__(self) -> Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _check_open(self) -> Any:
+        if self._closed:
+            raise InterfaceError("cannot use a closed cursor")
+        return self._connection._check_open()
+
+    @staticmethod
+    def _check_sql(operation: Any) -> str:
+        if not isinstance(operation, str):
+            raise ProgrammingError(f"SQL must be a str, not {type(operation).__name__}")
+        return operation
+
+    def _check_rows(self) -> Iterator[tuple]:
+        self._check_open()
+        if self._rows is None:
+            raise ProgrammingError("no result set: the last statement returned no rows")
+        return self._rows
+
+    def _reset(self) -> None:
+        self._rows = None
+        self._description = None
+        self.rowcount = -1
+
+    def _take(self, result: Any) -> None:
+        """Adopt a session Result: description, counts, and a lazy row iterator."""
+        self.rowcount = result.rowcount if result.rowcount is not None else -1
+        if result.lastrowid is not None:
+            self.lastrowid = result.lastrowid
+        if result.columns is None:
+            self._rows = None
+            self._description = None
+        else:
+            self._description = tuple(description_entry(col) for col in result.columns)
+            self._rows = iter(result)

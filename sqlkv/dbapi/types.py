@@ -1,0 +1,132 @@
+"""PEP 249 type objects and constructors, and how sqlkv's SQL types map onto them.
+
+A column of type ``VARCHAR(20)`` reaches a driver user as the description entry
+``("name", "TEXT", None, 20, None, None, True)``: the type code is the SQL type's kind, a plain
+string, and it compares equal to the type object that covers it (``STRING == "TEXT"``), which
+is all PEP 249 promises about type codes. Parameters go the other way: `adapt_parameter`
+checks each bound value and turns the few Python types sqlkv does not store as such
+(``bytearray``, ``memoryview``, ``datetime.time``) into ones it does.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from decimal import Decimal
+from typing import Any
+
+from sqlkv.errors import ProgrammingError
+
+Date = datetime.date
+Time = datetime.time
+Timestamp = datetime.datetime
+
+
+def DateFromTicks(ticks: float) -> datetime.date:  # noqa: N802 - name fixed by PEP 249
+    """The local date of a POSIX timestamp."""
+    return Date(*time.localtime(ticks)[:3])
+
+
+def TimeFromTicks(ticks: float) -> datetime.time:  # noqa: N802 - name fixed by PEP 249
+    """The local time of day of a POSIX timestamp."""
+    return Time(*time.localtime(ticks)[3:6])
+
+
+def TimestampFromTicks(ticks: float) -> datetime.datetime:  # noqa: N802 - name fixed by PEP 249
+    """The local (naive) timestamp of a POSIX timestamp."""
+    return Timestamp(*time.localtime(ticks)[:6])
+
+
+def Binary(data: bytes | bytearray | memoryview | str) -> bytes:  # noqa: N802 - PEP 249
+    """A value for a BYTES column. A str is encoded as UTF-8."""
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    return bytes(data)
+
+
+class DBAPITypeObject:
+    """Equal to every type code (SQL type kind) in its group, as PEP 249 asks."""
+
+    def __init__(self, name: str, *kinds: str) -> None:
+        self.name = name
+        self.kinds = frozenset(kinds)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DBAPITypeObject):
+            return self.kinds == other.kinds
+        if isinstance(other, str):
+            return other.upper() in self.kinds
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash(self.kinds)
+
+    def __repr__(self) -> str:
+        return f"<sqlkv type {self.name}: {', '.join(sorted(self.kinds))}>"
+
+
+STRING = DBAPITypeObject("STRING", "TEXT")
+BINARY = DBAPITypeObject("BINARY", "BYTES")
+NUMBER = DBAPITypeObject("NUMBER", "INT", "FLOAT", "DECIMAL", "BOOL")
+DATETIME = DBAPITypeObject("DATETIME", "DATE", "TIMESTAMP")
+# The implicit row id of a table without a primary key is an INT column; ROWID matches the
+# type code the driver gives a column named "rowid" that the SQL layer marks hidden.
+ROWID = DBAPITypeObject("ROWID", "ROWID")
+
+# Python types a bound parameter may have, as the SQL layer receives them.
+_PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime)
+
+
+def adapt_parameter(value: Any, position: int | str) -> Any:
+    """Check one bound value and convert it to a runtime value sqlkv stores.
+
+    ``position`` (1-based index or ``:name``) is only for the error message.
+    """
+    if value is None or isinstance(value, _PASS_THROUGH):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, datetime.time):
+        # sqlkv has no TIME type; a time of day travels as its ISO text ('13:45:00').
+        return value.isoformat()
+    where = f"parameter {position}" if isinstance(position, int) else f"parameter :{position}"
+    raise ProgrammingError(
+        f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
+        "str, bytes, bool, date or datetime"
+    )
+
+
+def adapt_parameters(params: Any) -> Any:
+    """Validate a whole parameter set: a sequence for ``?`` or a mapping for ``:name``."""
+    if params is None:
+        return ()
+    if isinstance(params, dict):
+        return {key: adapt_parameter(value, key) for key, value in params.items()}
+    if isinstance(params, (str, bytes, bytearray)) or not hasattr(params, "__iter__"):
+        raise ProgrammingError(
+            f"parameters must be a sequence or a mapping, not {type(params).__name__}"
+        )
+    if hasattr(params, "keys") and hasattr(params, "__getitem__"):
+        return {key: adapt_parameter(params[key], key) for key in params.keys()}
+    return tuple(adapt_parameter(value, i) for i, value in enumerate(params, start=1))
+
+
+def description_entry(column: Any) -> tuple:
+    """The PEP 249 7-item description of one result column (a `sqlkv.sql.context.Column`)."""
+    sql_type = column.type
+    kind = getattr(sql_type, "kind", None)
+    if kind is None or kind == "NULL":
+        type_code = None
+    elif column.hidden and column.name.lower() == "rowid":
+        type_code = "ROWID"
+    else:
+        type_code = kind
+    width = getattr(sql_type, "width", None)
+    precision = getattr(sql_type, "precision", None)
+    scale = getattr(sql_type, "scale", None)
+    # name, type_code, display_size, internal_size, precision, scale, null_ok (unknown: None)
+    return (column.name, type_code, None, width, precision, scale, None)
