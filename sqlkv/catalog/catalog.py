@@ -1,0 +1,187 @@
+"""The catalog: table and view descriptors stored in system tables of the same KV store.
+
+``CREATE TABLE users (...)`` inside a transaction ends here as three writes, all buffered in
+that transaction like any row write (so a ROLLBACK makes the table vanish):
+
+- the id counter ``/Table/3/1/"descriptor_id"`` is read and bumped (read-modify-write: two
+  concurrent CREATEs conflict under OCC and one retries);
+- the namespace entry ``/Table/1/1/"users"`` -> ``[104]``;
+- the descriptor ``/Table/2/1/104`` -> msgpack of `TableDescriptor.to_dict`.
+
+A later ``SELECT ... FROM users`` asks `Catalog.get_table("users")`. Descriptors are cached
+per `Database` in a `DescriptorCache` whose entries are valid for one schema version; every
+committed DDL bumps the version through ``txn.on_commit``. A transaction that has itself
+changed the schema reads descriptors from the KV store (its own buffered writes) instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import msgpack
+
+from sqlkv.catalog.descriptors import TableDescriptor, ViewDescriptor, descriptor_from_dict
+from sqlkv.encoding.keys import encode_key, index_prefix
+from sqlkv.errors import ProgrammingError
+from sqlkv.storage.kv import prefix_end
+
+NAMESPACE_TABLE_ID = 1
+DESCRIPTOR_TABLE_ID = 2
+SEQUENCE_TABLE_ID = 3
+FIRST_USER_TABLE_ID = 100
+
+_NAMESPACE = index_prefix(NAMESPACE_TABLE_ID, 1)
+_DESCRIPTORS = index_prefix(DESCRIPTOR_TABLE_ID, 1)
+_SEQUENCES = index_prefix(SEQUENCE_TABLE_ID, 1)
+_ID_COUNTER_KEY = _SEQUENCES + encode_key(["descriptor_id"])
+
+Descriptor = TableDescriptor | ViewDescriptor
+
+
+class DescriptorCache:
+    """Descriptors by lower-cased name, valid for one schema version (shared per Database)."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.by_name: dict[str, Descriptor | None] = {}
+        self.lock = threading.Lock()
+        self.listeners: list[Callable[[], None]] = []
+
+    def bump(self) -> None:
+        with self.lock:
+            self.version += 1
+            self.by_name = {}
+        for fn in list(self.listeners):
+            fn()
+
+
+def namespace_key(name: str) -> bytes:
+    return _NAMESPACE + encode_key([name.lower()])
+
+
+def descriptor_key(desc_id: int) -> bytes:
+    return _DESCRIPTORS + encode_key([desc_id])
+
+
+class Catalog:
+    """Descriptor reads and writes bound to one transaction."""
+
+    def __init__(self, txn: Any, cache: DescriptorCache | None = None) -> None:
+        self.txn = txn
+        self.cache = cache
+        self.cache_version = cache.version if cache is not None else -1
+        self.dirty = False  # this transaction changed the schema: bypass the shared cache
+        self.virtual: Callable[[str], TableDescriptor | None] | None = None
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def _lookup(self, name: str) -> Descriptor | None:
+        lname = name.lower()
+        cache = self.cache
+        use_cache = cache is not None and not self.dirty and cache.version == self.cache_version
+        if use_cache and lname in cache.by_name:  # type: ignore[union-attr]
+            return cache.by_name[lname]  # type: ignore[union-attr]
+        desc = self._read(lname)
+        if use_cache:
+            with cache.lock:  # type: ignore[union-attr]
+                if cache.version == self.cache_version:  # type: ignore[union-attr]
+                    cache.by_name[lname] = desc  # type: ignore[union-attr]
+        return desc
+
+    def _read(self, lname: str) -> Descriptor | None:
+        raw = self.txn.get(namespace_key(lname))
+        if raw is None:
+            return None
+        desc_id = msgpack.unpackb(raw)
+        data = self.txn.get(descriptor_key(desc_id))
+        if data is None:
+            return None
+        return descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False))
+
+    def find_table(self, name: str) -> TableDescriptor | None:
+        if "." in name and self.virtual is not None:
+            return self.virtual(name)
+        desc = self._lookup(name)
+        return desc if isinstance(desc, TableDescriptor) else None
+
+    def get_table(self, name: str) -> TableDescriptor:
+        desc = self.find_table(name)
+        if desc is None:
+            if isinstance(self._lookup(name), ViewDescriptor):
+                raise ProgrammingError(f'"{name}" is a view, not a table')
+            raise ProgrammingError(f'relation "{name}" does not exist')
+        return desc
+
+    def get_view(self, name: str) -> ViewDescriptor | None:
+        if "." in name:
+            return None
+        desc = self._lookup(name)
+        return desc if isinstance(desc, ViewDescriptor) else None
+
+    def find_any(self, name: str) -> Descriptor | None:
+        return self._lookup(name)
+
+    def list_descriptors(self) -> list[Descriptor]:
+        out = []
+        end = prefix_end(_DESCRIPTORS)
+        for _key, data in self.txn.scan(_DESCRIPTORS, end):
+            out.append(descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False)))
+        return sorted(out, key=lambda d: d.name)
+
+    def list_tables(self) -> list[TableDescriptor]:
+        return [d for d in self.list_descriptors() if isinstance(d, TableDescriptor)]
+
+    def list_views(self) -> list[ViewDescriptor]:
+        return [d for d in self.list_descriptors() if isinstance(d, ViewDescriptor)]
+
+    def table_by_id(self, table_id: int) -> TableDescriptor | None:
+        data = self.txn.get(descriptor_key(table_id))
+        if data is None:
+            return None
+        desc = descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False))
+        return desc if isinstance(desc, TableDescriptor) else None
+
+    # -- writes --------------------------------------------------------------------------
+
+    def _schema_changed(self) -> None:
+        if not self.dirty:
+            self.dirty = True
+            if self.cache is not None:
+                self.txn.on_commit(self.cache.bump)
+
+    def allocate_id(self) -> int:
+        raw = self.txn.get(_ID_COUNTER_KEY)
+        next_id = FIRST_USER_TABLE_ID if raw is None else msgpack.unpackb(raw)
+        self.txn.put(_ID_COUNTER_KEY, msgpack.packb(next_id + 1))
+        return next_id
+
+    def create(self, desc: Descriptor) -> None:
+        """Register a new table or view; the caller checked the name is free."""
+        self._schema_changed()
+        self.txn.put(namespace_key(desc.name), msgpack.packb(desc.id))
+        self.txn.put(descriptor_key(desc.id), msgpack.packb(desc.to_dict()))
+
+    def update(self, desc: Descriptor, old_name: str | None = None) -> None:
+        """Store a changed descriptor (bumping a table's version); handle renames."""
+        self._schema_changed()
+        if isinstance(desc, TableDescriptor):
+            desc.version += 1
+        if old_name is not None and old_name.lower() != desc.name.lower():
+            self.txn.delete(namespace_key(old_name))
+            self.txn.put(namespace_key(desc.name), msgpack.packb(desc.id))
+        self.txn.put(descriptor_key(desc.id), msgpack.packb(desc.to_dict()))
+
+    def remove(self, desc: Descriptor) -> None:
+        self._schema_changed()
+        self.txn.delete(namespace_key(desc.name))
+        self.txn.delete(descriptor_key(desc.id))
+
+    def name_taken(self, name: str) -> bool:
+        return self._lookup(name) is not None
+
+
+def system_table_name(table_id: int) -> str | None:
+    return {NAMESPACE_TABLE_ID: "namespace", DESCRIPTOR_TABLE_ID: "descriptor", SEQUENCE_TABLE_ID: "sequence"}.get(
+        table_id
+    )
