@@ -1,0 +1,170 @@
+"""The engines ``sqlkv bench sql`` compares, behind one small adapter each.
+
+The workloads are written against PEP 249 only; what differs between sqlite3, sqlkv and DuckDB
+is how a file-backed database is opened at a given durability, how a transaction starts, and
+whether ``cursor.rowcount`` means anything. A run opens one `BenchEngine` per engine in its own
+temporary directory, for example::
+
+    engine = SqliteEngine(Path("/tmp/x/sqlite3"), durability="full")
+    engine.connect()              # bench.sqlite3, WAL journal, synchronous=FULL
+    cursor = engine.cursor()
+    engine.begin()                # nothing for sqlite3: the driver begins implicitly
+    cursor.executemany("INSERT ...", rows)
+    engine.commit()
+    engine.reopen()               # close + connect, what the "reopen" workload times
+"""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+DURABILITIES = ("full", "normal")
+
+# sqlite3's synchronous pragma matching each sqlkv durability level.
+_SQLITE_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}
+
+
+class BenchEngine:
+    """One database under test: a PEP 249 connection to a file-backed database in ``directory``."""
+
+    name = "engine"
+    # Whether cursor.rowcount reports the rows an UPDATE/DELETE touched (DuckDB's is always -1).
+    reports_rowcount = True
+
+    def __init__(self, directory: Path, durability: str) -> None:
+        self.directory = directory
+        self.durability = durability
+        self.connection: Any = None
+
+    def connect(self) -> None:
+        """Open (or create) the database; sets ``self.connection``."""
+        raise NotImplementedError
+
+    def version(self) -> str:
+        """The engine's version, for the report header."""
+        raise NotImplementedError
+
+    def cursor(self) -> Any:
+        return self.connection.cursor()
+
+    def begin(self) -> None:
+        """Start a transaction. PEP 249 drivers with autocommit off begin implicitly."""
+
+    def commit(self) -> None:
+        self.connection.commit()
+
+    def rollback(self) -> None:
+        self.connection.rollback()
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    def reopen(self) -> None:
+        self.close()
+        self.connect()
+
+
+class SqliteEngine(BenchEngine):
+    """sqlite3 on a file with a WAL journal; synchronous FULL or NORMAL to match sqlkv's durability."""
+
+    name = "sqlite3"
+
+    def connect(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.directory / "bench.sqlite3")
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(f"PRAGMA synchronous={_SQLITE_SYNCHRONOUS[self.durability]}")
+        self.connection = connection
+
+    def version(self) -> str:
+        return f"sqlite {sqlite3.sqlite_version}"
+
+
+class SqlkvEngine(BenchEngine):
+    """sqlkv on its LSM engine in a directory, opened with ``sqlkv.connect(path, durability=...)``."""
+
+    name = "sqlkv"
+
+    def connect(self) -> None:
+        import sqlkv
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.connection = sqlkv.connect(str(self.directory), durability=self.durability)
+
+    def version(self) -> str:
+        import sqlkv
+
+        return f"sqlkv {sqlkv.__version__}"
+
+
+class DuckdbEngine(BenchEngine):
+    """DuckDB on a file. Its Python connection autocommits, so a transaction starts explicitly.
+
+    DuckDB has no per-commit durability switch; it runs the same way under both settings.
+    A DuckDB ``cursor()`` is a second connection with its own transaction, so the workloads use
+    the connection itself as their cursor.
+    """
+
+    name = "duckdb"
+    reports_rowcount = False
+
+    def version(self) -> str:
+        return f"duckdb {importlib.import_module('duckdb').__version__}"
+
+    def cursor(self) -> Any:
+        return self.connection
+
+    def connect(self) -> None:
+        duckdb = importlib.import_module("duckdb")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.connection = duckdb.connect(str(self.directory / "bench.duckdb"))
+        self._in_transaction = False
+
+    def begin(self) -> None:
+        self.connection.execute("BEGIN TRANSACTION")
+        self._in_transaction = True
+
+    def commit(self) -> None:
+        # Outside BEGIN every statement has already committed; DuckDB rejects a bare COMMIT.
+        if self._in_transaction:
+            self.connection.commit()
+            self._in_transaction = False
+
+    def rollback(self) -> None:
+        if self._in_transaction:
+            self.connection.rollback()
+            self._in_transaction = False
+
+
+ENGINE_CLASSES: dict[str, type[BenchEngine]] = {
+    "sqlkv": SqlkvEngine,
+    "sqlite3": SqliteEngine,
+    "duckdb": DuckdbEngine,
+}
+
+
+def engine_unavailable_reason(name: str) -> str | None:
+    """Why engine ``name`` cannot run here, or None when it can."""
+    if name not in ENGINE_CLASSES:
+        return f"unknown engine {name!r} (known: {', '.join(ENGINE_CLASSES)})"
+    if name == "duckdb":
+        try:
+            importlib.import_module("duckdb")
+        except ImportError:
+            return "duckdb is not installed (pip install duckdb)"
+    if name == "sqlkv":
+        module = sys.modules.get("sqlkv") or importlib.import_module("sqlkv")
+        if not hasattr(module, "connect"):
+            return "sqlkv.connect is not available in this build"
+    return None
+
+
+def default_engine_names() -> list[str]:
+    """sqlkv and sqlite3, plus DuckDB when it is importable."""
+    return [name for name in ENGINE_CLASSES if engine_unavailable_reason(name) is None]
