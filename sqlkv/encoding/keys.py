@@ -497,8 +497,8 @@ def decode_key(
 def _bad_marker_message(marker: int, descending: Sequence[bool] | None, i: int, n: int) -> str:
     if descending is None or _ANY_DECODERS[marker] is None:
         return f"unknown marker 0x{marker:02x}"
-    direction = "descending" if i < n and descending[i] else "ascending"
-    return f"marker 0x{marker:02x} of value {i} is not an {direction} encoding"
+    direction = "a descending" if i < n and descending[i] else "an ascending"
+    return f"marker 0x{marker:02x} of value {i} is not {direction} encoding"
 
 
 def is_descending_marker(marker: int) -> bool:
