@@ -1,0 +1,261 @@
+"""Background work of an `LSMCore`: flushing immutable memtables, compacting, deleting files.
+
+Two daemon threads per store. The flush thread takes the oldest immutable memtable, writes it
+as one L0 table (dropping versions no reader can see), then -- under the store lock -- installs
+a new Version with that table and the memtable's range tombstones, rewrites the MANIFEST (with
+the flushed seq and the oldest WAL segment still needed), and only then deletes the memtable's
+WAL segments. The compaction thread asks the picker for a job, runs it without the lock, and
+installs its result the same way. Files that leave the current Version are deleted once no
+pinned Version (an open scan) lists them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from sqlkv.storage.lsm.compaction import (
+    Compaction,
+    CompactionAborted,
+    gc_entries,
+    input_runs,
+    live_tombstones,
+    merged_entries,
+    pick_compaction,
+    pick_full,
+    table_path,
+    write_tables,
+)
+from sqlkv.storage.lsm.manifest import Version
+from sqlkv.storage.lsm.rangedel import TombstoneIndex
+from sqlkv.storage.lsm.sstable.builder import TableInfo
+
+if TYPE_CHECKING:
+    from sqlkv.storage.lsm.core import LSMCore
+    from sqlkv.storage.lsm.memtable import Memtable
+
+
+def _gc_horizon(core: LSMCore) -> tuple[list[int], int]:
+    """Live snapshot seqs (sorted) and the published seq, taken under the lock."""
+    return sorted(set(core.snapshots.values())), core.visible_seq
+
+
+def flush_loop(core: LSMCore) -> None:
+    while True:
+        with core.bg_cond:
+            while not core.imm and not core.closing:
+                core.bg_cond.wait()
+            if core.closing:
+                return
+            mem = core.imm[0]
+        try:
+            flush_memtable(core, mem)
+        except BaseException as exc:  # keep the store readable; writers will see the error
+            with core.bg_cond:
+                core.bg_error = exc
+                core.bg_cond.notify_all()
+            return
+
+
+def flush_memtable(core: LSMCore, mem: Memtable) -> None:
+    with core.lock:
+        snapshots, published = _gc_horizon(core)
+        version = core.version
+    tombs = TombstoneIndex(version.tombstones + mem.range_tombstones)
+    stats: dict = {}
+    entries = gc_entries(mem.sorted_entries(), snapshots, published, tombs, False, stats)
+    infos = write_tables(entries, core.path, core.new_file_number, 1 << 62, core.opts.block_size,
+                         mem.max_seq, lambda: False)
+    with core.bg_cond:
+        current = core.version
+        levels = [list(level) for level in current.levels]
+        levels[0].extend(infos)
+        tombstones = current.tombstones + mem.range_tombstones
+        core.flushed_seq = max(core.flushed_seq, mem.max_seq)
+        core.imm.remove(mem)
+        _install(core, levels, tombstones)
+        core.stats_counters["flushes"] += 1
+        core.stats_counters["flush_bytes"] += sum(i.size for i in infos)
+        core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+        core.bg_cond.notify_all()
+    for number in mem.wal_numbers:
+        _unlink(os.path.join(core.path, f"{number:06d}.log"))
+
+
+def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> None:
+    """Make a new current Version and persist it (caller holds the lock)."""
+    from sqlkv.storage.lsm.core import ReadState
+
+    for level in levels:
+        for info in level:
+            core._reader(info.number, info.size)
+    tombstones = live_tombstones(levels, tombstones)
+    core.version = Version(levels, tombstones, core.readers)
+    core.write_manifest()
+    core.read_state = ReadState((core.mem, *reversed(core.imm)), core.version)
+    delete_obsolete_files(core)
+
+
+def delete_obsolete_files(core: LSMCore) -> None:
+    """Unlink tables no installed or pinned Version lists (caller holds the lock)."""
+    live = core.version.file_numbers()
+    for version in core.pinned.values():
+        live |= version.file_numbers()
+    for number in [n for n in core.readers if n not in live]:
+        core.readers.pop(number)  # an in-flight get keeps its reader (and fd) alive until done
+        core.cache.evict_file(number)
+        _unlink(table_path(core.path, number))
+
+
+def compaction_loop(core: LSMCore) -> None:
+    pointers: dict[int, bytes] = {}
+    while True:
+        with core.bg_cond:
+            if core.closing:
+                return
+        try:
+            with core.compaction_mutex:
+                did_work = run_one_compaction(core, pointers)
+        except CompactionAborted:
+            return
+        except BaseException as exc:
+            with core.bg_cond:
+                core.bg_error = exc
+                core.bg_cond.notify_all()
+            return
+        if not did_work:
+            with core.bg_cond:
+                if not core.closing:
+                    core.bg_cond.wait(1.0)
+
+
+def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = False) -> bool:
+    """Pick and run one job (caller holds ``compaction_mutex``). False when there was none."""
+    with core.lock:
+        version = core.version
+        snapshots, published = _gc_horizon(core)
+        safe_seq = min(snapshots, default=published)
+        job = pick_full(version, core.opts) if full else pick_compaction(version, core.opts, safe_seq, pointers)
+        checked_seq = core.flushed_seq
+    if job is None:
+        return False
+    outputs: list[TableInfo] = []
+    if not job.is_drop and not job.is_move:
+        stats: dict = {}
+        runs = input_runs(job, version.readers)
+        tombs = TombstoneIndex(version.tombstones)
+        entries = gc_entries(merged_entries(runs), snapshots, published, tombs, job.bottom, stats)
+        target = core.opts.target_file_size
+        outputs = write_tables(entries, core.path, core.new_file_number, target,
+                               core.opts.block_size, checked_seq, lambda: core.closing)
+        core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+    with core.bg_cond:
+        _install_compaction(core, job, outputs)
+        core.stats_counters["compactions"] += 1
+        core.stats_counters["compaction_bytes"] += sum(i.size for i in outputs)
+        if job.is_drop:
+            core.stats_counters["files_dropped_by_tombstone"] += 1
+        core.bg_cond.notify_all()
+    return True
+
+
+def _install_compaction(core: LSMCore, job: Compaction, outputs: list[TableInfo]) -> None:
+    removed = {t.number for t in job.all_inputs}
+    levels = [[t for t in level if t.number not in removed] for level in core.version.levels]
+    if job.is_move:
+        levels[job.output_level].extend(job.inputs)
+    else:
+        levels[job.output_level].extend(outputs)
+    _install(core, levels, core.version.tombstones)
+
+
+def wait_for_flushes(core: LSMCore) -> None:
+    """Block until every immutable memtable is flushed (flushing inline without threads)."""
+    if not core.threads:
+        while core.imm:
+            flush_memtable(core, core.imm[0])
+        return
+    with core.bg_cond:
+        while core.imm and core.bg_error is None and not core.closing:
+            core.bg_cond.wait(0.5)
+        if core.bg_error is not None:
+            from sqlkv.errors import OperationalError
+
+            raise OperationalError(f"database {core.path}: background work failed: {core.bg_error}")
+
+
+def compact_fully(core: LSMCore) -> None:
+    """Merge every table into one level, then let the picker tidy up range-tombstone work."""
+    pointers: dict[int, bytes] = {}
+    with core.compaction_mutex:
+        run_one_compaction(core, pointers, full=True)
+        for _ in range(1000):
+            if not run_one_compaction(core, pointers):
+                break
+
+
+def engine_stats(core: LSMCore) -> dict[str, Any]:
+    with core.lock:
+        version = core.version
+        mems = [core.mem, *core.imm]
+        counters = dict(core.stats_counters)
+        levels = []
+        for i, level in enumerate(version.levels):
+            if level:
+                levels.append({"level": i, "files": len(level), "bytes": sum(t.size for t in level),
+                               "entries": sum(t.entries for t in level),
+                               "tombstones": sum(t.tombstones for t in level)})
+        total = sum(t.size for level in version.levels for t in level)
+        bottom = version.deepest_nonempty()
+        live_estimate = sum(t.size for t in version.levels[bottom]) if bottom else total
+        pending = 0
+        for i in range(1, len(version.levels) - 1):
+            pending += max(0, version.level_bytes(i) - core.opts.level_target(i))
+        if len(version.levels[0]) >= core.opts.l0_trigger:
+            pending += version.level_bytes(0)
+        user = counters["user_bytes"]
+        written = counters["flush_bytes"] + counters["compaction_bytes"]
+        gets = counters["gets"]
+        return {
+            "engine": "lsm",
+            "path": core.path,
+            "durability": core.durability,
+            "last_seq": core.visible_seq,
+            "levels": levels,
+            "total_bytes": total,
+            "live_bytes_estimate": live_estimate,
+            "space_amplification": round(total / live_estimate, 3) if live_estimate else None,
+            "user_bytes_written": user,
+            "flush_bytes_written": counters["flush_bytes"],
+            "compaction_bytes_written": counters["compaction_bytes"],
+            "write_amplification": round(written / user, 3) if user else None,
+            "gets_reaching_tables": gets,
+            "read_amplification": round(counters["tables_probed"] / gets, 3) if gets else None,
+            "bloom_negatives": sum(r.bloom_negatives for r in core.readers.values()),
+            "block_cache": core.cache.stats(),
+            "pending_compaction_bytes": pending,
+            "point_tombstones": sum(t.tombstones for level in version.levels for t in level)
+            + sum(m.point_tombstones for m in mems),
+            "range_tombstones": len(version.tombstones) + sum(len(m.range_tombstones) for m in mems),
+            "memtable_bytes": core.mem.size,
+            "immutable_memtables": len(core.imm),
+            "open_snapshots": len(core.snapshots),
+            "flushes": counters["flushes"],
+            "compactions": counters["compactions"],
+            "files_dropped_by_range_tombstone": counters["files_dropped_by_tombstone"],
+            "versions_dropped": counters["versions_dropped"],
+            "write_stalls": counters["write_stalls"],
+            "wal_fsyncs": core.wal.syncs if core.wal is not None else 0,
+            "background_error": repr(core.bg_error) if core.bg_error else None,
+        }
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+__all__ = ["flush_loop", "compaction_loop", "wait_for_flushes", "compact_fully", "engine_stats",
+           "delete_obsolete_files"]

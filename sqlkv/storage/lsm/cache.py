@@ -1,0 +1,71 @@
+"""The LRU block cache shared by every table of one engine.
+
+Keys are ``(file number, block offset)``; file numbers are never reused, so an entry can never
+describe another file's bytes. Values are decoded blocks (whatever the reader stores), charged
+by their on-disk size. Hits take no lock (OrderedDict operations are atomic under the GIL); the
+miss path takes one to keep the byte count exact while evicting.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+
+class BlockCache:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(0, capacity)
+        self._entries: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        self._sizes: dict[tuple[int, int], int] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[int, int]) -> Any:
+        value = self._entries.get(key)
+        if value is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        try:
+            self._entries.move_to_end(key)
+        except KeyError:  # evicted by another thread in between: still a valid value
+            pass
+        return value
+
+    def put(self, key: tuple[int, int], value: Any, size: int) -> None:
+        if size > self.capacity:
+            return
+        with self._lock:
+            if key in self._sizes:
+                return
+            self._entries[key] = value
+            self._sizes[key] = size
+            self._bytes += size
+            while self._bytes > self.capacity and self._entries:
+                old_key, _ = self._entries.popitem(last=False)
+                self._bytes -= self._sizes.pop(old_key, 0)
+
+    def evict_file(self, number: int) -> None:
+        """Drop the blocks of a deleted file (they would otherwise age out)."""
+        with self._lock:
+            for key in [k for k in self._sizes if k[0] == number]:
+                self._entries.pop(key, None)
+                self._bytes -= self._sizes.pop(key)
+
+    @property
+    def used_bytes(self) -> int:
+        return self._bytes
+
+    def stats(self) -> dict[str, Any]:
+        total = self.hits + self.misses
+        return {
+            "capacity": self.capacity,
+            "used_bytes": self._bytes,
+            "blocks": len(self._entries),
+            "hits": self.hits,
+            "misses": self.misses,
+            "hit_rate": round(self.hits / total, 4) if total else None,
+        }

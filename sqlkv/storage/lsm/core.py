@@ -1,0 +1,415 @@
+"""The LSM store behind every `LSMEngine` handle of one directory.
+
+Walking one write through it: ``write(batch)`` checks the batch's conditions against the latest
+applied state, takes seqs ``base .. base+n-1`` (one per op), appends one WAL record, applies the
+ops to the active memtable and -- for ``durability="full"`` -- waits in group commit for an
+fsync covering its record before publishing its seq to readers. When the memtable passes
+``memtable_size`` it becomes immutable, a new WAL segment starts, and the flush thread writes it
+to an L0 table; the compaction thread then keeps the levels in shape (see compaction.py).
+
+Walking one read: ``get(key)`` takes the published seq, then the read state -- a tuple of
+memtables (newest first) and the current `Version` replaced atomically on every change -- and
+looks in the memtables (dict lookups), then the L0 tables newest first, then one table per
+level (bisect on key ranges), each through its bloom filter and the block cache. The first
+version at or below the read seq wins, unless a newer range tombstone covers it. Scans pin the
+version and merge cursors (iterators.py).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from bisect import bisect_left
+from collections.abc import Iterator
+from itertools import islice
+from typing import Any
+
+from sqlkv.errors import ConditionFailedError, InterfaceError, OperationalError
+from sqlkv.storage.kv import WriteBatch
+from sqlkv.storage.lsm import background
+from sqlkv.storage.lsm.cache import BlockCache
+from sqlkv.storage.lsm.compaction import CompactionOptions, table_path
+from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge
+from sqlkv.storage.lsm.lock import DirectoryLock
+from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
+from sqlkv.storage.lsm.memtable import Memtable
+from sqlkv.storage.lsm.sstable.reader import TableReader
+from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, WalWriter, encode_record, read_segment
+
+_EMPTY: tuple = ()
+
+
+def wal_path(directory: str, number: int) -> str:
+    return os.path.join(directory, f"{number:06d}.log")
+
+
+class ReadState:
+    """What a reader needs, swapped as one object: memtables newest first and the version."""
+
+    __slots__ = ("mems", "version", "l0", "levels", "has_tombstones")
+
+    def __init__(self, mems: tuple[Memtable, ...], version: Version) -> None:
+        self.mems = mems
+        self.version = version
+        readers = version.readers
+        self.l0 = [(t.smallest, t.largest, readers[t.number]) for t in version.levels[0]]
+        self.levels = [
+            (version.level_largest[i], version.level_smallest[i], [readers[t.number] for t in level])
+            for i, level in enumerate(version.levels) if i > 0 and level
+        ]
+        self.has_tombstones = bool(version.tombstones)
+
+
+class LSMCore:
+    def __init__(self, path: str, durability: str = "full", cache_size: int = 64 << 20,
+                 memtable_size: int = 4 << 20, read_only: bool = False, block_size: int = 8 << 10,
+                 target_file_size: int = 4 << 20, level_base_bytes: int = 16 << 20,
+                 l0_trigger: int = 4, l0_slowdown: int = 12, l0_stop: int = 20,
+                 background_threads: bool = True) -> None:
+        if durability not in DURABILITY_LEVELS:
+            raise InterfaceError(f"durability must be one of {', '.join(DURABILITY_LEVELS)}, not {durability!r}")
+        self.path = path
+        self.durability = durability
+        self.read_only = read_only
+        self.memtable_size = max(1024, int(memtable_size))
+        self.opts = CompactionOptions(l0_trigger=l0_trigger, level_base_bytes=level_base_bytes,
+                                      target_file_size=target_file_size, block_size=block_size)
+        self.l0_slowdown, self.l0_stop = l0_slowdown, l0_stop
+        self.cache = BlockCache(cache_size)
+        self.lock = threading.RLock()  # guards state changes: memtables, versions, snapshots
+        self.bg_cond = threading.Condition(self.lock)
+        self.write_lock = threading.Lock()  # serialises writers
+        self._publish_lock = threading.Lock()
+        self.compaction_mutex = threading.Lock()  # one compaction at a time
+        self.closed = False
+        self.closing = False
+        self.bg_error: BaseException | None = None
+        self.snapshots: dict[int, int] = {}
+        self._next_snapshot = 1
+        self.pinned: dict[int, Version] = {}
+        self.readers: dict[int, TableReader] = {}
+        self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
+                               "gets": 0, "tables_probed": 0, "bloom_negatives": 0,
+                               "flushes": 0, "compactions": 0, "write_stalls": 0,
+                               "versions_dropped": 0, "files_dropped_by_tombstone": 0}
+        self._lock_file = self._open_directory()
+        try:
+            self._recover()
+        except BaseException:
+            self._lock_file.release()
+            raise
+        self.threads: list[threading.Thread] = []
+        if not read_only and background_threads:
+            for name, target in (("flush", background.flush_loop), ("compaction", background.compaction_loop)):
+                thread = threading.Thread(target=target, args=(self,), name=f"sqlkv-lsm-{name}", daemon=True)
+                thread.start()
+                self.threads.append(thread)
+
+    # -- opening and recovery -------------------------------------------------------------
+
+    def _open_directory(self) -> DirectoryLock:
+        if not os.path.isdir(self.path):
+            if self.read_only:
+                raise OperationalError(f"database {self.path} does not exist")
+            try:
+                os.makedirs(self.path, exist_ok=True)
+            except OSError as exc:
+                raise OperationalError(f"cannot create database directory {self.path}: {exc}") from None
+        return DirectoryLock(self.path, shared=self.read_only)
+
+    def _recover(self) -> None:
+        state = read_manifest(self.path)
+        fresh = state is None
+        state = state or ManifestState()
+        logs, tables = [], []
+        for name in os.listdir(self.path):
+            stem, _, ext = name.partition(".")
+            if stem.isdigit() and ext in ("log", "sst"):
+                (logs if ext == "log" else tables).append(int(stem))
+        live = {t.number for level in state.levels for t in level}
+        self.next_file = max([state.next_file, *[n + 1 for n in logs + tables]])
+        self.flushed_seq = state.flushed_seq
+        if not self.read_only:
+            self._remove_leftovers(state, logs, tables, live)
+        replay = sorted(n for n in logs if n >= state.log_number)
+        mem = Memtable(replay)
+        last_seq = state.flushed_seq
+        for number in replay:
+            for base_seq, count, ops in read_segment(wal_path(self.path, number)):
+                end_seq = base_seq + count - 1
+                if end_seq <= state.flushed_seq:
+                    continue
+                mem.apply(ops, base_seq)
+                last_seq = max(last_seq, end_seq)
+        self.applied_seq = self.visible_seq = last_seq
+        if not mem.entries and not self.read_only:
+            for number in replay:  # nothing unflushed: the segments are dead weight
+                _unlink(wal_path(self.path, number))
+            mem.wal_numbers = []
+        for number in live:
+            self._reader(number, self._info(state, number).size)
+        self.version = Version(state.levels, state.tombstones, self.readers)
+        self.mem = mem
+        self.imm: list[Memtable] = []
+        self.wal: WalWriter | None = None
+        if not self.read_only:
+            number = self.new_file_number()
+            self.wal = WalWriter(wal_path(self.path, number), self.durability)
+            mem.wal_numbers.append(number)
+            if fresh:
+                self.write_manifest()
+        self.read_state = ReadState((mem,), self.version)
+        if not self.read_only and mem.size >= self.memtable_size:
+            with self.write_lock:
+                self._rotate_memtable()
+
+    @staticmethod
+    def _info(state: ManifestState, number: int):
+        return next(t for level in state.levels for t in level if t.number == number)
+
+    def _remove_leftovers(self, state: ManifestState, logs: list[int], tables: list[int], live: set[int]) -> None:
+        """Files a crash left behind: flushed WAL segments, tables no MANIFEST lists."""
+        for number in logs:
+            if number < state.log_number:
+                _unlink(wal_path(self.path, number))
+        for number in tables:
+            if number not in live:
+                _unlink(table_path(self.path, number))
+        _unlink(os.path.join(self.path, "MANIFEST.tmp"))
+
+    def _reader(self, number: int, size: int) -> TableReader:
+        reader = self.readers.get(number)
+        if reader is None:
+            reader = TableReader(table_path(self.path, number), number, size, self.cache)
+            self.readers[number] = reader
+        return reader
+
+    def new_file_number(self) -> int:
+        with self.lock:
+            number = self.next_file
+            self.next_file += 1
+            return number
+
+    def write_manifest(self) -> None:
+        """Persist the current version (caller holds ``lock``)."""
+        wal_numbers = [n for m in [*self.imm, self.mem] for n in m.wal_numbers]
+        state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
+                              flushed_seq=self.flushed_seq, levels=self.version.levels,
+                              tombstones=self.version.tombstones)
+        write_manifest(self.path, state)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise InterfaceError(f"database {self.path} is closed")
+
+    def get_at(self, key: bytes, seq: int) -> bytes | None:
+        state = self.read_state
+        found = None
+        for mem in state.mems:
+            versions = mem.data.get(key)
+            if versions is not None:
+                for version in reversed(versions):
+                    if version[0] <= seq:
+                        found = version
+                        break
+                if found is not None:
+                    break
+        if found is None:
+            found = self._get_from_tables(state, key, seq)
+        if found is None or found[1] is None:
+            return None
+        if state.has_tombstones and state.version.tomb_index.covers(key, found[0], seq):
+            return None
+        for mem in state.mems:
+            if mem.range_tombstones and mem.tombstone_index().covers(key, found[0], seq):
+                return None
+        return found[1]
+
+    def _get_from_tables(self, state: ReadState, key: bytes, seq: int) -> tuple | None:
+        counters = self.stats_counters
+        counters["gets"] += 1
+        probed = 0
+        found = None
+        for smallest, largest, reader in state.l0:
+            if smallest <= key <= largest:
+                probed += 1
+                found = reader.get(key, seq)
+                if found is not None:
+                    break
+        if found is None:
+            for largest, smallest, readers in state.levels:
+                i = bisect_left(largest, key)
+                if i < len(largest) and smallest[i] <= key:
+                    probed += 1
+                    found = readers[i].get(key, seq)
+                    if found is not None:
+                        break
+        counters["tables_probed"] += probed
+        return found
+
+    def scan_at(self, start: bytes, end: bytes | None, reverse: bool, limit: int | None,
+                seq: int) -> Iterator[tuple[bytes, bytes]]:
+        self.check_open()
+        if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return iter(_EMPTY)
+        pairs = self._scan(start, end, reverse, seq)
+        return islice(pairs, limit) if limit is not None else pairs
+
+    def _scan(self, start: bytes, end: bytes | None, reverse: bool, seq: int) -> Iterator[tuple[bytes, bytes]]:
+        with self.lock:
+            state = self.read_state
+            version = state.version
+            version.pins += 1
+            self.pinned[id(version)] = version
+        try:
+            cursors: list = [MemCursor(m, start, end, reverse) for m in state.mems if m.data]
+            last_key = None if end is None else end
+            for t in version.levels[0]:
+                if t.largest >= start and (last_key is None or t.smallest < last_key):
+                    cursors.append(TableCursor(version.readers[t.number], start, end, reverse))
+            for level in version.levels[1:]:
+                tables = [t for t in level if t.largest >= start and (last_key is None or t.smallest < last_key)]
+                if tables:
+                    cursors.append(LevelCursor([version.readers[t.number] for t in tables], start, end, reverse))
+            tombs = [version.tomb_index] if version.tombstones else []
+            tombs += [m.tombstone_index() for m in state.mems if m.range_tombstones]
+            yield from merge(cursors, seq, tombs, reverse)
+        finally:
+            self.unpin(version)
+
+    def unpin(self, version: Version) -> None:
+        with self.lock:
+            version.pins -= 1
+            if version.pins <= 0:
+                self.pinned.pop(id(version), None)
+                if version is not self.version:
+                    background.delete_obsolete_files(self)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def write(self, batch: WriteBatch) -> int:
+        self.check_open()
+        if self.read_only:
+            raise OperationalError(f"database {self.path} is open read-only")
+        if self.bg_error is not None:
+            raise OperationalError(f"database {self.path}: background work failed: {self.bg_error}")
+        self._maybe_stall()
+        ops = batch.ops
+        count = max(1, len(ops))
+        with self.write_lock:
+            self.check_open()
+            for key, expected in batch.conditions:
+                actual = self.get_at(key, self.applied_seq)
+                if actual != expected:
+                    raise ConditionFailedError(key, actual)
+            base = self.applied_seq + 1
+            last = base + count - 1
+            end_offset = self.wal.append(encode_record(base, count, ops))  # type: ignore[union-attr]
+            mem = self.mem
+            with mem.lock:
+                mem.apply(ops, base)
+            self.applied_seq = last
+            self.stats_counters["user_bytes"] += batch.byte_size
+            if self.durability != "full":
+                self.visible_seq = last
+            if mem.size >= self.memtable_size:
+                self._rotate_memtable()
+        if self.durability == "full":
+            self.wal.sync_to(end_offset)  # type: ignore[union-attr]
+            with self._publish_lock:
+                if last > self.visible_seq:
+                    self.visible_seq = last
+        if self.imm and not self.threads:
+            background.wait_for_flushes(self)
+        return last
+
+    def _rotate_memtable(self) -> None:
+        """Freeze the active memtable and start a new one and a new WAL segment (write lock held)."""
+        number = self.new_file_number()
+        self.wal.rotate(wal_path(self.path, number))  # type: ignore[union-attr]
+        if self.durability == "full":
+            with self._publish_lock:
+                self.visible_seq = max(self.visible_seq, self.applied_seq)
+        with self.lock:
+            self.imm.append(self.mem)
+            self.mem = Memtable([number])
+            self.read_state = ReadState((self.mem, *reversed(self.imm)), self.version)
+            self.bg_cond.notify_all()
+
+    def _maybe_stall(self) -> None:
+        """Slow writers while flushes or L0 fall behind; stop them while far behind."""
+        l0 = len(self.version.levels[0])
+        if len(self.imm) < 2 and l0 < self.l0_slowdown:
+            return
+        self.stats_counters["write_stalls"] += 1
+        if len(self.imm) < 2 and l0 < self.l0_stop:
+            time.sleep(0.001)
+            return
+        with self.bg_cond:
+            while (len(self.imm) >= 2 or len(self.version.levels[0]) >= self.l0_stop) \
+                    and not self.closing and self.bg_error is None and self.threads:
+                self.bg_cond.wait(0.1)
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def register_snapshot(self) -> tuple[int, int]:
+        self.check_open()
+        with self.lock:
+            sid = self._next_snapshot
+            self._next_snapshot += 1
+            seq = self.visible_seq
+            self.snapshots[sid] = seq
+            return sid, seq
+
+    def release_snapshot(self, sid: int) -> None:
+        with self.lock:
+            self.snapshots.pop(sid, None)
+
+    # -- maintenance and lifecycle ---------------------------------------------------------
+
+    def flush(self) -> None:
+        """Make the memtable an L0 table now and wait for it (and any older ones) to land."""
+        self.check_open()
+        if self.read_only:
+            return
+        with self.write_lock:
+            if self.mem.entries:
+                self._rotate_memtable()
+        background.wait_for_flushes(self)
+
+    def compact(self) -> None:
+        self.check_open()
+        if self.read_only:
+            return
+        self.flush()
+        background.compact_fully(self)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        with self.bg_cond:
+            self.closing = True
+            self.bg_cond.notify_all()
+        for thread in self.threads:
+            thread.join()
+        with self.write_lock:
+            self.closed = True
+            if self.wal is not None:
+                self.wal.close()
+        with self.lock:
+            for reader in self.readers.values():
+                reader.close()
+        self._lock_file.release()
+
+    def stats(self) -> dict[str, Any]:
+        return background.engine_stats(self)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,149 @@
+"""`LSMEngine`: the KV `Engine` over an LSM store directory, and `open_lsm`.
+
+Opening the same directory twice in one process returns two handles on one shared `LSMCore`
+(a registry keyed by the real path, refcounted): closing one handle leaves the other working,
+and the last close closes the store. Options of later opens are ignored; the first open's win.
+A second *process* is kept out by the LOCK file (lock.py).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from sqlkv.errors import InterfaceError
+from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
+from sqlkv.storage.lsm.core import LSMCore
+
+_registry: dict[str, tuple[LSMCore, int]] = {}
+_registry_lock = threading.Lock()
+
+
+def open_lsm(path: str, **options: Any) -> LSMEngine:
+    """Open (creating unless ``read_only``) the database directory ``path``.
+
+    Options: ``durability`` ("full" default, "normal", "off"), ``cache_size`` (bytes of block
+    cache, default 64 MB), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
+    tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``.
+    """
+    real = os.path.realpath(os.fspath(path))
+    with _registry_lock:
+        entry = _registry.get(real)
+        if entry is not None and not entry[0].closed:
+            core, refs = entry
+            if core.read_only and not options.get("read_only", False):
+                raise InterfaceError(f"database {real} is already open read-only in this process")
+            _registry[real] = (core, refs + 1)
+        else:
+            core = LSMCore(real, **options)
+            _registry[real] = (core, 1)
+    return LSMEngine(core)
+
+
+def _release(core: LSMCore) -> None:
+    with _registry_lock:
+        entry = _registry.get(core.path)
+        if entry is None or entry[0] is not core:
+            core.close()
+            return
+        refs = entry[1] - 1
+        if refs > 0:
+            _registry[core.path] = (core, refs)
+            return
+        del _registry[core.path]
+    core.close()
+
+
+class LSMEngine(Engine):
+    """One handle on a shared LSM store. Thread-safe."""
+
+    def __init__(self, core: LSMCore) -> None:
+        self._core = core
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    def _live(self) -> LSMCore:
+        if self._closed:
+            raise InterfaceError(f"database {self._core.path} is closed")
+        return self._core
+
+    def get(self, key: bytes) -> bytes | None:
+        core = self._core
+        if self._closed or core.closed:
+            raise InterfaceError(f"database {core.path} is closed")
+        return core.get_at(key, core.visible_seq)
+
+    def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
+             limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
+        core = self._live()
+        return core.scan_at(start, end, reverse, limit, core.visible_seq)
+
+    def write(self, batch: WriteBatch) -> int:
+        return self._live().write(batch)
+
+    def snapshot(self) -> Snapshot:
+        core = self._live()
+        sid, seq = core.register_snapshot()
+        return LSMSnapshot(core, sid, seq)
+
+    @property
+    def last_seq(self) -> int:
+        return self._core.visible_seq
+
+    def flush(self) -> None:
+        self._live().flush()
+
+    def compact(self) -> None:
+        self._live().compact()
+
+    def stats(self) -> dict[str, Any]:
+        return self._live().stats()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        _release(self._core)
+
+    def __repr__(self) -> str:
+        return f"LSMEngine({self._core.path!r}{', closed' if self._closed else ''})"
+
+
+class LSMSnapshot(Snapshot):
+    """A registered read seq: compaction keeps every version it can see until it is closed."""
+
+    def __init__(self, core: LSMCore, sid: int, seq: int) -> None:
+        self._core = core
+        self._sid = sid
+        self.seq = seq
+        self._closed = False
+
+    def get(self, key: bytes) -> bytes | None:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        self._core.check_open()
+        return self._core.get_at(key, self.seq)
+
+    def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
+             limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        return self._core.scan_at(start, end, reverse, limit, self.seq)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._core.release_snapshot(self._sid)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,262 @@
+"""Scans: per-source cursors and the merge that turns them into visible ``(key, value)`` pairs.
+
+Every source -- a memtable, an L0 table, a whole level L1.. -- is a *cursor* handing out chunks
+of parallel lists ``(keys, seqs, values, simple_seq)`` in ascending (key, seq descending)
+order, already clipped to the scan's range; a reverse cursor hands out its chunks from the top
+of the range down. All versions of a key sit in one chunk.
+
+The merge works in *runs* rather than entry by entry: it finds the source whose current key is
+smallest (largest, in reverse) and the next-smallest current key among the others, bisects to
+the end of the run of entries below that bound, and emits the whole run from that one source.
+When only one source overlaps the range the run is the whole chunk, and a chunk that is
+"simple" (one version per key, no tombstones, every seq visible) is emitted with a single
+``zip``. Keys present in several sources at once are resolved one at a time (a "tie"): the
+newest version at or below the read seq wins. Point tombstones and range tombstones (checked
+with two bisects each) hide versions.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+
+from sqlkv.storage.lsm.memtable import Memtable
+from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers
+from sqlkv.storage.lsm.sstable.block import NEVER_SIMPLE
+from sqlkv.storage.lsm.sstable.reader import TableReader
+
+Chunk = tuple[list, list, list, int]
+
+
+class MemCursor:
+    """Pages of a memtable, cut under its lock so the writer can keep going."""
+
+    def __init__(self, mem: Memtable, start: bytes, end: bytes | None, reverse: bool) -> None:
+        self.mem = mem
+        self.lo, self.hi = start, end
+        self.lo_inclusive = True
+        self.reverse = reverse
+        self.done = False
+
+    def next_chunk(self) -> Chunk | None:
+        if self.done:
+            return None
+        keys, seqs, values, more = self.mem.page(self.lo, self.hi, self.lo_inclusive, False, self.reverse)
+        if not more:
+            self.done = True
+        if not keys:
+            return None
+        if self.reverse:
+            self.hi = keys[0]
+        else:
+            self.lo, self.lo_inclusive = keys[-1], False
+        simple = NEVER_SIMPLE
+        if len(keys) == len(set(keys)) and None not in values:
+            simple = max(seqs)
+        return keys, seqs, values, simple
+
+
+class TableCursor:
+    """The blocks of one table that meet ``[start, end)``, in scan order."""
+
+    def __init__(self, reader: TableReader, start: bytes, end: bytes | None, reverse: bool) -> None:
+        self.reader = reader
+        self.start, self.end = start, end
+        self.reverse = reverse
+        self.first = reader.first_block_for(start)
+        self.last = reader.last_block_for(end)
+        self.next_block = self.last if reverse else self.first
+
+    def next_chunk(self) -> Chunk | None:
+        while self.first <= self.next_block <= self.last:
+            i = self.next_block
+            self.next_block += -1 if self.reverse else 1
+            blk = self.reader.block(i)
+            keys = blk.keys
+            lo, hi = 0, len(keys)
+            if i == self.first and keys and keys[0] < self.start:
+                lo = bisect_left(keys, self.start)
+            if self.end is not None and i == self.last and keys and keys[-1] >= self.end:
+                hi = bisect_left(keys, self.end)
+            if lo >= hi:
+                continue
+            if lo == 0 and hi == len(keys):
+                return keys, blk.seqs, blk.values, blk.simple_seq
+            return keys[lo:hi], blk.seqs[lo:hi], blk.values[lo:hi], blk.simple_seq
+        return None
+
+
+class LevelCursor:
+    """The tables of one level L1.. (disjoint, sorted) chained in scan order."""
+
+    def __init__(self, readers: list[TableReader], start: bytes, end: bytes | None, reverse: bool) -> None:
+        self.readers = list(reversed(readers)) if reverse else list(readers)
+        self.start, self.end, self.reverse = start, end, reverse
+        self.current: TableCursor | None = None
+
+    def next_chunk(self) -> Chunk | None:
+        while True:
+            if self.current is not None:
+                chunk = self.current.next_chunk()
+                if chunk is not None:
+                    return chunk
+            if not self.readers:
+                return None
+            self.current = TableCursor(self.readers.pop(0), self.start, self.end, self.reverse)
+
+
+class _Head:
+    """A cursor's current chunk and position within it."""
+
+    __slots__ = ("cursor", "keys", "seqs", "values", "simple", "pos")
+
+    def __init__(self, cursor) -> None:
+        self.cursor = cursor
+        self.keys: list = []
+        self.seqs: list = []
+        self.values: list = []
+        self.simple = NEVER_SIMPLE
+        self.pos = 0
+
+    def advance(self, reverse: bool) -> bool:
+        """Load the next chunk; False when the cursor is exhausted."""
+        chunk = self.cursor.next_chunk()
+        if chunk is None:
+            return False
+        self.keys, self.seqs, self.values, self.simple = chunk
+        self.pos = len(self.keys) - 1 if reverse else 0
+        return True
+
+
+def merge(cursors: list, read_seq: int, tombs: list[TombstoneIndex], reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+    """Visible pairs at ``read_seq`` from all cursors, in scan order."""
+    heads = []
+    for cursor in cursors:
+        head = _Head(cursor)
+        if head.advance(reverse):
+            heads.append(head)
+    tombs = [t for t in tombs if t]
+    if reverse:
+        return _merge_reverse(heads, read_seq, tombs)
+    return _merge_forward(heads, read_seq, tombs)
+
+
+def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
+    while heads:
+        if len(heads) == 1:
+            head = heads[0]
+            run_end = len(head.keys)
+        else:
+            head = heads[0]
+            for other in heads:
+                if other.keys[other.pos] < head.keys[head.pos]:
+                    head = other
+            bound = min(o.keys[o.pos] for o in heads if o is not head)
+            run_end = bisect_left(head.keys, bound, head.pos)
+        if run_end > head.pos:
+            yield from _run_forward(head, head.pos, run_end, read_seq, tombs)
+            head.pos = run_end
+        else:
+            pair = _tie_forward(heads, head.keys[head.pos], read_seq, tombs)
+            if pair is not None:
+                yield pair
+        heads = [h for h in heads if h.pos < len(h.keys) or h.advance(False)]
+
+
+def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
+    keys, seqs, values = head.keys, head.seqs, head.values
+    if head.simple <= read_seq and not tombs:
+        if a == 0 and b == len(keys):
+            yield from zip(keys, values)
+        else:
+            yield from zip(keys[a:b], values[a:b])
+        return
+    i = a
+    while i < b:
+        key = keys[i]
+        while i < b and keys[i] == key and seqs[i] > read_seq:
+            i += 1
+        if i < b and keys[i] == key:
+            value = values[i]
+            if value is not None and not (tombs and any_covers(tombs, key, seqs[i], read_seq)):
+                yield key, value
+            i += 1
+            while i < b and keys[i] == key:
+                i += 1
+
+
+def _tie_forward(heads: list[_Head], key: bytes, read_seq: int, tombs: list) -> tuple[bytes, bytes] | None:
+    best_seq, best_value = -1, None
+    for head in heads:
+        keys, seqs = head.keys, head.seqs
+        j, n = head.pos, len(keys)
+        while j < n and keys[j] == key:
+            if best_seq < seqs[j] <= read_seq:
+                best_seq, best_value = seqs[j], head.values[j]
+            j += 1
+        head.pos = j
+    if best_seq < 0 or best_value is None:
+        return None
+    if tombs and any_covers(tombs, key, best_seq, read_seq):
+        return None
+    return key, best_value
+
+
+def _merge_reverse(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
+    while heads:
+        if len(heads) == 1:
+            head = heads[0]
+            run_start = 0
+        else:
+            head = heads[0]
+            for other in heads:
+                if other.keys[other.pos] > head.keys[head.pos]:
+                    head = other
+            bound = max(o.keys[o.pos] for o in heads if o is not head)
+            run_start = bisect_right(head.keys, bound, 0, head.pos + 1)
+        if run_start <= head.pos:
+            yield from _run_reverse(head, run_start, head.pos, read_seq, tombs)
+            head.pos = run_start - 1
+        else:
+            pair = _tie_reverse(heads, head.keys[head.pos], read_seq, tombs)
+            if pair is not None:
+                yield pair
+        heads = [h for h in heads if h.pos >= 0 or h.advance(True)]
+
+
+def _run_reverse(head: _Head, a: int, top: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
+    """Entries ``a..top`` (inclusive) in descending key order."""
+    keys, seqs, values = head.keys, head.seqs, head.values
+    if head.simple <= read_seq and not tombs:
+        yield from zip(reversed(keys[a: top + 1]), reversed(values[a: top + 1]))
+        return
+    i = top
+    while i >= a:
+        key = keys[i]
+        g = i
+        while g > a and keys[g - 1] == key:
+            g -= 1
+        for j in range(g, i + 1):  # versions newest first
+            if seqs[j] <= read_seq:
+                value = values[j]
+                if value is not None and not (tombs and any_covers(tombs, key, seqs[j], read_seq)):
+                    yield key, value
+                break
+        i = g - 1
+
+
+def _tie_reverse(heads: list[_Head], key: bytes, read_seq: int, tombs: list) -> tuple[bytes, bytes] | None:
+    best_seq, best_value = -1, None
+    for head in heads:
+        keys, seqs = head.keys, head.seqs
+        j = head.pos
+        while j >= 0 and keys[j] == key:
+            if best_seq < seqs[j] <= read_seq:
+                best_seq, best_value = seqs[j], head.values[j]
+            j -= 1
+        head.pos = j
+    if best_seq < 0 or best_value is None:
+        return None
+    if tombs and any_covers(tombs, key, best_seq, read_seq):
+        return None
+    return key, best_value

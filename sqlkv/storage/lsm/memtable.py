@@ -1,0 +1,142 @@
+"""The memtable: recent writes in memory, until flushed to an L0 SSTable.
+
+``data`` maps each key to its versions ``[(seq, value_or_None), ...]`` oldest first, so a point
+read is one dict lookup. Key order is needed only by scans and flushes, so new keys are appended
+to ``_new_keys`` and merged into a SortedList lazily (a put costs a dict insert and an append,
+not a tree insert). Range tombstones are kept as a list; their fragment index is rebuilt lazily.
+
+Only the engine's writer mutates the active memtable (under ``lock``); readers take ``lock`` only
+to cut a page of sorted keys for a scan. A memtable that has become immutable is never mutated.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from sortedcontainers import SortedList
+
+from sqlkv.storage.kv import OP_DELETE, OP_DELETE_RANGE, OP_PUT
+from sqlkv.storage.lsm.rangedel import RangeTombstone, TombstoneIndex
+
+_ENTRY_OVERHEAD = 48  # rough bytes of Python objects per version, for the size threshold
+SCAN_PAGE = 128
+
+
+class Memtable:
+    def __init__(self, wal_numbers: list[int] | None = None) -> None:
+        self.data: dict[bytes, list[tuple[int, bytes | None]]] = {}
+        self._sorted = SortedList()
+        self._new_keys: list[bytes] = []
+        self.range_tombstones: list[RangeTombstone] = []
+        self._tomb_index: TombstoneIndex | None = TombstoneIndex([])
+        self.lock = threading.Lock()
+        self.size = 0
+        self.entries = 0
+        self.point_tombstones = 0
+        self.min_seq = 0
+        self.max_seq = 0
+        self.wal_numbers: list[int] = list(wal_numbers or [])
+
+    def apply(self, ops: list, base_seq: int) -> None:
+        """Apply a batch's operations, op ``i`` at seq ``base_seq + i``. Caller holds ``lock``."""
+        data = self.data
+        new_keys = self._new_keys
+        size = 0
+        seq = base_seq
+        for op, a, b in ops:
+            if op == OP_PUT:
+                versions = data.get(a)
+                if versions is None:
+                    data[a] = [(seq, b)]
+                    new_keys.append(a)
+                else:
+                    versions.append((seq, b))
+                size += len(a) + len(b) + _ENTRY_OVERHEAD
+            elif op == OP_DELETE:
+                versions = data.get(a)
+                if versions is None:
+                    data[a] = [(seq, None)]
+                    new_keys.append(a)
+                else:
+                    versions.append((seq, None))
+                size += len(a) + _ENTRY_OVERHEAD
+                self.point_tombstones += 1
+            elif op == OP_DELETE_RANGE:
+                self.range_tombstones.append((a, b, seq))
+                self._tomb_index = None
+                size += len(a) + len(b) + _ENTRY_OVERHEAD
+            else:
+                raise ValueError(f"unknown batch op {op}")
+            seq += 1
+        self.entries += len(ops)
+        self.size += size
+        if not self.min_seq:
+            self.min_seq = base_seq
+        self.max_seq = max(self.max_seq, seq - 1)
+
+    def tombstone_index(self) -> TombstoneIndex:
+        index = self._tomb_index
+        if index is None:
+            with self.lock:
+                index = TombstoneIndex(list(self.range_tombstones))
+                self._tomb_index = index
+        return index
+
+    def get(self, key: bytes, seq: int) -> tuple[int, bytes | None] | None:
+        versions = self.data.get(key)
+        if versions is not None:
+            for version in reversed(versions):
+                if version[0] <= seq:
+                    return version
+        return None
+
+    def _sorted_keys(self) -> SortedList:
+        """The key order, merging keys added since the last call. Caller holds ``lock``."""
+        if self._new_keys:
+            self._sorted.update(self._new_keys)
+            self._new_keys = []
+        return self._sorted
+
+    def page(self, lo: bytes, hi: bytes | None, lo_inclusive: bool, hi_inclusive: bool,
+             reverse: bool) -> tuple[list, list, list, bool]:
+        """Up to SCAN_PAGE keys in the range as parallel lists, ascending, newest version first.
+
+        Returns ``(keys, seqs, values, more)``; ``more`` is False when the range is exhausted.
+        """
+        with self.lock:
+            keys = self._sorted_keys().irange(lo, hi, (lo_inclusive, hi_inclusive), reverse=reverse)
+            page = []
+            for key in keys:
+                page.append(key)
+                if len(page) == SCAN_PAGE:
+                    break
+            if reverse:
+                page.reverse()
+            out_keys: list[bytes] = []
+            out_seqs: list[int] = []
+            out_values: list[bytes | None] = []
+            data = self.data
+            for key in page:
+                versions = data[key]
+                if len(versions) == 1:
+                    seq, value = versions[0]
+                    out_keys.append(key)
+                    out_seqs.append(seq)
+                    out_values.append(value)
+                else:
+                    for seq, value in reversed(versions):
+                        out_keys.append(key)
+                        out_seqs.append(seq)
+                        out_values.append(value)
+        return out_keys, out_seqs, out_values, len(page) == SCAN_PAGE
+
+    def sorted_entries(self):
+        """Every version in (key ascending, seq descending) order: what a flush writes."""
+        with self.lock:
+            keys = list(self._sorted_keys())
+        data = self.data
+        for key in keys:
+            versions = data[key]
+            for i in range(len(versions) - 1, -1, -1):
+                seq, value = versions[i]
+                yield key, seq, value

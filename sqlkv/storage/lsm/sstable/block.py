@@ -1,0 +1,90 @@
+"""Block encoding shared by data, index, bloom and range blocks.
+
+A block on disk is ``payload | type:u8 | crc32(payload + type):u32``. The payload of a data
+block is msgpack ``[flags, max_seq, keys, seqs, values]`` -- three parallel lists in (key
+ascending, seq descending) order, ``None`` values being point tombstones. Storing parallel lists
+lets a reader decode a block with one C call and then bisect ``keys`` directly.
+
+``flags`` bit 0: some key has several versions; bit 1: some value is a tombstone. A block with
+neither is "simple": a scan reading at a seq >= max_seq can yield ``zip(keys, values)`` as is.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import msgpack
+
+from sqlkv.errors import CorruptionError
+
+BLOCK_TRAILER = struct.Struct("<BI")
+TRAILER_SIZE = BLOCK_TRAILER.size
+TYPE_RAW = 0
+
+FLAG_MULTI_VERSION = 1
+FLAG_TOMBSTONES = 2
+
+
+class DataBlock:
+    """A decoded data block: parallel lists plus the seq at or above which it is "simple"."""
+
+    __slots__ = ("keys", "seqs", "values", "simple_seq", "size")
+
+    def __init__(self, keys: list, seqs: list, values: list, simple_seq: int, size: int) -> None:
+        self.keys = keys
+        self.seqs = seqs
+        self.values = values
+        # A read at seq >= simple_seq sees every entry as is; -1 ... never (use 1<<63).
+        self.simple_seq = simple_seq
+        self.size = size
+
+
+NEVER_SIMPLE = 1 << 63
+
+
+def seal(payload: bytes) -> bytes:
+    """Append the trailer (type and checksum) to a block payload."""
+    crc = zlib.crc32(payload + bytes([TYPE_RAW])) & 0xFFFFFFFF
+    return payload + BLOCK_TRAILER.pack(TYPE_RAW, crc)
+
+
+def unseal(raw: bytes, path: str, offset: int) -> bytes:
+    """Check a block's trailer and return its payload; CorruptionError naming file and offset."""
+    if len(raw) < TRAILER_SIZE:
+        raise CorruptionError(f"truncated block in {path} at offset {offset}")
+    payload_end = len(raw) - TRAILER_SIZE
+    block_type, crc = BLOCK_TRAILER.unpack_from(raw, payload_end)
+    if zlib.crc32(memoryview(raw)[: payload_end + 1]) & 0xFFFFFFFF != crc:
+        raise CorruptionError(f"checksum mismatch in {path}: block at offset {offset}")
+    if block_type != TYPE_RAW:
+        raise CorruptionError(f"unknown block type {block_type} in {path} at offset {offset}")
+    return raw[:payload_end]
+
+
+def encode_data_block(flags: int, max_seq: int, keys: list, seqs: list, values: list) -> bytes:
+    return seal(msgpack.packb([flags, max_seq, keys, seqs, values], use_bin_type=True))
+
+
+def decode_data_block(raw: bytes, path: str, offset: int) -> DataBlock:
+    payload = unseal(raw, path, offset)
+    try:
+        flags, max_seq, keys, seqs, values = msgpack.unpackb(payload, raw=True, use_list=True)
+    except Exception as exc:  # msgpack raises several types on garbage
+        raise CorruptionError(f"undecodable block in {path} at offset {offset}: {exc}") from None
+    if not (len(keys) == len(seqs) == len(values)):
+        raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
+    simple_seq = NEVER_SIMPLE if flags & (FLAG_MULTI_VERSION | FLAG_TOMBSTONES) else max_seq
+    return DataBlock(keys, seqs, values, simple_seq, len(raw))
+
+
+def encode_msgpack_block(obj: object) -> bytes:
+    return seal(msgpack.packb(obj, use_bin_type=True))
+
+
+def decode_msgpack_block(raw: bytes, path: str, offset: int) -> object:
+    payload = unseal(raw, path, offset)
+    try:
+        return msgpack.unpackb(payload, raw=True, use_list=True)
+    except Exception as exc:
+        raise CorruptionError(f"undecodable block in {path} at offset {offset}: {exc}") from None

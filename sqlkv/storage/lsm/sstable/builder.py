@@ -1,0 +1,176 @@
+"""Writing one SSTable: entries in, blocks, bloom, index and footer out.
+
+Compaction and flush call ``add(key, seq, value)`` in (key ascending, seq descending) order. The
+builder gathers entries into parallel lists and cuts a data block once it passes ``block_size``
+-- but only between two keys, so all versions of a key live in one block (a reader then finds
+them with one bisect). ``finish`` appends the bloom block, the index block (last key, offset and
+size of each data block) and the fixed footer, fsyncs the file and returns its `TableInfo`.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+from sqlkv.storage.lsm.sstable.block import (
+    FLAG_MULTI_VERSION,
+    FLAG_TOMBSTONES,
+    encode_data_block,
+    encode_msgpack_block,
+    seal,
+)
+from sqlkv.storage.lsm.sstable.bloom import build_filter
+
+MAGIC = b"SQLKVSST"
+FORMAT_VERSION = 1
+# index_offset, index_size, bloom_offset, bloom_size, format_version, magic; then crc32 of those.
+FOOTER = struct.Struct("<QIQII8s")
+FOOTER_CRC = struct.Struct("<I")
+FOOTER_SIZE = FOOTER.size + FOOTER_CRC.size
+
+DEFAULT_BLOCK_SIZE = 8 * 1024
+_ENTRY_OVERHEAD = 12  # approximate msgpack bytes per entry besides key and value
+
+
+@dataclass
+class TableInfo:
+    """What the MANIFEST records about one SSTable."""
+
+    number: int
+    size: int
+    smallest: bytes
+    largest: bytes
+    min_seq: int
+    max_seq: int
+    entries: int
+    tombstones: int
+    # Range tombstones with seq <= checked_seq were applied when writing this file; `needs` lists
+    # those among them that still cover some entry here (kept for an older snapshot).
+    checked_seq: int = 0
+    needs: list[int] = field(default_factory=list)
+
+    def to_list(self) -> list:
+        return [self.number, self.size, self.smallest, self.largest, self.min_seq, self.max_seq,
+                self.entries, self.tombstones, self.checked_seq, sorted(self.needs)]
+
+    @classmethod
+    def from_list(cls, row: list) -> TableInfo:
+        return cls(int(row[0]), int(row[1]), bytes(row[2]), bytes(row[3]), int(row[4]),
+                   int(row[5]), int(row[6]), int(row[7]), int(row[8]), [int(x) for x in row[9]])
+
+
+class TableBuilder:
+    """Streams sorted entries into a new SSTable file at ``path``."""
+
+    def __init__(self, path: str, number: int, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
+        self.path = path
+        self.number = number
+        self.block_size = block_size
+        self._file = open(path, "wb")
+        self._offset = 0
+        self._keys: list[bytes] = []
+        self._seqs: list[int] = []
+        self._values: list[bytes | None] = []
+        self._block_bytes = 0
+        self._flags = 0
+        self._block_max_seq = 0
+        self._index_keys: list[bytes] = []
+        self._index_offsets: list[int] = []
+        self._index_sizes: list[int] = []
+        self._hashes: list[int] = []
+        self._last_key: bytes | None = None
+        self.smallest: bytes | None = None
+        self.min_seq = 1 << 62
+        self.max_seq = 0
+        self.entries = 0
+        self.tombstones = 0
+
+    @property
+    def estimated_size(self) -> int:
+        return self._offset + self._block_bytes
+
+    def add(self, key: bytes, seq: int, value: bytes | None) -> None:
+        if key != self._last_key:
+            if self._block_bytes >= self.block_size:
+                self._finish_block()
+            self._hashes.append(zlib.crc32(key))
+            if self.smallest is None:
+                self.smallest = key
+            self._last_key = key
+        elif self._keys:
+            self._flags |= FLAG_MULTI_VERSION
+        self._keys.append(key)
+        self._seqs.append(seq)
+        self._values.append(value)
+        if value is None:
+            self._flags |= FLAG_TOMBSTONES
+            self.tombstones += 1
+            self._block_bytes += len(key) + _ENTRY_OVERHEAD
+        else:
+            self._block_bytes += len(key) + len(value) + _ENTRY_OVERHEAD
+        if seq > self._block_max_seq:
+            self._block_max_seq = seq
+        if seq < self.min_seq:
+            self.min_seq = seq
+        if seq > self.max_seq:
+            self.max_seq = seq
+        self.entries += 1
+
+    def _finish_block(self) -> None:
+        if not self._keys:
+            return
+        raw = encode_data_block(self._flags, self._block_max_seq, self._keys, self._seqs, self._values)
+        self._write(raw, self._keys[-1])
+        self._keys, self._seqs, self._values = [], [], []
+        self._block_bytes = 0
+        self._flags = 0
+        self._block_max_seq = 0
+
+    def _write(self, raw: bytes, index_key: bytes | None) -> int:
+        offset = self._offset
+        self._file.write(raw)
+        self._offset += len(raw)
+        if index_key is not None:
+            self._index_keys.append(index_key)
+            self._index_offsets.append(offset)
+            self._index_sizes.append(len(raw))
+        return offset
+
+    def finish(self, checked_seq: int = 0, needs: list[int] | None = None) -> TableInfo:
+        """Write the remaining block, bloom, index and footer; fsync; close."""
+        self._finish_block()
+        bloom_raw = seal(build_filter(self._hashes))
+        bloom_offset = self._write(bloom_raw, None)
+        index_raw = encode_msgpack_block([self._index_keys, self._index_offsets, self._index_sizes])
+        index_offset = self._write(index_raw, None)
+        footer = FOOTER.pack(index_offset, len(index_raw), bloom_offset, len(bloom_raw),
+                             FORMAT_VERSION, MAGIC)
+        self._file.write(footer + FOOTER_CRC.pack(zlib.crc32(footer) & 0xFFFFFFFF))
+        self._offset += FOOTER_SIZE
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        return TableInfo(
+            number=self.number,
+            size=self._offset,
+            smallest=self.smallest or b"",
+            largest=self._last_key or b"",
+            min_seq=self.min_seq if self.entries else 0,
+            max_seq=self.max_seq,
+            entries=self.entries,
+            tombstones=self.tombstones,
+            checked_seq=checked_seq,
+            needs=list(needs or []),
+        )
+
+    def abandon(self) -> None:
+        """Close and remove a partly written file (compaction failed or engine closing)."""
+        try:
+            self._file.close()
+        finally:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass

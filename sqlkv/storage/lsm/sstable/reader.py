@@ -1,0 +1,170 @@
+"""Reading one SSTable: footer, index and bloom loaded lazily, data blocks via the block cache.
+
+A point lookup runs: bloom check -> bisect the index's last-key list -> cached block (or pread,
+checksum, decode) -> bisect the block's keys -> first version with seq <= the read seq. A scan
+asks for the block numbers covering its range and walks them through `block`.
+
+Nothing is read when a reader is created: opening a database touches only the MANIFEST, and a
+table's footer, index and bloom are read on its first use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from bisect import bisect_left
+
+from sqlkv.errors import CorruptionError
+from sqlkv.storage.lsm.cache import BlockCache
+from sqlkv.storage.lsm.sstable.block import DataBlock, decode_data_block, decode_msgpack_block, unseal
+from sqlkv.storage.lsm.sstable.bloom import BloomFilter
+from sqlkv.storage.lsm.sstable.builder import FOOTER, FOOTER_CRC, FOOTER_SIZE, FORMAT_VERSION, MAGIC
+
+
+class TableReader:
+    """Lookups in one immutable SSTable. Safe to share between threads."""
+
+    def __init__(self, path: str, number: int, size: int, cache: BlockCache) -> None:
+        self.path = path
+        self.number = number
+        self.size = size
+        self.cache = cache
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+        self._loaded = False
+        self.index_keys: list[bytes] = []
+        self.index_offsets: list[int] = []
+        self.index_sizes: list[int] = []
+        self.bloom: BloomFilter | None = None
+        self.bloom_negatives = 0
+
+    # -- opening -------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read footer, index and bloom (once). Raises CorruptionError naming the file."""
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise CorruptionError(f"table file {self.path} is missing") from None
+            try:
+                self._read_metadata(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._fd = fd
+            self._loaded = True
+
+    def _read_metadata(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if size != self.size or size < FOOTER_SIZE:
+            raise CorruptionError(f"table file {self.path} has size {size}, expected {self.size}")
+        footer = os.pread(fd, FOOTER_SIZE, size - FOOTER_SIZE)
+        body = footer[: FOOTER.size]
+        (crc,) = FOOTER_CRC.unpack_from(footer, FOOTER.size)
+        if zlib.crc32(body) & 0xFFFFFFFF != crc:
+            raise CorruptionError(f"checksum mismatch in {self.path}: footer at offset {size - FOOTER_SIZE}")
+        index_off, index_size, bloom_off, bloom_size, version, magic = FOOTER.unpack(body)
+        if magic != MAGIC or version != FORMAT_VERSION:
+            raise CorruptionError(f"{self.path} is not a sqlkv table (format {version})")
+        if index_off + index_size > size or bloom_off + bloom_size > size:
+            raise CorruptionError(f"footer of {self.path} points outside the file")
+        index = decode_msgpack_block(os.pread(fd, index_size, index_off), self.path, index_off)
+        if not (isinstance(index, list) and len(index) == 3 and len(index[0]) == len(index[1]) == len(index[2])):
+            raise CorruptionError(f"malformed index block in {self.path} at offset {index_off}")
+        self.index_keys, self.index_offsets, self.index_sizes = index
+        self.bloom = BloomFilter(unseal(os.pread(fd, bloom_size, bloom_off), self.path, bloom_off))
+
+    # -- blocks --------------------------------------------------------------------------
+
+    def block(self, i: int) -> DataBlock:
+        """Data block number ``i`` (0-based), from the cache or the disk."""
+        offset = self.index_offsets[i]
+        key = (self.number, offset)
+        blk = self.cache.get(key)
+        if blk is not None:
+            return blk
+        fd = self._fd
+        if fd is None:
+            raise CorruptionError(f"table file {self.path} was closed while in use")
+        raw = os.pread(fd, self.index_sizes[i], offset)
+        blk = decode_data_block(raw, self.path, offset)
+        if blk.keys and (i + 1 < len(self.index_keys)) and blk.keys[-1] != self.index_keys[i]:
+            raise CorruptionError(f"index of {self.path} disagrees with block at offset {offset}")
+        self.cache.put(key, blk, blk.size)
+        return blk
+
+    def get(self, key: bytes, seq: int) -> tuple[int, bytes | None] | None:
+        """``(version seq, value)`` of the newest version of ``key`` at or below ``seq``.
+
+        None when the table holds no such version. A None value is a tombstone.
+        """
+        if not self._loaded:
+            self.load()
+        if not self.bloom.may_contain(key):  # type: ignore[union-attr]
+            self.bloom_negatives += 1
+            return None
+        i = bisect_left(self.index_keys, key)
+        if i == len(self.index_keys):
+            return None
+        blk = self.block(i)
+        keys = blk.keys
+        j = bisect_left(keys, key)
+        n = len(keys)
+        seqs = blk.seqs
+        while j < n and keys[j] == key:
+            if seqs[j] <= seq:
+                return seqs[j], blk.values[j]
+            j += 1
+        return None
+
+    def first_block_for(self, key: bytes) -> int:
+        """Index of the first block that may hold keys >= ``key``."""
+        if not self._loaded:
+            self.load()
+        return bisect_left(self.index_keys, key)
+
+    def last_block_for(self, end: bytes | None) -> int:
+        """Index of the last block that may hold keys < ``end`` (end None: the last block)."""
+        if not self._loaded:
+            self.load()
+        n = len(self.index_keys)
+        if end is None:
+            return n - 1
+        return min(n - 1, bisect_left(self.index_keys, end))
+
+    @property
+    def block_count(self) -> int:
+        if not self._loaded:
+            self.load()
+        return len(self.index_keys)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __del__(self) -> None:
+        fd = self._fd
+        if fd is not None:
+            self._fd = None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def iter_table(reader: TableReader):
+    """Every entry of a table as ``(key, seq, value)``, bypassing the block cache (compaction
+    reads each block once; caching it would evict blocks that readers want)."""
+    reader.load()
+    fd = reader._fd
+    for offset, size in zip(reader.index_offsets, reader.index_sizes):
+        blk = decode_data_block(os.pread(fd, size, offset), reader.path, offset)
+        yield from zip(blk.keys, blk.seqs, blk.values)
