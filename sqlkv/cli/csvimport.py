@@ -1,0 +1,151 @@
+"""``.import data.csv items``: load a CSV file into a table, with a progress bar on a terminal.
+
+If ``items`` does not exist, the file's first row names its columns and the table is created
+with TEXT columns. If it exists, a first row equal to its column names is taken as a header
+and skipped; every other row fills the columns in order. CSV fields are text, and sqlkv's
+assignment casts are strict, so each field is converted here to the column's type first
+(empty field -> NULL for non-text columns; ``"12"`` -> 12 for INT). Rows go in with
+``Session.executemany`` in batches of `BATCH_ROWS`, each batch its own transaction (unless a
+transaction is already open): memory stays bounded for big files, and an error reports how
+many rows were loaded before it.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import sys
+from collections.abc import Callable, Iterator
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sqlkv.cli.introspect import SchemaReader, quote_ident
+from sqlkv.errors import DataError, Error
+
+BATCH_ROWS = 1000
+
+_TRUE = {"true", "t", "1", "yes", "y", "on"}
+_FALSE = {"false", "f", "0", "no", "n", "off"}
+
+
+def _to_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ValueError(text)
+
+
+def _to_bytes(text: str) -> bytes:
+    if text.startswith("\\x"):
+        return bytes.fromhex(text[2:])
+    return text.encode("utf-8")
+
+
+_CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "INT": lambda s: int(s.strip()),
+    "FLOAT": lambda s: float(s.strip()),
+    "DECIMAL": lambda s: Decimal(s.strip()),
+    "BOOL": _to_bool,
+    "DATE": lambda s: datetime.date.fromisoformat(s.strip()),
+    "TIMESTAMP": lambda s: datetime.datetime.fromisoformat(s.strip()),
+    "BYTES": _to_bytes,
+}
+
+
+def _converter(kind: str) -> Callable[[str], Any]:
+    convert = _CONVERTERS.get(kind)
+    if convert is None:  # TEXT (and anything unknown) takes the field as it is
+        return lambda s: s
+
+    def typed(text: str) -> Any:
+        return None if text == "" else convert(text)
+
+    return typed
+
+
+def _count_lines(path: str) -> int:
+    count = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            count += block.count(b"\n")
+    return count
+
+
+def import_csv(session: Any, path: str, table_name: str, progress: bool = False) -> int:
+    """Load ``path`` into ``table_name``; return the number of rows inserted."""
+    reader = SchemaReader(session)
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = csv.reader(fh)
+        first = next(rows, None)
+        if first is None:
+            return 0
+        table = reader.find_table(table_name)
+        if table is None:
+            columns = ", ".join(f"{quote_ident(name)} TEXT" for name in first)
+            session.execute(f"CREATE TABLE {quote_ident(table_name)} ({columns})")
+            table = reader.find_table(table_name)
+            pending: list[list[str]] = []
+        else:
+            visible = [c.name.lower() for c in table.columns if not c.hidden]
+            pending = [] if [f.strip().lower() for f in first] == visible else [first]
+        columns = [c for c in table.columns if not c.hidden]
+        converters = [_converter(c.type.kind) for c in columns]
+        names = ", ".join(quote_ident(c.name) for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        insert = f"INSERT INTO {quote_ident(table.name)} ({names}) VALUES ({marks})"
+        source = _chain(pending, rows)
+        if progress and sys.stdout.isatty():
+            return _with_progress(session, insert, source, converters, columns, path, table.name)
+        return _load(session, insert, source, converters, columns, path)
+
+
+def _chain(first: list[list[str]], rest: Iterator[list[str]]) -> Iterator[list[str]]:
+    yield from first
+    yield from rest
+
+
+def _with_progress(session: Any, insert: str, source: Iterator[list[str]], converters: list,
+                   columns: list, path: str, table: str) -> int:
+    from prompt_toolkit.shortcuts import ProgressBar
+
+    total = _count_lines(path)
+    with ProgressBar(title=f"importing {path} into {table}") as bar:
+        return _load(session, insert, bar(source, total=total), converters, columns, path)
+
+
+def _load(session: Any, insert: str, source: Any, converters: list, columns: list, path: str) -> int:
+    loaded = 0
+    batch: list[tuple] = []
+    for line_no, fields in enumerate(source, start=1):
+        batch.append(_convert(fields, converters, columns, path, line_no))
+        if len(batch) >= BATCH_ROWS:
+            loaded += _insert(session, insert, batch, loaded)
+            batch = []
+    if batch:
+        loaded += _insert(session, insert, batch, loaded)
+    return loaded
+
+
+def _insert(session: Any, insert: str, batch: list[tuple], loaded: int) -> int:
+    try:
+        session.executemany(insert, batch)
+    except Error as exc:
+        raise type(exc)(f"{exc} ({loaded} rows were imported before this batch)") from None
+    return len(batch)
+
+
+def _convert(fields: list[str], converters: list, columns: list, path: str, line_no: int) -> tuple:
+    if len(fields) != len(columns):
+        raise DataError(f"{path}: record {line_no} has {len(fields)} fields, expected {len(columns)}")
+    out = []
+    for text, convert, col in zip(fields, converters, columns):
+        try:
+            out.append(convert(text))
+        except (ValueError, InvalidOperation):
+            raise DataError(
+                f'{path}: record {line_no}: value "{text}" is not valid for column "{col.name}" '
+                f"of type {col.type.sql()}"
+            ) from None
+    return tuple(out)

@@ -1,0 +1,240 @@
+"""The REPL's dot commands: ``.tables``, ``.schema``, ``.kv``, ``.import``, ``.dump`` and friends.
+
+``.kv users 5`` looks ``users`` up in the catalog, scans the first five KV pairs under its
+table prefix ``/Table/<id>/`` from an engine snapshot, and prints each key in the key grammar
+(``/users/primary/1/0``) beside its decoded value (``{name: "alice"}``), which shows how rows
+and index entries are laid out. Every command is a function ``cmd_x(shell, args)`` listed in
+`COMMANDS` with its usage and one line of help; unknown commands and bad arguments print a
+message and leave the shell running.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sqlkv.cli.introspect import (
+    SchemaReader,
+    create_index_sql,
+    create_table_sql,
+    create_view_sql,
+    dump_lines,
+    quote_ident,
+)
+from sqlkv.cli.render import MODES, RenderOptions, render
+from sqlkv.errors import Error, ProgrammingError
+
+
+class DotError(Exception):
+    """A dot command's own usage error (printed as ``Error: ...``)."""
+
+
+def run_dot_command(shell: Any, text: str) -> None:
+    """Parse ``.name args...`` and run it; errors are printed, never raised."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        shell.report(DotError(f"cannot parse command: {exc}"))
+        return
+    name, args = words[0][1:].lower(), words[1:]
+    entry = COMMANDS.get(name)
+    if entry is None:
+        shell.report(DotError(f'unknown command ".{name}"; try .help'))
+        return
+    try:
+        entry[0](shell, args)
+    except DotError as exc:
+        shell.report(exc)
+    except Exception as exc:  # noqa: BLE001 - the shell must survive every command
+        shell.report(exc)
+
+
+def _on_off(args: list[str], what: str) -> bool:
+    if len(args) != 1 or args[0].lower() not in ("on", "off"):
+        raise DotError(f"usage: .{what} on|off")
+    return args[0].lower() == "on"
+
+
+def _table(shell: Any, name: str) -> Any:
+    table = SchemaReader(shell.state.session).find_table(name)
+    if table is None:
+        raise DotError(f'relation "{name}" does not exist')
+    return table
+
+
+def _write_table(shell: Any, names: list[str], rows: list[tuple]) -> None:
+    """Internal listings are shown as tables (csv/json modes keep their format)."""
+    render(names, rows, shell.state.out, shell.state.render)
+
+
+# -- the commands --------------------------------------------------------------------------
+
+
+def cmd_help(shell: Any, args: list[str]) -> None:
+    width = max(len(usage) for _, usage, _ in COMMANDS.values())
+    for _, usage, help_text in COMMANDS.values():
+        shell.state.out.write(f"{usage.ljust(width)}  {help_text}\n")
+    shell.state.out.write("Statements end with ';'. Ctrl-C cancels a running statement, Ctrl-D exits.\n")
+
+
+def cmd_quit(shell: Any, args: list[str]) -> None:
+    shell.quit_requested = True
+
+
+def cmd_tables(shell: Any, args: list[str]) -> None:
+    reader = SchemaReader(shell.state.session)
+    names = [t.name for t in reader.tables()] + [v.name for v in reader.views()]
+    pattern = args[0].lower() if args else None
+    shell.state.out.write("\n".join(n for n in sorted(names) if not pattern or pattern in n.lower()))
+    shell.state.out.write("\n" if names else "")
+
+
+def cmd_schema(shell: Any, args: list[str]) -> None:
+    reader = SchemaReader(shell.state.session)
+    if args:
+        table = reader.find_table(args[0])
+        if table is not None:
+            _print_table_ddl(shell, table)
+            return
+        view = reader.find_view(args[0])
+        if view is None:
+            raise DotError(f'relation "{args[0]}" does not exist')
+        shell.state.out.write(create_view_sql(view) + "\n")
+        return
+    for table in reader.tables():
+        _print_table_ddl(shell, table)
+    for view in reader.views():
+        shell.state.out.write(create_view_sql(view) + "\n")
+
+
+def _print_table_ddl(shell: Any, table: Any) -> None:
+    shell.state.out.write(create_table_sql(table) + "\n")
+    for index in table.indexes:
+        shell.state.out.write(create_index_sql(table, index) + "\n")
+
+
+def cmd_indexes(shell: Any, args: list[str]) -> None:
+    reader = SchemaReader(shell.state.session)
+    tables = [_table(shell, args[0])] if args else reader.tables()
+    rows = []
+    for table in tables:
+        for index in table.all_indexes():
+            cols = ", ".join(
+                table.column_by_id(c).name + (" DESC" if d else "")
+                for c, d in zip(index.column_ids, index.descending)
+            )
+            storing = ", ".join(table.column_by_id(c).name for c in index.storing)
+            kind = "primary" if index is table.primary_index else ("unique" if index.unique else "")
+            rows.append((table.name, index.name, index.id, kind, cols, storing))
+    _write_table(shell, ["table", "index", "id", "kind", "columns", "storing"], rows)
+
+
+def cmd_explain(shell: Any, args: list[str]) -> None:
+    shell.state.explain = _on_off(args, "explain")
+
+
+def cmd_timer(shell: Any, args: list[str]) -> None:
+    shell.state.timer = _on_off(args, "timer")
+
+
+def cmd_headers(shell: Any, args: list[str]) -> None:
+    shell.state.render.headers = _on_off(args, "headers")
+
+
+def cmd_mode(shell: Any, args: list[str]) -> None:
+    if not args:
+        shell.state.out.write(f"current output mode: {shell.state.render.mode}\n")
+        return
+    if len(args) != 1 or args[0].lower() not in MODES:
+        raise DotError(f"usage: .mode {'|'.join(MODES)}")
+    shell.state.render.mode = args[0].lower()
+
+
+def cmd_stats(shell: Any, args: list[str]) -> None:
+    stats = shell.state.session.db.engine.stats()
+    rows = [(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else value)
+            for key, value in _flatten(stats)]
+    _write_table(shell, ["stat", "value"], rows)
+
+
+def _flatten(stats: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def cmd_kv(shell: Any, args: list[str]) -> None:
+    if not args or len(args) > 2:
+        raise DotError("usage: .kv TABLE [LIMIT]")
+    try:
+        limit = int(args[1]) if len(args) == 2 else 20
+    except ValueError:
+        raise DotError(f"LIMIT must be a number, not {args[1]!r}") from None
+    table = _table(shell, args[0])
+    from sqlkv.cli.kvview import kv_rows
+
+    rows = kv_rows(shell.state.session, table, limit)
+    _write_table(shell, ["key", "value"], rows)
+
+
+def cmd_read(shell: Any, args: list[str]) -> None:
+    if len(args) != 1:
+        raise DotError("usage: .read FILE")
+    try:
+        with open(args[0], encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise DotError(f"cannot read {args[0]}: {exc.strerror}") from None
+    shell.run_sql(text)
+
+
+def cmd_dump(shell: Any, args: list[str]) -> None:
+    out = shell.state.out
+    if args:
+        try:
+            out = open(args[0], "w", encoding="utf-8")
+        except OSError as exc:
+            raise DotError(f"cannot write {args[0]}: {exc.strerror}") from None
+    try:
+        for line in dump_lines(shell.state.session, SchemaReader(shell.state.session)):
+            out.write(line + "\n")
+    finally:
+        if out is not shell.state.out:
+            out.close()
+
+
+def cmd_import(shell: Any, args: list[str]) -> None:
+    if len(args) != 2:
+        raise DotError("usage: .import FILE.csv TABLE")
+    from sqlkv.cli.csvimport import import_csv
+
+    path, table = args
+    if not os.path.exists(path):
+        raise DotError(f"cannot read {path}: no such file")
+    count = import_csv(shell.state.session, path, table, progress=shell.state.interactive)
+    shell.state.out.write(f"imported {count} row{'' if count == 1 else 's'} into {table}\n")
+
+
+COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
+    "help": (cmd_help, ".help", "show this list"),
+    "tables": (cmd_tables, ".tables [PATTERN]", "list tables and views"),
+    "schema": (cmd_schema, ".schema [TABLE]", "show CREATE statements"),
+    "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
+    "explain": (cmd_explain, ".explain on|off", "print each statement's plan before running it"),
+    "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
+    "stats": (cmd_stats, ".stats", "storage engine statistics"),
+    "timer": (cmd_timer, ".timer on|off", "print the run time of each statement"),
+    "mode": (cmd_mode, ".mode MODE", f"output mode: {'|'.join(MODES)}"),
+    "headers": (cmd_headers, ".headers on|off", "print column names"),
+    "read": (cmd_read, ".read FILE", "run the statements in FILE"),
+    "import": (cmd_import, ".import FILE.csv TABLE", "load CSV rows into TABLE (created if missing)"),
+    "dump": (cmd_dump, ".dump [FILE]", "SQL that recreates the database"),
+    "quit": (cmd_quit, ".quit", "exit (also .exit, Ctrl-D)"),
+    "exit": (cmd_quit, ".exit", "exit"),
+}

@@ -1,0 +1,195 @@
+"""What the shell knows about the schema: descriptors, as SQL text, and SQL literals for dumps.
+
+``.schema users`` reads the ``users`` `TableDescriptor` through a `Catalog` bound to a
+read-only transaction and prints it back as DDL::
+
+    CREATE TABLE users (
+      id INT PRIMARY KEY,
+      email VARCHAR(100) NOT NULL
+    );
+    CREATE UNIQUE INDEX users_email_key ON users (email);
+
+``.dump`` uses the same text, followed by one INSERT per row (rows stream from ``SELECT *``;
+`sql_literal` writes each value so that it reads back as the same value and type). Indexes are
+created after the data, which makes a reload faster.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+_PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+# Words that cannot be bare column or table names; anything here gets double quotes.
+_RESERVED = frozenset(
+    """all and as asc between by case check collate column constraint create cross default
+    delete desc distinct drop else end except exists false family for foreign from full group
+    having in index inner insert intersect into is join key left like limit not null offset on
+    or order outer primary references right select set table then to true union unique update
+    using values view when where with""".split()
+)
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a SQL identifier: bare when it is a plain lower-case word, else quoted."""
+    if _PLAIN_NAME.match(name) and name not in _RESERVED:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_literal(value: Any) -> str:
+    """A SQL literal that evaluates back to ``value`` (same type where SQL can say it)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"CAST('{value!r}' AS FLOAT)"
+        return repr(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
+    if isinstance(value, datetime.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, datetime.date):
+        return f"DATE '{value.isoformat()}'"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+class SchemaReader:
+    """Descriptor reads for the shell, each in a short read-only transaction."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def _catalog(self) -> tuple[Any, Any]:
+        from sqlkv.catalog import Catalog
+
+        db = self.session.db
+        txn = db.txn_manager.begin(read_only=True)
+        return txn, Catalog(txn, getattr(db, "descriptor_cache", None))
+
+    def tables(self) -> list[Any]:
+        """User tables (not views, not virtual tables), by name."""
+        txn, catalog = self._catalog()
+        try:
+            return sorted(
+                (t for t in catalog.list_tables() if getattr(t, "virtual", None) is None),
+                key=lambda t: t.name,
+            )
+        finally:
+            txn.rollback()
+
+    def views(self) -> list[Any]:
+        txn, catalog = self._catalog()
+        try:
+            return sorted(catalog.list_views(), key=lambda v: v.name)
+        finally:
+            txn.rollback()
+
+    def find_table(self, name: str) -> Any | None:
+        txn, catalog = self._catalog()
+        try:
+            return catalog.find_table(name)
+        finally:
+            txn.rollback()
+
+    def find_view(self, name: str) -> Any | None:
+        txn, catalog = self._catalog()
+        try:
+            return catalog.get_view(name)
+        finally:
+            txn.rollback()
+
+    def names(self) -> dict[str, list[str]]:
+        """Table and view names -> their visible column names (for completion)."""
+        out = {t.name: [c.name for c in t.columns if not c.hidden] for t in self.tables()}
+        for view in self.views():
+            out[view.name] = list(view.column_names or [])
+        return out
+
+
+def _key_list(table: Any, index: Any) -> str:
+    parts = []
+    for col_id, desc in zip(index.column_ids, index.descending):
+        name = quote_ident(table.column_by_id(col_id).name)
+        parts.append(f"{name} DESC" if desc else name)
+    return ", ".join(parts)
+
+
+def _implicit_pk(table: Any) -> bool:
+    """True when the primary key is the hidden rowid (a table declared without one)."""
+    ids = table.primary_index.column_ids
+    return len(ids) == 1 and table.column_by_id(ids[0]).hidden
+
+
+def create_table_sql(table: Any) -> str:
+    """``CREATE TABLE`` text recreating ``table``'s columns, key, checks and families."""
+    pk = table.primary_index
+    inline_pk = (
+        not _implicit_pk(table) and len(pk.column_ids) == 1 and not pk.descending[0]
+    )
+    lines = []
+    for col in table.columns:
+        if col.hidden:
+            continue
+        line = f"  {quote_ident(col.name)} {col.type.sql()}"
+        if inline_pk and col.id == pk.column_ids[0]:
+            line += " PRIMARY KEY"
+        elif not col.nullable:
+            line += " NOT NULL"
+        if col.default_sql is not None:
+            line += f" DEFAULT {col.default_sql}"
+        lines.append(line)
+    if not _implicit_pk(table) and not inline_pk:
+        lines.append(f"  PRIMARY KEY ({_key_list(table, pk)})")
+    for check in table.checks:
+        lines.append(f"  CONSTRAINT {quote_ident(check.name)} CHECK ({check.expr_sql})")
+    if len(table.families) > 1:
+        for fam in table.families:
+            cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fam.column_ids)
+            lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols})")
+    return f"CREATE TABLE {quote_ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
+
+
+def create_index_sql(table: Any, index: Any) -> str:
+    unique = "UNIQUE " if index.unique else ""
+    text = f"CREATE {unique}INDEX {quote_ident(index.name)} ON {quote_ident(table.name)} ({_key_list(table, index)})"
+    if index.storing:
+        stored = ", ".join(quote_ident(table.column_by_id(c).name) for c in index.storing)
+        text += f" STORING ({stored})"
+    return text + ";"
+
+
+def create_view_sql(view: Any) -> str:
+    cols = ""
+    if view.column_names:
+        cols = " (" + ", ".join(quote_ident(c) for c in view.column_names) + ")"
+    return f"CREATE VIEW {quote_ident(view.name)}{cols} AS {view.query_sql};"
+
+
+def dump_lines(session: Any, reader: SchemaReader) -> Iterator[str]:
+    """The lines of a SQL script recreating the database (schema, rows, indexes, views)."""
+    yield "BEGIN;"
+    tables = reader.tables()
+    for table in tables:
+        yield create_table_sql(table)
+        columns = [c for c in table.columns if not c.hidden]
+        names = ", ".join(quote_ident(c.name) for c in columns)
+        select = f"SELECT {names} FROM {quote_ident(table.name)}"
+        prefix = f"INSERT INTO {quote_ident(table.name)} ({names}) VALUES ("
+        for row in session.execute(select):
+            yield prefix + ", ".join(sql_literal(v) for v in row) + ");"
+    for table in tables:
+        for index in table.indexes:
+            yield create_index_sql(table, index)
+    for view in reader.views():
+        yield create_view_sql(view)
+    yield "COMMIT;"

@@ -1,0 +1,168 @@
+"""The ``sqlkv`` command: REPL, script runner, and the test/check/bench subcommands.
+
+``sqlkv shop.db -c "SELECT count(*) FROM orders"`` parses its arguments here, opens the
+database directory (``:memory:`` when none is given), starts an autocommit `Session` and hands
+the text to `run_statements`, which prints the result and sets the exit status. Without
+``-c``/``-f`` it reads a script from stdin when stdin is not a terminal, and otherwise starts
+the interactive REPL (`sqlkv.cli.repl`).
+
+The first argument selects a subcommand only when it is one of ``test``, ``check``,
+``bench``; anything else is the database path (write ``./test`` for a database named test).
+Subcommands import their modules lazily, so a missing one is a clear message, not a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Any
+
+from sqlkv.cli.render import MODES, RenderOptions
+from sqlkv.cli.script import ScriptRun, describe_error, run_statements
+from sqlkv.errors import Error
+
+SUBCOMMANDS = ("test", "check", "bench")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``sqlkv`` console script; returns the process exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] in SUBCOMMANDS:
+            return _run_subcommand(args)
+        return _run_database(_database_parser().parse_args(args))
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+# -- sqlkv [DATABASE] ------------------------------------------------------------------------
+
+
+def _database_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sqlkv",
+        description="SQL over an ordered key-value store. Without -c/-f: an interactive shell "
+        "(or a script read from stdin when it is not a terminal).",
+        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv bench {kv,sql} ...",
+    )
+    parser.add_argument(
+        "database", nargs="?", default=":memory:",
+        help="database directory (created if missing); default: a temporary in-memory database",
+    )
+    parser.add_argument("-c", "--command", action="append", default=[], metavar="SQL",
+                        help="run these ;-separated statements and exit (repeatable)")
+    parser.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
+                        help="run the statements in FILE and exit (repeatable)")
+    parser.add_argument("--mode", choices=MODES, default="table", help="output mode (default: table)")
+    parser.add_argument("--headers", action=argparse.BooleanOptionalAction, default=True,
+                        help="print column names (default: on)")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="report errors and continue instead of stopping at the first one")
+    parser.add_argument("--echo", action="store_true", help="print each statement before running it")
+    parser.add_argument("--durability", choices=("full", "normal", "off"),
+                        help="fsync policy of the storage engine")
+    parser.add_argument("--cache-size", type=int, metavar="BYTES", help="block cache size")
+    parser.add_argument("--read-only", action="store_true", help="open the database read-only")
+    return parser
+
+
+def open_session(path: str, args: argparse.Namespace | None = None) -> Any:
+    """Open ``path`` and return an autocommit `Session` on it."""
+    from sqlkv.sql.session import Database, Session
+
+    options: dict[str, Any] = {}
+    if args is not None:
+        if args.durability:
+            options["durability"] = args.durability
+        if args.cache_size is not None:
+            options["cache_size"] = args.cache_size
+        if args.read_only:
+            options["read_only"] = True
+    return Session(Database.open(path, **options), autocommit=True)
+
+
+def close_session(session: Any, err: Any = None) -> None:
+    """Close a CLI session; a transaction the user left open is rolled back, and said so."""
+    err = err or sys.stderr
+    try:
+        if session.in_transaction:
+            err.write("warning: the open transaction was rolled back (no COMMIT)\n")
+            session.rollback()
+    finally:
+        session.close()
+
+
+def _run_database(args: argparse.Namespace) -> int:
+    try:
+        session = open_session(args.database, args)
+    except Error as exc:
+        sys.stderr.write(f"sqlkv: {args.database}: {describe_error(exc)}\n")
+        return 1
+    try:
+        run = ScriptRun(render=RenderOptions(mode=args.mode, headers=args.headers),
+                        keep_going=args.keep_going, echo=args.echo)
+        if args.file or args.command:
+            return _run_sources(session, args, run)
+        if not sys.stdin.isatty():
+            return run_statements(session, sys.stdin.read(), "<stdin>", run)
+        from sqlkv.cli.repl import Repl
+
+        return Repl(session, args.database, render=run.render).run()
+    finally:
+        close_session(session)
+
+
+def _run_sources(session: Any, args: argparse.Namespace, run: ScriptRun) -> int:
+    status = 0
+    sources: list[tuple[str, str]] = []
+    for path in args.file:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                sources.append((path, fh.read()))
+        except OSError as exc:
+            sys.stderr.write(f"sqlkv: cannot read {path}: {exc.strerror}\n")
+            return 1
+    sources += [("<command>", text) for text in args.command]
+    for name, text in sources:
+        status = max(status, run_statements(session, text, name, run))
+        if status and not run.keep_going:
+            break
+    return status
+
+
+# -- sqlkv test | check | bench ----------------------------------------------------------------
+
+
+def _run_subcommand(args: list[str]) -> int:
+    name, rest = args[0], args[1:]
+    if name == "test":
+        return _delegate("sqlkv.tools.slt", "run", rest, "the sqllogictest runner")
+    if name == "check":
+        return _delegate("sqlkv.sql.check", "run", rest, "the consistency checker")
+    parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
+    parser.add_argument("suite", choices=("kv", "sql"), help="kv: the storage engine; sql: SQL vs sqlite3")
+    known, extra = parser.parse_known_args(rest[:1])
+    return _delegate(f"sqlkv.bench.{known.suite}", "run", extra + rest[1:], f"the {known.suite} benchmark")
+
+
+def _delegate(module_name: str, func_name: str, argv: list[str], what: str) -> int:
+    """Call ``module.func(argv)``; a module not there yet gives a message, not a traceback."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            sys.stderr.write(f"sqlkv: {what} is not available in this build ({module_name} missing)\n")
+            return 2
+        raise
+    func = getattr(module, func_name, None)
+    if func is None:
+        sys.stderr.write(f"sqlkv: {module_name} has no {func_name}(argv) entry point\n")
+        return 2
+    status = func(argv)
+    return int(status or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Result rendering for the REPL and scripts: table, box, markdown, csv, json and line modes.
+
+``SELECT id, name FROM users`` in table mode comes out as::
+
+    +----+-------+
+    | id | name  |
+    +----+-------+
+    |  1 | alice |
+    +----+-------+
+
+`render` takes the column names and a row iterator and writes to a text stream as it goes.
+csv, json and line modes stream row by row. The aligned modes (table, box, markdown) need
+column widths, so they read rows in pages of `PAGE_ROWS`: widths come from the first page and
+grow for later pages when needed, so a huge result never sits in memory whole. Widths are
+measured with ``wcwidth`` (a prompt-toolkit dependency) so CJK text and emoji line up.
+
+This is a small hand-written renderer rather than a library: none of the project's
+dependencies renders tables, and the six modes take less code than adapting one would.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from itertools import islice
+from typing import Any, TextIO
+
+from wcwidth import wcswidth
+
+MODES = ("table", "box", "csv", "json", "line", "markdown")
+PAGE_ROWS = 1000
+
+
+@dataclass
+class RenderOptions:
+    mode: str = "table"
+    headers: bool = True
+    null: str = "NULL"
+
+
+def format_value(value: Any, null: str = "NULL") -> str:
+    """A value as text for the aligned, line and csv modes."""
+    if value is None:
+        return null
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes):
+        return "\\x" + value.hex()
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        # JSON has no inf/nan; text keeps them visible rather than breaking the document.
+        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    return format_value(value)
+
+
+def _width(text: str) -> int:
+    w = wcswidth(text)
+    return len(text) if w < 0 else w  # control characters: fall back to code points
+
+
+def _is_numeric(value: Any) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def render(names: list[str], rows: Iterable[tuple], out: TextIO, opts: RenderOptions) -> int:
+    """Write ``rows`` under ``names`` to ``out`` in ``opts.mode``; return the row count."""
+    renderer = {
+        "table": _render_aligned,
+        "box": _render_aligned,
+        "markdown": _render_aligned,
+        "csv": _render_csv,
+        "json": _render_json,
+        "line": _render_line,
+    }.get(opts.mode)
+    if renderer is None:
+        raise ValueError(f"unknown output mode {opts.mode!r} (choose {', '.join(MODES)})")
+    return renderer(names, iter(rows), out, opts)
+
+
+def _render_csv(names: list[str], rows: Iterator[tuple], out: TextIO, opts: RenderOptions) -> int:
+    writer = csv.writer(out, lineterminator="\n")
+    if opts.headers:
+        writer.writerow(names)
+    count = 0
+    for row in rows:
+        writer.writerow(["" if v is None else format_value(v) for v in row])
+        count += 1
+    return count
+
+
+def _render_json(names: list[str], rows: Iterator[tuple], out: TextIO, opts: RenderOptions) -> int:
+    """A JSON array of objects, one object per line, written as rows arrive."""
+    count = 0
+    out.write("[")
+    for row in rows:
+        obj = {name: _json_value(v) for name, v in zip(names, row)}
+        out.write(("," if count else "") + "\n" + json.dumps(obj, ensure_ascii=False))
+        count += 1
+    out.write("\n]\n" if count else "]\n")
+    return count
+
+
+def _render_line(names: list[str], rows: Iterator[tuple], out: TextIO, opts: RenderOptions) -> int:
+    """One ``name = value`` line per column, a blank line between rows (sqlite3's line mode)."""
+    label_width = max((_width(n) for n in names), default=0)
+    count = 0
+    for row in rows:
+        if count:
+            out.write("\n")
+        for name, value in zip(names, row):
+            pad = " " * (label_width - _width(name))
+            out.write(f"{pad}{name} = {format_value(value, opts.null)}\n")
+        count += 1
+    return count
+
+
+@dataclass
+class _Frame:
+    """The characters drawing one aligned style."""
+
+    top: tuple[str, str, str, str] | None  # left, fill, junction, right
+    header_sep: tuple[str, str, str, str] | None
+    bottom: tuple[str, str, str, str] | None
+    vertical: str
+
+
+_FRAMES = {
+    "table": _Frame(("+", "-", "+", "+"), ("+", "-", "+", "+"), ("+", "-", "+", "+"), "|"),
+    "box": _Frame(("┌", "─", "┬", "┐"), ("├", "─", "┼", "┤"), ("└", "─", "┴", "┘"), "│"),
+    "markdown": _Frame(None, ("|", "-", "|", "|"), None, "|"),
+}
+
+
+def _render_aligned(
+    names: list[str], rows: Iterator[tuple], out: TextIO, opts: RenderOptions
+) -> int:
+    frame = _FRAMES[opts.mode]
+    widths = [_width(n) if opts.headers else 1 for n in names]
+    if opts.mode == "markdown":
+        widths = [max(w, 3) for w in widths]  # a markdown separator needs at least '---'
+    count = 0
+    first = True
+    while True:
+        page = [_cells(row, opts.null) for row in islice(rows, PAGE_ROWS)]
+        if not page and not first:
+            break
+        for cells in page:
+            for i, text in enumerate(cells[:-1]):
+                widths[i] = max(widths[i], _width(text))
+        if first:
+            _rule(out, frame.top, widths)
+            if opts.headers:
+                _line(out, frame.vertical, names, widths, [False] * len(names))
+                _rule(out, frame.header_sep, widths)
+            first = False
+        for cells in page:
+            right = [_is_numeric(v) for v in cells[-1]]
+            _line(out, frame.vertical, list(cells[:-1]), widths, right)
+        count += len(page)
+        if len(page) < PAGE_ROWS:
+            break
+    _rule(out, frame.bottom, widths)
+    return count
+
+
+def _rule(out: TextIO, chars: tuple[str, str, str, str] | None, widths: list[int]) -> None:
+    if chars is None:
+        return
+    left, fill, junction, right = chars
+    out.write(left + junction.join(fill * (w + 2) for w in widths) + right + "\n")
+
+
+def _line(out: TextIO, vertical: str, cells: list[str], widths: list[int], right: list[bool]) -> None:
+    parts = []
+    for text, width, align_right in zip(cells, widths, right):
+        pad = " " * (width - _width(text))
+        parts.append(f" {pad}{text} " if align_right else f" {text}{pad} ")
+    out.write(vertical + vertical.join(parts) + vertical + "\n")
+
+
+def _cells(row: tuple, null: str) -> tuple:
+    """The row's display texts (newlines escaped to keep one line per row), then the row."""
+    return tuple(format_value(v, null).replace("\n", "\\n") for v in row) + (row,)
