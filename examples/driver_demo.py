@@ -7,6 +7,7 @@ Run it:  python examples/driver_demo.py [DIRECTORY]
 from __future__ import annotations
 
 import datetime
+import os
 import shutil
 import sys
 import tempfile
@@ -69,14 +70,16 @@ def report(path: str) -> None:
 
 
 def main() -> int:
-    given = sys.argv[1] if len(sys.argv) > 1 else None
-    path = given or tempfile.mkdtemp(prefix="sqlkv-demo-")
+    if len(sys.argv) > 1:
+        build(sys.argv[1])
+        report(sys.argv[1])
+        return 0
+    scratch = tempfile.mkdtemp(prefix="sqlkv-demo-")
     try:
-        build(path + "/db" if given is None else path)
-        report(path + "/db" if given is None else path)
+        build(os.path.join(scratch, "db"))
+        report(os.path.join(scratch, "db"))
     finally:
-        if given is None:
-            shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

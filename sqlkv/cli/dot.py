@@ -10,7 +10,6 @@ message and leave the shell running.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shlex
@@ -23,14 +22,13 @@ from sqlkv.cli.introspect import (
     create_table_sql,
     create_view_sql,
     dump_lines,
-    quote_ident,
 )
-from sqlkv.cli.render import MODES, RenderOptions, render
-from sqlkv.errors import Error, ProgrammingError
+from sqlkv.cli.render import MODES, render
+from sqlkv.errors import ProgrammingError
 
 
-class DotError(Exception):
-    """A dot command's own usage error (printed as ``Error: ...``)."""
+class DotError(ProgrammingError):
+    """A dot command's usage error (printed as ``Error: ...`` like any statement error)."""
 
 
 def run_dot_command(shell: Any, text: str) -> None:
@@ -47,8 +45,6 @@ def run_dot_command(shell: Any, text: str) -> None:
         return
     try:
         entry[0](shell, args)
-    except DotError as exc:
-        shell.report(exc)
     except Exception as exc:  # noqa: BLE001 - the shell must survive every command
         shell.report(exc)
 

@@ -152,12 +152,10 @@ def _resolve_alias(text: str, name: str, tables: dict[str, list[str]]) -> str:
 
 
 def _mentioned_columns(text: str, tables: dict[str, list[str]]) -> list[str]:
+    """Columns of the tables named in ``text``; of every table when it names none yet."""
     words = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", text)}
-    out = []
-    for table, columns in tables.items():
-        if table.lower() in words:
-            out.extend(columns)
-    return out
+    named = [columns for table, columns in tables.items() if table.lower() in words]
+    return [column for columns in (named or list(tables.values())) for column in columns]
 
 
 class Repl:
