@@ -286,24 +286,60 @@ def encode_key(
     ``descending`` may be shorter than ``values``: missing entries mean ascending.
     """
     buf = bytearray(prefix)
-    if not descending:
-        for value in values:
-            if type(value) is int and 0 <= value < M.INT_SMALL:  # type: ignore[operator]
-                buf.append(M.INT_ZERO + value)  # type: ignore[operator]
-                continue
-            encoder = _ASC_ENCODERS.get(type(value))
-            if encoder is None:
-                encoder = _encoder_for_subclass(value, False)
-            encoder(buf, value)
-        return bytes(buf)
-    ndesc = len(descending)
-    for i, value in enumerate(values):
-        desc = i < ndesc and descending[i]
-        encoder = (_DESC_ENCODERS if desc else _ASC_ENCODERS).get(type(value))
-        if encoder is None:
-            encoder = _encoder_for_subclass(value, bool(desc))
-        encoder(buf, value)
+    try:
+        if not descending:
+            for value in values:
+                if type(value) is int and 0 <= value < _INT_SMALL:  # type: ignore[operator]
+                    buf.append(_INT_ZERO + value)  # type: ignore[operator]
+                else:
+                    _append_asc(buf, value)
+        else:
+            ndesc = len(descending)
+            for i, value in enumerate(values):
+                if i < ndesc and descending[i]:
+                    encoder = _DESC_ENCODERS.get(type(value))
+                    if encoder is None:
+                        encoder = _encoder_for_subclass(value, True)
+                    encoder(buf, value)
+                else:
+                    _append_asc(buf, value)
+    except UnicodeEncodeError as exc:
+        raise DataError(f"string {exc.object[:40]!r} is not valid Unicode (lone surrogate)") from None
     return bytes(buf)
+
+
+def _append_asc(buf: bytearray, value: object) -> None:
+    """Append one ascending value, with the int and str cases inlined (the hot path)."""
+    t = type(value)
+    if t is int:
+        if 0 <= value < _INT_SMALL:  # type: ignore[operator]
+            buf.append(_INT_ZERO + value)  # type: ignore[operator]
+        elif _INT_SMALL <= value <= INT64_MAX:  # type: ignore[operator]
+            n = (value.bit_length() + 7) >> 3  # type: ignore[attr-defined]
+            buf.append(_INT_SMALL_MAX + n)
+            buf += value.to_bytes(n, "big")  # type: ignore[attr-defined]
+        else:
+            _int_asc(buf, value)  # type: ignore[arg-type]
+    elif t is str:
+        data = value.encode()  # type: ignore[attr-defined]
+        buf.append(_STRING)
+        if b"\x00" in data:
+            data = data.replace(b"\x00", b"\x00\xff")
+        buf += data
+        buf += b"\x00\x01"
+    else:
+        encoder = _ASC_ENCODERS.get(t)
+        if encoder is None:
+            encoder = _encoder_for_subclass(value, False)
+        encoder(buf, value)
+
+
+_INT_ZERO = M.INT_ZERO
+# The smallest positive int needing n payload bytes (index n): anything less is non-canonical.
+_MIN_FOR_LENGTH = [0, M.INT_SMALL] + [1 << (8 * (n - 1)) for n in range(2, 9)]
+_INT_SMALL = M.INT_SMALL
+_INT_SMALL_MAX = M.INT_SMALL_MAX
+_STRING = M.STRING
 
 
 # -- decoders: ``decoder(data, offset_of_marker) -> (value, new_offset)`` ----------------------
@@ -317,6 +353,11 @@ def _dec_int_asc(data: bytes, off: int) -> tuple[object, int]:
     marker = data[off]
     if M.INT_ZERO <= marker <= M.INT_SMALL_MAX:
         return marker - M.INT_ZERO, off + 1
+    if marker > M.INT_SMALL_MAX:  # positive, 1..8 payload bytes: inlined for speed
+        end = off + marker - M.INT_SMALL_MAX + 1
+        value = int.from_bytes(data[off + 1 : end], "big")
+        if end <= len(data) and value >= _MIN_FOR_LENGTH[end - off - 1] and value <= INT64_MAX:
+            return value, end
     value, end = read_varint(data, off, M.INT_BASE, M.INT_SMALL)
     if value < INT64_MIN or value > INT64_MAX:
         raise corrupt(data, off, "integer beyond the 64-bit range")
@@ -469,28 +510,44 @@ def decode_key(
     """
     values: list[object] = []
     size = len(data)
-    ndesc = len(descending) if descending is not None else 0
+    ndesc = len(descending) if descending else 0
+    remaining = size if count is None else count  # an upper bound on the values left
     i = 0
     try:
-        while (offset < size) if count is None else (i < count):
-            if offset >= size:
-                raise corrupt(data, offset, f"key ends after {i} of {count} values")
+        while remaining > 0 and offset < size:
             marker = data[offset]
-            if descending is None:
-                decoder = _ANY_DECODERS[marker]
-            elif i < ndesc and descending[i]:
-                decoder = _DESC_DECODERS[marker]
+            if _INT_ZERO <= marker <= _INT_SMALL_MAX and not (i < ndesc and descending[i]):  # type: ignore[index]
+                values.append(marker - _INT_ZERO)
+                offset += 1
+            elif marker == _STRING and not (i < ndesc and descending[i]):  # type: ignore[index]
+                end = data.find(b"\x00", offset + 1)
+                if end > 0 and data[end + 1] == 0x01:  # unescaped: the common case
+                    values.append(data[offset + 1 : end].decode())
+                    offset = end + 2
+                else:
+                    value, offset = _dec_str_asc(data, offset)
+                    values.append(value)
             else:
-                decoder = _ASC_DECODERS[marker]
-            if decoder is None:
-                raise corrupt(data, offset, _bad_marker_message(marker, descending, i, ndesc))
-            value, offset = decoder(data, offset)
-            values.append(value)
+                if descending is None:
+                    decoder = _ANY_DECODERS[marker]
+                elif i < ndesc and descending[i]:
+                    decoder = _DESC_DECODERS[marker]
+                else:
+                    decoder = _ASC_DECODERS[marker]
+                if decoder is None:
+                    raise corrupt(data, offset, _bad_marker_message(marker, descending, i, ndesc))
+                value, offset = decoder(data, offset)
+                values.append(value)
             i += 1
+            remaining -= 1
     except CorruptionError:
         raise
+    except UnicodeDecodeError:
+        raise corrupt(data, offset, "string is not valid UTF-8") from None
     except (IndexError, ValueError, OverflowError, struct.error) as exc:
         raise corrupt(data, offset, f"undecodable value ({exc})") from None
+    if count is not None and i < count:
+        raise corrupt(data, offset, f"key ends after {i} of {count} values")
     return values, offset
 
 

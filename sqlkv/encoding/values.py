@@ -49,6 +49,9 @@ _I64 = struct.Struct(">q")
 _TWO_I64 = struct.Struct(">qq")
 _THREE_I32 = struct.Struct(">iii")
 _EPOCH = datetime.datetime(1, 1, 1)
+# ExtType's __new__ re-checks the code and payload types in Python on every call; the namedtuple
+# constructor `_make` skips that, and our codes and payloads are valid by construction.
+_ext = msgpack.ExtType._make
 
 
 def _wall_micros(v: datetime.datetime) -> int:
@@ -60,25 +63,25 @@ def _to_ext(value: Any) -> msgpack.ExtType:
     """msgpack's ``default`` hook: the ext form of a value msgpack has no type for."""
     t = type(value)
     if t is Decimal:
-        return msgpack.ExtType(EXT_DECIMAL, str(value).encode("ascii"))
+        return _ext((EXT_DECIMAL, str(value).encode("ascii")))
     if t is datetime.datetime:
         offset = value.utcoffset()
         if offset is None:
-            return msgpack.ExtType(EXT_DATETIME, _I64.pack(_wall_micros(value)))
+            return _ext((EXT_DATETIME, _I64.pack(_wall_micros(value))))
         offset_micros = offset // datetime.timedelta(microseconds=1)
-        return msgpack.ExtType(EXT_DATETIME_TZ, _TWO_I64.pack(_wall_micros(value), offset_micros))
+        return _ext((EXT_DATETIME_TZ, _TWO_I64.pack(_wall_micros(value), offset_micros)))
     if t is datetime.date:
-        return msgpack.ExtType(EXT_DATE, _U32.pack(value.toordinal()))
+        return _ext((EXT_DATE, _U32.pack(value.toordinal())))
     if t is datetime.time:
         if value.tzinfo is not None:
             raise DataError(f"timezone-aware time {value.isoformat()} is not supported")
         micros = (value.hour * 3600 + value.minute * 60 + value.second) * 1_000_000
-        return msgpack.ExtType(EXT_TIME, _I64.pack(micros + value.microsecond))
+        return _ext((EXT_TIME, _I64.pack(micros + value.microsecond)))
     if t is datetime.timedelta:
         packed = _THREE_I32.pack(value.days, value.seconds, value.microseconds)
-        return msgpack.ExtType(EXT_TIMEDELTA, packed)
+        return _ext((EXT_TIMEDELTA, packed))
     if t is uuid.UUID:
-        return msgpack.ExtType(EXT_UUID, value.bytes)
+        return _ext((EXT_UUID, value.bytes))
     for base in (Decimal, datetime.datetime, datetime.date, datetime.time, uuid.UUID):
         if isinstance(value, base):  # a subclass: store it as its base type
             return _to_ext(_as_base(value, base))
