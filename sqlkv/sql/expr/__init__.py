@@ -1,0 +1,74 @@
+"""Expressions: compile SQL expressions into Python closures over rows.
+
+``SELECT price * 2 FROM items WHERE name LIKE 'a%'``: the planner builds a `Scope` for the rows of
+``items`` and calls ``compile_expr(price * 2, scope, env)`` (-> ``fn(row)``) and
+``compile_predicate(name LIKE 'a%', scope, env)`` (-> ``pred(row) -> bool``, True only for SQL
+TRUE). `infer_type` gives the static result type for output columns, `is_constant` and
+`eval_constant` let the planner turn ``id = ? + 1`` into a key span. Modules: `compile` (dispatch
+per node class), `operators` (arithmetic, comparison, three-valued logic), `functions` (built-ins,
+with `strings`, `mathfuncs`, `dates`), `like`, `subquery`, `ordering` (sort order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from sqlkv.sql.context import Scope
+from sqlkv.sql.expr import functions as _functions  # noqa: F401  (registers the built-ins)
+from sqlkv.sql.expr.compile import Compiler, predicate_fn
+from sqlkv.sql.expr.dates import Interval
+from sqlkv.sql.expr.env import CompileEnv, Compiled, SubqueryPlanner
+from sqlkv.sql.expr.ordering import compare_values, sort_key
+from sqlkv.sql.types import SqlType
+
+_NOT_CONSTANT = (exp.Column, exp.Subquery, exp.Exists, exp.Select, exp.AggFunc, exp.Window, exp.Star)
+
+
+def compile_expr(node: exp.Expression, scope: Scope, env: CompileEnv) -> Callable[[tuple], object]:
+    """A closure computing ``node`` for a row of ``scope``."""
+    return Compiler(scope, env).compile(node).fn
+
+
+def compile_typed(node: exp.Expression, scope: Scope, env: CompileEnv) -> Compiled:
+    """Like `compile_expr`, also giving the static type and the folded value when constant."""
+    return Compiler(scope, env).compile(node)
+
+
+def compile_predicate(node: exp.Expression, scope: Scope, env: CompileEnv) -> Callable[[tuple], bool]:
+    """A closure returning True exactly when ``node`` is TRUE for the row (FALSE/NULL -> False)."""
+    return predicate_fn(Compiler(scope, env), node)
+
+
+def infer_type(node: exp.Expression, scope: Scope) -> SqlType:
+    """The static result type of ``node`` (NULLTYPE when unknown until run time)."""
+    return Compiler(scope, None, typing_only=True).compile(node).type
+
+
+def is_constant(node: exp.Expression) -> bool:
+    """True when ``node`` reads no columns and no subqueries (parameters and now() allowed)."""
+    if isinstance(node, _NOT_CONSTANT):
+        return False
+    return not any(isinstance(n, _NOT_CONSTANT) for n in node.walk() if n is not node)
+
+
+def eval_constant(node: exp.Expression, env: CompileEnv) -> object:
+    """Evaluate a constant expression now, with the parameters and time of ``env.ctx``."""
+    return Compiler(Scope([]), env).compile(node).fn(())
+
+
+__all__ = [
+    "CompileEnv",
+    "Compiled",
+    "Interval",
+    "SubqueryPlanner",
+    "compare_values",
+    "compile_expr",
+    "compile_predicate",
+    "compile_typed",
+    "eval_constant",
+    "infer_type",
+    "is_constant",
+    "sort_key",
+]

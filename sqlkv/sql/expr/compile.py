@@ -1,0 +1,731 @@
+"""The expression compiler: a sqlglot expression -> a Python closure ``fn(row) -> value``.
+
+Walk-through for ``WHERE price * qty > ? AND name LIKE 'ab%'`` over scope (name, price, qty):
+`Compiler.compile` dispatches on the node class. ``price`` resolves through the scope to row
+position 1 and compiles to ``operator.itemgetter(1)`` with the column's type; ``price * qty``
+becomes an INT multiply closure (NULL check, multiply, 64-bit range check); ``?`` becomes a
+closure reading ``ctx.params[0]`` at run time, wrapped to check its type against INT per row;
+``>`` unifies the operand types; ``LIKE 'ab%'`` becomes ``str.startswith``; AND flattens its
+operands into one three-valued closure. Subtrees whose operands are all literals are folded to a
+constant at compile time (an error while folding is kept for run time, so a division that never
+runs never fails). The planner calls `compile_predicate` for WHERE, which drops the NULL/FALSE
+distinction for speed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import operator
+from collections.abc import Callable
+from decimal import Decimal
+
+from sqlglot import exp
+
+from sqlkv.errors import DataError, Error, NotSupportedError, ProgrammingError
+from sqlkv.sql.context import ExecContext, Scope
+from sqlkv.sql.expr import dates
+from sqlkv.sql.expr.env import CompileEnv, Compiled, RowFn, constant
+from sqlkv.sql.expr.like import glob_matcher, like_matcher
+from sqlkv.sql.expr.operators import (
+    INTERVAL,
+    arith,
+    bool_operand,
+    comparison,
+    comparison_predicate,
+    distinct_from,
+    logic_and,
+    logic_not,
+    logic_or,
+    negate,
+    unify,
+)
+from sqlkv.sql.types import BOOL, DATE, INT_MAX, INT_MIN, NULLTYPE, TEXT, TIMESTAMP, SqlType, cast, to_text, type_from_ast
+
+Handler = Callable[["Compiler", exp.Expression], Compiled]
+_HANDLERS: dict[type, Handler] = {}
+
+
+def handles(*classes: type) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for cls in classes:
+            _HANDLERS[cls] = fn
+        return fn
+
+    return register
+
+
+class Compiler:
+    """Compiles expressions against one scope. ``typing_only`` skips subquery planning."""
+
+    def __init__(self, scope: Scope, env: CompileEnv | None, typing_only: bool = False) -> None:
+        self.scope = scope
+        self.env = env if env is not None else CompileEnv(ExecContext())
+        self.typing_only = typing_only
+
+    def compile(self, node: exp.Expression) -> Compiled:
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            handler = _find_handler(type(node))
+        return handler(self, node)
+
+    def derived(self, fn: RowFn, typ: SqlType, parts: list[Compiled]) -> Compiled:
+        """A compiled node; folded to a constant when every operand is constant."""
+        if all(p.const for p in parts):
+            try:
+                value = fn(())
+            except Error:
+                return Compiled(fn, typ)  # raise at run time, only if a row reaches it
+            return constant(value, typ)
+        return Compiled(fn, typ)
+
+    def compile_bool(self, node: exp.Expression, what: str) -> Compiled:
+        part = self.compile(node)
+        return Compiled(bool_operand(part, what), BOOL, part.const, part.value)
+
+
+def _find_handler(cls: type) -> Handler:
+    for base in cls.__mro__[1:]:
+        handler = _HANDLERS.get(base)
+        if handler is not None:
+            _HANDLERS[cls] = handler
+            return handler
+    return _unsupported
+
+
+def _unsupported(c: Compiler, node: exp.Expression) -> Compiled:
+    raise NotSupportedError(f"expression not supported: {node.sql()[:80]} ({type(node).__name__})")
+
+
+# ---------------------------------------------------------------- leaves
+
+
+@handles(exp.Literal)
+def _literal(c: Compiler, node: exp.Literal) -> Compiled:
+    text = node.this
+    if node.is_string:
+        return constant(text, TEXT, untyped_text=True)
+    return constant(*number_literal(text))
+
+
+def number_literal(text: str) -> tuple[object, SqlType]:
+    """Integer literals are INT (DECIMAL past 64 bits); others are FLOAT, as in SQLite."""
+    t = text.strip()
+    if t.isdigit():
+        v = int(t)
+        if v <= INT_MAX:
+            return v, SqlType("INT")
+        return Decimal(t), SqlType("DECIMAL")
+    try:
+        return float(t), SqlType("FLOAT")
+    except ValueError:
+        raise ProgrammingError(f"invalid number literal {text!r}") from None
+
+
+@handles(exp.Null)
+def _null(c: Compiler, node: exp.Expression) -> Compiled:
+    return constant(None, NULLTYPE)
+
+
+@handles(exp.Boolean)
+def _boolean(c: Compiler, node: exp.Boolean) -> Compiled:
+    return constant(bool(node.this), BOOL)
+
+
+@handles(exp.HexString)
+def _hex(c: Compiler, node: exp.HexString) -> Compiled:
+    try:
+        return constant(bytes.fromhex(node.this), SqlType("BYTES"))
+    except ValueError:
+        raise ProgrammingError(f"invalid hexadecimal literal x'{node.this}'") from None
+
+
+@handles(exp.Paren, exp.Alias)
+def _paren(c: Compiler, node: exp.Expression) -> Compiled:
+    return c.compile(node.this)
+
+
+@handles(exp.Column)
+def _column(c: Compiler, node: exp.Column) -> Compiled:
+    if isinstance(node.this, exp.Star):
+        raise ProgrammingError("* is not allowed in an expression")
+    if not node.table and node.name.startswith("$") and node.name[1:].isdigit():
+        return _placeholder(c, exp.Parameter(this=exp.var(node.name[1:])))  # $1: sqlglot's default dialect
+    depth, idx = c.scope.resolve(node.name, node.table or None)
+    col = c.scope.at_depth(depth).columns[idx]
+    typ = col.type if col.type is not None else NULLTYPE
+    if depth == 0:
+        return Compiled(operator.itemgetter(idx), typ)
+    cell = c.scope.at_depth(depth).cell
+    return Compiled(lambda r: cell[0][idx], typ)
+
+
+@handles(exp.Placeholder, exp.Parameter)
+def _placeholder(c: Compiler, node: exp.Expression) -> Compiled:
+    ctx = c.env.ctx
+    key = param_key(node)
+    shown = f":{key}" if isinstance(key, str) else f"${key + 1}"
+
+    def param(r: tuple) -> object:
+        params = ctx.params
+        try:
+            if isinstance(key, str) and not hasattr(params, "keys"):
+                raise ProgrammingError(f"named parameter {shown} needs a mapping of parameters")
+            return params[key]
+        except (IndexError, KeyError, TypeError):
+            raise ProgrammingError(f"no value supplied for parameter {shown}") from None
+
+    return Compiled(param, NULLTYPE)
+
+
+def param_key(node: exp.Expression) -> int | str:
+    """Positional index (0-based) of a ``?``/``$n`` placeholder, or the name of ``:name``."""
+    if "param_index" in node.meta:
+        return int(node.meta["param_index"])
+    if isinstance(node, exp.Parameter):
+        name = node.name
+        if name.isdigit():
+            return int(name) - 1
+        return name
+    if isinstance(node.this, str) and node.this:
+        return int(node.this) - 1 if node.this.isdigit() else node.this
+    # No index from the parser: count the unnamed placeholders left to right.
+    position = 0
+    for other in node.root().find_all(exp.Placeholder, bfs=False):
+        if other is node:
+            return position
+        if not other.this:
+            position += 1
+    return position
+
+
+@handles(exp.Star)
+def _star(c: Compiler, node: exp.Expression) -> Compiled:
+    raise ProgrammingError("* is not allowed in an expression")
+
+
+# ---------------------------------------------------------------- arithmetic and strings
+
+_ARITH_OPS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.IntDiv: "/"}
+
+
+@handles(*_ARITH_OPS)
+def _arith(c: Compiler, node: exp.Binary) -> Compiled:
+    left, right = c.compile(node.this), c.compile(node.expression)
+    op = _ARITH_OPS[type(node)]
+    left, right = _untyped_as_other(left, right), _untyped_as_other(right, left)
+    if isinstance(node, exp.IntDiv) and not (left.type.kind in ("INT", "NULL") and right.type.kind in ("INT", "NULL")):
+        raise ProgrammingError("DIV needs INT operands")
+    fn, typ = arith(op, left, right)
+    return c.derived(fn, typ, [left, right])
+
+
+def _untyped_as_other(p: Compiled, other: Compiled) -> Compiled:
+    """An untyped string literal next to a typed operand takes its type (``d + '1 day'`` -> ok)."""
+    if not p.untyped_text or not other.type.known or other.type.kind == "TEXT":
+        return p
+    target = other.type
+    if other.type.kind in ("DATE", "TIMESTAMP"):
+        target = INTERVAL
+    if target.kind == "INTERVAL":
+        value = dates.parse_interval(p.value)
+        return constant(value, INTERVAL)
+    value = cast(p.value, target)
+    return constant(value, target)
+
+
+@handles(exp.Neg)
+def _neg(c: Compiler, node: exp.Neg) -> Compiled:
+    inner = node.this
+    if isinstance(inner, exp.Literal) and not inner.is_string and inner.this.strip() == str(-INT_MIN):
+        return constant(INT_MIN, SqlType("INT"))
+    part = c.compile(inner)
+    fn, typ = negate(part)
+    return c.derived(fn, typ, [part])
+
+
+_BIT_OPS = {
+    exp.BitwiseAnd: operator.and_, exp.BitwiseOr: operator.or_, exp.BitwiseXor: operator.xor,
+    exp.BitwiseLeftShift: operator.lshift, exp.BitwiseRightShift: operator.rshift,
+}
+
+
+@handles(*_BIT_OPS)
+def _bitwise(c: Compiler, node: exp.Binary) -> Compiled:
+    left, right = c.compile(node.this), c.compile(node.expression)
+    for p in (left, right):
+        if p.type.kind not in ("INT", "NULL"):
+            raise ProgrammingError(f"bitwise operators need INT operands, not {p.type.sql()}")
+    op = _BIT_OPS[type(node)]
+    fa, fb = left.fn, right.fn
+
+    def bitwise(r: tuple) -> object:
+        a = fa(r)
+        b = fb(r)
+        if a is None or b is None:
+            return None
+        if type(a) is not int or type(b) is not int:
+            raise ProgrammingError("bitwise operators need INT operands")
+        v = op(a, b)
+        return ((v + 2**63) % 2**64) - 2**63  # wrap to 64 bits like two's complement
+
+    return c.derived(bitwise, SqlType("INT"), [left, right])
+
+
+@handles(exp.BitwiseNot)
+def _bitnot(c: Compiler, node: exp.BitwiseNot) -> Compiled:
+    part = c.compile(node.this)
+    if part.type.kind not in ("INT", "NULL"):
+        raise ProgrammingError(f"bitwise operators need INT operands, not {part.type.sql()}")
+    fn = part.fn
+    return c.derived(lambda r: None if (v := fn(r)) is None else ~v, SqlType("INT"), [part])
+
+
+@handles(exp.DPipe)
+def _concat_op(c: Compiler, node: exp.DPipe) -> Compiled:
+    left, right = c.compile(node.this), c.compile(node.expression)
+    fa, fb = left.fn, right.fn
+    if left.type.kind == "BYTES" and right.type.kind == "BYTES":
+        return c.derived(_null_or(fa, fb, operator.add), left.type, [left, right])
+    return c.derived(_null_or(fa, fb, lambda a, b: to_text(a) + to_text(b)), TEXT, [left, right])
+
+
+def _null_or(fa: RowFn, fb: RowFn, op: Callable) -> RowFn:
+    def apply(r: tuple) -> object:
+        a = fa(r)
+        if a is None:
+            return None
+        b = fb(r)
+        if b is None:
+            return None
+        return op(a, b)
+
+    return apply
+
+
+# ---------------------------------------------------------------- comparison and logic
+
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+@handles(*_COMPARISONS)
+def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
+    op = _COMPARISONS[type(node)]
+    if isinstance(node.expression, (exp.Any, exp.All)):
+        from sqlkv.sql.expr.subquery import compile_quantified
+
+        return compile_quantified(c, node, op)
+    left, right = c.compile(node.this), c.compile(node.expression)
+    if left.const and not right.const:  # keep the constant on the right for the fast paths
+        left, right, op = right, left, _FLIPPED[op]
+    return c.derived(comparison(op, left, right), BOOL, [left, right])
+
+
+def predicate_fn(c: Compiler, node: exp.Expression) -> RowFn:
+    """A closure returning True exactly when ``node`` is TRUE (NULL and FALSE both give False)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        fns = [predicate_fn(c, n) for n in _flatten(node, exp.And)]
+        if len(fns) == 2:
+            f1, f2 = fns
+            return lambda r: f1(r) and f2(r)
+        return lambda r: all(f(r) for f in fns)
+    if isinstance(node, exp.Or):
+        fns = [predicate_fn(c, n) for n in _flatten(node, exp.Or)]
+        if len(fns) == 2:
+            f1, f2 = fns
+            return lambda r: f1(r) or f2(r)
+        return lambda r: any(f(r) for f in fns)
+    if type(node) in _COMPARISONS and not isinstance(node.expression, (exp.Any, exp.All)):
+        left, right = c.compile(node.this), c.compile(node.expression)
+        op = _COMPARISONS[type(node)]
+        if left.const and not right.const:
+            left, right, op = right, left, _FLIPPED[op]
+        if not (left.const and right.const):
+            return comparison_predicate(op, left, right)
+    part = c.compile(node)
+    fn = bool_operand(part, "WHERE")
+    if part.const:
+        value = part.value is True
+        return lambda r: value
+    return lambda r: fn(r) is True
+
+
+def _flatten(node: exp.Expression, cls: type) -> list[exp.Expression]:
+    out = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cls):
+            stack.append(n.expression)
+            stack.append(n.this)
+        elif isinstance(n, exp.Paren) and isinstance(n.this, cls):
+            stack.append(n.this)
+        else:
+            out.append(n)
+    return out
+
+
+@handles(exp.And)
+def _and(c: Compiler, node: exp.And) -> Compiled:
+    parts = [c.compile_bool(n, "AND") for n in _flatten(node, exp.And)]
+    return c.derived(logic_and([p.fn for p in parts]), BOOL, parts)
+
+
+@handles(exp.Or)
+def _or(c: Compiler, node: exp.Or) -> Compiled:
+    parts = [c.compile_bool(n, "OR") for n in _flatten(node, exp.Or)]
+    return c.derived(logic_or([p.fn for p in parts]), BOOL, parts)
+
+
+@handles(exp.Not)
+def _not(c: Compiler, node: exp.Not) -> Compiled:
+    part = c.compile_bool(node.this, "NOT")
+    return c.derived(logic_not(part.fn), BOOL, [part])
+
+
+@handles(exp.Is)
+def _is(c: Compiler, node: exp.Is) -> Compiled:
+    left = c.compile(node.this)
+    target = node.expression
+    fn = left.fn
+    if isinstance(target, exp.Null):
+        return c.derived(lambda r: fn(r) is None, BOOL, [left])
+    if isinstance(target, exp.Boolean):
+        checked = bool_operand(left, "IS")
+        if target.this:
+            return c.derived(lambda r: checked(r) is True, BOOL, [left])
+        return c.derived(lambda r: checked(r) is False, BOOL, [left])
+    right = c.compile(target)  # IS <expr>: SQLite's IS NOT DISTINCT FROM
+    return c.derived(distinct_from(left, right, negate=True), BOOL, [left, right])
+
+
+@handles(exp.NullSafeEQ, exp.NullSafeNEQ)
+def _null_safe(c: Compiler, node: exp.Binary) -> Compiled:
+    left, right = c.compile(node.this), c.compile(node.expression)
+    fn = distinct_from(left, right, negate=isinstance(node, exp.NullSafeEQ))
+    return c.derived(fn, BOOL, [left, right])
+
+
+@handles(exp.Between)
+def _between(c: Compiler, node: exp.Between) -> Compiled:
+    parts = [c.compile(node.this), c.compile(node.args["low"]), c.compile(node.args["high"])]
+    (fv, flo, fhi), target = unify(parts, "BETWEEN")
+    if not target.known:
+        return c.derived(_between_generic(fv, flo, fhi), BOOL, parts)
+
+    def between(r: tuple) -> object:
+        v = fv(r)
+        if v is None:
+            return None
+        lo = flo(r)
+        above = None if lo is None else v >= lo
+        if above is False:
+            return False
+        hi = fhi(r)
+        below = None if hi is None else v <= hi
+        if below is False:
+            return False
+        return None if above is None or below is None else True
+
+    return c.derived(between, BOOL, parts)
+
+
+def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
+    from sqlkv.sql.expr.operators import generic_compare
+
+    def between(r: tuple) -> object:
+        v = fv(r)
+        if v is None:
+            return None
+        lo, hi = flo(r), fhi(r)
+        above = None if lo is None else generic_compare(">=", v, lo)
+        below = None if hi is None else generic_compare("<=", v, hi)
+        if above is False or below is False:
+            return False
+        return None if above is None or below is None else True
+
+    return between
+
+
+@handles(exp.In)
+def _in(c: Compiler, node: exp.In) -> Compiled:
+    if node.args.get("query") is not None:
+        from sqlkv.sql.expr.subquery import compile_in_subquery
+
+        return compile_in_subquery(c, node)
+    if node.args.get("unnest") is not None or node.args.get("field") is not None:
+        raise NotSupportedError(f"IN form not supported: {node.sql()[:80]}")
+    left = c.compile(node.this)
+    items = [c.compile(n) for n in node.expressions]
+    fns, target = unify([left, *items], "IN")
+    fv, item_fns = fns[0], fns[1:]
+    if all(i.const for i in items) and target.known:
+        values = [f(()) for f in item_fns]
+        has_null = any(v is None for v in values)
+        members = frozenset(v for v in values if v is not None)
+        missing = None if has_null else False
+
+        def in_set(r: tuple) -> object:
+            v = fv(r)
+            if v is None:
+                return None
+            return True if v in members else missing
+
+        return c.derived(in_set, BOOL, [left, *items])
+    eq = [comparison("=", Compiled(fv, target), Compiled(f, target)) for f in item_fns]
+    return c.derived(logic_or(eq) if len(eq) > 1 else eq[0], BOOL, [left, *items])
+
+
+@handles(exp.Case)
+def _case(c: Compiler, node: exp.Case) -> Compiled:
+    subject = c.compile(node.this) if node.this is not None else None
+    conds: list[RowFn] = []
+    results: list[Compiled] = []
+    parts: list[Compiled] = []
+    for branch in node.args.get("ifs") or []:
+        when = c.compile(branch.this)
+        parts.append(when)
+        if subject is not None:
+            cond = comparison("=", subject, when)
+        else:
+            cond = bool_operand(when, "CASE WHEN")
+        conds.append(cond)
+        results.append(c.compile(branch.args["true"]))
+    default = node.args.get("default")
+    results.append(c.compile(default) if default is not None else constant(None, NULLTYPE))
+    fns, typ = unify(results, "CASE", for_compare=False)
+    parts.extend(results)
+    if subject is not None:
+        parts.append(subject)
+    pairs = list(zip(conds, fns[:-1]))
+    fallback = fns[-1]
+
+    def case(r: tuple) -> object:
+        for cond, result in pairs:
+            if cond(r) is True:
+                return result(r)
+        return fallback(r)
+
+    return c.derived(case, typ, parts)
+
+
+@handles(exp.If)
+def _if(c: Compiler, node: exp.If) -> Compiled:
+    cond = c.compile_bool(node.this, "IF")
+    false_node = node.args.get("false")
+    results = [c.compile(node.args["true"]), c.compile(false_node) if false_node else constant(None, NULLTYPE)]
+    (ft, ff), typ = unify(results, "IF", for_compare=False)
+    fc = cond.fn
+    return c.derived(lambda r: ft(r) if fc(r) is True else ff(r), typ, [cond, *results])
+
+
+@handles(exp.Coalesce)
+def _coalesce(c: Compiler, node: exp.Coalesce) -> Compiled:
+    parts = [c.compile(node.this), *(c.compile(n) for n in node.expressions)]
+    fns, typ = unify(parts, "COALESCE", for_compare=False)
+    if len(fns) == 2:
+        f1, f2 = fns
+        return c.derived(lambda r: v if (v := f1(r)) is not None else f2(r), typ, parts)
+
+    def coalesce(r: tuple) -> object:
+        for f in fns:
+            v = f(r)
+            if v is not None:
+                return v
+        return None
+
+    return c.derived(coalesce, typ, parts)
+
+
+@handles(exp.Nullif)
+def _nullif(c: Compiler, node: exp.Nullif) -> Compiled:
+    left, right = c.compile(node.this), c.compile(node.expression)
+    equal = comparison("=", left, right)
+    (fa, _), typ = unify([left, right], "NULLIF", for_compare=False)
+    return c.derived(lambda r: None if equal(r) is True else fa(r), left.type if left.type.known else typ, [left, right])
+
+
+@handles(exp.Cast, exp.TryCast)
+def _cast(c: Compiler, node: exp.Cast) -> Compiled:
+    to = node.args["to"]
+    if to.this == exp.DataType.Type.INTERVAL:
+        part = c.compile(node.this)
+        fn = part.fn
+        return c.derived(lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v)), INTERVAL, [part])
+    target = type_from_ast(to)
+    part = c.compile(node.this)
+    fn = part.fn
+    if part.type == target:
+        return Compiled(fn, target, part.const, part.value)
+    if isinstance(node, exp.TryCast):
+        def try_cast(r: tuple) -> object:
+            try:
+                return cast(fn(r), target)
+            except DataError:
+                return None
+
+        return c.derived(try_cast, target, [part])
+    return c.derived(lambda r: None if (v := fn(r)) is None else cast(v, target), target, [part])
+
+
+# ---------------------------------------------------------------- pattern matching
+
+
+def _pattern_node(node: exp.Expression) -> tuple[exp.Expression, exp.Expression | None]:
+    if isinstance(node, exp.Escape):
+        return node.this, node.expression
+    return node, None
+
+
+@handles(exp.Escape, exp.Like, exp.ILike, exp.Glob)
+def _like(c: Compiler, node: exp.Expression) -> Compiled:
+    match_node, escape_node = _pattern_node(node)
+    if not isinstance(match_node, (exp.Like, exp.ILike, exp.Glob)):
+        raise NotSupportedError(f"ESCAPE is only supported with LIKE/ILIKE: {node.sql()[:80]}")
+    negated = bool(match_node.args.get("negate"))
+    subject = c.compile(match_node.this)
+    pattern = c.compile(match_node.expression)
+    escape = c.compile(escape_node) if escape_node is not None else None
+    for p, what in ((subject, "string"), (pattern, "pattern")):
+        if p.type.known and p.type.kind != "TEXT":
+            raise ProgrammingError(f"{_like_name(match_node)} needs TEXT operands, not {p.type.sql()} ({what})")
+    if escape is not None and not escape.const:
+        raise NotSupportedError("ESCAPE must be a constant")
+    esc = escape.value if escape is not None else "\\"
+    matcher_for = _matcher_factory(match_node, esc)
+    fs = subject.fn
+    if pattern.const:
+        if pattern.value is None or (escape is not None and esc is None):
+            return c.derived(lambda r: None, BOOL, [subject])
+        match = matcher_for(pattern.value)
+        if negated:
+            fn = lambda r: None if (s := fs(r)) is None else not match(_text(s))  # noqa: E731
+        else:
+            fn = lambda r: None if (s := fs(r)) is None else match(_text(s))  # noqa: E731
+        return c.derived(fn, BOOL, [subject])
+    fp = pattern.fn
+
+    def like_dynamic(r: tuple) -> object:
+        s = fs(r)
+        if s is None:
+            return None
+        p = fp(r)
+        if p is None:
+            return None
+        result = matcher_for(_text(p))(_text(s))
+        return not result if negated else result
+
+    return c.derived(like_dynamic, BOOL, [subject, pattern])
+
+
+def _like_name(node: exp.Expression) -> str:
+    return {exp.Like: "LIKE", exp.ILike: "ILIKE", exp.Glob: "GLOB"}[type(node)]
+
+
+def _text(v: object) -> str:
+    if isinstance(v, str):
+        return v
+    raise ProgrammingError(f"LIKE needs TEXT operands, not {type(v).__name__}")
+
+
+def _matcher_factory(node: exp.Expression, escape: str | None) -> Callable[[str], Callable[[str], bool]]:
+    if isinstance(node, exp.Glob):
+        return glob_matcher
+    fold = isinstance(node, exp.ILike)
+    return lambda pattern: like_matcher(pattern, escape, fold)
+
+
+# ---------------------------------------------------------------- dates and times
+
+
+@handles(exp.Interval)
+def _interval(c: Compiler, node: exp.Interval) -> Compiled:
+    unit = node.args.get("unit")
+    unit_name = unit.name if unit is not None else None
+    part = c.compile(node.this)
+    if not part.const:
+        fn = part.fn
+        return Compiled(
+            lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v), unit_name), INTERVAL
+        )
+    if part.value is None:
+        return constant(None, INTERVAL)
+    return constant(dates.parse_interval(to_text(part.value), unit_name), INTERVAL)
+
+
+def statement_time(ctx: ExecContext) -> dt.datetime:
+    now = ctx.now
+    if now is None:  # outside a session (tests, eval_constant without a statement): wall clock
+        now = ctx.now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return now
+
+
+@handles(exp.CurrentTimestamp, exp.CurrentDatetime)
+def _current_timestamp(c: Compiler, node: exp.Expression) -> Compiled:
+    ctx = c.env.ctx
+    return Compiled(lambda r: statement_time(ctx), TIMESTAMP)
+
+
+@handles(exp.CurrentDate)
+def _current_date(c: Compiler, node: exp.Expression) -> Compiled:
+    ctx = c.env.ctx
+    return Compiled(lambda r: statement_time(ctx).date(), DATE)
+
+
+@handles(exp.CurrentTime)
+def _current_time(c: Compiler, node: exp.Expression) -> Compiled:
+    ctx = c.env.ctx
+    return Compiled(lambda r: statement_time(ctx).strftime("%H:%M:%S"), TEXT)
+
+
+@handles(exp.Extract)
+def _extract(c: Compiler, node: exp.Extract) -> Compiled:
+    part_name = node.this.name
+    part = c.compile(node.expression)
+    if part.untyped_text:
+        part = constant(cast(part.value, TIMESTAMP), TIMESTAMP)
+    if part.type.known and part.type.kind not in ("DATE", "TIMESTAMP", "INTERVAL"):
+        raise ProgrammingError(f"EXTRACT needs a DATE, TIMESTAMP or INTERVAL, not {part.type.sql()}")
+    fn = part.fn
+    typ = SqlType("FLOAT") if dates.normalize_unit(part_name) in ("SECOND", "EPOCH") else SqlType("INT")
+    dates.extract(part_name, dt.datetime(2000, 1, 1))  # reject unknown units now
+    return c.derived(lambda r: None if (v := fn(r)) is None else dates.extract(part_name, v), typ, [part])
+
+
+# ---------------------------------------------------------------- functions, aggregates, subqueries
+
+
+@handles(exp.Func)
+def _function(c: Compiler, node: exp.Func) -> Compiled:
+    from sqlkv.sql.expr.functions import compile_function
+
+    return compile_function(c, node)
+
+
+@handles(exp.AggFunc)
+def _aggregate(c: Compiler, node: exp.AggFunc) -> Compiled:
+    if isinstance(node, (exp.Max, exp.Min)) and node.expressions:
+        return _function(c, node)  # SQLite's scalar max(a, b, ...)/min(a, b, ...)
+    raise ProgrammingError(f"aggregate functions are not allowed here: {node.sql()[:60]}")
+
+
+@handles(exp.Window)
+def _window(c: Compiler, node: exp.Window) -> Compiled:
+    raise ProgrammingError(f"window functions are not allowed here: {node.sql()[:60]}")
+
+
+@handles(exp.Subquery, exp.Exists, exp.Select, exp.Union, exp.Intersect, exp.Except)
+def _subquery(c: Compiler, node: exp.Expression) -> Compiled:
+    from sqlkv.sql.expr.subquery import compile_subquery
+
+    return compile_subquery(c, node)
+
+
+@handles(exp.Collate)
+def _collate(c: Compiler, node: exp.Collate) -> Compiled:
+    name = node.expression.name.upper() if node.expression is not None else ""
+    if name in ("BINARY", "C", "DEFAULT", '"C"'):
+        return c.compile(node.this)
+    raise NotSupportedError(f"collation {name} is not supported")

@@ -1,0 +1,208 @@
+"""Dates and times in expressions: INTERVAL values, date arithmetic, EXTRACT, strftime.
+
+``created + INTERVAL '1 month'`` compiles the literal through `parse_interval` into
+``Interval(months=1)``; adding it to a timestamp goes through `add_interval`, which moves the
+month first (clamping Jan 31 + 1 month to Feb 28/29, as PostgreSQL does) and then the days and
+microseconds. Intervals exist only inside expressions: they cannot be stored in a column.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from sqlkv.errors import DataError, ProgrammingError
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A span of time: months, days and microseconds kept apart (a month has no fixed length)."""
+
+    months: int = 0
+    days: int = 0
+    micros: int = 0
+
+    def plus(self, other: Interval) -> Interval:
+        return Interval(self.months + other.months, self.days + other.days, self.micros + other.micros)
+
+    def negated(self) -> Interval:
+        return Interval(-self.months, -self.days, -self.micros)
+
+    def __neg__(self) -> Interval:
+        return self.negated()
+
+    @staticmethod
+    def from_timedelta(td: dt.timedelta) -> Interval:
+        return Interval(0, td.days, td.seconds * 1_000_000 + td.microseconds)
+
+    def __str__(self) -> str:
+        parts = []
+        years, months = divmod(self.months, 12) if self.months >= 0 else (0, self.months)
+        if years:
+            parts.append(f"{years} year{'s' if years != 1 else ''}")
+        if months:
+            parts.append(f"{months} mon{'s' if abs(months) != 1 else ''}")
+        if self.days:
+            parts.append(f"{self.days} day{'s' if abs(self.days) != 1 else ''}")
+        if self.micros or not parts:
+            sign = "-" if self.micros < 0 else ""
+            secs, us = divmod(abs(self.micros), 1_000_000)
+            h, rem = divmod(secs, 3600)
+            m, s = divmod(rem, 60)
+            parts.append(f"{sign}{h:02d}:{m:02d}:{s:02d}" + (f".{us:06d}" if us else ""))
+        return " ".join(parts)
+
+
+_UNIT_MICROS = {
+    "MICROSECOND": 1, "MILLISECOND": 1000, "SECOND": 1_000_000, "MINUTE": 60_000_000,
+    "HOUR": 3_600_000_000,
+}
+_UNIT_ALIASES = {
+    "US": "MICROSECOND", "MS": "MILLISECOND", "S": "SECOND", "SEC": "SECOND", "SECS": "SECOND",
+    "M": "MINUTE", "MIN": "MINUTE", "MINS": "MINUTE", "H": "HOUR", "HR": "HOUR", "HRS": "HOUR",
+    "D": "DAY", "W": "WEEK", "MON": "MONTH", "MONS": "MONTH", "Y": "YEAR", "YR": "YEAR",
+    "YRS": "YEAR",
+}
+
+
+def normalize_unit(unit: str) -> str:
+    u = unit.upper()
+    u = _UNIT_ALIASES.get(u, u)
+    if u.endswith("S") and u[:-1] in ("MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR",
+                                      "DAY", "WEEK", "MONTH", "YEAR", "DECADE", "CENTURY"):
+        u = u[:-1]
+    return _UNIT_ALIASES.get(u, u)
+
+
+def interval_of(amount: float, unit: str) -> Interval:
+    u = normalize_unit(unit)
+    if u in ("YEAR", "MONTH", "DECADE", "CENTURY"):
+        months = {"YEAR": 12, "MONTH": 1, "DECADE": 120, "CENTURY": 1200}[u] * amount
+        if months != int(months):
+            raise DataError(f"fractional {unit.lower()} in interval is not supported")
+        return Interval(months=int(months))
+    if u in ("DAY", "WEEK"):
+        days = amount * (7 if u == "WEEK" else 1)
+        whole = int(days)
+        return Interval(days=whole, micros=round((days - whole) * 86_400_000_000))
+    if u in _UNIT_MICROS:
+        return Interval(micros=round(amount * _UNIT_MICROS[u]))
+    raise ProgrammingError(f'interval unit "{unit}" not recognized')
+
+
+_PART = re.compile(r"\s*([-+]?\d+(?:\.\d*)?)\s*([A-Za-z]+)\s*")
+_CLOCK = re.compile(r"\s*([-+])?(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?\s*$")
+
+
+def parse_interval(text: str, unit: str | None = None) -> Interval:
+    """``'1 day 2 hours'``, ``'01:30:00'``, or a number with ``unit`` (INTERVAL '3' DAY)."""
+    s = text.strip()
+    if unit:
+        try:
+            return interval_of(float(s), unit)
+        except ValueError:
+            pass
+    total = Interval()
+    pos = 0
+    while pos < len(s):
+        clock = _CLOCK.match(s, pos)
+        if clock:
+            sign = -1 if clock.group(1) == "-" else 1
+            secs = float(clock.group(4) or 0)
+            micros = (int(clock.group(2)) * 3600 + int(clock.group(3)) * 60) * 1_000_000
+            total = total.plus(Interval(micros=sign * (micros + round(secs * 1_000_000))))
+            pos = len(s)
+            break
+        m = _PART.match(s, pos)
+        if not m or m.end() == pos:
+            raise DataError(f'invalid input syntax for type INTERVAL: "{text}"')
+        total = total.plus(interval_of(float(m.group(1)), m.group(2)))
+        pos = m.end()
+    if pos == 0:
+        raise DataError(f'invalid input syntax for type INTERVAL: "{text}"')
+    return total
+
+
+def add_interval(ts: dt.datetime | dt.date, iv: Interval) -> dt.datetime:
+    if type(ts) is dt.date:
+        ts = dt.datetime(ts.year, ts.month, ts.day)
+    if iv.months:
+        month0 = ts.month - 1 + iv.months
+        year = ts.year + month0 // 12
+        month = month0 % 12 + 1
+        day = min(ts.day, calendar.monthrange(year, month)[1])
+        try:
+            ts = ts.replace(year=year, month=month, day=day)
+        except ValueError:
+            raise DataError("timestamp out of range") from None
+    try:
+        return ts + dt.timedelta(days=iv.days, microseconds=iv.micros)
+    except OverflowError:
+        raise DataError("timestamp out of range") from None
+
+
+def extract(part: str, v: object) -> object:
+    """EXTRACT(part FROM v) / date_part('part', v)."""
+    p = normalize_unit(part)
+    if isinstance(v, Interval):
+        return _extract_interval(p, v)
+    if not isinstance(v, dt.date):
+        raise ProgrammingError(f"EXTRACT needs a DATE or TIMESTAMP, got {type(v).__name__}")
+    ts = v if isinstance(v, dt.datetime) else dt.datetime(v.year, v.month, v.day)
+    simple = {
+        "YEAR": ts.year, "MONTH": ts.month, "DAY": ts.day, "HOUR": ts.hour, "MINUTE": ts.minute,
+        "QUARTER": (ts.month - 1) // 3 + 1, "DOW": (ts.weekday() + 1) % 7, "ISODOW": ts.isoweekday(),
+        "DOY": ts.timetuple().tm_yday, "WEEK": ts.isocalendar()[1], "DECADE": ts.year // 10,
+        "CENTURY": (ts.year + 99) // 100, "ISOYEAR": ts.isocalendar()[0],
+    }
+    if p in simple:
+        return simple[p]
+    if p == "SECOND":
+        return ts.second + ts.microsecond / 1_000_000 if ts.microsecond else ts.second
+    if p == "MILLISECOND":
+        return ts.second * 1000 + ts.microsecond // 1000
+    if p == "MICROSECOND":
+        return ts.second * 1_000_000 + ts.microsecond
+    if p == "EPOCH":
+        return (ts - dt.datetime(1970, 1, 1)).total_seconds()
+    raise ProgrammingError(f'unit "{part}" not recognized for EXTRACT')
+
+
+def _extract_interval(p: str, v: Interval) -> object:
+    secs = v.micros / 1_000_000
+    table = {
+        "YEAR": v.months // 12, "MONTH": v.months % 12, "DAY": v.days,
+        "HOUR": int(secs // 3600), "MINUTE": int(secs % 3600 // 60), "SECOND": secs % 60,
+        "EPOCH": v.months * 30 * 86400 + v.days * 86400 + secs,
+    }
+    if p not in table:
+        raise ProgrammingError(f'unit "{p}" not recognized for EXTRACT from an INTERVAL')
+    return table[p]
+
+
+def strftime_sqlite(fmt: str, v: dt.date) -> str:
+    """SQLite's strftime: Python's directives plus %f (seconds with milliseconds), %J, %s."""
+    ts = v if isinstance(v, dt.datetime) else dt.datetime(v.year, v.month, v.day)
+    out = []
+    i = 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch != "%" or i + 1 >= len(fmt):
+            out.append(ch)
+            i += 1
+            continue
+        d = fmt[i + 1]
+        i += 2
+        if d == "f":
+            out.append(f"{ts.second:02d}.{ts.microsecond // 1000:03d}")
+        elif d == "s":
+            out.append(str(int((ts - dt.datetime(1970, 1, 1)).total_seconds())))
+        elif d == "J":
+            out.append(repr((ts - dt.datetime(1970, 1, 1)).total_seconds() / 86400 + 2440587.5))
+        elif d in "dmYHMSjwWyaAbBp%":
+            out.append(ts.strftime("%" + d))
+        else:
+            raise ProgrammingError(f'strftime: unsupported directive "%{d}"')
+    return "".join(out)

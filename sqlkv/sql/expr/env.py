@@ -1,0 +1,52 @@
+"""What the expression compiler needs besides a scope, and what it produces internally."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlkv.sql.context import ExecContext, Scope
+from sqlkv.sql.types import NULLTYPE, SqlType
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from sqlkv.sql.exec.operator import Operator
+
+
+class SubqueryPlanner(Protocol):
+    """Implemented by the query planner: plans a subquery with ``outer`` as enclosing scope."""
+
+    def plan_subquery(self, query: exp.Expression, outer: Scope) -> Operator: ...
+
+
+@dataclass
+class CompileEnv:
+    """The plan's context (params, now, txn are read from it at run time) and the subquery planner."""
+
+    ctx: ExecContext = field(default_factory=ExecContext)
+    subqueries: SubqueryPlanner | None = None
+
+
+RowFn = Callable[[tuple], Any]
+
+
+@dataclass
+class Compiled:
+    """A compiled sub-expression: its closure, static type, and constant value when folded.
+
+    ``const`` means the value is known at compile time (``value``); ``untyped_text`` marks a
+    string literal, which takes the type of the operand it is compared with (``'2024-01-01'``
+    against a DATE column is a date), as untyped literals do in SQL.
+    """
+
+    fn: RowFn
+    type: SqlType = NULLTYPE
+    const: bool = False
+    value: Any = None
+    untyped_text: bool = False
+
+
+def constant(value: Any, typ: SqlType, untyped_text: bool = False) -> Compiled:
+    return Compiled(lambda r: value, typ, True, value, untyped_text)

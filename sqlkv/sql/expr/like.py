@@ -1,0 +1,96 @@
+"""LIKE, ILIKE and GLOB patterns, compiled once into a matcher.
+
+``name LIKE 'ab%'`` with a constant pattern becomes ``str.startswith('ab')``; ``'%ab%'`` becomes a
+substring test; anything else a compiled, anchored regular expression (cached per pattern).
+LIKE is case-sensitive (PostgreSQL/CockroachDB; SQLite folds ASCII case), ILIKE folds case,
+GLOB uses ``*``, ``?`` and ``[...]`` and is case-sensitive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from sqlkv.errors import DataError
+
+Matcher = Callable[[str], bool]
+
+
+def _like_parts(pattern: str, escape: str | None) -> list[tuple[str, str]]:
+    """The pattern as ('lit', text) / ('any', '') / ('one', '') pieces."""
+    if escape is not None and len(escape) != 1:
+        raise DataError("invalid escape string: ESCAPE must be a single character")
+    parts: list[tuple[str, str]] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escape is not None and ch == escape:
+            if i + 1 >= len(pattern):
+                raise DataError("LIKE pattern must not end with escape character")
+            parts.append(("lit", pattern[i + 1]))
+            i += 2
+            continue
+        if ch == "%":
+            parts.append(("any", ""))
+        elif ch == "_":
+            parts.append(("one", ""))
+        else:
+            parts.append(("lit", ch))
+        i += 1
+    return parts
+
+
+@lru_cache(maxsize=512)
+def like_matcher(pattern: str, escape: str | None = "\\", fold_case: bool = False) -> Matcher:
+    """A function testing whether a string matches the LIKE pattern."""
+    parts = _like_parts(pattern, escape)
+    kinds = [k for k, _ in parts]
+    literal = "".join(t for _, t in parts)
+    if fold_case:
+        literal = literal.lower()
+    if "one" not in kinds and not fold_case:
+        n_any = kinds.count("any")
+        if n_any == 0:
+            return lambda s: s == literal
+        if n_any == 1 and kinds[-1] == "any":
+            return lambda s: s.startswith(literal)
+        if n_any == 1 and kinds[0] == "any":
+            return lambda s: s.endswith(literal)
+        if n_any == 2 and kinds[0] == kinds[-1] == "any":
+            return lambda s: literal in s
+    regex = "".join(
+        ".*" if k == "any" else "." if k == "one" else re.escape(t) for k, t in parts
+    )
+    compiled = re.compile(regex, re.DOTALL | (re.IGNORECASE if fold_case else 0))
+    full = compiled.fullmatch
+    return lambda s: full(s) is not None
+
+
+@lru_cache(maxsize=512)
+def glob_matcher(pattern: str) -> Matcher:
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(ch))
+            else:
+                body = pattern[i + 1 : end]
+                negate = body.startswith("^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\")
+                out.append(f"[{'^' if negate else ''}{body}]")
+                i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    full = re.compile("".join(out), re.DOTALL).fullmatch
+    return lambda s: full(s) is not None

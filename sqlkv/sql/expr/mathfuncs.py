@@ -1,0 +1,149 @@
+"""Numeric function implementations: arguments are non-NULL INT, FLOAT or DECIMAL values.
+
+Results keep the argument's type where SQL does (abs, round, ceil of an INT stay INT); the
+transcendental functions return FLOAT. Domain errors (sqrt(-1), ln(0)) raise DataError.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+
+from sqlkv.errors import DataError
+from sqlkv.sql.types import INT_MIN, check_int_range
+
+Number = int | float | Decimal
+
+
+def absolute(x: Number) -> Number:
+    if type(x) is int and x == INT_MIN:
+        raise DataError("integer out of range")
+    return abs(x)
+
+
+def _quantum(digits: int) -> Decimal:
+    return Decimal(1).scaleb(-digits)
+
+
+def round_half_away(x: Number, digits: int = 0) -> Number:
+    """Round half away from zero (SQLite, and PostgreSQL for DECIMAL)."""
+    if isinstance(x, int):
+        if digits >= 0:
+            return x
+        return check_int_range(int(Decimal(x).quantize(_quantum(digits), ROUND_HALF_UP)))
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return x
+        return float(Decimal(repr(x)).quantize(_quantum(digits), ROUND_HALF_UP))
+    return x.quantize(_quantum(digits), ROUND_HALF_UP)
+
+
+def trunc(x: Number, digits: int = 0) -> Number:
+    if isinstance(x, int):
+        if digits >= 0:
+            return x
+        return int(Decimal(x).quantize(_quantum(digits), ROUND_DOWN))
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return x
+        return float(Decimal(repr(x)).quantize(_quantum(digits), ROUND_DOWN))
+    return x.quantize(_quantum(digits), ROUND_DOWN)
+
+
+def ceil(x: Number) -> Number:
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        return float(math.ceil(x)) if math.isfinite(x) else x
+    return x.to_integral_value(ROUND_CEILING)
+
+
+def floor(x: Number) -> Number:
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        return float(math.floor(x)) if math.isfinite(x) else x
+    return x.to_integral_value(ROUND_FLOOR)
+
+
+def sign(x: Number) -> Number:
+    s = (x > 0) - (x < 0)
+    return type(x)(s) if not isinstance(x, int) else s
+
+
+def power(x: Number, y: Number) -> Number:
+    if x == 0 and y < 0:
+        raise DataError("zero raised to a negative power is undefined")
+    if isinstance(x, Decimal) or isinstance(y, Decimal):
+        if x < 0 and Decimal(y) != Decimal(y).to_integral_value():
+            raise DataError("a negative number raised to a non-integer power yields a complex result")
+        return Decimal(x) ** Decimal(y)
+    try:
+        result = math.pow(x, y)
+    except ValueError:
+        raise DataError("a negative number raised to a non-integer power yields a complex result") from None
+    except OverflowError:
+        raise DataError("value out of range: overflow") from None
+    return result
+
+
+def sqrt(x: Number) -> float:
+    if x < 0:
+        raise DataError("cannot take square root of a negative number")
+    return math.sqrt(x)
+
+
+def cbrt(x: Number) -> float:
+    f = float(x)
+    return math.copysign(abs(f) ** (1 / 3), f)
+
+
+def exp(x: Number) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        raise DataError("value out of range: overflow") from None
+
+
+def _check_log_arg(x: Number) -> None:
+    if x == 0:
+        raise DataError("cannot take logarithm of zero")
+    if x < 0:
+        raise DataError("cannot take logarithm of a negative number")
+
+
+def ln(x: Number) -> float:
+    _check_log_arg(x)
+    return math.log(x)
+
+
+def log10(x: Number) -> float:
+    _check_log_arg(x)
+    return math.log10(x)
+
+
+def log(base: Number, x: Number | None = None) -> float:
+    """log(x) is base 10 (PostgreSQL and SQLite); log(b, x) is base b."""
+    if x is None:
+        return log10(base)
+    _check_log_arg(base)
+    _check_log_arg(x)
+    if base == 1:
+        raise DataError("cannot take logarithm with base 1")
+    return math.log(x) / math.log(base)
+
+
+def domain(fn: Callable[[float], float], name: str) -> Callable[[Number], float]:
+    def checked(x: Number) -> float:
+        try:
+            return fn(x)
+        except ValueError:
+            raise DataError(f"input is out of range for {name}()") from None
+
+    return checked
+
+
+def random_float() -> float:
+    return random.random()

@@ -1,0 +1,209 @@
+"""Subqueries inside expressions: scalar ``(SELECT ...)``, EXISTS, IN (SELECT ...), ANY/ALL.
+
+``WHERE o.total > (SELECT avg(total) FROM orders WHERE cust = o.cust)`` asks the query planner
+(`CompileEnv.subqueries`) for an operator planned with the current scope as its outer scope.
+At run time the closure stores the current row in ``scope.cell[0]`` -- the subquery's references
+to ``o.cust`` read it from there -- then pulls rows from the operator. An operator whose
+``correlated`` attribute is False is evaluated once per statement execution and its result
+reused (the cache is keyed on the context's transaction, statement time and parameters, which
+the session renews per execution); without the attribute it is re-run for each row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.expr.env import Compiled
+from sqlkv.sql.expr.operators import COMPARE_OPS, compatible, generic_compare, to_timestamp
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType
+
+_NO_ROW = object()
+
+
+def _plan(c: Any, node: exp.Expression) -> Any:
+    if c.env.subqueries is None:
+        raise NotSupportedError("subqueries are not supported in this context")
+    query = node.this if isinstance(node, (exp.Subquery, exp.Exists, exp.Any, exp.All)) else node
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    return c.env.subqueries.plan_subquery(query, c.scope)
+
+
+class _Runner:
+    """Runs a subquery operator for a row, caching uncorrelated results per execution."""
+
+    def __init__(self, op: Any, ctx: ExecContext, cell: list) -> None:
+        self.op = op
+        self.ctx = ctx
+        self.cell = cell
+        self.cacheable = getattr(op, "correlated", True) is False
+        self.cache_key: tuple | None = None
+        self.cached: Any = None
+
+    def fresh(self) -> bool:
+        """True when a cached result exists for the current execution."""
+        if not self.cacheable or self.cache_key is None:
+            return False
+        ctx = self.ctx
+        k = self.cache_key
+        return k[0] is ctx.txn and k[1] is ctx.now and k[2] is ctx.params
+
+    def remember(self, value: Any) -> Any:
+        if self.cacheable:
+            ctx = self.ctx
+            self.cache_key = (ctx.txn, ctx.now, ctx.params)
+            self.cached = value
+        return value
+
+    def rows(self, row: tuple) -> Any:
+        self.cell[0] = row
+        return self.op.rows(self.ctx)
+
+
+def compile_subquery(c: Any, node: exp.Expression) -> Compiled:
+    if c.typing_only:
+        return Compiled(lambda r: None, BOOL if isinstance(node, exp.Exists) else NULLTYPE)
+    op = _plan(c, node)
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+    if isinstance(node, exp.Exists):
+        return Compiled(_exists(runner), BOOL)
+    if len(op.columns) != 1:
+        raise ProgrammingError("subquery must return only one column")
+    typ = op.columns[0].type or NULLTYPE
+    return Compiled(_scalar(runner), typ)
+
+
+def _exists(runner: _Runner) -> Callable[[tuple], object]:
+    def exists(r: tuple) -> object:
+        if runner.fresh():
+            return runner.cached
+        it = runner.rows(r)
+        found = next(iter(it), _NO_ROW) is not _NO_ROW
+        _close(it)
+        return runner.remember(found)
+
+    return exists
+
+
+def _scalar(runner: _Runner) -> Callable[[tuple], object]:
+    def scalar(r: tuple) -> object:
+        if runner.fresh():
+            return runner.cached
+        it = iter(runner.rows(r))
+        first = next(it, _NO_ROW)
+        if first is _NO_ROW:
+            return runner.remember(None)
+        if next(it, _NO_ROW) is not _NO_ROW:
+            _close(it)
+            raise DataError("more than one row returned by a subquery used as an expression")
+        return runner.remember(first[0])
+
+    return scalar
+
+
+def _close(it: Any) -> None:
+    close = getattr(it, "close", None)
+    if close is not None:
+        close()
+
+
+def _check_column(c: Any, left: Compiled, op: Any, what: str) -> None:
+    if len(op.columns) != 1:
+        raise ProgrammingError(f"subquery has too many columns for {what}")
+    sub_type: SqlType | None = op.columns[0].type
+    if sub_type is not None and sub_type.known and left.type.known and not left.untyped_text:
+        if not compatible(left.type.kind, sub_type.kind):
+            raise ProgrammingError(f"operator does not exist: {left.type.sql()} {what} {sub_type.sql()}")
+
+
+def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
+    """``x IN (SELECT ...)``: TRUE if found; NULL if not found but x or a subquery value is NULL."""
+    left = c.compile(node.this)
+    if c.typing_only:
+        return Compiled(lambda r: None, BOOL)
+    op = _plan(c, node.args["query"])
+    _check_column(c, left, op, "IN")
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+    fv = left.fn
+
+    def load(r: tuple) -> tuple[set, bool, bool]:
+        if runner.fresh():
+            return runner.cached
+        members: set = set()
+        has_null = False
+        for row in runner.rows(r):
+            v = row[0]
+            if v is None:
+                has_null = True
+            else:
+                members.add(to_timestamp(v))
+        return runner.remember((members, has_null, bool(members) or has_null))
+
+    def in_subquery(r: tuple) -> object:
+        v = fv(r)
+        members, has_null, nonempty = load(r)
+        if not nonempty:
+            return False
+        if v is None:
+            return None
+        probe = to_timestamp(v)
+        try:
+            if probe in members:
+                return True
+        except TypeError:
+            raise ProgrammingError("IN operand is not hashable") from None
+        if members:
+            sample = next(iter(members))
+            generic_compare("=", probe, sample)  # raises on incompatible kinds
+        return None if has_null else False
+
+    return Compiled(in_subquery, BOOL)
+
+
+def compile_quantified(c: Any, node: exp.Binary, op_name: str) -> Compiled:
+    """``x op ANY (SELECT ...)`` / ``x op ALL (SELECT ...)`` with SQL NULL semantics."""
+    left = c.compile(node.this)
+    quantifier = node.expression
+    is_all = isinstance(quantifier, exp.All)
+    if c.typing_only:
+        return Compiled(lambda r: None, BOOL)
+    inner = quantifier.this
+    if not isinstance(inner, (exp.Subquery, exp.Select)):
+        raise NotSupportedError("ANY/ALL need a subquery")
+    op = _plan(c, inner)
+    _check_column(c, left, op, op_name)
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+    fv = left.fn
+    cmp = COMPARE_OPS[op_name]
+
+    def quantified(r: tuple) -> object:
+        v = fv(r)
+        if runner.fresh():
+            values = runner.cached
+        else:
+            values = runner.remember([row[0] for row in runner.rows(r)])
+        if not values:
+            return is_all  # ALL over nothing is TRUE, ANY over nothing is FALSE
+        if v is None:
+            return None
+        saw_null = False
+        for w in values:
+            if w is None:
+                saw_null = True
+                continue
+            a, b = to_timestamp(v), to_timestamp(w)
+            result = cmp(a, b) if type(a) is type(b) else generic_compare(op_name, a, b)
+            if is_all and not result:
+                return False
+            if not is_all and result:
+                return True
+        if saw_null:
+            return None
+        return is_all
+
+    return Compiled(quantified, BOOL)
