@@ -1,0 +1,314 @@
+"""Hash GROUP BY and scalar aggregation, with the aggregate functions' accumulators.
+
+``SELECT dept, count(*), avg(salary) FROM emp GROUP BY dept`` becomes
+``HashAggregate(keys=[dept], aggs=[count(*), avg(salary)])`` over the scan: each input row's key
+tuple picks (or creates) the group's accumulator list; rows are not kept, only one accumulator
+per aggregate per group. Output rows are ``group key values + aggregate results`` in first-seen
+group order. Without GROUP BY the operator always emits exactly one row (``count(*)`` of no
+rows is 0, ``sum`` NULL, ``total`` 0.0).
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.operator import Operator, counted
+from sqlkv.sql.exec.relational import value_key
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+
+
+class Accumulator:
+    """State of one aggregate for one group; `add` sees every (non-filtered) input value."""
+
+    __slots__ = ()
+
+    def add(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def result(self) -> Any:
+        raise NotImplementedError
+
+
+class CountStar(Accumulator):
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, value: Any) -> None:
+        self.n += 1
+
+    def result(self) -> Any:
+        return self.n
+
+
+class Count(Accumulator):
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, value: Any) -> None:
+        if value is not None:
+            self.n += 1
+
+    def result(self) -> Any:
+        return self.n
+
+
+def _numeric(value: Any, func: str) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return value
+    if isinstance(value, str):
+        # SQLite reads a numeric prefix of text; strictly typed columns rarely get here.
+        try:
+            return int(value)
+        except ValueError:
+            try:
+                return float(value)
+            except ValueError:
+                return 0
+    raise DataError(f"{func}() cannot add a value of type {type(value).__name__}")
+
+
+class Sum(Accumulator):
+    """SUM: integers stay integers (64-bit overflow is a DataError), NULL when no values."""
+
+    __slots__ = ("total", "seen")
+
+    def __init__(self) -> None:
+        self.total: Any = 0
+        self.seen = False
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        v = _numeric(value, "sum")
+        if isinstance(self.total, decimal.Decimal) and isinstance(v, float):
+            v = decimal.Decimal(repr(v))
+        elif isinstance(self.total, float) and isinstance(v, decimal.Decimal):
+            v = float(v)
+        self.total += v
+        self.seen = True
+
+    def result(self) -> Any:
+        if not self.seen:
+            return None
+        if isinstance(self.total, int) and not INT64_MIN <= self.total <= INT64_MAX:
+            raise DataError("integer overflow in sum()")
+        return self.total
+
+
+class Total(Sum):
+    """TOTAL: like SUM but always a float, 0.0 when no values."""
+
+    __slots__ = ()
+
+    def result(self) -> Any:
+        return float(self.total) if self.seen else 0.0
+
+
+class Avg(Accumulator):
+    __slots__ = ("total", "n")
+
+    def __init__(self) -> None:
+        self.total: Any = 0
+        self.n = 0
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        v = _numeric(value, "avg")
+        self.total += float(v) if isinstance(v, decimal.Decimal) else v
+        self.n += 1
+
+    def result(self) -> Any:
+        return self.total / self.n if self.n else None
+
+
+class Extreme(Accumulator):
+    """MIN or MAX in SQL's cross-type order, ignoring NULLs."""
+
+    __slots__ = ("best", "best_key", "want_max")
+
+    def __init__(self, want_max: bool) -> None:
+        self.best: Any = None
+        self.best_key: Any = None
+        self.want_max = want_max
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        k = value_key(value)
+        if self.best_key is None:
+            self.best, self.best_key = value, k
+            return
+        try:
+            better = k > self.best_key if self.want_max else k < self.best_key
+        except TypeError:
+            raise DataError("min()/max() over values of incomparable types") from None
+        if better:
+            self.best, self.best_key = value, k
+
+    def result(self) -> Any:
+        return self.best
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+class GroupConcat(Accumulator):
+    __slots__ = ("parts", "sep")
+
+    def __init__(self, sep: str) -> None:
+        self.parts: list[str] = []
+        self.sep = sep
+
+    def add(self, value: Any) -> None:
+        if value is not None:
+            self.parts.append(_text(value))
+
+    def result(self) -> Any:
+        return self.sep.join(self.parts) if self.parts else None
+
+
+class AnyValue(Accumulator):
+    """The value of a bare (non-grouped) column: SQLite's "some row of the group" (the last)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+    def add(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class DistinctInputs(Accumulator):
+    """Feeds each distinct non-NULL value once to the wrapped accumulator (``count(DISTINCT x)``)."""
+
+    __slots__ = ("inner", "seen")
+
+    def __init__(self, inner: Accumulator) -> None:
+        self.inner = inner
+        self.seen: set = set()
+
+    def add(self, value: Any) -> None:
+        if value is None or value in self.seen:
+            return
+        self.seen.add(value)
+        self.inner.add(value)
+
+    def result(self) -> Any:
+        return self.inner.result()
+
+
+AGGREGATE_NAMES = {"count", "sum", "avg", "min", "max", "total", "group_concat", "string_agg",
+                   "any_value"}
+
+
+@dataclass
+class AggregateSpec:
+    """One aggregate call: function name, compiled argument (None for ``count(*)``), DISTINCT."""
+
+    func: str
+    arg: Callable[[tuple], Any] | None
+    distinct: bool = False
+    separator: str = ","
+    text: str = ""
+    factory: Callable[[], Accumulator] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.factory = self._factory()
+
+    def _factory(self) -> Callable[[], Accumulator]:
+        f = self.func
+        base: Callable[[], Accumulator]
+        if f == "count":
+            base = CountStar if self.arg is None else Count
+        elif f == "sum":
+            base = Sum
+        elif f == "total":
+            base = Total
+        elif f == "avg":
+            base = Avg
+        elif f in ("min", "max"):
+            want_max = f == "max"
+            base = lambda: Extreme(want_max)  # noqa: E731
+        elif f in ("group_concat", "string_agg"):
+            sep = self.separator
+            base = lambda: GroupConcat(sep)  # noqa: E731
+        elif f == "any_value":
+            base = AnyValue
+        else:
+            raise ProgrammingError(f"unknown aggregate function {f}()")
+        if self.distinct and self.arg is not None:
+            return lambda: DistinctInputs(base())
+        return base
+
+
+class HashAggregate(Operator):
+    """GROUP BY via a dict from key tuple to accumulators; scalar aggregate when no keys."""
+
+    def __init__(self, child: Operator, keys: list[Callable[[tuple], Any]],
+                 aggs: list[AggregateSpec], columns: list[Column], key_texts: list[str]) -> None:
+        self.child = child
+        self.keys = keys
+        self.aggs = aggs
+        self.columns = columns
+        self.key_texts = key_texts
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        groups = self._accumulate(ctx)
+        if not self.keys and not groups:
+            groups[()] = [spec.factory() for spec in self.aggs]
+        for key, accs in groups.items():
+            yield key + tuple(acc.result() for acc in accs)
+
+    def _accumulate(self, ctx: ExecContext) -> dict[tuple, list[Accumulator]]:
+        groups: dict[tuple, list[Accumulator]] = {}
+        keys = self.keys
+        specs = self.aggs
+        args = [(spec.arg if spec.arg is not None else _no_arg) for spec in specs]
+        n = 0
+        for row in counted(self.child, ctx):
+            key = tuple([k(row) for k in keys])
+            accs = groups.get(key)
+            if accs is None:
+                accs = groups[key] = [spec.factory() for spec in specs]
+            for acc, arg in zip(accs, args):
+                acc.add(arg(row))
+            n += 1
+            if not n & 4095:
+                ctx.check_cancelled()
+        return groups
+
+    def describe(self) -> str:
+        aggs = ", ".join(s.text for s in self.aggs if s.func != "any_value")
+        if self.keys:
+            return f"group by {', '.join(self.key_texts)}" + (f" aggregate {aggs}" if aggs else "")
+        return f"scalar aggregate {aggs}"
+
+
+def _no_arg(row: tuple) -> None:
+    return None

@@ -1,0 +1,205 @@
+"""Join operators: hash join, lookup join (index nested loop) and nested-loop join.
+
+``SELECT * FROM orders o JOIN users u ON u.id = o.user_id WHERE o.total > 100`` joins the
+filtered orders (the smaller, driving side) with users. When users has an index whose leading
+column is ``id`` the planner picks `LookupJoin`: one index lookup per order row, no scan of
+users at all. Otherwise `HashJoin` reads users once into a dict keyed by ``id`` and streams
+the orders through it. `NestedLoopJoin` is left for conditions with no equality.
+
+Every join emits ``left row + right row`` tuples. Outer joins pad the missing side with NULLs:
+LEFT keeps unmatched left rows, RIGHT unmatched right rows (emitted after the probe), FULL
+both. A NULL join key never matches (``NULL = NULL`` is not true).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.operator import Operator, counted
+
+RowFn = Callable[[tuple], Any]
+Pred = Callable[[tuple], bool]
+JOIN_KINDS = ("inner", "left", "right", "full", "cross")
+
+
+def _key(fns: list[RowFn], row: tuple) -> tuple | None:
+    key = tuple([f(row) for f in fns])
+    return None if None in key else key
+
+
+class JoinBase(Operator):
+    def __init__(self, left: Operator, right_columns: list[Column], kind: str) -> None:
+        self.left = left
+        self.kind = kind
+        self.columns = list(left.columns) + list(right_columns)
+        self.left_nulls = (None,) * len(left.columns)
+        self.right_nulls = (None,) * len(right_columns)
+
+
+class NestedLoopJoin(JoinBase):
+    """Every left row against every (materialised) right row, keeping pairs where ON holds."""
+
+    def __init__(self, left: Operator, right: Operator, kind: str, predicate: Pred | None,
+                 text: str = "") -> None:
+        super().__init__(left, right.columns, kind)
+        self.right = right
+        self.predicate = predicate
+        self.text = text
+
+    def children(self) -> list[Operator]:
+        return [self.left, self.right]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        right_rows = list(counted(self.right, ctx))
+        pred = self.predicate
+        keep_left = self.kind in ("left", "full")
+        keep_right = self.kind in ("right", "full")
+        matched_right = [False] * len(right_rows) if keep_right else None
+        n = 0
+        for lrow in counted(self.left, ctx):
+            matched = False
+            for i, rrow in enumerate(right_rows):
+                row = lrow + rrow
+                if pred is None or pred(row):
+                    matched = True
+                    if matched_right is not None:
+                        matched_right[i] = True
+                    yield row
+            n += 1
+            if not n & 1023:
+                ctx.check_cancelled()
+            if keep_left and not matched:
+                yield lrow + self.right_nulls
+        if matched_right is not None:
+            for i, rrow in enumerate(right_rows):
+                if not matched_right[i]:
+                    yield self.left_nulls + rrow
+
+    def describe(self) -> str:
+        on = f" on {self.text}" if self.text else ""
+        return f"nested loop join ({self.kind}){on}"
+
+
+class HashJoin(JoinBase):
+    """Builds a hash table on the right input's key, probes it with each left row."""
+
+    def __init__(self, left: Operator, right: Operator, kind: str, left_keys: list[RowFn],
+                 right_keys: list[RowFn], residual: Pred | None, text: str) -> None:
+        super().__init__(left, right.columns, kind)
+        self.right = right
+        self.left_keys = left_keys
+        self.right_keys = right_keys
+        self.residual = residual
+        self.text = text
+
+    def children(self) -> list[Operator]:
+        return [self.left, self.right]
+
+    def _build(self, ctx: ExecContext) -> tuple[dict[tuple, list[int]], list[tuple]]:
+        table: dict[tuple, list[int]] = {}
+        right_rows: list[tuple] = []
+        fns = self.right_keys
+        for rrow in counted(self.right, ctx):
+            right_rows.append(rrow)
+            key = _key(fns, rrow)
+            if key is not None:
+                table.setdefault(key, []).append(len(right_rows) - 1)
+        return table, right_rows
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        table, right_rows = self._build(ctx)
+        keep_left = self.kind in ("left", "full")
+        keep_right = self.kind in ("right", "full")
+        matched_right = [False] * len(right_rows) if keep_right else None
+        fns = self.left_keys
+        residual = self.residual
+        n = 0
+        for lrow in counted(self.left, ctx):
+            key = _key(fns, lrow)
+            matched = False
+            for i in (table.get(key, ()) if key is not None else ()):
+                row = lrow + right_rows[i]
+                if residual is not None and not residual(row):
+                    continue
+                matched = True
+                if matched_right is not None:
+                    matched_right[i] = True
+                yield row
+            if keep_left and not matched:
+                yield lrow + self.right_nulls
+            n += 1
+            if not n & 4095:
+                ctx.check_cancelled()
+        if matched_right is not None:
+            for i, rrow in enumerate(right_rows):
+                if not matched_right[i]:
+                    yield self.left_nulls + rrow
+
+    def describe(self) -> str:
+        return f"hash join ({self.kind}) on {self.text}"
+
+
+class LookupJoin(JoinBase):
+    """For each left row, looks its key up in an index of the right table (inner or left join)."""
+
+    def __init__(self, left: Operator, access: Any, right_columns: list[Column], kind: str,
+                 left_keys: list[RowFn], right_filter: Pred | None, residual: Pred | None,
+                 text: str) -> None:
+        super().__init__(left, right_columns, kind)
+        self.access = access
+        self.left_keys = left_keys
+        self.right_filter = right_filter
+        self.residual = residual
+        self.text = text
+
+    def children(self) -> list[Operator]:
+        return [self.left]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        keep_left = self.kind == "left"
+        fns = self.left_keys
+        rfilter = self.right_filter
+        residual = self.residual
+        lookup = self.access.lookup
+        n = 0
+        for lrow in counted(self.left, ctx):
+            key = _key(fns, lrow)
+            matched = False
+            if key is not None:
+                for rrow in lookup(ctx, key):
+                    if rfilter is not None and not rfilter(rrow):
+                        continue
+                    row = lrow + tuple(rrow)
+                    if residual is not None and not residual(row):
+                        continue
+                    matched = True
+                    yield row
+            if keep_left and not matched:
+                yield lrow + self.right_nulls
+            n += 1
+            if not n & 1023:
+                ctx.check_cancelled()
+
+    def describe(self) -> str:
+        return f"lookup join ({self.kind}) {self.access.describe()} on {self.text}"
+
+
+class Reorder(Operator):
+    """Rearranges columns (the join planner's order back to FROM order)."""
+
+    def __init__(self, child: Operator, positions: list[int]) -> None:
+        self.child = child
+        self.positions = positions
+        self.columns = [child.columns[i] for i in positions]
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        pos = self.positions
+        return (tuple([row[i] for i in pos]) for row in counted(self.child, ctx))
+
+    def describe(self) -> str:
+        return "reorder columns"

@@ -1,0 +1,293 @@
+"""Row-at-a-time relational operators: Values, Filter, Project, Sort (and top-N), Distinct, Limit.
+
+``SELECT DISTINCT name, age * 2 AS a2 FROM users WHERE age > ? ORDER BY a2 DESC LIMIT 3`` runs
+as ``Limit(Sort(Distinct(Project(Filter(scan)))))``. Every operator pulls rows lazily from its
+child with `counted`, so rows stream; only `Sort` (all rows, or the best N for a top-N) and
+`Distinct` (the set of rows seen) hold state. Expressions were compiled once by the planner into
+callables ``fn(row)``; nothing here walks an AST per row.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import heapq
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlkv.errors import DataError
+from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.operator import Operator, counted
+
+RowFn = Callable[[tuple], Any]
+CHECK_EVERY = 4096  # rows between cancellation checks in long loops
+
+
+class Values(Operator):
+    """A fixed list of rows, each a tuple of compiled expressions (evaluated per execution)."""
+
+    def __init__(self, columns: list[Column], rows: list[list[RowFn]]) -> None:
+        self.columns = columns
+        self.row_fns = rows
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        empty: tuple = ()
+        for fns in self.row_fns:
+            yield tuple(fn(empty) for fn in fns)
+
+    def describe(self) -> str:
+        return f"values ({len(self.row_fns)} rows)"
+
+
+class RowsOperator(Operator):
+    """Rows produced by a Python callable per execution (materialised CTEs, test fakes)."""
+
+    def __init__(self, columns: list[Column], source: Callable[[ExecContext], Iterator[tuple]],
+                 label: str = "rows") -> None:
+        self.columns = columns
+        self.source = source
+        self.label = label
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        return iter(self.source(ctx))
+
+    def describe(self) -> str:
+        return self.label
+
+
+class Filter(Operator):
+    """Keeps the rows for which the compiled predicate is TRUE."""
+
+    def __init__(self, child: Operator, predicate: Callable[[tuple], bool], text: str) -> None:
+        self.child = child
+        self.columns = child.columns
+        self.predicate = predicate
+        self.text = text
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        pred = self.predicate
+        return (row for row in counted(self.child, ctx) if pred(row))
+
+    def describe(self) -> str:
+        return f"filter {self.text}"
+
+
+class Project(Operator):
+    """Computes one output tuple per input row from compiled expressions."""
+
+    def __init__(self, child: Operator, columns: list[Column], exprs: list[RowFn],
+                 texts: list[str] | None = None) -> None:
+        self.child = child
+        self.columns = columns
+        self.exprs = exprs
+        self.texts = texts or [c.name for c in columns]
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        fns = self.exprs
+        if len(fns) == 1:
+            f0 = fns[0]
+            return ((f0(row),) for row in counted(self.child, ctx))
+        return (tuple([f(row) for f in fns]) for row in counted(self.child, ctx))
+
+    def describe(self) -> str:
+        return "project " + ", ".join(self.texts)
+
+
+class Slice(Operator):
+    """Keeps the first ``width`` columns (drops sort keys computed for ORDER BY)."""
+
+    def __init__(self, child: Operator, width: int) -> None:
+        self.child = child
+        self.width = width
+        self.columns = child.columns[:width]
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        w = self.width
+        return (row[:w] for row in counted(self.child, ctx))
+
+    def describe(self) -> str:
+        return f"columns 1..{self.width}"
+
+
+# --- sorting -------------------------------------------------------------------------------
+
+def _type_rank(v: Any) -> int:
+    """SQLite's order between storage classes: numbers < text < blobs (< dates, our extension)."""
+    if isinstance(v, (int, float, decimal.Decimal)):
+        return 0
+    if isinstance(v, str):
+        return 1
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return 2
+    if isinstance(v, datetime.datetime):
+        return 4
+    if isinstance(v, datetime.date):
+        return 3
+    return 5
+
+
+def value_key(v: Any) -> tuple:
+    """Sort key of a non-NULL value giving SQL's total order across types."""
+    if isinstance(v, float) and v != v:  # NaN sorts below every number
+        return (0, float("-inf"), 0)
+    if isinstance(v, (int, float, decimal.Decimal)):
+        return (0, v, 1)
+    return (_type_rank(v), v, 1)
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """One ORDER BY term: the column of the input row, direction and NULL placement."""
+
+    index: int
+    desc: bool = False
+    nulls_first: bool | None = None  # None: NULLs first ascending, last descending
+
+    def nulls_low(self) -> bool:
+        """True when NULL must compare below every value in the ascending-key sense."""
+        nf = (not self.desc) if self.nulls_first is None else self.nulls_first
+        return nf != self.desc
+
+
+def _column_key(k: SortKey) -> Callable[[tuple], tuple]:
+    i = k.index
+    null_key = (0,) if k.nulls_low() else (2,)
+    def key(row: tuple) -> tuple:
+        v = row[i]
+        return null_key if v is None else (1, value_key(v))
+    return key
+
+
+class _Reversed:
+    """Inverts the order of a key (for top-N heaps with mixed ASC/DESC terms)."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: tuple) -> None:
+        self.k = k
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.k < self.k
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Reversed) and other.k == self.k
+
+
+def sort_rows(rows: list[tuple], keys: Sequence[SortKey]) -> list[tuple]:
+    """Sorts in place with one stable pass per key, last key first (no per-compare Python code)."""
+    try:
+        for k in reversed(keys):
+            rows.sort(key=_column_key(k), reverse=k.desc)
+    except TypeError as exc:
+        raise DataError(f"cannot order values of incomparable types: {exc}") from None
+    return rows
+
+
+def top_n(rows: Iterator[tuple], keys: Sequence[SortKey], n: int) -> list[tuple]:
+    """The first ``n`` rows in sort order, keeping only ``n`` rows in memory."""
+    if n <= 0:
+        return []
+    fns = [_column_key(k) for k in keys]
+    if all(not k.desc for k in keys) or all(k.desc for k in keys):
+        desc = keys[0].desc if keys else False
+        def key(row: tuple) -> tuple:
+            return tuple(f(row) for f in fns)
+        pick = heapq.nlargest if desc else heapq.nsmallest
+        try:
+            return pick(n, rows, key=key)
+        except TypeError as exc:
+            raise DataError(f"cannot order values of incomparable types: {exc}") from None
+    flags = [k.desc for k in keys]
+    def mixed_key(row: tuple) -> tuple:
+        return tuple(_Reversed(f(row)) if d else f(row) for f, d in zip(fns, flags))
+    try:
+        return heapq.nsmallest(n, rows, key=mixed_key)
+    except TypeError as exc:
+        raise DataError(f"cannot order values of incomparable types: {exc}") from None
+
+
+class Sort(Operator):
+    """ORDER BY: materialises its input (or only the best ``limit`` rows for a top-N)."""
+
+    def __init__(self, child: Operator, keys: list[SortKey], texts: list[str],
+                 limit: Callable[[ExecContext], int | None] | None = None) -> None:
+        self.child = child
+        self.columns = child.columns
+        self.keys = keys
+        self.texts = texts
+        self.limit = limit  # rows needed (LIMIT + OFFSET), evaluated per execution
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        n = self.limit(ctx) if self.limit is not None else None
+        if n is not None:
+            return iter(top_n(counted(self.child, ctx), self.keys, n))
+        return iter(sort_rows(list(counted(self.child, ctx)), self.keys))
+
+    def describe(self) -> str:
+        kind = "top-n sort" if self.limit is not None else "sort"
+        return f"{kind} " + ", ".join(self.texts)
+
+
+class Distinct(Operator):
+    """Drops repeated rows (compared on the first ``width`` columns), keeping first occurrences."""
+
+    def __init__(self, child: Operator, width: int | None = None) -> None:
+        self.child = child
+        self.columns = child.columns
+        self.width = width
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        seen: set = set()
+        w = self.width
+        for row in counted(self.child, ctx):
+            key = row if w is None else row[:w]
+            if key in seen:
+                continue
+            seen.add(key)
+            yield row
+
+    def describe(self) -> str:
+        return "distinct"
+
+
+class Limit(Operator):
+    """LIMIT/OFFSET with counts evaluated per execution (they may be parameters)."""
+
+    def __init__(self, child: Operator, limit: Callable[[ExecContext], int | None],
+                 offset: Callable[[ExecContext], int], text: str) -> None:
+        self.child = child
+        self.columns = child.columns
+        self.limit = limit
+        self.offset = offset
+        self.text = text
+
+    def children(self) -> list[Operator]:
+        return [self.child]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        n = self.limit(ctx)
+        off = self.offset(ctx)
+        if n is not None and n <= 0:
+            return iter(())
+        stop = None if n is None else off + n
+        return itertools.islice(counted(self.child, ctx), off, stop)
+
+    def describe(self) -> str:
+        return f"limit {self.text}"

@@ -1,0 +1,202 @@
+"""Aggregate extraction: rewriting a grouped query's expressions over the aggregation's output.
+
+For ``SELECT dept, count(*) + 1 FROM emp GROUP BY dept HAVING max(salary) > 10`` the planner
+builds ``HashAggregate(keys=[dept], aggs=[count(*), max(salary)])`` whose output row is
+``(dept, __agg0, __agg1)``. The select list and HAVING are then rewritten against that row:
+``count(*) + 1`` becomes ``__agg0 + 1`` and ``max(salary) > 10`` becomes ``__agg1 > 10``. Group
+keys that are plain columns keep their name and table in the output scope, so ``dept`` and
+``emp.dept`` (also from correlated subqueries) resolve naturally; other key expressions are
+matched by their SQL text and become ``__grpN``. A bare column that is neither grouped nor
+aggregated takes its value from some row of the group (SQLite's rule) via a hidden
+``any_value`` aggregate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlkv.errors import ProgrammingError
+from sqlkv.sql.context import Column, Scope
+from sqlkv.sql.exec.aggregate import AggregateSpec
+from sqlkv.sql.plan.names import QUERY_NODES
+
+SIMPLE_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min",
+               exp.Max: "max", exp.GroupConcat: "group_concat"}
+ANON_AGGS = {"total", "group_concat", "string_agg", "any_value"}
+
+
+def aggregate_name(node: exp.Expression) -> str | None:
+    """The aggregate function a node calls, or None when it is not an aggregate call."""
+    for cls, name in SIMPLE_AGGS.items():
+        if type(node) is cls:
+            if name in ("min", "max") and node.expressions:
+                return None  # min(a, b) is SQLite's scalar two-argument form
+            return name
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ANON_AGGS:
+        return node.name.lower()
+    if isinstance(node, exp.ArrayAgg):
+        return None
+    return None
+
+
+def contains_aggregate(node: exp.Expression) -> bool:
+    """True when ``node`` calls an aggregate at this query level (not in subqueries/OVER)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, exp.Window):
+            # the window's function is not a plain aggregate, but its arguments may be
+            stack.extend(a for a in n.iter_expressions() if a is not n.this)
+            stack.extend(n.this.iter_expressions())
+            continue
+        if aggregate_name(n) is not None:
+            return True
+        if n is not node and isinstance(n, QUERY_NODES):
+            continue
+        stack.extend(n.iter_expressions())
+    return False
+
+
+@dataclass
+class AggregateCall:
+    """One distinct aggregate call found in the query: its AST and its argument expressions."""
+
+    func: str
+    arg: exp.Expression | None
+    distinct: bool
+    separator: str
+    text: str
+
+
+@dataclass
+class GroupingRewriter:
+    """Collects group keys and aggregate calls, and rewrites expressions over the agg output."""
+
+    input_scope: Scope
+    key_nodes: list[exp.Expression]
+    calls: list[AggregateCall] = field(default_factory=list)
+    bare_columns: dict[int, int] = field(default_factory=dict)  # input idx -> call index
+    _call_by_text: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.key_texts = [k.sql() for k in self.key_nodes]
+        self.key_index: dict[int, int] = {}  # input column idx -> key position
+        for pos, key in enumerate(self.key_nodes):
+            idx = self._input_index(key)
+            if idx is not None:
+                self.key_index.setdefault(idx, pos)
+
+    def _input_index(self, node: exp.Expression) -> int | None:
+        if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
+            return None
+        return self.input_scope.find(node.name, node.table or None)
+
+    # -- rewriting ------------------------------------------------------------------------
+
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        """A rewritten copy of ``node`` referring to the aggregation output's columns."""
+        return self._rewrite(node.copy())
+
+    def _rewrite(self, node: exp.Expression) -> exp.Expression:
+        replaced = self._replacement(node)
+        if replaced is not None:
+            return replaced
+        if isinstance(node, QUERY_NODES + (exp.Column, exp.Identifier, exp.Literal)):
+            return node
+        for child in list(node.iter_expressions()):
+            new = self._rewrite(child)
+            if new is not child:
+                child.replace(new)
+        return node
+
+    def _replacement(self, node: exp.Expression) -> exp.Expression | None:
+        text = None
+        if not isinstance(node, (exp.Literal, exp.Column, exp.Identifier, exp.Star)):
+            text = node.sql()
+            if text in self.key_texts:
+                return exp.column(f"__grp{self.key_texts.index(text)}")
+        func = aggregate_name(node)
+        if func is not None:
+            return exp.column(f"__agg{self._add_call(node, func, text or node.sql())}")
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            return self._column(node)
+        return None
+
+    def _column(self, node: exp.Column) -> exp.Expression | None:
+        idx = self._input_index(node)
+        if idx is None:
+            return None  # an outer reference (or an error compile will report)
+        if idx in self.key_index:
+            return None  # resolves by name in the output scope
+        if idx not in self.bare_columns:
+            self.bare_columns[idx] = len(self.calls)
+            self.calls.append(AggregateCall("any_value", exp.column(node.name, node.table or None),
+                                            False, ",", f"any_value({node.sql()})"))
+        return None
+
+    def _add_call(self, node: exp.Expression, func: str, text: str) -> int:
+        if text in self._call_by_text:
+            return self._call_by_text[text]
+        arg = node.this if func not in ("group_concat", "string_agg", "total", "any_value") \
+            or not isinstance(node, exp.Anonymous) else (node.expressions[0] if node.expressions else None)
+        distinct = False
+        if isinstance(arg, exp.Distinct):
+            distinct = True
+            inner = arg.expressions
+            if len(inner) != 1:
+                raise ProgrammingError(f"{func}(DISTINCT ...) takes exactly one argument")
+            arg = inner[0]
+        if isinstance(arg, exp.Star):
+            if func != "count":
+                raise ProgrammingError(f"{func}(*) is not valid")
+            arg = None
+        elif arg is None and func != "count":
+            raise ProgrammingError(f"{func}() requires an argument")
+        if arg is not None and contains_aggregate(arg):
+            raise ProgrammingError("aggregate function calls cannot be nested")
+        separator = self._separator(node, func)
+        self.calls.append(AggregateCall(func, arg, distinct, separator, text))
+        self._call_by_text[text] = len(self.calls) - 1
+        return len(self.calls) - 1
+
+    @staticmethod
+    def _separator(node: exp.Expression, func: str) -> str:
+        if func not in ("group_concat", "string_agg"):
+            return ","
+        sep = node.args.get("separator")
+        if sep is None and isinstance(node, exp.Anonymous) and len(node.expressions) > 1:
+            sep = node.expressions[1]
+        if sep is None:
+            return ","
+        if isinstance(sep, exp.Literal):
+            return sep.this
+        if isinstance(sep, exp.Column) and isinstance(sep.this, exp.Identifier):
+            return sep.name  # sqlglot reads a quoted separator as an identifier
+        raise ProgrammingError(f"{func}() separator must be a string literal")
+
+    # -- output ---------------------------------------------------------------------------
+
+    def output_columns(self) -> list[Column]:
+        """The aggregation output's columns: group keys, then aggregate results."""
+        cols: list[Column] = []
+        for pos, key in enumerate(self.key_nodes):
+            idx = self._input_index(key)
+            if idx is not None and self.key_index.get(idx) == pos:
+                src = self.input_scope.columns[idx]
+                cols.append(Column(src.name, src.table, src.type, hidden=True))
+            else:
+                cols.append(Column(f"__grp{pos}", None, None, hidden=True))
+        inverse = {call: idx for idx, call in self.bare_columns.items()}
+        for i, _call in enumerate(self.calls):
+            if i in inverse:
+                src = self.input_scope.columns[inverse[i]]
+                cols.append(Column(src.name, src.table, src.type, hidden=True))
+            else:
+                cols.append(Column(f"__agg{i}", None, None, hidden=True))
+        return cols
+
+    def specs(self, compile_arg) -> list[AggregateSpec]:
+        return [AggregateSpec(c.func, compile_arg(c.arg) if c.arg is not None else None,
+                              c.distinct, c.separator, c.text) for c in self.calls]

@@ -1,0 +1,128 @@
+"""Output names, ``*`` expansion and AST helpers shared by the SELECT planner modules.
+
+For ``SELECT u.*, name AS n, age + 1 FROM users u`` the select list becomes one `SelectItem` per
+output column: ``u.*`` expands to the visible columns of relation ``u`` (items that read a row
+position directly), ``name AS n`` is named ``n`` and ``age + 1`` is named by its SQL text, as
+SQLite and PostgreSQL name unaliased expressions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlkv.errors import ProgrammingError
+from sqlkv.sql.context import Column
+
+# AST nodes that open a new query level: name resolution and aggregate search stop there.
+QUERY_NODES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.Values)
+
+
+@dataclass
+class Relation:
+    """One FROM item as the planner sees it: its alias and where its columns sit in a row."""
+
+    alias: str
+    columns: list[Column]
+    offset: int = 0  # position of its first column in the joined row
+
+
+@dataclass
+class SelectItem:
+    """One output column: an expression to compile, or a row position (from ``*``)."""
+
+    name: str
+    node: exp.Expression | None = None
+    index: int | None = None
+    table: str | None = None
+
+
+def ident_name(node: exp.Expression | str | None) -> str:
+    if node is None:
+        return ""
+    if isinstance(node, str):
+        return node
+    if isinstance(node, exp.Identifier):
+        return node.name
+    return node.name
+
+
+def output_name(node: exp.Expression) -> str:
+    """The name a select-list expression gets: alias, else column name, else its SQL text."""
+    if isinstance(node, exp.Alias):
+        return node.alias
+    if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+        return node.name
+    return node.sql()
+
+
+def strip_alias(node: exp.Expression) -> exp.Expression:
+    return node.this if isinstance(node, exp.Alias) else node
+
+
+def expand_select_list(nodes: list[exp.Expression], relations: list[Relation]) -> list[SelectItem]:
+    """Select list -> items, expanding ``*`` and ``t.*`` over the relations in FROM order."""
+    items: list[SelectItem] = []
+    for node in nodes:
+        if isinstance(node, exp.Star):
+            if not relations:
+                raise ProgrammingError("SELECT * with no tables specified is not valid")
+            for rel in relations:
+                items.extend(_relation_items(rel))
+        elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+            alias = node.table
+            rel = next((r for r in relations if r.alias.lower() == alias.lower()), None)
+            if rel is None:
+                raise ProgrammingError(f'missing FROM-clause entry for table "{alias}"')
+            items.extend(_relation_items(rel))
+        else:
+            items.append(SelectItem(output_name(node), node=strip_alias(node)))
+    return items
+
+
+def _relation_items(rel: Relation) -> list[SelectItem]:
+    return [SelectItem(col.name, index=rel.offset + i, table=col.table)
+            for i, col in enumerate(rel.columns) if not col.hidden]
+
+
+def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    """``a AND (b AND c)`` -> ``[a, b, c]``; parentheses around a conjunct are dropped."""
+    if node is None:
+        return []
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return split_conjuncts(node.this) + split_conjuncts(node.expression)
+    return [node]
+
+
+def column_refs(node: exp.Expression) -> list[exp.Column]:
+    """Column references of ``node`` at this query level (not inside subqueries)."""
+    out: list[exp.Column] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, exp.Column):
+            if not isinstance(n.this, exp.Star):
+                out.append(n)
+            continue
+        if n is not node and isinstance(n, QUERY_NODES):
+            continue
+        stack.extend(n.iter_expressions())
+    return out
+
+
+def has_subquery(node: exp.Expression) -> bool:
+    return any(isinstance(n, QUERY_NODES) for n in node.walk() if n is not node) or \
+        isinstance(node, (exp.Exists, exp.In)) and node.args.get("query") is not None
+
+
+def int_literal(node: exp.Expression) -> int | None:
+    """The value of an integer literal (``ORDER BY 2``), else None."""
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return int(node.this)
+        except ValueError:
+            return None
+    return None

@@ -1,0 +1,289 @@
+"""The body of one SELECT: FROM/WHERE, grouping, windows, projection, DISTINCT, ORDER BY, LIMIT.
+
+See the walk-through in plan/select.py. `SelectBuilder` holds the state of planning one
+``exp.Select``: the select items, the ORDER BY terms resolved against them, and the scope the
+next operator's expressions compile against (it changes after aggregation and windows).
+"""
+
+from __future__ import annotations
+
+import operator as pyop
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlkv.errors import ProgrammingError
+from sqlkv.sql.context import Column, Scope
+from sqlkv.sql.exec.aggregate import HashAggregate
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
+from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
+from sqlkv.sql.plan.joins import FromPlanner
+from sqlkv.sql.plan.names import (Relation, SelectItem, expand_select_list, int_literal,
+                                  split_conjuncts)
+
+if TYPE_CHECKING:
+    from sqlkv.sql.plan.select import QueryPlanner
+
+
+class OrderTerm:
+    __slots__ = ("item", "node", "desc", "nulls_first", "text")
+
+    def __init__(self, item: int | None, node: exp.Expression | None, desc: bool,
+                 nulls_first: bool | None, text: str) -> None:
+        self.item = item
+        self.node = node
+        self.desc = desc
+        self.nulls_first = nulls_first
+        self.text = text
+
+
+def _has_window(node: exp.Expression) -> bool:
+    return any(isinstance(n, exp.Window) for n in node.walk())
+
+
+class SelectBuilder:
+    def __init__(self, planner: QueryPlanner, sel: exp.Select, outer: Scope | None) -> None:
+        self.planner = planner
+        self.sel = sel
+        self.outer = outer
+
+    # -- main ------------------------------------------------------------------------------------
+
+    def build(self) -> Operator:
+        p = self.planner
+        sel = self.sel
+        sources, joins = p._sources(sel, self.outer)
+        fp = FromPlanner(sources, joins, self.outer, p.env)
+        where_node = sel.args.get("where")
+        where = split_conjuncts(where_node.this) if where_node is not None else []
+        for w in where:
+            if contains_aggregate(w):
+                raise ProgrammingError("aggregate functions are not allowed in WHERE")
+        fp.prepare(where)
+        relations = []
+        for src, off in zip(sources, fp.offsets):
+            rel = Relation(src.alias, src.columns, off)
+            relations.append((rel, src.merged))
+        items = self._expand(relations)
+        group_node = sel.args.get("group")
+        having_node = sel.args.get("having")
+        input_columns = [c for s in sources for c in s.columns]
+        order = self._order_terms(items, input_columns)
+        aggregating = bool(group_node) or having_node is not None or any(
+            it.node is not None and contains_aggregate(it.node) for it in items) or any(
+            t.node is not None and contains_aggregate(t.node) for t in order)
+        windowing = any(it.node is not None and _has_window(it.node) for it in items) or any(
+            t.node is not None and _has_window(t.node) for t in order)
+        distinct = sel.args.get("distinct") is not None
+        if distinct and sel.args["distinct"].args.get("on"):
+            raise ProgrammingError("DISTINCT ON is not supported")
+        want_order = None
+        if order and not aggregating and not windowing and len(sources) == 1 \
+                and sources[0].table is not None:
+            want_order = self._want_order(order, items, sources[0].columns)
+        limit_hint = None
+        if not where and not order and not aggregating and not distinct and not windowing:
+            limit_hint = self._constant_limit()
+        fr = fp.plan(want_order, limit_hint)
+        op = p.filter(fr.operator, fr.remaining, fr.scope)
+        scope = fr.scope
+        if aggregating:
+            op, scope, items, order = self._aggregate(op, scope, items, order, group_node, having_node)
+        if windowing:
+            from sqlkv.sql.plan.windows import plan_windows
+            op, scope, items, order = plan_windows(p, op, scope, items, order)
+        return self._finish(op, scope, items, order, distinct, fr.ordered and want_order is not None)
+
+    def _expand(self, relations: list[tuple[Relation, set[int]]]) -> list[SelectItem]:
+        rels = []
+        for rel, merged in relations:
+            if merged:
+                cols = [Column(c.name, c.table, c.type, c.hidden or i in merged)
+                        for i, c in enumerate(rel.columns)]
+                rels.append(Relation(rel.alias, cols, rel.offset))
+            else:
+                rels.append(rel)
+        # `*` skips USING-merged columns, `t.*` keeps them (expanded from the real relation)
+        out: list[SelectItem] = []
+        real = {rel.alias.lower(): rel for rel, _ in relations}
+        for node in self.sel.expressions:
+            if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+                rel = real.get(node.table.lower())
+                if rel is not None:
+                    out.extend(expand_select_list([node], [rel]))
+                    continue
+            out.extend(expand_select_list([node], rels))
+        return out
+
+    # -- ORDER BY ----------------------------------------------------------------------------------
+
+    def _order_terms(self, items: list[SelectItem], input_columns: list[Column]) -> list[OrderTerm]:
+        order = self.sel.args.get("order")
+        if order is None:
+            return []
+        terms = []
+        input_names = {c.name.lower() for c in input_columns}
+        for term in order.expressions:
+            node = term.this
+            desc = bool(term.args.get("desc"))
+            nf = term.args.get("nulls_first")
+            nulls_first = None if nf is None else bool(nf)
+            terms.append(OrderTerm(self._match_item(node, items, input_names), node, desc,
+                                   nulls_first, term.sql()))
+        return terms
+
+    @staticmethod
+    def _match_item(node: exp.Expression, items: list[SelectItem], input_names: set[str]) -> int | None:
+        k = int_literal(node)
+        if k is not None:
+            if not 1 <= k <= len(items):
+                raise ProgrammingError(f"ORDER BY term out of range - should be between 1 and {len(items)}")
+            return k - 1
+        if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
+            lname = node.name.lower()
+            for i, it in enumerate(items):
+                if it.name.lower() == lname and (it.node is None or not isinstance(it.node, exp.Column)
+                                                 or it.node.name.lower() == lname or lname not in input_names):
+                    return i
+        text = node.sql()
+        for i, it in enumerate(items):
+            if it.node is not None and it.node.sql() == text:
+                return i
+        return None
+
+    def _want_order(self, order: list[OrderTerm], items: list[SelectItem],
+                    table_columns: list[Column]) -> list[tuple[int, bool]] | None:
+        scope = Scope(table_columns)
+        want = []
+        for t in order:
+            if t.nulls_first is not None and t.nulls_first != (not t.desc):
+                return None
+            col: int | None = None
+            if t.item is not None:
+                it = items[t.item]
+                if it.index is not None:
+                    col = it.index
+                elif isinstance(it.node, exp.Column):
+                    col = self._find(scope, it.node)
+            elif isinstance(t.node, exp.Column):
+                col = self._find(scope, t.node)
+            if col is None:
+                return None
+            want.append((col, t.desc))
+        return want
+
+    @staticmethod
+    def _find(scope: Scope, node: exp.Column) -> int | None:
+        try:
+            return scope.find(node.name, node.table or None)
+        except ProgrammingError:
+            return None
+
+    def _constant_limit(self) -> int | None:
+        lim = self.sel.args.get("limit")
+        if lim is None or self.sel.args.get("offset") is not None:
+            return None
+        k = int_literal(lim.args.get("expression")) if lim.args.get("expression") is not None else None
+        return k if k is not None and k >= 0 else None
+
+    # -- aggregation -------------------------------------------------------------------------------
+
+    def _aggregate(self, op: Operator, scope: Scope, items: list[SelectItem], order: list[OrderTerm],
+                   group_node: exp.Group | None, having_node: exp.Having | None):
+        p = self.planner
+        keys = [self._group_key(k, items, scope) for k in (group_node.expressions if group_node else [])]
+        for k in keys:
+            if contains_aggregate(k):
+                raise ProgrammingError("aggregate functions are not allowed in GROUP BY")
+        rw = GroupingRewriter(scope, keys)
+        new_items = []
+        for it in items:
+            node = it.node if it.node is not None else self._index_column(scope, it)
+            new_items.append(SelectItem(it.name, node=rw.rewrite(node), table=it.table))
+        having = rw.rewrite(having_node.this) if having_node is not None else None
+        new_order = [OrderTerm(t.item, rw.rewrite(t.node) if t.item is None else t.node, t.desc,
+                               t.nulls_first, t.text) for t in order]
+        key_fns = [p.expr(k, scope) for k in keys]
+        specs = rw.specs(lambda n: p.expr(n, scope))
+        out_cols = rw.output_columns()
+        agg = HashAggregate(op, key_fns, specs, out_cols, rw.key_texts)
+        out_scope = Scope(out_cols, self.outer)
+        result: Operator = agg
+        if having is not None:
+            result = p.filter(result, [having], out_scope)
+        return result, out_scope, new_items, new_order
+
+    @staticmethod
+    def _index_column(scope: Scope, it: SelectItem) -> exp.Expression:
+        col = scope.columns[it.index]
+        return exp.column(col.name, col.table) if col.table else exp.column(col.name)
+
+    @staticmethod
+    def _group_key(node: exp.Expression, items: list[SelectItem], scope: Scope) -> exp.Expression:
+        k = int_literal(node)
+        if k is not None:
+            if not 1 <= k <= len(items):
+                raise ProgrammingError(f"GROUP BY term out of range - should be between 1 and {len(items)}")
+            it = items[k - 1]
+            if it.node is None:
+                return SelectBuilder._index_column(scope, it)
+            if contains_aggregate(it.node):
+                raise ProgrammingError("aggregate functions are not allowed in GROUP BY")
+            return it.node
+        if isinstance(node, exp.Column) and not node.table:
+            try:
+                found = scope.find(node.name)
+            except ProgrammingError:
+                found = None
+            if found is None:
+                for it in items:
+                    if it.name.lower() == node.name.lower() and it.node is not None:
+                        return it.node
+        return node
+
+    # -- projection, DISTINCT, ORDER BY, LIMIT ------------------------------------------------------
+
+    def _finish(self, op: Operator, scope: Scope, items: list[SelectItem], order: list[OrderTerm],
+                distinct: bool, already_ordered: bool) -> Operator:
+        p = self.planner
+        fns, cols, texts = [], [], []
+        for it in items:
+            if it.node is None:
+                fns.append(pyop.itemgetter(it.index))
+                src = scope.columns[it.index]
+                cols.append(Column(it.name, None, src.type))
+                texts.append(f"{src.table}.{src.name}" if src.table else src.name)
+            else:
+                fns.append(p.expr(it.node, scope))
+                cols.append(Column(it.name, None, p.type_of(it.node, scope)))
+                texts.append(it.node.sql())
+        width = len(items)
+        keys: list[SortKey] = []
+        key_texts: list[str] = []
+        for t in order:
+            if t.item is not None:
+                pos = t.item
+            else:
+                if distinct:
+                    self._check_distinct_order(t, items)
+                fns.append(p.expr(t.node, scope))
+                cols.append(Column(f"__order{len(cols)}", None, None, hidden=True))
+                texts.append(t.node.sql())
+                pos = len(fns) - 1
+            keys.append(SortKey(pos, t.desc, t.nulls_first))
+            key_texts.append(t.text)
+        result: Operator = Project(op, cols, fns, texts)
+        if distinct:
+            result = Distinct(result, width if len(cols) > width else None)
+        if keys and not already_ordered:
+            result = Sort(result, keys, key_texts, p._sort_limit(self.sel, self.outer))
+        result = p._limit(result, self.sel, self.outer)
+        if len(cols) > width:
+            result = Slice(result, width)
+        return result
+
+    @staticmethod
+    def _check_distinct_order(t: OrderTerm, items: list[SelectItem]) -> None:
+        """SQLite accepts ORDER BY terms outside a DISTINCT select list; so do we (first row wins)."""
+        return None

@@ -1,0 +1,1 @@
+"""Developer tools: the sqllogictest runner (`sqlkv.tools.slt`)."""
