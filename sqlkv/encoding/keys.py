@@ -29,43 +29,32 @@ encoded tuples bytewise compares them column by column. Per type:
 Descending values use their own markers: ints re-centre the one-byte range (``79 - v``) in the
 0x20-0x7f marker family; every other type complements its ascending payload. NULL is 0x00
 ascending (first) and 0xff descending (last).
+
+This module holds the public API and the inlined int/str hot paths; the per-type encoders,
+decoders and dispatch tables are in `typecodecs` (Decimal, date and datetime in `scalars`).
 """
 
 from __future__ import annotations
 
-import datetime
 import struct
-from collections.abc import Callable, Sequence
-from decimal import Decimal
+from collections.abc import Sequence
 from functools import lru_cache
 
 from sqlkv.encoding import markers as M
-from sqlkv.encoding.scalars import (
-    decode_date,
-    decode_decimal,
-    decode_timestamp,
-    encode_date,
-    encode_decimal,
-    encode_timestamp,
+from sqlkv.encoding.typecodecs import (
+    ANY_DECODERS,
+    ASC_DECODERS,
+    ASC_ENCODERS,
+    DESC_DECODERS,
+    DESC_ENCODERS,
+    append_int_asc,
+    decode_str_asc,
+    encoder_for_subclass,
 )
-from sqlkv.encoding.varint import (
-    INT64_MAX,
-    INT64_MIN,
-    COMPLEMENT,
-    append_varint,
-    corrupt,
-    read_varint,
-)
+from sqlkv.encoding.varint import INT64_MAX, append_varint, corrupt, read_varint
 from sqlkv.errors import CorruptionError, DataError
 
-Encoder = Callable[[bytearray, object], None]
-Decoder = Callable[[bytes, int], tuple[object, int]]
-
-_DOUBLE = struct.Struct(">d")
-_UINT64 = struct.Struct(">Q")
-_SIGN_BIT = 1 << 63
 _ALL_BITS = (1 << 64) - 1
-_DESC_INT_PIVOT = M.INT_DESC_SMALL - 1  # desc int v is stored as the varint of 79 - v
 
 
 # -- unsigned ids (table, index, family) ----------------------------------------------------
@@ -114,168 +103,20 @@ def family_suffix(family_id: int) -> bytes:
     return encode_uvarint(family_id)
 
 
-# -- per-type encoders -------------------------------------------------------------------------
-
-
-def _int_asc(buf: bytearray, v: int) -> None:
-    if 0 <= v < M.INT_SMALL:
-        buf.append(M.INT_ZERO + v)
-        return
-    if v < INT64_MIN or v > INT64_MAX:
-        raise DataError(f"integer {v} is out of the 64-bit range")
-    append_varint(buf, v, M.INT_BASE, M.INT_SMALL)
-
-
-def _int_desc(buf: bytearray, v: int) -> None:
-    if v < INT64_MIN or v > INT64_MAX:
-        raise DataError(f"integer {v} is out of the 64-bit range")
-    append_varint(buf, _DESC_INT_PIVOT - v, M.INT_DESC_BASE, M.INT_DESC_SMALL)
-
-
-def _float_bits(v: float) -> int:
-    """The IEEE bits of ``v`` reshaped so that unsigned order is numeric order."""
-    if v == 0.0:
-        v = 0.0  # -0.0 == 0.0 in SQL, so both encode as +0.0
-    bits: int = _UINT64.unpack(_DOUBLE.pack(v))[0]
-    return bits ^ _ALL_BITS if bits & _SIGN_BIT else bits | _SIGN_BIT
-
-
-def _float_asc(buf: bytearray, v: float) -> None:
-    if v != v:
-        buf.append(M.FLOAT_NAN)
-        return
-    buf.append(M.FLOAT)
-    buf += _UINT64.pack(_float_bits(v))
-
-
-def _float_desc(buf: bytearray, v: float) -> None:
-    if v != v:
-        buf.append(M.FLOAT_NAN_DESC)
-        return
-    buf.append(M.FLOAT_DESC)
-    buf += _UINT64.pack(_float_bits(v) ^ _ALL_BITS)
-
-
-def _escaped(data: bytes) -> bytes:
-    if b"\x00" in data:
-        data = data.replace(b"\x00", b"\x00\xff")
-    return data + b"\x00\x01"
-
-
-def _bytes_asc(buf: bytearray, v: bytes) -> None:
-    buf.append(M.BYTES)
-    buf += _escaped(bytes(v))
-
-
-def _bytes_desc(buf: bytearray, v: bytes) -> None:
-    buf.append(M.BYTES_DESC)
-    buf += _escaped(bytes(v)).translate(COMPLEMENT)
-
-
-def _utf8(v: str) -> bytes:
-    try:
-        return v.encode()
-    except UnicodeEncodeError as exc:
-        raise DataError(f"string {v[:40]!r} is not valid Unicode (lone surrogate)") from exc
-
-
-def _str_asc(buf: bytearray, v: str) -> None:
-    buf.append(M.STRING)
-    buf += _escaped(_utf8(v))
-
-
-def _str_desc(buf: bytearray, v: str) -> None:
-    buf.append(M.STRING_DESC)
-    buf += _escaped(_utf8(v)).translate(COMPLEMENT)
-
-
-def _bool_asc(buf: bytearray, v: bool) -> None:
-    buf.append(M.TRUE if v else M.FALSE)
-
-
-def _bool_desc(buf: bytearray, v: bool) -> None:
-    buf.append(M.TRUE_DESC if v else M.FALSE_DESC)
-
-
-def _null_asc(buf: bytearray, v: None) -> None:
-    buf.append(M.NULL)
-
-
-def _null_desc(buf: bytearray, v: None) -> None:
-    buf.append(M.NULL_DESC)
-
-
-def _decimal_asc(buf: bytearray, v: Decimal) -> None:
-    encode_decimal(buf, v, False)
-
-
-def _decimal_desc(buf: bytearray, v: Decimal) -> None:
-    encode_decimal(buf, v, True)
-
-
-def _date_asc(buf: bytearray, v: datetime.date) -> None:
-    encode_date(buf, v, False)
-
-
-def _date_desc(buf: bytearray, v: datetime.date) -> None:
-    encode_date(buf, v, True)
-
-
-def _timestamp_asc(buf: bytearray, v: datetime.datetime) -> None:
-    encode_timestamp(buf, v, False)
-
-
-def _timestamp_desc(buf: bytearray, v: datetime.datetime) -> None:
-    encode_timestamp(buf, v, True)
-
-
-# Exact-type dispatch, one table per direction (subclasses go through `_encoder_for_subclass`).
-_ASC_ENCODERS: dict[type, Encoder] = {
-    int: _int_asc,
-    str: _str_asc,
-    type(None): _null_asc,
-    float: _float_asc,
-    bool: _bool_asc,
-    bytes: _bytes_asc,
-    bytearray: _bytes_asc,
-    memoryview: _bytes_asc,
-    Decimal: _decimal_asc,
-    datetime.date: _date_asc,
-    datetime.datetime: _timestamp_asc,
-}  # type: ignore[dict-item]
-_DESC_ENCODERS: dict[type, Encoder] = {
-    int: _int_desc,
-    str: _str_desc,
-    type(None): _null_desc,
-    float: _float_desc,
-    bool: _bool_desc,
-    bytes: _bytes_desc,
-    bytearray: _bytes_desc,
-    memoryview: _bytes_desc,
-    Decimal: _decimal_desc,
-    datetime.date: _date_desc,
-    datetime.datetime: _timestamp_desc,
-}  # type: ignore[dict-item]
-
-# Checked in this order so that bool wins over int and datetime over date.
-_SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date)
-
-
-def _encoder_for_subclass(value: object, descending: bool) -> Encoder:
-    table = _DESC_ENCODERS if descending else _ASC_ENCODERS
-    for base in _SUBCLASS_ORDER:
-        if isinstance(value, base):
-            return table[base]
-    raise DataError(f"cannot encode a value of type {type(value).__name__} in a key")
-
-
 def append_value(buf: bytearray, value: object, descending: bool = False) -> None:
     """Append the key encoding of one value to ``buf``."""
-    table = _DESC_ENCODERS if descending else _ASC_ENCODERS
+    table = DESC_ENCODERS if descending else ASC_ENCODERS
     encoder = table.get(type(value))
     if encoder is None:
-        encoder = _encoder_for_subclass(value, descending)
-    encoder(buf, value)
+        encoder = encoder_for_subclass(value, descending)
+    try:
+        encoder(buf, value)
+    except UnicodeEncodeError as exc:
+        raise _bad_unicode(exc) from None
+
+
+def _bad_unicode(exc: UnicodeEncodeError) -> DataError:
+    return DataError(f"string {exc.object[:40]!r} is not valid Unicode (lone surrogate)")
 
 
 def encode_key(
@@ -297,14 +138,14 @@ def encode_key(
             ndesc = len(descending)
             for i, value in enumerate(values):
                 if i < ndesc and descending[i]:
-                    encoder = _DESC_ENCODERS.get(type(value))
+                    encoder = DESC_ENCODERS.get(type(value))
                     if encoder is None:
-                        encoder = _encoder_for_subclass(value, True)
+                        encoder = encoder_for_subclass(value, True)
                     encoder(buf, value)
                 else:
                     _append_asc(buf, value)
     except UnicodeEncodeError as exc:
-        raise DataError(f"string {exc.object[:40]!r} is not valid Unicode (lone surrogate)") from None
+        raise _bad_unicode(exc) from None
     return bytes(buf)
 
 
@@ -319,7 +160,7 @@ def _append_asc(buf: bytearray, value: object) -> None:
             buf.append(_INT_SMALL_MAX + n)
             buf += value.to_bytes(n, "big")  # type: ignore[attr-defined]
         else:
-            _int_asc(buf, value)  # type: ignore[arg-type]
+            append_int_asc(buf, value)  # type: ignore[arg-type]
     elif t is str:
         data = value.encode()  # type: ignore[attr-defined]
         buf.append(_STRING)
@@ -328,157 +169,16 @@ def _append_asc(buf: bytearray, value: object) -> None:
         buf += data
         buf += b"\x00\x01"
     else:
-        encoder = _ASC_ENCODERS.get(t)
+        encoder = ASC_ENCODERS.get(t)
         if encoder is None:
-            encoder = _encoder_for_subclass(value, False)
+            encoder = encoder_for_subclass(value, False)
         encoder(buf, value)
 
 
 _INT_ZERO = M.INT_ZERO
-# The smallest positive int needing n payload bytes (index n): anything less is non-canonical.
-_MIN_FOR_LENGTH = [0, M.INT_SMALL] + [1 << (8 * (n - 1)) for n in range(2, 9)]
 _INT_SMALL = M.INT_SMALL
 _INT_SMALL_MAX = M.INT_SMALL_MAX
 _STRING = M.STRING
-
-
-# -- decoders: ``decoder(data, offset_of_marker) -> (value, new_offset)`` ----------------------
-
-
-def _dec_null(data: bytes, off: int) -> tuple[object, int]:
-    return None, off + 1
-
-
-def _dec_int_asc(data: bytes, off: int) -> tuple[object, int]:
-    marker = data[off]
-    if M.INT_ZERO <= marker <= M.INT_SMALL_MAX:
-        return marker - M.INT_ZERO, off + 1
-    if marker > M.INT_SMALL_MAX:  # positive, 1..8 payload bytes: inlined for speed
-        end = off + marker - M.INT_SMALL_MAX + 1
-        value = int.from_bytes(data[off + 1 : end], "big")
-        if end <= len(data) and value >= _MIN_FOR_LENGTH[end - off - 1] and value <= INT64_MAX:
-            return value, end
-    value, end = read_varint(data, off, M.INT_BASE, M.INT_SMALL)
-    if value < INT64_MIN or value > INT64_MAX:
-        raise corrupt(data, off, "integer beyond the 64-bit range")
-    return value, end
-
-
-def _dec_int_desc(data: bytes, off: int) -> tuple[object, int]:
-    stored, end = read_varint(data, off, M.INT_DESC_BASE, M.INT_DESC_SMALL)
-    value = _DESC_INT_PIVOT - stored
-    if value < INT64_MIN or value > INT64_MAX:
-        raise corrupt(data, off, "integer beyond the 64-bit range")
-    return value, end
-
-
-def _dec_float(data: bytes, off: int, flip: int) -> tuple[object, int]:
-    end = off + 9
-    if end > len(data):
-        raise corrupt(data, off, "truncated float")
-    bits: int = _UINT64.unpack_from(data, off + 1)[0] ^ flip
-    bits = bits ^ _SIGN_BIT if bits & _SIGN_BIT else bits ^ _ALL_BITS
-    value: float = _DOUBLE.unpack(_UINT64.pack(bits))[0]
-    if value != value or (value == 0.0 and bits):
-        raise corrupt(data, off, "non-canonical float (NaN or -0.0 payload)")
-    return value, end
-
-
-def _dec_float_asc(data: bytes, off: int) -> tuple[object, int]:
-    return _dec_float(data, off, 0)
-
-
-def _dec_float_desc(data: bytes, off: int) -> tuple[object, int]:
-    return _dec_float(data, off, _ALL_BITS)
-
-
-def _dec_nan(data: bytes, off: int) -> tuple[object, int]:
-    return float("nan"), off + 1
-
-
-def _unescape(data: bytes, start: int, zero: int) -> tuple[bytes, int]:
-    """Read escaped bytes from ``start`` up to the terminator; ``zero`` is 0x00 (or 0xff desc)."""
-    zero_byte = b"\x00" if zero == 0 else b"\xff"
-    escape, terminator = (0xFF, 0x01) if zero == 0 else (0x00, 0xFE)
-    pos = data.find(zero_byte, start)
-    if pos < 0 or pos + 1 >= len(data):
-        raise corrupt(data, start - 1, "unterminated string or bytes")
-    if data[pos + 1] == terminator:  # the common case: no escaped 0x00 inside
-        return data[start:pos], pos + 2
-    parts = []
-    while True:
-        follower = data[pos + 1]
-        if follower == terminator:
-            parts.append(data[start:pos])
-            return b"\x00".join(parts) if zero == 0 else b"\xff".join(parts), pos + 2
-        if follower != escape:
-            raise corrupt(data, pos, f"bad escape 0x{zero:02x} 0x{follower:02x}")
-        parts.append(data[start:pos])
-        start = pos + 2
-        pos = data.find(zero_byte, start)
-        if pos < 0 or pos + 1 >= len(data):
-            raise corrupt(data, start, "unterminated string or bytes")
-
-
-def _dec_bytes_asc(data: bytes, off: int) -> tuple[object, int]:
-    raw, end = _unescape(data, off + 1, 0x00)
-    return bytes(raw), end
-
-
-def _dec_bytes_desc(data: bytes, off: int) -> tuple[object, int]:
-    raw, end = _unescape(data, off + 1, 0xFF)
-    return bytes(raw).translate(COMPLEMENT), end
-
-
-def _utf8_decode(raw: bytes, data: bytes, off: int) -> str:
-    try:
-        return raw.decode()
-    except UnicodeDecodeError:
-        raise corrupt(data, off, "string is not valid UTF-8") from None
-
-
-def _dec_str_asc(data: bytes, off: int) -> tuple[object, int]:
-    raw, end = _unescape(data, off + 1, 0x00)
-    return _utf8_decode(raw, data, off), end
-
-
-def _dec_str_desc(data: bytes, off: int) -> tuple[object, int]:
-    raw, end = _unescape(data, off + 1, 0xFF)
-    return _utf8_decode(bytes(raw).translate(COMPLEMENT), data, off), end
-
-
-def _dec_false(data: bytes, off: int) -> tuple[object, int]:
-    return False, off + 1
-
-
-def _dec_true(data: bytes, off: int) -> tuple[object, int]:
-    return True, off + 1
-
-
-def _build_tables() -> tuple[list[Decoder | None], list[Decoder | None]]:
-    asc: list[Decoder | None] = [None] * 256
-    desc: list[Decoder | None] = [None] * 256
-    asc[M.NULL] = _dec_null
-    desc[M.NULL_DESC] = _dec_null
-    asc[M.FLOAT_NAN], asc[M.FLOAT] = _dec_nan, _dec_float_asc
-    desc[M.FLOAT_NAN_DESC], desc[M.FLOAT_DESC] = _dec_nan, _dec_float_desc
-    asc[M.FALSE], asc[M.TRUE] = _dec_false, _dec_true
-    desc[M.FALSE_DESC], desc[M.TRUE_DESC] = _dec_false, _dec_true
-    asc[M.BYTES], desc[M.BYTES_DESC] = _dec_bytes_asc, _dec_bytes_desc
-    asc[M.STRING], desc[M.STRING_DESC] = _dec_str_asc, _dec_str_desc
-    asc[M.DATE] = desc[M.DATE_DESC] = decode_date
-    asc[M.TIMESTAMP] = desc[M.TIMESTAMP_DESC] = decode_timestamp
-    for marker in range(M.DECIMAL_NAN, M.DECIMAL_NAN_DESC + 1):
-        (desc if marker in M.DESCENDING_MARKERS else asc)[marker] = decode_decimal
-    for marker in range(M.INT_BASE, M.INT_MAX_MARKER + 1):
-        asc[marker] = _dec_int_asc
-    for marker in range(M.INT_DESC_BASE, M.INT_DESC_MAX_MARKER + 1):
-        desc[marker] = _dec_int_desc
-    return asc, desc
-
-
-_ASC_DECODERS, _DESC_DECODERS = _build_tables()
-_ANY_DECODERS = [a if a is not None else d for a, d in zip(_ASC_DECODERS, _DESC_DECODERS)]
 
 
 def decode_value(data: bytes, offset: int = 0) -> tuple[object, bool, int]:
@@ -486,7 +186,7 @@ def decode_value(data: bytes, offset: int = 0) -> tuple[object, bool, int]:
     if offset >= len(data):
         raise corrupt(data, offset, "key ends where a value was expected")
     marker = data[offset]
-    decoder = _ANY_DECODERS[marker]
+    decoder = ANY_DECODERS[marker]
     if decoder is None:
         raise corrupt(data, offset, f"unknown marker 0x{marker:02x}")
     try:
@@ -525,15 +225,15 @@ def decode_key(
                     values.append(data[offset + 1 : end].decode())
                     offset = end + 2
                 else:
-                    value, offset = _dec_str_asc(data, offset)
+                    value, offset = decode_str_asc(data, offset)
                     values.append(value)
             else:
                 if descending is None:
-                    decoder = _ANY_DECODERS[marker]
+                    decoder = ANY_DECODERS[marker]
                 elif i < ndesc and descending[i]:
-                    decoder = _DESC_DECODERS[marker]
+                    decoder = DESC_DECODERS[marker]
                 else:
-                    decoder = _ASC_DECODERS[marker]
+                    decoder = ASC_DECODERS[marker]
                 if decoder is None:
                     raise corrupt(data, offset, _bad_marker_message(marker, descending, i, ndesc))
                 value, offset = decoder(data, offset)
@@ -552,7 +252,7 @@ def decode_key(
 
 
 def _bad_marker_message(marker: int, descending: Sequence[bool] | None, i: int, n: int) -> str:
-    if descending is None or _ANY_DECODERS[marker] is None:
+    if descending is None or ANY_DECODERS[marker] is None:
         return f"unknown marker 0x{marker:02x}"
     direction = "a descending" if i < n and descending[i] else "an ascending"
     return f"marker 0x{marker:02x} of value {i} is not {direction} encoding"
