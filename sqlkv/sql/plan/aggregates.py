@@ -105,6 +105,17 @@ class GroupingRewriter:
             return replaced
         if isinstance(node, QUERY_NODES + (exp.Column, exp.Identifier, exp.Literal)):
             return node
+        if isinstance(node, exp.Window):
+            # the window's own function stays; its arguments, PARTITION BY, ORDER BY are rewritten
+            for child in list(node.this.iter_expressions()):
+                new = self._rewrite(child)
+                if new is not child:
+                    child.replace(new)
+            for child in [c for c in node.iter_expressions() if c is not node.this]:
+                new = self._rewrite(child)
+                if new is not child:
+                    child.replace(new)
+            return node
         for child in list(node.iter_expressions()):
             new = self._rewrite(child)
             if new is not child:
@@ -117,7 +128,7 @@ class GroupingRewriter:
             text = node.sql()
             if text in self.key_texts:
                 return exp.column(f"__grp{self.key_texts.index(text)}")
-        func = aggregate_name(node)
+        func = aggregate_name(node) if not isinstance(node.parent, exp.Window) or node.parent.this is not node else None
         if func is not None:
             return exp.column(f"__agg{self._add_call(node, func, text or node.sql())}")
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):

@@ -1,0 +1,163 @@
+"""Window planning: ``f(...) OVER (...)`` nodes -> one `Window` operator and ``__winN`` columns.
+
+For ``SELECT x, sum(x) OVER (ORDER BY y) AS running FROM t ORDER BY running`` the select list
+and ORDER BY are searched for `exp.Window` nodes (after aggregation, so windows may take
+aggregates as arguments: those were already rewritten to ``__aggN``). Each becomes a
+`WindowFunc` compiled against the current scope; the Window operator appends its values to
+the row and the nodes are replaced by ``__win0``, ``__win1``, ... references.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.sql.context import Column, Scope
+from sqlkv.sql.exec.aggregate import AggregateSpec
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.window import (OFFSET_FUNCS, RANKING, VALUE_FUNCS, Frame, FrameBound, Window,
+                                   WindowFunc)
+from sqlkv.sql.plan.aggregates import GroupingRewriter, aggregate_name
+from sqlkv.sql.plan.names import QUERY_NODES, SelectItem, int_literal
+
+if TYPE_CHECKING:
+    from sqlkv.sql.plan.select import QueryPlanner
+    from sqlkv.sql.plan.select_body import OrderTerm
+
+FUNC_NAMES = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
+              exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist", exp.Ntile: "ntile",
+              exp.Lag: "lag", exp.Lead: "lead", exp.FirstValue: "first_value",
+              exp.LastValue: "last_value", exp.NthValue: "nth_value"}
+
+
+def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[SelectItem],
+                 order: list[OrderTerm]) -> tuple[Operator, Scope, list[SelectItem], list[OrderTerm]]:
+    found: list[exp.Window] = []
+    texts: dict[str, int] = {}
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        node = node.copy()
+        if isinstance(node, exp.Window):
+            return _ref(node)
+        for w in [n for n in node.find_all(exp.Window) if not _inside_query(n, node)]:
+            w.replace(_ref(w))
+        return node
+
+    def _ref(w: exp.Window) -> exp.Expression:
+        text = w.sql()
+        if text not in texts:
+            texts[text] = len(found)
+            found.append(w)
+        return exp.column(f"__win{texts[text]}")
+
+    new_items = [SelectItem(it.name, node=rewrite(it.node), table=it.table) if it.node is not None
+                 else it for it in items]
+    from sqlkv.sql.plan.select_body import OrderTerm as _OT
+    new_order = [_OT(t.item, rewrite(t.node) if t.item is None and t.node is not None else t.node,
+                     t.desc, t.nulls_first, t.text) for t in order]
+    funcs = [_window_func(p, w, scope) for w in found]
+    cols = list(scope.columns) + [Column(f"__win{i}", None, None, hidden=True) for i in range(len(found))]
+    new_scope = Scope(cols, scope.outer)
+    return Window(op, funcs, cols), new_scope, new_items, new_order
+
+
+def _inside_query(node: exp.Expression, root: exp.Expression) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not root:
+        if isinstance(parent, QUERY_NODES):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _window_func(p: QueryPlanner, w: exp.Window, scope: Scope) -> WindowFunc:
+    if w.args.get("alias") is not None and not w.args.get("order") and not w.args.get("partition_by"):
+        raise NotSupportedError("named windows (WINDOW clause) are not supported")
+    fnode = w.this
+    partition = [p.expr(e, scope) for e in (w.args.get("partition_by") or [])]
+    order_node = w.args.get("order")
+    order_terms = order_node.expressions if order_node is not None else []
+    order = [p.expr(t.this, scope) for t in order_terms]
+    dirs = [(bool(t.args.get("desc")), None if t.args.get("nulls_first") is None
+             else bool(t.args.get("nulls_first"))) for t in order_terms]
+    frame = _frame(w.args.get("spec"), bool(order_terms))
+    text = w.sql()
+    name = FUNC_NAMES.get(type(fnode))
+    if name is None and isinstance(fnode, exp.Anonymous):
+        lname = fnode.name.lower()
+        if lname in RANKING | OFFSET_FUNCS | VALUE_FUNCS:
+            name = lname
+    if name is not None:
+        args, consts = _args(p, name, fnode, scope)
+        return WindowFunc(name, args, partition, order, dirs, frame, None, text, consts)
+    agg = aggregate_name(fnode)
+    if agg is None:
+        raise ProgrammingError(f"{fnode.sql()} is not a window or aggregate function")
+    rw = GroupingRewriter(scope, [])
+    rw._add_call(fnode, agg, fnode.sql())
+    spec: AggregateSpec = rw.specs(lambda n: p.expr(n, scope))[0]
+    return WindowFunc("aggregate", [], partition, order, dirs, frame, spec, text)
+
+
+def _const_int(p: QueryPlanner, node: exp.Expression | None, default: int, what: str) -> int:
+    if node is None:
+        return default
+    k = int_literal(node)
+    if k is None or k < 0:
+        raise ProgrammingError(f"{what} must be a non-negative integer constant")
+    return k
+
+
+def _args(p: QueryPlanner, name: str, fnode: exp.Expression, scope: Scope) -> tuple[list[Any], list[Any]]:
+    if name in ("lag", "lead"):
+        arg = fnode.this if not isinstance(fnode, exp.Anonymous) else fnode.expressions[0]
+        offset = fnode.args.get("offset")
+        default = fnode.args.get("default")
+        if isinstance(fnode, exp.Anonymous):
+            rest = fnode.expressions[1:]
+            offset = rest[0] if rest else None
+            default = rest[1] if len(rest) > 1 else None
+        args = [p.expr(arg, scope), None]
+        if default is not None:
+            args.append(p.expr(default, scope))
+        return args, [_const_int(p, offset, 1, f"{name}() offset")]
+    if name in ("first_value", "last_value"):
+        return [p.expr(fnode.this, scope)], []
+    if name == "nth_value":
+        n = _const_int(p, fnode.args.get("offset"), 1, "nth_value() position")
+        if n < 1:
+            raise ProgrammingError("nth_value() position must be at least 1")
+        return [p.expr(fnode.this, scope)], [n]
+    if name == "ntile":
+        n = _const_int(p, fnode.this, 1, "ntile() bucket count")
+        if n < 1:
+            raise ProgrammingError("ntile() bucket count must be positive")
+        return [], [n]
+    return [], []
+
+
+def _frame(spec: exp.WindowSpec | None, ordered: bool) -> Frame:
+    if spec is None:
+        if ordered:
+            return Frame(False, FrameBound(None, True), FrameBound(0, False))
+        return Frame(False, FrameBound(None, True), FrameBound(None, False))
+    rows = str(spec.args.get("kind") or "range").lower() == "rows"
+    start = _bound(spec.args.get("start"), spec.args.get("start_side"))
+    end_node = spec.args.get("end")
+    end = _bound(end_node, spec.args.get("end_side")) if end_node is not None else FrameBound(0, False)
+    return Frame(rows, start, end)
+
+
+def _bound(node: Any, side: Any) -> FrameBound:
+    preceding = str(side or "").lower() == "preceding"
+    text = node.upper() if isinstance(node, str) else (node.sql().upper() if node is not None else "")
+    if text == "UNBOUNDED":
+        return FrameBound(None, preceding)
+    if text == "CURRENT ROW":
+        return FrameBound(0, preceding)
+    k = int_literal(node) if isinstance(node, exp.Expression) else None
+    if k is None or k < 0:
+        raise ProgrammingError(f"frame offset must be a non-negative integer constant, got {text}")
+    return FrameBound(k, preceding)
