@@ -1,0 +1,320 @@
+"""The REPL driven for real: prompt-toolkit pipe input in process, and a pty for Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import select
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from sqlkv.cli.introspect import SchemaReader
+from sqlkv.cli.main import open_session
+from sqlkv.cli.repl import Repl, SqlCompleter, statement_complete
+
+from tests.interfaces.conftest import REPO
+
+EOF_KEY = "\x04"
+CTRL_C = "\x03"
+
+
+def drive(keys: str, session=None) -> tuple[str, str]:
+    """Type ``keys`` into a REPL (Enter is \\r); return what it printed to stdout and stderr."""
+    session = session if session is not None else open_session(":memory:")
+    out, err = io.StringIO(), io.StringIO()
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        repl = Repl(session, input=pipe, output=DummyOutput(), out=out, err=err, history=InMemoryHistory())
+        assert repl.run() == 0
+    return out.getvalue(), err.getvalue()
+
+
+def lines(*statements: str) -> str:
+    return "".join(s + "\r" for s in statements)
+
+
+def test_multi_line_statement_and_aligned_output() -> None:
+    out, err = drive(lines(
+        "CREATE TABLE t (k INT PRIMARY KEY, v TEXT);",
+        "INSERT INTO t VALUES (1, 'first'),",
+        "  (2, 'second');",
+        "SELECT v",
+        "  FROM t",
+        "  WHERE k = 2;",
+    ) + EOF_KEY)
+    assert err == ""
+    assert "in-memory" in out.splitlines()[0]
+    assert "INSERT 2" in out
+    assert "| second |" in out and "first" not in out.split("INSERT 2")[1]
+    assert "(1 row)" in out
+
+
+def test_semicolon_inside_quotes_does_not_end_the_statement() -> None:
+    out, _ = drive(lines("SELECT 'a;", "b' AS s;") + EOF_KEY)
+    assert "a;\\nb" in out  # the newline inside the string is shown escaped in table mode
+
+
+def test_ctrl_c_at_the_prompt_drops_the_input() -> None:
+    out, _ = drive("SELECT 'dropped'" + CTRL_C + lines("SELECT 'kept' AS x;") + EOF_KEY)
+    assert "kept" in out and "dropped" not in out
+
+
+def test_errors_keep_the_session_and_its_transaction() -> None:
+    session = open_session(":memory:")
+    out, err = drive(lines(
+        "CREATE TABLE t (k INT PRIMARY KEY);",
+        "BEGIN;",
+        "INSERT INTO t VALUES (1);",
+        "INSERT INTO t VALUES (1);",
+        "SELEC oops;",
+        "INSERT INTO t VALUES (2);",
+        "COMMIT;",
+        ".mode csv",
+        "SELECT k FROM t ORDER BY k;",
+    ) + EOF_KEY, session)
+    assert err.count("Error: ") == 2
+    assert out.strip().endswith("k\n1\n2")
+
+
+def test_quit_stops_reading() -> None:
+    out, _ = drive(lines(".quit", "SELECT 'never' AS x;"))
+    assert "never" not in out
+
+
+def test_mode_headers_timer_and_unknown_commands() -> None:
+    out, err = drive(lines(
+        ".mode json", "SELECT 1 AS a, 'x' AS b;",
+        ".mode csv", ".headers off", "SELECT 2 AS a;",
+        ".timer on", "SELECT 3 AS a;", ".timer off",
+        ".mode yaml", ".frobnicate", ".help",
+    ) + EOF_KEY)
+    assert '{"a": 1, "b": "x"}' in out
+    assert "\n2\n" in out
+    assert "Run Time: " in out
+    assert "usage: .mode" in err and 'unknown command ".frobnicate"' in err
+    assert ".schema [TABLE]" in out
+
+
+SCHEMA = [
+    "CREATE TABLE accounts (id INT PRIMARY KEY, email VARCHAR(64) NOT NULL, balance DECIMAL(12,2) DEFAULT 0,"
+    " active BOOL NOT NULL DEFAULT TRUE, CONSTRAINT positive CHECK (balance >= 0))",
+    "CREATE UNIQUE INDEX accounts_email ON accounts (email)",
+    "CREATE TABLE events (account_id INT, at TIMESTAMP, kind TEXT, payload BYTES,"
+    " PRIMARY KEY (account_id, at DESC))",
+    "CREATE INDEX events_kind ON events (kind) STORING (payload)",
+]
+
+
+def _shape(session) -> list[tuple]:
+    """Schema facts independent of ids: names, types, nullability, defaults, keys, checks."""
+    shape = []
+    for table in SchemaReader(session).tables():
+        cols = [(c.name, c.type, c.nullable, c.default_sql) for c in table.columns if not c.hidden]
+        idx = [(i.name, [table.column_by_id(c).name for c in i.column_ids], i.descending, i.unique,
+                [table.column_by_id(c).name for c in i.storing]) for i in table.all_indexes()]
+        shape.append((table.name, cols, idx, [(c.name, c.expr_sql) for c in table.checks]))
+    return shape
+
+
+def test_schema_output_recreates_the_schema() -> None:
+    first = open_session(":memory:")
+    for sql in SCHEMA:
+        first.execute(sql)
+    out, err = drive(lines(".schema") + EOF_KEY, first)
+    assert err == ""
+    ddl = out.split("\n", 2)[2]  # after the banner
+    second = open_session(":memory:")
+    for _ in second.execute_script(ddl):
+        pass
+    assert _shape(second) == _shape(first)
+    out, _ = drive(lines(".schema events", ".tables", ".indexes accounts", ".schema nope") + EOF_KEY, first)
+    assert "CREATE INDEX events_kind" in out and "CREATE TABLE accounts" not in out
+    assert "accounts\nevents\n" in out
+    assert "accounts_email" in out
+
+
+def test_dump_reloads_to_the_same_data() -> None:
+    first = open_session(":memory:")
+    for sql in SCHEMA:
+        first.execute(sql)
+    first.executemany("INSERT INTO accounts VALUES (?, ?, ?, ?)", [
+        (1, "o'hara@example.com", Decimal("10.50"), True),
+        (2, 'quote"d@example.com', None, False),
+    ])
+    first.execute(
+        "INSERT INTO events VALUES (1, '2024-01-02 03:04:05.000006', 'login', ?), (2, '2024-01-02', NULL, NULL)",
+        (b"\x00\x01'x",),
+    )
+    out, err = drive(lines(".dump") + EOF_KEY, first)
+    assert err == ""
+    script = out.split("\n", 2)[2]
+    second = open_session(":memory:")
+    for _ in second.execute_script(script):
+        pass
+    for table in ("accounts", "events"):
+        query = f"SELECT * FROM {table} ORDER BY 1, 2"
+        assert second.execute(query).fetchall() == first.execute(query).fetchall()
+    assert _shape(second) == _shape(first)
+
+
+def test_import_csv_into_new_and_typed_tables(tmp_path: Path) -> None:
+    data = [["name", "city"], ["Ada", "London"], ["Grace, Admiral", "New York"], ['Alan "AMT"', ""]]
+    path = tmp_path / "people.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows(data)
+    session = open_session(":memory:")
+    out, err = drive(lines(f".import {path} people") + EOF_KEY, session)
+    assert err == "" and "imported 3 rows into people" in out
+    imported = session.execute("SELECT name, city FROM people").fetchall()
+    assert sorted(imported) == sorted(tuple(r) for r in data[1:])
+
+    typed = tmp_path / "stock.csv"
+    typed.write_text("sku,qty,price,since\nA-1,3,1.50,2024-01-31\nB-2,,2,2023-12-01\n")
+    session.execute("CREATE TABLE stock (sku TEXT PRIMARY KEY, qty INT, price DECIMAL(6,2), since DATE)")
+    out, err = drive(lines(f".import {typed} stock") + EOF_KEY, session)
+    assert err == ""
+    rows = session.execute("SELECT sku, qty, price, CAST(since AS TEXT) FROM stock ORDER BY sku").fetchall()
+    assert rows == [("A-1", 3, Decimal("1.50"), "2024-01-31"), ("B-2", None, Decimal("2.00"), "2023-12-01")]
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sku,qty,price,since\nC-3,three,1,2024-01-01\n")
+    _, err = drive(lines(f".import {bad} stock") + EOF_KEY, session)
+    assert 'value "three" is not valid for column "qty"' in err
+
+
+def test_read_runs_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "s.sql"
+    script.write_text("CREATE TABLE t (k INT PRIMARY KEY);\nINSERT INTO t VALUES (5);\n")
+    out, err = drive(lines(f".read {script}", ".mode csv", "SELECT k FROM t;", ".read /nonexistent.sql") + EOF_KEY)
+    assert out.rstrip().endswith("k\n5")
+    assert "nonexistent.sql" in err
+
+
+def test_kv_shows_keys_and_decoded_values() -> None:
+    session = open_session(":memory:")
+    session.execute("CREATE TABLE users (id INT PRIMARY KEY, name TEXT)")
+    session.execute("CREATE INDEX users_name ON users (name)")
+    session.execute("INSERT INTO users VALUES (1, 'ada'), (2, 'alan')")
+    out, err = drive(lines(".mode csv", ".kv users", ".kv users 1", ".kv nope") + EOF_KEY, session)
+    rows = list(csv.reader(io.StringIO(out.split("\n", 2)[2])))
+    keys = [r[0] for r in rows if r and r[0].startswith("/users/")]
+    assert any(k.startswith("/users/primary/1") for k in keys)
+    assert any(k.startswith('/users/users_name/"alan"') for k in keys)
+    assert any("ada" in r[1] for r in rows if r and r[0].startswith("/users/primary/1"))
+    assert 'relation "nope" does not exist' in err
+
+
+def test_stats_and_explain() -> None:
+    session = open_session(":memory:")
+    session.execute("CREATE TABLE t (k INT PRIMARY KEY)")
+    out, err = drive(lines(".stats", ".explain on", "SELECT k FROM t WHERE k = 1;", ".explain off") + EOF_KEY, session)
+    assert err == ""
+    stats = session.db.engine.stats()
+    assert all(str(key) in out for key in stats if not isinstance(stats[key], dict))
+    plan = session.execute("EXPLAIN SELECT k FROM t WHERE k = 1").fetchall()
+    assert all(str(row[0]).strip() in out for row in plan)
+
+
+def test_completion_candidates_come_from_the_catalog() -> None:
+    session = open_session(":memory:")
+    session.execute("CREATE TABLE customers (id INT PRIMARY KEY, email TEXT, city TEXT)")
+    session.execute("CREATE TABLE orders (id INT PRIMARY KEY, customer_id INT)")
+    with create_pipe_input() as pipe:
+        repl = Repl(session, input=pipe, output=DummyOutput(), out=io.StringIO(), history=InMemoryHistory())
+        completer = repl.prompt.completer
+        assert isinstance(completer, SqlCompleter)
+
+        def candidates(text: str) -> list[str]:
+            return [c.text for c in completer.get_completions(Document(text), None)]
+
+        assert candidates("SEL") == ["SELECT"]
+        assert candidates("sel") == ["select"]
+        assert "customers" in candidates("SELECT * FROM cu")
+        assert candidates("SELECT * FROM customers c WHERE c.ci") == ["city"]
+        assert "customer_id" in candidates("SELECT cust")
+        assert candidates(".ind") == [".indexes"]
+        # New tables show up after DDL run through the shell.
+        repl.execute("CREATE TABLE invoices (id INT PRIMARY KEY);")
+        assert "invoices" in candidates("SELECT * FROM inv")
+
+
+@pytest.mark.parametrize("text, complete", [
+    ("", True),
+    (".tables", True),
+    ("SELECT 1", False),
+    ("SELECT 1;", True),
+    ("SELECT 1;  -- done", True),
+    ("SELECT ';'", False),
+    ("SELECT 'it''s;'", False),
+    ("SELECT 'it''s';", True),
+    ("SELECT 1 /* ; */", False),
+    ("SELECT 1 /* unterminated ;", False),
+    ('SELECT ";" FROM t;', True),
+])
+def test_statement_complete(text: str, complete: bool) -> None:
+    assert statement_complete(text) is complete
+
+
+# -- Ctrl-C while a statement runs, through a real terminal ---------------------------------
+
+
+def _read_until(fd: int, needle: str, timeout: float) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"did not see {needle!r}; got {seen[-2000:]!r}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk.decode("utf-8", "replace")
+    if needle not in seen:
+        raise AssertionError(f"did not see {needle!r}; got {seen[-2000:]!r}")
+    return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+def test_ctrl_c_cancels_a_running_statement_and_keeps_the_session(tmp_path: Path) -> None:
+    db = str(tmp_path / "db")
+    setup = "CREATE TABLE n (i INT PRIMARY KEY); INSERT INTO n SELECT * FROM (VALUES " + ", ".join(
+        f"({i})" for i in range(300)) + ") AS v(i)"
+    prepared = subprocess.run([sys.executable, "-m", "sqlkv.cli", db, "-c", setup],
+                              capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert prepared.returncode == 0, prepared.stderr
+    master, slave = os.openpty()
+    env = dict(os.environ, TERM="xterm", HOME=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "sqlkv.cli", db], stdin=slave, stdout=slave,
+                            stderr=slave, cwd=REPO, env=env, start_new_session=True)
+    os.close(slave)
+    try:
+        _read_until(master, "sqlkv> ", 30)
+        # 27 million joined rows: minutes of work unless the cancel stops it.
+        os.write(master, b"SELECT count(*) FROM n a, n b, n c;\r")
+        time.sleep(1.0)
+        os.write(master, CTRL_C.encode())
+        _read_until(master, "cancelled", 30)
+        os.write(master, b"SELECT 40 + 2 AS answer;\r")
+        _read_until(master, "42", 30)
+        os.write(master, EOF_KEY.encode())
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
