@@ -1,0 +1,511 @@
+"""DDL: CREATE/DROP TABLE, CREATE/DROP INDEX (with backfill), ALTER TABLE, CREATE/DROP VIEW.
+
+``CREATE TABLE users (id INT PRIMARY KEY, email TEXT UNIQUE)`` is turned by `create_table`
+into a `TableDescriptor`: columns get ids 1, 2; the primary index ``users_pkey`` (id 1) holds
+``id``; the column-level UNIQUE becomes the unique secondary index ``users_email_key`` (id 2).
+A table without a PRIMARY KEY gets a hidden, auto-assigned ``rowid`` column as its key; a
+single INT primary-key column auto-assigns max+1 when omitted (like SQLite's INTEGER PRIMARY
+KEY). The descriptor is written through the `Catalog` in the statement's transaction, so DDL is
+transactional: a ROLLBACK makes the table vanish.
+
+``CREATE UNIQUE INDEX ... ON users (name)`` writes the descriptor and backfills one entry per
+existing row in the same transaction; a duplicate raises IntegrityError and the statement's
+savepoint removes every entry written so far. ``ADD COLUMN`` with a non-NULL DEFAULT rewrites
+each row's family-0 value (a backfill); without a default nothing is rewritten (absent = NULL).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from sqlkv.catalog.descriptors import (
+    CheckDescriptor,
+    ColumnDescriptor,
+    FamilyDescriptor,
+    IndexDescriptor,
+    TableDescriptor,
+    ViewDescriptor,
+)
+from sqlkv.encoding.keys import index_prefix, table_prefix
+from sqlkv.errors import IntegrityError, NotSupportedError, ProgrammingError
+from sqlkv.sql.context import ExecContext, Scope
+from sqlkv.sql.dmlcommon import StatementResult, compile_expr
+from sqlkv.sql.exec.scan import codec_for
+from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.plan.access import table_scope
+from sqlkv.sql.rowcodec import IndexCodec
+from sqlkv.sql.rowwriter import RowWriter
+from sqlkv.sql.types import INT, SqlType, assign_cast, type_from_ast
+from sqlkv.storage.kv import prefix_end
+from sqlkv.errors import ConditionFailedError
+
+
+def _name(node: Any) -> str:
+    if isinstance(node, exp.Identifier):
+        return node.this if node.quoted else node.this.lower()
+    if isinstance(node, (exp.Column, exp.Table)):
+        return _name(node.this)
+    if isinstance(node, exp.Ordered):
+        return _name(node.this)
+    return str(node.name if hasattr(node, "name") else node).lower()
+
+
+def execute_ddl(stmt: ParsedStatement, catalog, env) -> StatementResult:
+    ast = stmt.ast
+    kind = stmt.kind
+    if kind == "CREATE TABLE":
+        create_table(stmt, catalog, env)
+    elif kind == "CREATE INDEX":
+        create_index(stmt, catalog, env)
+    elif kind == "CREATE VIEW":
+        create_view(ast, catalog, env)
+    elif kind.startswith("DROP "):
+        drop(ast, catalog, env)
+    elif kind == "ALTER TABLE":
+        alter_table(ast, catalog, env)
+    else:
+        raise NotSupportedError(f"unsupported statement: {kind}")
+    return StatementResult(None, -1)
+
+
+# -- CREATE TABLE ------------------------------------------------------------------------------
+
+
+class _TableBuilder:
+    def __init__(self, name: str, table_id: int) -> None:
+        self.name = name
+        self.id = table_id
+        self.columns: list[ColumnDescriptor] = []
+        self.pk: list[tuple[str, bool]] | None = None
+        self.pk_name: str | None = None
+        self.uniques: list[tuple[str | None, list[tuple[str, bool]]]] = []
+        self.checks: list[CheckDescriptor] = []
+
+    def column(self, name: str) -> ColumnDescriptor:
+        for c in self.columns:
+            if c.name.lower() == name.lower():
+                return c
+        raise ProgrammingError(f'column "{name}" named in key does not exist in table "{self.name}"')
+
+    def set_pk(self, cols: list[tuple[str, bool]], name: str | None) -> None:
+        if self.pk is not None:
+            raise ProgrammingError(f'multiple primary keys for table "{self.name}" are not allowed')
+        self.pk = cols
+        self.pk_name = name
+
+
+def _column_def(cd: exp.ColumnDef, tb: _TableBuilder, col_id: int) -> ColumnDescriptor:
+    name = _name(cd.this)
+    kind = cd.args.get("kind")
+    if kind is None:
+        raise ProgrammingError(f'column "{name}" needs a type')
+    col = ColumnDescriptor(col_id, name, type_from_ast(kind))
+    for cons in cd.constraints:
+        c = cons.kind
+        cname = _name(cons.this) if cons.this is not None else None
+        if isinstance(c, exp.PrimaryKeyColumnConstraint):
+            tb.set_pk([(name, bool(c.args.get("desc")))], cname)
+        elif isinstance(c, exp.NotNullColumnConstraint):
+            col.nullable = bool(c.args.get("allow_null"))
+        elif isinstance(c, exp.UniqueColumnConstraint):
+            tb.uniques.append((cname, [(name, False)]))
+        elif isinstance(c, exp.DefaultColumnConstraint):
+            col.default_sql = c.this.sql()
+        elif isinstance(c, exp.CheckColumnConstraint):
+            tb.checks.append(CheckDescriptor(cname or f"{tb.name}_{name}_check", c.this.sql()))
+        elif isinstance(c, (exp.AutoIncrementColumnConstraint, exp.CollateColumnConstraint)):
+            continue
+        elif isinstance(c, exp.Reference):
+            raise NotSupportedError(f'foreign keys are not supported (column "{name}")')
+        else:
+            raise NotSupportedError(f'unsupported constraint on column "{name}": {cons.sql()}')
+    return col
+
+
+def _key_list(node: exp.Expression, directions: dict[str, bool]) -> list[tuple[str, bool]]:
+    items = node.expressions if not isinstance(node, exp.Schema) else node.expressions
+    out = []
+    for it in items:
+        n = _name(it)
+        desc = bool(it.args.get("desc")) if isinstance(it, exp.Ordered) else directions.get(n, False)
+        out.append((n, desc))
+    return out
+
+
+def _table_constraint(node: exp.Expression, tb: _TableBuilder, directions: dict[str, bool], cname: str | None) -> None:
+    if isinstance(node, exp.Constraint):
+        for inner in node.expressions:
+            _table_constraint(inner, tb, directions, _name(node.this))
+        return
+    if isinstance(node, exp.PrimaryKey):
+        tb.set_pk(_key_list(node, directions), cname)
+    elif isinstance(node, exp.UniqueColumnConstraint):
+        schema = node.this
+        if schema is None:
+            raise ProgrammingError("UNIQUE constraint needs a column list")
+        tb.uniques.append((cname, _key_list(schema, directions)))
+    elif isinstance(node, exp.CheckColumnConstraint):
+        tb.checks.append(CheckDescriptor(cname or f"{tb.name}_check{len(tb.checks) + 1}", node.this.sql()))
+    elif isinstance(node, exp.ForeignKey):
+        raise NotSupportedError("foreign keys are not supported")
+    else:
+        raise NotSupportedError(f"unsupported table element: {node.sql()}")
+
+
+def create_table(stmt: ParsedStatement, catalog, env) -> None:
+    ast = stmt.ast
+    schema = ast.this
+    if not isinstance(schema, exp.Schema):
+        raise NotSupportedError("CREATE TABLE ... AS SELECT is not supported; create the table, then INSERT ... SELECT")
+    name = _name(schema.this)
+    if catalog.name_taken(name):
+        if ast.args.get("exists"):
+            return
+        raise ProgrammingError(f'relation "{name}" already exists')
+    tb = _TableBuilder(name, catalog.allocate_id())
+    next_col = 1
+    for el in schema.expressions:
+        if isinstance(el, exp.ColumnDef):
+            col = _column_def(el, tb, next_col)
+            if tb.columns and any(c.name.lower() == col.name.lower() for c in tb.columns):
+                raise ProgrammingError(f'column "{col.name}" specified more than once')
+            tb.columns.append(col)
+            next_col += 1
+        else:
+            _table_constraint(el, tb, stmt.key_directions, None)
+    if not tb.columns:
+        raise ProgrammingError(f'table "{name}" must have at least one column')
+    if tb.pk is None:
+        rowid = ColumnDescriptor(next_col, "rowid", INT, nullable=False, hidden=True, auto_increment=True)
+        if tb.columns and any(c.name.lower() == "rowid" for c in tb.columns):
+            rowid.name = "_rowid_"
+        tb.columns.append(rowid)
+        next_col += 1
+        tb.pk = [(rowid.name, False)]
+    pk_cols = [tb.column(n) for n, _ in tb.pk]
+    if len(set(c.id for c in pk_cols)) != len(pk_cols):
+        raise ProgrammingError("primary key lists a column twice")
+    for c in pk_cols:
+        c.nullable = False
+    if len(pk_cols) == 1 and pk_cols[0].type.kind == "INT":
+        pk_cols[0].auto_increment = True
+    primary = IndexDescriptor(1, tb.pk_name or f"{name}_pkey", [c.id for c in pk_cols], [d for _, d in tb.pk])
+    table = TableDescriptor(tb.id, name, tb.columns, primary, next_column_id=next_col)
+    _add_families(table, stmt.families)
+    for cname, cols in tb.uniques:
+        descs = [tb.column(n) for n, _ in cols]
+        if [c.id for c in descs] == primary.column_ids:
+            continue  # UNIQUE on the primary key adds nothing
+        iname = cname or f"{name}_{'_'.join(c.name for c in descs)}_key"
+        _check_index_name(table, iname)
+        table.indexes.append(IndexDescriptor(table.next_index_id, iname, [c.id for c in descs], [d for _, d in cols], True))
+        table.next_index_id += 1
+    table.checks = tb.checks
+    _validate_expressions(table, env)
+    catalog.create(table)
+
+
+def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]]) -> None:
+    pk = set(table.primary_index.column_ids)
+    for fname, cols in families:
+        fam = FamilyDescriptor(table.next_family_id, fname, [])
+        table.next_family_id += 1
+        for cn in cols:
+            col = table.column(cn)
+            if col.id in pk:
+                continue  # key columns live in the key, not in a family
+            col.family_id = fam.id
+            fam.column_ids.append(col.id)
+        table.families.append(fam)
+    if len(table.families) >= 99:
+        raise ProgrammingError(f'table "{table.name}" has too many column families')
+
+
+def _validate_expressions(table: TableDescriptor, env) -> None:
+    scope = Scope(table_scope(table, table.name))
+    for chk in table.checks:
+        compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)
+    for col in table.columns:
+        if col.default_sql is not None:
+            node = sqlglot.parse_one(col.default_sql)
+            if any(isinstance(n, exp.Column) for n in node.walk()):
+                raise ProgrammingError(f'default value of column "{col.name}" cannot reference columns')
+            compile_expr(node, Scope([]), env)
+
+
+def _check_index_name(table: TableDescriptor, name: str) -> None:
+    if table.find_index(name) is not None:
+        raise ProgrammingError(f'index "{name}" already exists')
+
+
+# -- indexes -----------------------------------------------------------------------------------
+
+
+def create_index(stmt: ParsedStatement, catalog, env) -> None:
+    ast = stmt.ast
+    index = ast.this
+    table = catalog.get_table(_name(index.args["table"]))
+    if table.virtual is not None:
+        raise ProgrammingError(f'cannot index virtual table "{table.name}"')
+    params = index.args.get("params")
+    cols_nodes = params.args.get("columns") if params is not None else None
+    if not cols_nodes:
+        raise ProgrammingError("CREATE INDEX needs a column list")
+    cols = []
+    desc = []
+    for o in cols_nodes:
+        inner = o.this if isinstance(o, exp.Ordered) else o
+        if not isinstance(inner, exp.Column):
+            raise NotSupportedError(f"expression indexes are not supported: {inner.sql()}")
+        cols.append(table.column(inner.name))
+        desc.append(bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False)
+    if len({c.id for c in cols}) != len(cols):
+        raise ProgrammingError("index lists a column twice")
+    iname = _name(index.this) if index.this is not None else f"{table.name}_{'_'.join(c.name for c in cols)}_idx"
+    for other in catalog.list_tables():
+        if other.find_index(iname) is not None:
+            if ast.args.get("exists"):
+                return
+            raise ProgrammingError(f'index "{iname}" already exists')
+    storing = []
+    for sname in stmt.storing:
+        col = table.column(sname)
+        if col.id in [c.id for c in cols] or col.id in table.primary_index.column_ids:
+            continue
+        storing.append(col.id)
+    unique = bool(ast.args.get("unique"))
+    idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], desc, unique, storing)
+    table.next_index_id += 1
+    table.indexes.append(idx)
+    catalog.update(table)
+    _backfill_index(table, idx, env.ctx)
+
+
+def _table_rows(table: TableDescriptor, txn):
+    codec = codec_for(table)
+    return codec.decode_rows(txn.scan(codec.prefix, prefix_end(codec.prefix)))
+
+
+def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContext) -> None:
+    codec = codec_for(table)
+    ic = IndexCodec(table, idx, codec.pk_positions)
+    txn = ctx.txn
+    for n, row in enumerate(list(_table_rows(table, txn))):
+        if n % 512 == 0:
+            ctx.check_cancelled()
+        key, value, conditional = ic.entry(row)
+        if conditional:
+            try:
+                txn.put_if_absent(key, value)
+            except ConditionFailedError:
+                names = ", ".join(table.columns[p].name for p in ic.key_positions)
+                vals = ", ".join(str(row[p]) for p in ic.key_positions)
+                raise IntegrityError(
+                    f'could not create unique index "{idx.name}": duplicate key value violates unique '
+                    f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
+                ) from None
+        else:
+            txn.put(key, value)
+
+
+def _drop_index(ast: exp.Drop, catalog) -> None:
+    for node in ast.expressions if ast.expressions else ast.args.get("tables") or []:
+        iname = _name(node)
+        owner = None
+        for table in catalog.list_tables():
+            idx = table.find_index(iname)
+            if idx is not None:
+                owner = (table, idx)
+                break
+        if owner is None:
+            if ast.args.get("exists"):
+                continue
+            raise ProgrammingError(f'index "{iname}" does not exist')
+        table, idx = owner
+        if idx is table.primary_index:
+            raise ProgrammingError(f'cannot drop the primary key index "{iname}" of table "{table.name}"')
+        table.indexes = [i for i in table.indexes if i.id != idx.id]
+        catalog.update(table)
+        start = index_prefix(table.id, idx.id)
+        catalog.txn.delete_range(start, prefix_end(start))
+
+
+# -- DROP --------------------------------------------------------------------------------------
+
+
+def drop(ast: exp.Drop, catalog, env) -> None:
+    kind = str(ast.args.get("kind") or "").upper()
+    if kind == "INDEX":
+        _drop_index(ast, catalog)
+        return
+    if kind not in ("TABLE", "VIEW"):
+        raise NotSupportedError(f"DROP {kind} is not supported")
+    for node in ast.args.get("tables") or ast.expressions:
+        name = _name(node)
+        desc = catalog.find_any(name)
+        if desc is None or desc.kind != kind.lower():
+            if desc is not None and not ast.args.get("exists"):
+                raise ProgrammingError(f'"{name}" is not a {kind.lower()}')
+            if ast.args.get("exists"):
+                continue
+            raise ProgrammingError(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
+        if kind == "TABLE":
+            start = table_prefix(desc.id)
+            catalog.txn.delete_range(start, prefix_end(start))
+        catalog.remove(desc)
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def create_view(ast: exp.Create, catalog, env) -> None:
+    target = ast.this
+    names = None
+    if isinstance(target, exp.Schema):
+        names = [_name(i) for i in target.expressions]
+        target = target.this
+    name = _name(target)
+    query = ast.expression
+    existing = catalog.find_any(name)
+    if existing is not None:
+        if ast.args.get("exists"):
+            return
+        if not (ast.args.get("replace") and existing.kind == "view"):
+            raise ProgrammingError(f'relation "{name}" already exists')
+    try:
+        from sqlkv.sql.plan.select import plan_query
+    except ImportError:
+        plan_query = None
+    if plan_query is not None:
+        op = plan_query(query.copy(), catalog, env)  # validates names now rather than at first use
+        if names is not None and len(names) != len(op.columns):
+            raise ProgrammingError(f'view "{name}" lists {len(names)} column names for {len(op.columns)} columns')
+    if existing is not None:
+        view = ViewDescriptor(existing.id, name, query.sql(), names)
+        catalog.update(view)
+    else:
+        catalog.create(ViewDescriptor(catalog.allocate_id(), name, query.sql(), names))
+
+
+# -- ALTER TABLE -------------------------------------------------------------------------------
+
+
+def alter_table(ast: exp.Alter, catalog, env) -> None:
+    name = _name(ast.this)
+    table = catalog.find_table(name)
+    if table is None:
+        if ast.args.get("exists"):
+            return
+        raise ProgrammingError(f'relation "{name}" does not exist')
+    for action in ast.args.get("actions") or []:
+        if isinstance(action, exp.ColumnDef):
+            _add_column(table, action, catalog, env)
+        elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
+            for col_node in action.args.get("tables") or action.expressions:
+                _drop_column(table, _name(col_node), bool(action.args.get("exists")), catalog)
+        elif isinstance(action, exp.Command) and str(action.this).upper() == "DROP":
+            words = str(action.expression).split()
+            if words and words[0].upper() == "COLUMN":
+                words = words[1:]
+            if len(words) != 1:
+                raise NotSupportedError(f"unsupported ALTER TABLE action: DROP {action.expression}")
+            _drop_column(table, words[0].lower(), False, catalog)
+        elif isinstance(action, exp.RenameColumn):
+            _rename_column(table, _name(action.this), _name(action.args["to"]), catalog)
+        elif isinstance(action, exp.AlterRename):
+            new = _name(action.this)
+            if catalog.name_taken(new):
+                raise ProgrammingError(f'relation "{new}" already exists')
+            old = table.name
+            table.name = new
+            catalog.update(table, old_name=old)
+        else:
+            raise NotSupportedError(f"unsupported ALTER TABLE action: {action.sql()}")
+
+
+def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None:
+    tb = _TableBuilder(table.name, table.id)
+    col = _column_def(cd, tb, table.next_column_id)
+    if table.find_column(col.name) is not None:
+        if cd.args.get("exists"):
+            return
+        raise ProgrammingError(f'column "{col.name}" of relation "{table.name}" already exists')
+    if tb.pk is not None:
+        raise NotSupportedError("cannot add a PRIMARY KEY column")
+    table.next_column_id += 1
+    old_table = TableDescriptor.from_dict(table.to_dict())
+    table.columns.append(col)
+    table.checks.extend(tb.checks)
+    for cname, cols in tb.uniques:
+        iname = cname or f"{table.name}_{col.name}_key"
+        _check_index_name(table, iname)
+        table.indexes.append(IndexDescriptor(table.next_index_id, iname, [col.id], [False], True))
+        table.next_index_id += 1
+    _validate_expressions(table, env)
+    default = None
+    if col.default_sql is not None:
+        default = assign_cast(compile_expr(sqlglot.parse_one(col.default_sql), Scope([]), env)(()), col.type, col.name)
+    txn = catalog.txn
+    rows = list(_table_rows(old_table, txn))
+    if rows and default is None and not col.nullable:
+        raise IntegrityError(
+            f'column "{col.name}" of relation "{table.name}" contains null values (add a DEFAULT or allow NULL)'
+        )
+    catalog.update(table)
+    if not rows:
+        return
+    # Rewrite rows when the new column is non-NULL somewhere, or has new checks/indexes.
+    writer = RowWriter(table, codec_for(table), txn)
+    from sqlkv.sql.dmlcommon import RowChecker
+
+    checker = RowChecker(table, table.name, env)
+    new_indexes = [ic for ic in codec_for(table).indexes if col.id in ic.index.column_ids]
+    for old in rows:
+        new = old + (default,)
+        checker.check(new)
+        if default is not None:
+            for key, value in codec_for(table).primary_kvs(new):
+                if value is not None:
+                    txn.put(key, value)
+        for ic in new_indexes:
+            writer._put_entry(ic, new, *ic.entry(new))
+
+
+def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -> None:
+    col = table.find_column(cname)
+    if col is None:
+        if if_exists:
+            return
+        raise ProgrammingError(f'column "{cname}" of relation "{table.name}" does not exist')
+    if col.id in table.primary_index.column_ids:
+        raise ProgrammingError(f'cannot drop column "{col.name}": it is part of the primary key')
+    for idx in table.indexes:
+        if col.id in idx.column_ids or col.id in idx.storing:
+            raise ProgrammingError(f'cannot drop column "{col.name}": index "{idx.name}" uses it (drop the index first)')
+    for chk in table.checks:
+        if any(c.name.lower() == col.name.lower() for c in sqlglot.parse_one(chk.expr_sql).find_all(exp.Column)):
+            raise ProgrammingError(f'cannot drop column "{col.name}": check constraint "{chk.name}" uses it')
+    if sum(1 for c in table.columns if not c.hidden) == 1 and not col.hidden:
+        raise ProgrammingError(f'cannot drop the only column of table "{table.name}"')
+    table.columns = [c for c in table.columns if c.id != col.id]
+    for fam in table.families:
+        fam.column_ids = [c for c in fam.column_ids if c != col.id]
+    # The column's values stay in old rows under its (never reused) id and are ignored.
+    catalog.update(table)
+
+
+def _rename_column(table: TableDescriptor, old: str, new: str, catalog) -> None:
+    col = table.column(old)
+    if table.find_column(new) is not None:
+        raise ProgrammingError(f'column "{new}" of relation "{table.name}" already exists')
+    for chk in table.checks:
+        tree = sqlglot.parse_one(chk.expr_sql)
+        for c in tree.find_all(exp.Column):
+            if c.name.lower() == col.name.lower():
+                c.set("this", exp.to_identifier(new))
+        chk.expr_sql = tree.sql()
+    col.name = new
+    catalog.update(table)

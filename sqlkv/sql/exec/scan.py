@@ -1,0 +1,274 @@
+"""Leaf operators that read KV: index scans (incl. point gets), index lookups, virtual tables.
+
+``SELECT * FROM users WHERE id IN (3, 7)`` plans to an `IndexScan` of ``users@users_pkey``
+whose `SpanBuilder` yields two point spans at execution time; each becomes one ``txn.get`` of
+the row's family-0 key (or a scan of the row's prefix when the table has several families),
+decoded by the table's `TableCodec` into a tuple of all columns. A range span becomes a lazy
+``txn.scan``; for a secondary index each entry is decoded and, unless the index covers the
+query (index-only), the row is fetched by primary key. KV operations and rows are counted into
+``ctx.stats_for(op)`` for EXPLAIN ANALYZE; long scans call ``ctx.check_cancelled()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.encoding.keys import encode_key
+from sqlkv.encoding.pretty import pretty_key, pretty_span
+from sqlkv.sql.context import Column, ExecContext, OperatorStats
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.rowcodec import IndexCodec, TableCodec
+from sqlkv.sql.spans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
+from sqlkv.storage.kv import prefix_end
+
+_CANCEL_EVERY = 512
+
+
+def codec_for(table: TableDescriptor) -> TableCodec:
+    """The TableCodec of one descriptor object (cached on the object)."""
+    codec = getattr(table, "_codec", None)
+    if codec is None or codec.table is not table:
+        codec = TableCodec(table)
+        table._codec = codec  # type: ignore[attr-defined]
+    return codec
+
+
+class _Counter:
+    """Counts KV reads into an OperatorStats (or nothing when not analysing)."""
+
+    def __init__(self, st: OperatorStats | None) -> None:
+        self.st = st
+
+    def scan(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None):
+        st = self.st
+        if st is None:
+            return txn.scan(start, end, reverse=reverse, limit=limit)
+        st.kv_scans += 1
+        return self._counted(txn.scan(start, end, reverse=reverse, limit=limit))
+
+    def _counted(self, it):
+        st = self.st
+        for kv in it:
+            st.kv_keys_read += 1
+            yield kv
+
+    def get(self, txn, key: bytes):
+        value = txn.get(key)
+        if self.st is not None:
+            self.st.kv_gets += 1
+            if value is not None:
+                self.st.kv_keys_read += 1
+        return value
+
+
+class _CountingReader:
+    def __init__(self, txn, counter: _Counter) -> None:
+        self.txn = txn
+        self.counter = counter
+
+    def get(self, key: bytes):
+        return self.counter.get(self.txn, key)
+
+    def scan(self, start, end, reverse=False, limit=None):
+        return self.counter.scan(self.txn, start, end, reverse, limit)
+
+
+class IndexScan(Operator):
+    """Rows of a table read through one index over spans computed per execution."""
+
+    def __init__(
+        self,
+        table: TableDescriptor,
+        alias: str,
+        columns: list[Column],
+        index: IndexDescriptor,
+        builder: SpanBuilder,
+        reverse: bool = False,
+        index_only: bool = False,
+        residual: list[Callable[[tuple], bool]] | None = None,
+        residual_sql: list[str] | None = None,
+        limit: int | None = None,
+    ) -> None:
+        self.table = table
+        self.alias = alias
+        self.columns = columns
+        self.index = index
+        self.primary = index is table.primary_index or index.id == 1
+        self.builder = builder
+        self.reverse = reverse
+        self.index_only = index_only
+        self.residual = residual or []
+        self.residual_sql = residual_sql or []
+        self.limit = limit
+        self.codec = codec_for(table)
+        self.icodec: IndexCodec | None = None if self.primary else self.codec.index_codec(index.id)
+        self.describe_ctx: ExecContext | None = None
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        spans, exact = self.builder.spans(ctx)
+        if not self.builder.bounds:
+            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+        st = ctx.stats_for(self)
+        counter = _Counter(st)
+        reader = _CountingReader(ctx.txn, counter)
+        checks = None if exact else self.residual
+        limit = self.limit
+        produced = 0
+        n = 0
+        for span in reversed(spans) if self.reverse else spans:
+            for row in self._span_rows(reader, span, limit if checks is None else None, limit is None or checks is not None):
+                n += 1
+                if n % _CANCEL_EVERY == 0:
+                    ctx.check_cancelled()
+                if checks is not None and not all(c(row) for c in checks):
+                    continue
+                yield row
+                produced += 1
+                if limit is not None and produced >= limit:
+                    return
+
+    def _span_rows(self, reader, span: Span, limit: int | None, _unused: bool) -> Iterator[tuple]:
+        codec = self.codec
+        if self.primary:
+            if span.point:
+                row = codec.fetch(reader, span.start)
+                if row is not None:
+                    yield row
+                return
+            kv_limit = limit if codec.single_family else None
+            yield from codec.decode_rows(reader.scan(span.start, span.end, self.reverse, kv_limit))
+            return
+        ic = self.icodec
+        assert ic is not None
+        if span.point:
+            value = reader.get(span.start)
+            pairs = [] if value is None else [(span.start, value)]
+        else:
+            pairs = reader.scan(span.start, span.end, self.reverse, limit)
+        for key, value in pairs:
+            partial = ic.decode(key, value)
+            if self.index_only:
+                yield tuple(partial)
+                continue
+            row = codec.fetch(reader, codec.pk_prefix([partial[p] for p in codec.pk_positions]))
+            if row is not None:
+                yield row
+
+    # -- EXPLAIN -------------------------------------------------------------------------
+
+    def describe(self) -> str:
+        verb = "scan"
+        text = f"{self.table.name}@{self.index.name}"
+        if self.index_only:
+            text += " (index-only)"
+        if self.reverse:
+            text += " reverse"
+        spans_txt = self._spans_text()
+        if spans_txt is not None and all_points(self._spans_cache):
+            verb = "get"
+        line = f"{verb} {text}"
+        if spans_txt:
+            line += " " + spans_txt
+        if self.limit is not None:
+            line += f" limit {self.limit}"
+        return line
+
+    _spans_cache: list[Span] | None = None
+
+    def _spans_text(self) -> str | None:
+        self._spans_cache = None
+        if not self.builder.bounds:
+            return "full scan " + pretty_span(self.builder.prefix, prefix_end(self.builder.prefix))
+        ctx = self.describe_ctx or ExecContext()
+        try:
+            spans, exact = self.builder.spans(ctx)
+        except Exception:  # parameters not bound yet: show the constraints instead
+            return "spans: " + " AND ".join(self.residual_sql)
+        self._spans_cache = spans
+        if not spans:
+            return "spans: (empty)"
+        shown = []
+        for s in spans[:8]:
+            if s.point:
+                shown.append(pretty_key(s.start))
+            else:
+                shown.append(pretty_span(s.start, s.end))
+        more = f" (+{len(spans) - 8} more)" if len(spans) > 8 else ""
+        return ("" if exact else "(widened) ") + ", ".join(shown) + more
+
+
+def all_points(spans: list[Span] | None) -> bool:
+    return bool(spans) and all(s.point for s in spans)  # type: ignore[union-attr]
+
+
+class IndexLookup(Operator):
+    """Rows whose leading index columns equal a given key (the inner side of lookup joins)."""
+
+    def __init__(self, table: TableDescriptor, alias: str, columns: list[Column], index: IndexDescriptor, order: list[int]) -> None:
+        self.table = table
+        self.alias = alias
+        self.columns = columns
+        self.index = index
+        self.order = order  # position in the caller's key tuple of each leading index column
+        self.primary = index.id == 1
+        self.codec = codec_for(table)
+        self.icodec = None if self.primary else self.codec.index_codec(index.id)
+        self.prefix = self.codec.prefix if self.primary else self.icodec.prefix  # type: ignore[union-attr]
+        positions = [table.column_index(c) for c in index.column_ids][: len(order)]
+        self.types = [table.columns[p].type for p in positions]
+        self.desc = list(index.descending[: len(order)])
+        self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
+
+    def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
+        try:
+            vals = [coerce_key_value(key[i], t, "eq") for i, t in zip(self.order, self.types)]
+        except (_Empty, _Inexact):
+            return  # NULL never joins; a value of another type never equals a key value
+        base = encode_key(vals, self.desc, self.prefix)
+        counter = _Counter(ctx.stats_for(self))
+        reader = _CountingReader(ctx.txn, counter)
+        if self.primary:
+            if self.full:
+                row = self.codec.fetch(reader, base)
+                if row is not None:
+                    yield row
+                return
+            yield from self.codec.decode_rows(reader.scan(base, prefix_end(base), False, None))
+            return
+        ic = self.icodec
+        if self.full:
+            value = reader.get(base)
+            pairs = [] if value is None else [(base, value)]
+        else:
+            pairs = reader.scan(base, prefix_end(base), False, None)
+        for k, v in pairs:
+            partial = ic.decode(k, v)
+            row = self.codec.fetch(reader, self.codec.pk_prefix([partial[p] for p in self.codec.pk_positions]))
+            if row is not None:
+                yield row
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        raise NotImplementedError("IndexLookup produces rows through lookup(ctx, key)")
+
+    def describe(self) -> str:
+        cols = ", ".join(self.table.column_by_id(c).name for c in self.index.column_ids[: len(self.order)])
+        return f"lookup {self.table.name}@{self.index.name} ({cols})"
+
+
+class VirtualScan(Operator):
+    """Rows of a virtual table (information_schema, sqlkv_internal) produced on the fly."""
+
+    def __init__(self, table: TableDescriptor, alias: str, columns: list[Column]) -> None:
+        self.table = table
+        self.alias = alias
+        self.columns = columns
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        for i, row in enumerate(self.table.virtual(ctx)):
+            if i % _CANCEL_EVERY == 0:
+                ctx.check_cancelled()
+            yield row
+
+    def describe(self) -> str:
+        return f"virtual scan {self.table.name}"

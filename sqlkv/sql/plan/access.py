@@ -1,0 +1,360 @@
+"""Single-table access paths: which index to read, which spans, in which direction.
+
+``SELECT email FROM users WHERE email LIKE 'a%' ORDER BY email LIMIT 5`` asks
+`plan_table_access(users, "users", [email LIKE 'a%'], ..., want_order=[(2, False)], limit=5,
+needed={2})`. For every index (the primary index first) it collects `ColumnBounds` on the
+index's leading columns from the filter conjuncts (equalities and IN lists on a prefix, then one
+range: comparisons, BETWEEN, IS [NOT] NULL, LIKE 'prefix%'), estimates a cost, and keeps the
+cheapest: a point get on the primary key beats a unique-index lookup, which beats the
+narrowest range, which beats a full scan. An index that holds every needed column is read
+alone (index-only); otherwise each index entry fetches its row by primary key. An index whose
+order matches ``want_order`` (forwards or backwards) saves the caller's sort, and then the
+LIMIT can be pushed into the scan. Here the plan is an index-only scan of users_email_key on
+the span ``/Table/104/2/"a" - /Table/104/2/"b"``.
+
+Constants and parameters in the filters are compiled now but evaluated by the scan at
+execution time, since plans are cached per SQL text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.sql.context import Column, Scope
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan, codec_for
+from sqlkv.sql.spans import ColumnBounds, SpanBuilder
+
+DEFAULT_TABLE_ROWS = 1000.0
+
+
+@dataclass
+class AccessPlan:
+    operator: Operator
+    remaining: list[exp.Expression]
+    ordered: bool
+    est_rows: float
+
+
+@dataclass
+class _Candidate:
+    index: IndexDescriptor
+    primary: bool
+    builder: SpanBuilder
+    used: list[exp.Expression]
+    covering: bool
+    reverse: bool
+    ordered: bool
+    est_rows: float
+    cost: float = 0.0
+
+
+def table_scope(table: TableDescriptor, alias: str) -> list[Column]:
+    return [Column(c.name, alias, c.type, c.hidden) for c in table.columns]
+
+
+def _const_fn(node: exp.Expression, scope: Scope, env):
+    from sqlkv.sql.expr import compile_expr
+
+    return compile_expr(node, scope, env)
+
+
+def is_constant_expr(node: exp.Expression) -> bool:
+    """No column references, subqueries or aggregates: computable before reading rows."""
+    for n in node.walk():
+        if isinstance(n, (exp.Column, exp.Star, exp.Subquery, exp.Select, exp.Exists, exp.AggFunc)):
+            return False
+    return True
+
+
+def _column_pos(node: exp.Expression, scope: Scope) -> int | None:
+    if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
+        return None
+    idx = scope.find(node.name, node.table or None)
+    return idx
+
+
+_FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ}
+
+
+@dataclass
+class _Constraint:
+    kind: str  # eq, in, null, notnull, lo, hi, between, like
+    node: exp.Expression  # the filter
+    values: list[exp.Expression] = field(default_factory=list)
+    inclusive: bool = True
+    prefix: str | None = None
+
+
+def _constraints(filters: list[exp.Expression], scope: Scope) -> dict[int, list[_Constraint]]:
+    """Column position -> sargable constraints found among the conjuncts."""
+    out: dict[int, list[_Constraint]] = {}
+
+    def add(pos: int | None, c: _Constraint) -> None:
+        if pos is not None:
+            out.setdefault(pos, []).append(c)
+
+    for f in filters:
+        node = f.unnest() if isinstance(f, exp.Paren) else f
+        if type(node) in _FLIP:
+            left, right = node.this, node.expression
+            cls = type(node)
+            if not isinstance(left, exp.Column) and isinstance(right, exp.Column):
+                left, right, cls = right, left, _FLIP[cls]
+            pos = _column_pos(left, scope)
+            if pos is None or not is_constant_expr(right):
+                continue
+            if cls is exp.EQ:
+                add(pos, _Constraint("eq", f, [right]))
+            elif cls in (exp.GT, exp.GTE):
+                add(pos, _Constraint("lo", f, [right], cls is exp.GTE))
+            else:
+                add(pos, _Constraint("hi", f, [right], cls is exp.LTE))
+        elif isinstance(node, exp.Between):
+            pos = _column_pos(node.this, scope)
+            low, high = node.args.get("low"), node.args.get("high")
+            if pos is not None and low is not None and high is not None and not node.args.get("symmetric"):
+                if is_constant_expr(low) and is_constant_expr(high):
+                    add(pos, _Constraint("between", f, [low, high]))
+        elif isinstance(node, exp.In):
+            pos = _column_pos(node.this, scope)
+            vals = node.expressions
+            if pos is not None and vals and not node.args.get("query") and all(is_constant_expr(v) for v in vals):
+                add(pos, _Constraint("in", f, list(vals)))
+        elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            add(_column_pos(node.this, scope), _Constraint("null", f))
+        elif isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
+            add(_column_pos(node.this.this, scope), _Constraint("notnull", f))
+        elif isinstance(node, exp.Like) and not node.args.get("escape"):
+            pat = node.expression
+            if isinstance(pat, exp.Literal) and pat.is_string:
+                prefix = _like_prefix(pat.this)
+                if prefix:
+                    add(_column_pos(node.this, scope), _Constraint("like", f, prefix=prefix))
+    return out
+
+
+def _like_prefix(pattern: str) -> str:
+    out = []
+    for ch in pattern:
+        if ch in "%_\\":
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def _bounds_for(cons: list[_Constraint], scope: Scope, env, allow_range: bool, text_column: bool) -> ColumnBounds | None:
+    """Equality bounds if any, else range bounds (when allowed)."""
+    b = ColumnBounds()
+    for c in cons:
+        if c.kind == "eq":
+            b.eq = [(c.values[0], _const_fn(c.values[0], scope, env))]
+            b.used.append(c.node)
+            return b
+    for c in cons:
+        if c.kind == "in":
+            b.eq = [(v, _const_fn(v, scope, env)) for v in c.values]
+            b.is_in = True
+            b.used.append(c.node)
+            return b
+        if c.kind == "null":
+            b.is_null = True
+            b.used.append(c.node)
+            return b
+    if not allow_range:
+        return None
+    for c in cons:
+        if c.kind == "lo" and b.lo is None:
+            b.lo = (c.values[0], _const_fn(c.values[0], scope, env), c.inclusive)
+            b.used.append(c.node)
+        elif c.kind == "hi" and b.hi is None:
+            b.hi = (c.values[0], _const_fn(c.values[0], scope, env), c.inclusive)
+            b.used.append(c.node)
+        elif c.kind == "between" and b.lo is None and b.hi is None:
+            b.lo = (c.values[0], _const_fn(c.values[0], scope, env), True)
+            b.hi = (c.values[1], _const_fn(c.values[1], scope, env), True)
+            b.used.append(c.node)
+    if b.lo is None and b.hi is None:
+        for c in cons:
+            if c.kind == "like" and text_column:
+                b.like_prefix = c.prefix  # LIKE stays a remaining filter: the span is a superset
+                return b
+            if c.kind == "notnull":
+                b.not_null = True
+                b.used.append(c.node)
+                return b
+        return None
+    return b
+
+
+def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
+    """Positions and directions of the full key order of an index (PK suffix included)."""
+    positions = [table.column_index(c) for c in index.column_ids]
+    desc = list(index.descending)
+    if not primary:
+        for cid, d in zip(table.primary_index.column_ids, table.primary_index.descending):
+            p = table.column_index(cid)
+            if p not in positions:
+                positions.append(p)
+                desc.append(d)
+    return positions, desc
+
+
+def _order_match(positions: list[int], desc: list[bool], bounds: list[ColumnBounds], want: list[tuple[int, bool]]) -> tuple[bool, bool]:
+    """(served, reverse): whether reading the index forwards/backwards yields ``want`` order."""
+    if not want:
+        return True, False
+    fixed = set()
+    for p, b in zip(positions, bounds):
+        if b.eq is not None and not b.is_in or b.is_null:
+            fixed.add(p)
+    want = [w for w in want if w[0] not in fixed]
+    if not want:
+        return True, False
+    cols = [(p, d) for p, d in zip(positions, desc) if p not in fixed]
+    if len(want) > len(cols):
+        return False, False
+    # IN lists before the first ordered column would interleave spans out of order
+    first = want[0][0]
+    for p, b in zip(positions, bounds):
+        if p == first:
+            break
+        if b.is_in:
+            return False, False
+    for direction in (False, True):
+        if all(cols[i][0] == wp and (cols[i][1] != direction) == wd for i, (wp, wd) in enumerate(want)):
+            return True, direction
+    return False, False
+
+
+def plan_table_access(
+    table: TableDescriptor,
+    alias: str,
+    filters: list[exp.Expression],
+    scope: Scope,
+    env,
+    want_order: list[tuple[int, bool]] | None = None,
+    limit: int | None = None,
+    needed: set[int] | None = None,
+) -> AccessPlan:
+    """The cheapest way to read ``table`` under ``filters`` (see module docstring)."""
+    columns = table_scope(table, alias)
+    if table.virtual is not None:
+        return AccessPlan(VirtualScan(table, alias, columns), list(filters), not want_order, DEFAULT_TABLE_ROWS)
+    cons = _constraints(filters, scope)
+    all_positions = set(range(len(table.columns)))
+    needed = all_positions if needed is None else needed
+    candidates = []
+    for index in table.all_indexes():
+        primary = index is table.primary_index
+        cand = _candidate(table, index, primary, cons, scope, env, want_order or [], needed)
+        candidates.append(cand)
+    best = min(candidates, key=lambda c: (c.cost, not c.primary))
+    used_ids = {id(n) for n in best.used}
+    remaining = [f for f in filters if id(f) not in used_ids]
+    scan_limit = limit if (limit is not None and not remaining and best.ordered) else None
+    op = IndexScan(
+        table,
+        alias,
+        columns,
+        best.index,
+        best.builder,
+        reverse=best.reverse,
+        index_only=best.covering and not best.primary,
+        residual=[_predicate(n, scope, env) for n in best.used],
+        residual_sql=[n.sql() for n in best.used],
+        limit=scan_limit,
+    )
+    return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
+
+
+def _predicate(node: exp.Expression, scope: Scope, env):
+    from sqlkv.sql.expr import compile_predicate
+
+    return compile_predicate(node, scope, env)
+
+
+def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candidate:
+    positions, desc = _index_columns(table, index, primary)
+    key_count = len(index.column_ids)
+    bounds: list[ColumnBounds] = []
+    types = []
+    for p in positions[: key_count if not primary else len(positions)]:
+        col_cons = cons.get(p, [])
+        b = _bounds_for(col_cons, scope, env, True, table.columns[p].type.kind == "TEXT")
+        if b is None:
+            break
+        bounds.append(b)
+        types.append(table.columns[p].type)
+        if not b.is_equality:
+            break
+    used = [n for b in bounds for n in b.used]
+    n_eq = sum(1 for b in bounds if b.is_equality)
+    unique = primary or index.unique
+    point_width = key_count if unique else -1
+    builder = SpanBuilder(
+        index_prefix_of(table, index), types, desc[: len(bounds)], bounds, point_width
+    )
+    covering = primary or needed <= codec_for(table).index_codec(index.id).covered
+    served, reverse = _order_match(positions, desc, bounds, want)
+    n_values = 1
+    for b in bounds:
+        if b.eq is not None:
+            n_values *= max(1, len(b.eq))
+    if unique and n_eq == key_count and not any(b.is_null for b in bounds):
+        est = float(n_values)
+    else:
+        est = DEFAULT_TABLE_ROWS * (0.05**n_eq) * n_values
+        if len(bounds) > n_eq:
+            est *= 0.25
+    fetch = 1.0 if covering else 3.0
+    cost = est * fetch + (0 if primary else 0.5)
+    if want and not served:
+        cost += est * 0.5  # the caller's sort
+    return _Candidate(index, primary, builder, used, covering, reverse, served, est, cost)
+
+
+def index_prefix_of(table: TableDescriptor, index: IndexDescriptor) -> bytes:
+    from sqlkv.encoding.keys import index_prefix
+
+    return index_prefix(table.id, index.id)
+
+
+@dataclass
+class LookupAccess:
+    """Rows of a table by the values of some key columns (for lookup joins)."""
+
+    lookup_op: IndexLookup
+    est_rows_per_key: float
+
+    def lookup(self, ctx, key: tuple):
+        return self.lookup_op.lookup(ctx, key)
+
+    def describe(self) -> str:
+        return self.lookup_op.describe()
+
+
+def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scope: Scope, env) -> LookupAccess | None:
+    """An index whose leading columns are exactly the set ``key_columns`` (PK preferred)."""
+    if table.virtual is not None or not key_columns:
+        return None
+    want = set(key_columns)
+    best = None
+    for index in table.all_indexes():
+        primary = index is table.primary_index
+        lead = [table.column_index(c) for c in index.column_ids][: len(key_columns)]
+        if set(lead) != want or len(lead) != len(key_columns):
+            continue
+        full = len(index.column_ids) == len(key_columns) and (primary or index.unique)
+        rank = (0 if full else 1, 0 if primary else 1)
+        if best is None or rank < best[0]:
+            best = (rank, index, lead, full)
+    if best is None:
+        return None
+    _rank, index, lead, full = best
+    order = [key_columns.index(p) for p in lead]
+    op = IndexLookup(table, alias, table_scope(table, alias), index, order)
+    return LookupAccess(op, 1.0 if full else 10.0)

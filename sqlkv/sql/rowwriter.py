@@ -1,0 +1,113 @@
+"""Writing rows: the KV puts and deletes of one row insert, delete or update, index by index.
+
+``INSERT INTO users VALUES (10, 'ann', 'a@b.c')`` reaches `RowWriter.insert` with the row
+tuple; it issues ``put_if_absent(/Table/104/1/10/0, ...)`` (a duplicate primary key fails the
+condition) and one entry per secondary index, conditional for unique indexes. A failed
+condition becomes an IntegrityError naming the constraint. Updates are split in two phases
+(`remove_changed` for all rows, then `add_changed`) so that statements such as
+``UPDATE t SET id = id + 1`` do not trip over rows they are about to move.
+"""
+
+from __future__ import annotations
+
+from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.errors import ConditionFailedError, IntegrityError
+from sqlkv.sql.rowcodec import IndexCodec, TableCodec
+
+
+def pkey_name(table: TableDescriptor) -> str:
+    return table.primary_index.name
+
+
+class RowWriter:
+    """Applies row-level changes of one table to a transaction."""
+
+    def __init__(self, table: TableDescriptor, codec: TableCodec, txn) -> None:
+        self.table = table
+        self.codec = codec
+        self.txn = txn
+
+    def _duplicate(self, constraint: str, columns: list[int], row: tuple) -> IntegrityError:
+        names = ", ".join(self.table.columns[p].name for p in columns)
+        vals = ", ".join("NULL" if row[p] is None else str(row[p]) for p in columns)
+        return IntegrityError(
+            f'duplicate key value violates unique constraint "{constraint}" (Key ({names})=({vals}) already exists)'
+        )
+
+    def insert(self, row: tuple) -> None:
+        txn = self.txn
+        for key, value in self.codec.primary_kvs(row):
+            if value is None:
+                continue
+            if key[-1:] == self.codec.fam0_suffix:
+                try:
+                    txn.put_if_absent(key, value)
+                except ConditionFailedError:
+                    raise self._duplicate(pkey_name(self.table), self.codec.pk_positions, row) from None
+            else:
+                txn.put(key, value)
+        for ic in self.codec.indexes:
+            self._put_entry(ic, row, *ic.entry(row))
+
+    def _put_entry(self, ic: IndexCodec, row: tuple, key: bytes, value: bytes, conditional: bool) -> None:
+        if conditional:
+            try:
+                self.txn.put_if_absent(key, value)
+            except ConditionFailedError:
+                raise self._duplicate(ic.name, ic.key_positions, row) from None
+        else:
+            self.txn.put(key, value)
+
+    def delete(self, row: tuple) -> None:
+        txn = self.txn
+        for key, _value in self.codec.primary_kvs(row):
+            txn.delete(key)
+        for ic in self.codec.indexes:
+            txn.delete(ic.entry(row)[0])
+
+    def update(self, old: tuple, new: tuple) -> None:
+        self.remove_changed(old, new)
+        self.add_changed(old, new)
+
+    def remove_changed(self, old: tuple, new: tuple) -> None:
+        """Phase 1 of an update: delete the KV entries whose key changes."""
+        codec = self.codec
+        if codec.pk_values(old) != codec.pk_values(new):
+            for key, _ in codec.primary_kvs(old):
+                self.txn.delete(key)
+        for ic in codec.indexes:
+            old_key = ic.entry(old)[0]
+            if old_key != ic.entry(new)[0]:
+                self.txn.delete(old_key)
+
+    def add_changed(self, old: tuple, new: tuple) -> None:
+        """Phase 2 of an update: write the new row's entries (conditionally where keys moved)."""
+        codec = self.codec
+        moved = codec.pk_values(old) != codec.pk_values(new)
+        if moved:
+            self.insert_primary(new)
+        else:
+            for key, value in codec.primary_kvs(new):
+                if value is None:
+                    self.txn.delete(key)
+                else:
+                    self.txn.put(key, value)
+        for ic in codec.indexes:
+            old_entry = ic.entry(old)
+            new_entry = ic.entry(new)
+            if old_entry[0] != new_entry[0]:
+                self._put_entry(ic, new, *new_entry)
+            elif old_entry[1] != new_entry[1]:
+                self.txn.put(new_entry[0], new_entry[1])
+
+    def insert_primary(self, row: tuple) -> None:
+        for key, value in self.codec.primary_kvs(row):
+            if value is None:
+                continue
+            if key[-1:] == self.codec.fam0_suffix:
+                try:
+                    self.txn.put_if_absent(key, value)
+                except ConditionFailedError:
+                    raise self._duplicate(pkey_name(self.table), self.codec.pk_positions, row) from None
+            else:
+                self.txn.put(key, value)

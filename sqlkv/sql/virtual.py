@@ -1,0 +1,142 @@
+"""Virtual tables: information_schema.tables/columns/indexes and sqlkv_internal.kv.
+
+``SELECT * FROM information_schema.columns WHERE table_name = 'users'`` resolves, through
+`Catalog.find_table`, to a virtual `TableDescriptor` whose ``virtual`` callable produces rows
+from the catalog when the scan runs (``VirtualScan``); the query engine filters them like any
+other rows. ``sqlkv_internal.kv`` lists every KV pair of the user tables: table name, index
+name, the key in key grammar with names (``/users/users_pkey/10/0``), the raw key bytes, and
+the decoded value as text (a row value's map, an index value's list, or empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlkv.catalog.descriptors import ColumnDescriptor, IndexDescriptor, TableDescriptor
+from sqlkv.encoding.keys import decode_uvarint, table_prefix
+from sqlkv.encoding.pretty import pretty_key
+from sqlkv.encoding.values import decode_row_value, decode_values
+from sqlkv.errors import CorruptionError
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.types import BYTES, INT, TEXT, BOOL, SqlType
+from sqlkv.storage.kv import prefix_end
+
+_SCHEMAS = {
+    "information_schema.tables": [("table_name", TEXT), ("table_type", TEXT), ("table_id", INT)],
+    "information_schema.columns": [
+        ("table_name", TEXT),
+        ("column_name", TEXT),
+        ("ordinal_position", INT),
+        ("data_type", TEXT),
+        ("is_nullable", TEXT),
+        ("column_default", TEXT),
+        ("is_hidden", BOOL),
+    ],
+    "information_schema.indexes": [
+        ("table_name", TEXT),
+        ("index_name", TEXT),
+        ("index_id", INT),
+        ("is_unique", BOOL),
+        ("is_primary", BOOL),
+        ("column_names", TEXT),
+        ("storing_names", TEXT),
+    ],
+    "sqlkv_internal.kv": [
+        ("table_name", TEXT),
+        ("index_name", TEXT),
+        ("key", TEXT),
+        ("raw_key", BYTES),
+        ("value", TEXT),
+    ],
+}
+
+
+def virtual_table(name: str, catalog) -> TableDescriptor | None:
+    lname = name.lower()
+    schema = _SCHEMAS.get(lname)
+    if schema is None:
+        return None
+    cols = [ColumnDescriptor(i + 1, n, t) for i, (n, t) in enumerate(schema)]
+    desc = TableDescriptor(
+        id=0,
+        name=lname,
+        columns=cols,
+        primary_index=IndexDescriptor(1, "primary", [1], [False]),
+        next_column_id=len(cols) + 1,
+    )
+    producer = _PRODUCERS[lname]
+    desc.virtual = lambda ctx, cat=catalog: producer(ctx.catalog or cat)
+    return desc
+
+
+def _tables(catalog) -> Iterator[tuple]:
+    for d in catalog.list_descriptors():
+        yield (d.name, "VIEW" if d.kind == "view" else "BASE TABLE", d.id)
+
+
+def _columns(catalog) -> Iterator[tuple]:
+    for t in catalog.list_tables():
+        for i, c in enumerate(t.columns):
+            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO", c.default_sql, c.hidden)
+
+
+def _indexes(catalog) -> Iterator[tuple]:
+    for t in catalog.list_tables():
+        for idx in t.all_indexes():
+            names = []
+            for cid, desc in zip(idx.column_ids, idx.descending):
+                names.append(t.column_by_id(cid).name + (" DESC" if desc else ""))
+            storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
+            yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing)
+
+
+def names_lookup(tables: dict[int, TableDescriptor]):
+    """A pretty_key ``names`` callback: (table id, index id) -> (table name, index name)."""
+
+    def names(table_id: int, index_id: int | None):
+        t = tables.get(table_id)
+        if t is None:
+            return (f"Table/{table_id}", str(index_id) if index_id is not None else None)
+        iname = None
+        if index_id is not None:
+            iname = next((i.name for i in t.all_indexes() if i.id == index_id), str(index_id))
+        return (t.name, iname)
+
+    return names
+
+
+def describe_value(table: TableDescriptor | None, key: bytes, value: bytes) -> str:
+    if table is None:
+        return value.hex()
+    try:
+        _tid, off = decode_uvarint(key, 0)
+        index_id, _ = decode_uvarint(key, off)
+        if index_id == 1:
+            decoded = decode_row_value(value)
+            byid = {c.id: c.name for c in table.columns}
+            return "{" + ", ".join(f"{byid.get(k, f'#{k}')}: {v!r}" for k, v in sorted(decoded.items())) + "}"
+        return repr(decode_values(value))
+    except CorruptionError:
+        return "0x" + value.hex()
+
+
+def kv_rows(catalog, tables: list[TableDescriptor] | None = None) -> Iterator[tuple]:
+    """(table, index, pretty key, raw key, value text) for every KV pair of the given tables."""
+    tables = catalog.list_tables() if tables is None else tables
+    by_id = {t.id: t for t in tables}
+    names = names_lookup(by_id)
+    for t in tables:
+        start = table_prefix(t.id)
+        for key, value in catalog.txn.scan(start, prefix_end(start)):
+            _tid, off = decode_uvarint(key, 0)
+            index_id, _ = decode_uvarint(key, off)
+            iname = next((i.name for i in t.all_indexes() if i.id == index_id), str(index_id))
+            yield (t.name, iname, pretty_key(key, names), key, describe_value(t, key, value))
+
+
+_PRODUCERS = {
+    "information_schema.tables": _tables,
+    "information_schema.columns": _columns,
+    "information_schema.indexes": _indexes,
+    "sqlkv_internal.kv": kv_rows,
+}
