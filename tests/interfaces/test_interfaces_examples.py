@@ -1,0 +1,78 @@
+"""Every example runs; shop.sql gives sqlite3's answers; migration.sql fails CI on a violation."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlkv.sql.parse import split_statements
+
+from tests.interfaces.conftest import EXAMPLES, REPO, run_sqlkv
+
+
+def _sqlite_csv(script: str) -> str:
+    """The csv-mode output sqlkv should print for ``script``, computed by sqlite3."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for stmt in split_statements(script):
+        cur = conn.execute(stmt.sql)
+        if cur.description is not None:
+            writer.writerow([d[0] for d in cur.description])
+            writer.writerows(["" if v is None else v for v in row] for row in cur)
+    conn.close()
+    return out.getvalue()
+
+
+def test_shop_matches_sqlite3() -> None:
+    script = (EXAMPLES / "shop.sql").read_text()
+    result = run_sqlkv("-f", str(EXAMPLES / "shop.sql"), "--mode", "csv")
+    assert result.status == 0, result.err
+    assert result.out == _sqlite_csv(script)
+
+
+def test_migration_passes_then_fails_on_a_violation(tmp_path: Path) -> None:
+    result = run_sqlkv(str(tmp_path / "ok"), "-f", str(EXAMPLES / "migration.sql"), "--mode", "csv")
+    assert result.status == 0, result.err
+    rows = list(csv.reader(io.StringIO(result.out)))
+    assert rows[0] == ["name", "ok"] and len(rows) == 4
+    assert {r[1] for r in rows[1:]} == {"true"}
+
+    # The application changed a balance behind the migration's back: the first assertion fails.
+    text = (EXAMPLES / "migration.sql").read_text()
+    marker = "-- Assertions."
+    broken = text.replace(marker, "UPDATE accounts SET balance_cents = balance_cents + 1 WHERE id = 2;\n" + marker)
+    script = tmp_path / "migration.sql"
+    script.write_text(broken)
+    result = run_sqlkv(str(tmp_path / "bad"), "-f", str(script))
+    assert result.status == 1
+    failing = next(s for s in split_statements(broken) if "ledger total equals balances" in s.sql)
+    assert result.err.startswith(f"{script}:{failing.line}:{failing.col}: "), result.err
+    assert "ok" in result.err or "migration_checks" in result.err
+    # The migration itself was committed before the assertion failed.
+    after = run_sqlkv(str(tmp_path / "bad"), "-c", "SELECT count(*) FROM ledger", "--mode", "csv", "--no-headers")
+    assert after.out.strip() == "4"
+
+
+def test_driver_demo_runs() -> None:
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "driver_demo.py")], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "inserted 18 readings; in a transaction: True" in out
+    assert "duplicate key refused" in out
+    assert "type of celsius is NUMBER: True" in out
+    sensors = [line.split(" | ") for line in out.splitlines() if line.count(" | ") == 3]
+    assert [s[0] for s in sensors[1:]] == ["attic", "cellar", "kitchen"]
+    assert all(s[1] == "6" for s in sensors[1:])
+
+
+def test_key_tour_runs() -> None:
+    result = run_sqlkv("-f", str(EXAMPLES / "key_tour.sql"), "--mode", "csv")
+    assert result.status == 0, result.err
+    assert "/users/primary/" in result.out
+    assert "/users/users_email_key/" in result.out or "users_email" in result.out
