@@ -1,0 +1,46 @@
+"""Shared helpers for the storage tests: small-sized LSM options so flushes and compactions
+happen after a few kilobytes, and a dict model of the KV semantics."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+SMALL = dict(memtable_size=4096, block_size=256, target_file_size=4096, level_base_bytes=16384,
+             l0_trigger=2, cache_size=1 << 16)
+
+
+def model_scan(model: dict, start: bytes, end: bytes | None, reverse: bool, limit: int | None):
+    keys = sorted(k for k in model if k >= start and (end is None or k < end))
+    if reverse:
+        keys.reverse()
+    if limit is not None:
+        keys = keys[:max(0, limit)]
+    return [(k, model[k]) for k in keys]
+
+
+def apply_ops(model: dict, ops: list) -> None:
+    for op in ops:
+        if op[0] == "put":
+            model[op[1]] = op[2]
+        elif op[0] == "delete":
+            model.pop(op[1], None)
+        else:
+            for k in [k for k in model if op[1] <= k < op[2]]:
+                del model[k]
+
+
+@pytest.fixture
+def small_options() -> dict:
+    return dict(SMALL)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Soak tests marked slow run only with SQLKV_SLOW=1 or an explicit ``-m slow``."""
+    if os.environ.get("SQLKV_SLOW") or "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow soak test: set SQLKV_SLOW=1 to run")
+    for item in items:
+        if "slow" in item.keywords and "tests/storage" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(skip)
