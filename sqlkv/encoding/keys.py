@@ -221,7 +221,7 @@ def decode_key(
                 offset += 1
             elif marker == _STRING and not (i < ndesc and descending[i]):  # type: ignore[index]
                 end = data.find(b"\x00", offset + 1)
-                if end > 0 and data[end + 1] == 0x01:  # unescaped: the common case
+                if 0 < end < size - 1 and data[end + 1] == 0x01:  # no escapes: the common case
                     values.append(data[offset + 1 : end].decode())
                     offset = end + 2
                 else:

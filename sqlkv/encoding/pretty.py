@@ -76,12 +76,11 @@ def _head(table_id: int, index_id: int | None, names: NameLookup | None) -> str:
     if names is None:
         return numeric
     try:
-        found = names(table_id, index_id)
-    except Exception:  # a debugging aid must render whatever the catalog knows; never raise
+        table_name, index_name = names(table_id, index_id)
+    except Exception:  # a debugging aid renders what the catalog knows and never raises
         return numeric
-    if not found or not found[0]:
+    if not table_name:
         return numeric
-    table_name, index_name = found
     if index_id is None:
         return f"/{table_name}"
     return f"/{table_name}/{index_name if index_name else index_id}"

@@ -13,6 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlkv.encoding import (
+    NOT_NULL_ASC,
+    NULL_ASC,
+    NULL_DESC,
     append_value,
     decode_key,
     decode_uvarint,
@@ -202,3 +205,18 @@ def test_decode_count_and_offset() -> None:
     assert values == ["x", None]
     assert decode_key(key, offset=offset) == ([5, 0], len(key))
     assert decode_key(key, 0, offset=2) == ([], 2)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(TYPES)).flatmap(lambda t: st.lists(TYPES[t], min_size=1, max_size=5)))
+def test_null_sentinels_bound_the_non_null_values(values) -> None:  # type: ignore[no-untyped-def]
+    """``col IS NOT NULL`` spans: ascending from prefix+0x01, descending up to prefix+0xff."""
+    prefix = index_prefix(104, 2)
+    for value in values:
+        asc = encode_key([value, 1], prefix=prefix)
+        assert prefix + NULL_ASC < prefix + NOT_NULL_ASC <= asc
+        assert asc[len(prefix)] > NOT_NULL_ASC[0]
+        desc = encode_key([value, 1], [True], prefix=prefix)
+        assert prefix <= desc < prefix + NULL_DESC
+        assert encode_key([None], [True], prefix=prefix) == prefix + NULL_DESC
+        assert encode_key([None], prefix=prefix) == prefix + NULL_ASC

@@ -68,6 +68,7 @@ def test_names() -> None:
     assert pretty_key(index_prefix(104, 9) + encode_key([1]), names) == "/users/9/1"
     assert pretty_key(table_prefix(104), names) == "/users"
     assert pretty_key(index_prefix(105, 1), names) == "/Table/105/1"  # lookup failed
+    assert pretty_key(index_prefix(104, 1), lambda t, i: None) == "/Table/104/1"  # type: ignore[arg-type,return-value]
 
 
 def test_spans() -> None:
