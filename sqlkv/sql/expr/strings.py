@@ -113,10 +113,6 @@ def hex_upper(v: object) -> str:
     return data.hex().upper()
 
 
-def to_hex(n: int) -> str:
-    return format(n if n >= 0 else n + 2**64, "x")
-
-
 def quote(v: object) -> str:
     """SQLite's quote(): an SQL literal for the value."""
     if v is None:
