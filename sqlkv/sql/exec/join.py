@@ -183,7 +183,10 @@ class LookupJoin(JoinBase):
                 ctx.check_cancelled()
 
     def describe(self) -> str:
-        return f"lookup join ({self.kind}) {self.access.describe()} on {self.text}"
+        target = self.access.describe()
+        if target.startswith("lookup "):
+            target = target[len("lookup "):]
+        return f"lookup join ({self.kind}) {target} on {self.text}"
 
 
 class Reorder(Operator):
