@@ -27,6 +27,7 @@ from sqlkv.encoding import (
     table_prefix,
 )
 from sqlkv.errors import DataError
+from sqlkv.storage.kv import prefix_end
 
 from .strategies import INT64_MAX, INT64_MIN, TYPES, column_values, compare_rows, same_value
 
@@ -220,3 +221,22 @@ def test_null_sentinels_bound_the_non_null_values(values) -> None:  # type: igno
         assert prefix <= desc < prefix + NULL_DESC
         assert encode_key([None], [True], prefix=prefix) == prefix + NULL_DESC
         assert encode_key([None], prefix=prefix) == prefix + NULL_ASC
+
+
+@SETTINGS
+@given(schemas_and_rows(min_rows=2, max_rows=6))
+def test_prefix_end_bounds_exclude_exactly_the_equal_rows(case) -> None:  # type: ignore[no-untyped-def]
+    """The planner's ``a > v`` start key is prefix_end(prefix + enc(v)): rows with a == v (any
+    trailing columns and family) sort before it, rows with a after v sort at or after it."""
+    _types, descending, rows = case
+    bound_row = rows[0]
+    prefix = index_prefix(104, 2)
+    bound = prefix_end(encode_key(bound_row[:1], descending[:1], prefix))
+    assert bound is not None  # a descending NULL (0xff) carries into the index id byte
+    for row in rows:
+        key = encode_key(row, descending, prefix) + family_suffix(3)
+        order = compare_rows(row[:1], bound_row[:1], descending[:1])
+        if order <= 0:
+            assert key < bound
+        else:
+            assert key >= bound
