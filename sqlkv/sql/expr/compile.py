@@ -14,21 +14,19 @@ distinction for speed.
 
 from __future__ import annotations
 
-import datetime as dt
 import operator
 from collections.abc import Callable
 from decimal import Decimal
 
 from sqlglot import exp
 
-from sqlkv.errors import DataError, Error, NotSupportedError, ProgrammingError
+from sqlkv.errors import Error, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr import dates
+from sqlkv.sql.expr.arithmetic import arith, negate
 from sqlkv.sql.expr.env import CompileEnv, Compiled, RowFn, constant
-from sqlkv.sql.expr.like import glob_matcher, like_matcher
 from sqlkv.sql.expr.operators import (
     INTERVAL,
-    arith,
     bool_operand,
     comparison,
     comparison_predicate,
@@ -36,10 +34,8 @@ from sqlkv.sql.expr.operators import (
     logic_and,
     logic_not,
     logic_or,
-    negate,
-    unify,
 )
-from sqlkv.sql.types import BOOL, DATE, INT_MAX, INT_MIN, NULLTYPE, TEXT, TIMESTAMP, SqlType, cast, to_text, type_from_ast
+from sqlkv.sql.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
 
 Handler = Callable[["Compiler", exp.Expression], Compiled]
 _HANDLERS: dict[type, Handler] = {}
@@ -68,7 +64,7 @@ class Compiler:
             handler = _find_handler(type(node))
         return handler(self, node)
 
-    def derived(self, fn: RowFn, typ: SqlType, parts: list[Compiled]) -> Compiled:
+    def derived(self, fn: RowFn, typ: SqlType, parts: list[Compiled], pred: RowFn | None = None) -> Compiled:
         """A compiled node; folded to a constant when every operand is constant."""
         if all(p.const for p in parts):
             try:
@@ -76,7 +72,7 @@ class Compiler:
             except Error:
                 return Compiled(fn, typ)  # raise at run time, only if a row reaches it
             return constant(value, typ)
-        return Compiled(fn, typ)
+        return Compiled(fn, typ, pred=pred)
 
     def compile_bool(self, node: exp.Expression, what: str) -> Compiled:
         part = self.compile(node)
@@ -154,7 +150,7 @@ def _column(c: Compiler, node: exp.Column) -> Compiled:
     col = c.scope.at_depth(depth).columns[idx]
     typ = col.type if col.type is not None else NULLTYPE
     if depth == 0:
-        return Compiled(operator.itemgetter(idx), typ)
+        return Compiled(operator.itemgetter(idx), typ, column=idx)
     cell = c.scope.at_depth(depth).cell
     return Compiled(lambda r: cell[0][idx], typ)
 
@@ -318,37 +314,36 @@ def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     left, right = c.compile(node.this), c.compile(node.expression)
     if left.const and not right.const:  # keep the constant on the right for the fast paths
         left, right, op = right, left, _FLIPPED[op]
-    return c.derived(comparison(op, left, right), BOOL, [left, right])
+    pred = comparison_predicate(op, left, right)
+    return c.derived(comparison(op, left, right), BOOL, [left, right], pred)
 
 
 def predicate_fn(c: Compiler, node: exp.Expression) -> RowFn:
-    """A closure returning True exactly when ``node`` is TRUE (NULL and FALSE both give False)."""
+    """A closure returning True exactly when ``node`` is TRUE (NULL and FALSE both give False).
+
+    AND/OR of TRUE-only operands keep their meaning under two-valued logic, so they combine
+    the operands' predicate forms; other nodes use their own ``pred`` closure when they have one.
+    """
     while isinstance(node, exp.Paren):
         node = node.this
-    if isinstance(node, exp.And):
-        fns = [predicate_fn(c, n) for n in _flatten(node, exp.And)]
-        if len(fns) == 2:
-            f1, f2 = fns
-            return lambda r: f1(r) and f2(r)
-        return lambda r: all(f(r) for f in fns)
-    if isinstance(node, exp.Or):
-        fns = [predicate_fn(c, n) for n in _flatten(node, exp.Or)]
+    if isinstance(node, (exp.And, exp.Or)):
+        fns = [predicate_fn(c, n) for n in _flatten(node, type(node))]
+        if isinstance(node, exp.And):
+            if len(fns) == 2:
+                f1, f2 = fns
+                return lambda r: f1(r) and f2(r)
+            return lambda r: all(f(r) for f in fns)
         if len(fns) == 2:
             f1, f2 = fns
             return lambda r: f1(r) or f2(r)
         return lambda r: any(f(r) for f in fns)
-    if type(node) in _COMPARISONS and not isinstance(node.expression, (exp.Any, exp.All)):
-        left, right = c.compile(node.this), c.compile(node.expression)
-        op = _COMPARISONS[type(node)]
-        if left.const and not right.const:
-            left, right, op = right, left, _FLIPPED[op]
-        if not (left.const and right.const):
-            return comparison_predicate(op, left, right)
     part = c.compile(node)
     fn = bool_operand(part, "WHERE")
     if part.const:
         value = part.value is True
         return lambda r: value
+    if part.pred is not None:
+        return part.pred
     return lambda r: fn(r) is True
 
 
@@ -399,299 +394,6 @@ def _is(c: Compiler, node: exp.Is) -> Compiled:
         return c.derived(lambda r: checked(r) is False, BOOL, [left])
     right = c.compile(target)  # IS <expr>: SQLite's IS NOT DISTINCT FROM
     return c.derived(distinct_from(left, right, negate=True), BOOL, [left, right])
-
-
-@handles(exp.NullSafeEQ, exp.NullSafeNEQ)
-def _null_safe(c: Compiler, node: exp.Binary) -> Compiled:
-    left, right = c.compile(node.this), c.compile(node.expression)
-    fn = distinct_from(left, right, negate=isinstance(node, exp.NullSafeEQ))
-    return c.derived(fn, BOOL, [left, right])
-
-
-@handles(exp.Between)
-def _between(c: Compiler, node: exp.Between) -> Compiled:
-    parts = [c.compile(node.this), c.compile(node.args["low"]), c.compile(node.args["high"])]
-    (fv, flo, fhi), target = unify(parts, "BETWEEN")
-    if not target.known:
-        return c.derived(_between_generic(fv, flo, fhi), BOOL, parts)
-
-    def between(r: tuple) -> object:
-        v = fv(r)
-        if v is None:
-            return None
-        lo = flo(r)
-        above = None if lo is None else v >= lo
-        if above is False:
-            return False
-        hi = fhi(r)
-        below = None if hi is None else v <= hi
-        if below is False:
-            return False
-        return None if above is None or below is None else True
-
-    return c.derived(between, BOOL, parts)
-
-
-def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
-    from sqlkv.sql.expr.operators import generic_compare
-
-    def between(r: tuple) -> object:
-        v = fv(r)
-        if v is None:
-            return None
-        lo, hi = flo(r), fhi(r)
-        above = None if lo is None else generic_compare(">=", v, lo)
-        below = None if hi is None else generic_compare("<=", v, hi)
-        if above is False or below is False:
-            return False
-        return None if above is None or below is None else True
-
-    return between
-
-
-@handles(exp.In)
-def _in(c: Compiler, node: exp.In) -> Compiled:
-    if node.args.get("query") is not None:
-        from sqlkv.sql.expr.subquery import compile_in_subquery
-
-        return compile_in_subquery(c, node)
-    if node.args.get("unnest") is not None or node.args.get("field") is not None:
-        raise NotSupportedError(f"IN form not supported: {node.sql()[:80]}")
-    left = c.compile(node.this)
-    items = [c.compile(n) for n in node.expressions]
-    fns, target = unify([left, *items], "IN")
-    fv, item_fns = fns[0], fns[1:]
-    if all(i.const for i in items) and target.known:
-        values = [f(()) for f in item_fns]
-        has_null = any(v is None for v in values)
-        members = frozenset(v for v in values if v is not None)
-        missing = None if has_null else False
-
-        def in_set(r: tuple) -> object:
-            v = fv(r)
-            if v is None:
-                return None
-            return True if v in members else missing
-
-        return c.derived(in_set, BOOL, [left, *items])
-    eq = [comparison("=", Compiled(fv, target), Compiled(f, target)) for f in item_fns]
-    return c.derived(logic_or(eq) if len(eq) > 1 else eq[0], BOOL, [left, *items])
-
-
-@handles(exp.Case)
-def _case(c: Compiler, node: exp.Case) -> Compiled:
-    subject = c.compile(node.this) if node.this is not None else None
-    conds: list[RowFn] = []
-    results: list[Compiled] = []
-    parts: list[Compiled] = []
-    for branch in node.args.get("ifs") or []:
-        when = c.compile(branch.this)
-        parts.append(when)
-        if subject is not None:
-            cond = comparison("=", subject, when)
-        else:
-            cond = bool_operand(when, "CASE WHEN")
-        conds.append(cond)
-        results.append(c.compile(branch.args["true"]))
-    default = node.args.get("default")
-    results.append(c.compile(default) if default is not None else constant(None, NULLTYPE))
-    fns, typ = unify(results, "CASE", for_compare=False)
-    parts.extend(results)
-    if subject is not None:
-        parts.append(subject)
-    pairs = list(zip(conds, fns[:-1]))
-    fallback = fns[-1]
-
-    def case(r: tuple) -> object:
-        for cond, result in pairs:
-            if cond(r) is True:
-                return result(r)
-        return fallback(r)
-
-    return c.derived(case, typ, parts)
-
-
-@handles(exp.If)
-def _if(c: Compiler, node: exp.If) -> Compiled:
-    cond = c.compile_bool(node.this, "IF")
-    false_node = node.args.get("false")
-    results = [c.compile(node.args["true"]), c.compile(false_node) if false_node else constant(None, NULLTYPE)]
-    (ft, ff), typ = unify(results, "IF", for_compare=False)
-    fc = cond.fn
-    return c.derived(lambda r: ft(r) if fc(r) is True else ff(r), typ, [cond, *results])
-
-
-@handles(exp.Coalesce)
-def _coalesce(c: Compiler, node: exp.Coalesce) -> Compiled:
-    parts = [c.compile(node.this), *(c.compile(n) for n in node.expressions)]
-    fns, typ = unify(parts, "COALESCE", for_compare=False)
-    if len(fns) == 2:
-        f1, f2 = fns
-        return c.derived(lambda r: v if (v := f1(r)) is not None else f2(r), typ, parts)
-
-    def coalesce(r: tuple) -> object:
-        for f in fns:
-            v = f(r)
-            if v is not None:
-                return v
-        return None
-
-    return c.derived(coalesce, typ, parts)
-
-
-@handles(exp.Nullif)
-def _nullif(c: Compiler, node: exp.Nullif) -> Compiled:
-    left, right = c.compile(node.this), c.compile(node.expression)
-    equal = comparison("=", left, right)
-    (fa, _), typ = unify([left, right], "NULLIF", for_compare=False)
-    return c.derived(lambda r: None if equal(r) is True else fa(r), left.type if left.type.known else typ, [left, right])
-
-
-@handles(exp.Cast, exp.TryCast)
-def _cast(c: Compiler, node: exp.Cast) -> Compiled:
-    to = node.args["to"]
-    if to.this == exp.DataType.Type.INTERVAL:
-        part = c.compile(node.this)
-        fn = part.fn
-        return c.derived(lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v)), INTERVAL, [part])
-    target = type_from_ast(to)
-    part = c.compile(node.this)
-    fn = part.fn
-    if part.type == target:
-        return Compiled(fn, target, part.const, part.value)
-    if isinstance(node, exp.TryCast):
-        def try_cast(r: tuple) -> object:
-            try:
-                return cast(fn(r), target)
-            except DataError:
-                return None
-
-        return c.derived(try_cast, target, [part])
-    return c.derived(lambda r: None if (v := fn(r)) is None else cast(v, target), target, [part])
-
-
-# ---------------------------------------------------------------- pattern matching
-
-
-def _pattern_node(node: exp.Expression) -> tuple[exp.Expression, exp.Expression | None]:
-    if isinstance(node, exp.Escape):
-        return node.this, node.expression
-    return node, None
-
-
-@handles(exp.Escape, exp.Like, exp.ILike, exp.Glob)
-def _like(c: Compiler, node: exp.Expression) -> Compiled:
-    match_node, escape_node = _pattern_node(node)
-    if not isinstance(match_node, (exp.Like, exp.ILike, exp.Glob)):
-        raise NotSupportedError(f"ESCAPE is only supported with LIKE/ILIKE: {node.sql()[:80]}")
-    negated = bool(match_node.args.get("negate"))
-    subject = c.compile(match_node.this)
-    pattern = c.compile(match_node.expression)
-    escape = c.compile(escape_node) if escape_node is not None else None
-    for p, what in ((subject, "string"), (pattern, "pattern")):
-        if p.type.known and p.type.kind != "TEXT":
-            raise ProgrammingError(f"{_like_name(match_node)} needs TEXT operands, not {p.type.sql()} ({what})")
-    if escape is not None and not escape.const:
-        raise NotSupportedError("ESCAPE must be a constant")
-    esc = escape.value if escape is not None else "\\"
-    matcher_for = _matcher_factory(match_node, esc)
-    fs = subject.fn
-    if pattern.const:
-        if pattern.value is None or (escape is not None and esc is None):
-            return c.derived(lambda r: None, BOOL, [subject])
-        match = matcher_for(pattern.value)
-        if negated:
-            fn = lambda r: None if (s := fs(r)) is None else not match(_text(s))  # noqa: E731
-        else:
-            fn = lambda r: None if (s := fs(r)) is None else match(_text(s))  # noqa: E731
-        return c.derived(fn, BOOL, [subject])
-    fp = pattern.fn
-
-    def like_dynamic(r: tuple) -> object:
-        s = fs(r)
-        if s is None:
-            return None
-        p = fp(r)
-        if p is None:
-            return None
-        result = matcher_for(_text(p))(_text(s))
-        return not result if negated else result
-
-    return c.derived(like_dynamic, BOOL, [subject, pattern])
-
-
-def _like_name(node: exp.Expression) -> str:
-    return {exp.Like: "LIKE", exp.ILike: "ILIKE", exp.Glob: "GLOB"}[type(node)]
-
-
-def _text(v: object) -> str:
-    if isinstance(v, str):
-        return v
-    raise ProgrammingError(f"LIKE needs TEXT operands, not {type(v).__name__}")
-
-
-def _matcher_factory(node: exp.Expression, escape: str | None) -> Callable[[str], Callable[[str], bool]]:
-    if isinstance(node, exp.Glob):
-        return glob_matcher
-    fold = isinstance(node, exp.ILike)
-    return lambda pattern: like_matcher(pattern, escape, fold)
-
-
-# ---------------------------------------------------------------- dates and times
-
-
-@handles(exp.Interval)
-def _interval(c: Compiler, node: exp.Interval) -> Compiled:
-    unit = node.args.get("unit")
-    unit_name = unit.name if unit is not None else None
-    part = c.compile(node.this)
-    if not part.const:
-        fn = part.fn
-        return Compiled(
-            lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v), unit_name), INTERVAL
-        )
-    if part.value is None:
-        return constant(None, INTERVAL)
-    return constant(dates.parse_interval(to_text(part.value), unit_name), INTERVAL)
-
-
-def statement_time(ctx: ExecContext) -> dt.datetime:
-    now = ctx.now
-    if now is None:  # outside a session (tests, eval_constant without a statement): wall clock
-        now = ctx.now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    return now
-
-
-@handles(exp.CurrentTimestamp, exp.CurrentDatetime)
-def _current_timestamp(c: Compiler, node: exp.Expression) -> Compiled:
-    ctx = c.env.ctx
-    return Compiled(lambda r: statement_time(ctx), TIMESTAMP)
-
-
-@handles(exp.CurrentDate)
-def _current_date(c: Compiler, node: exp.Expression) -> Compiled:
-    ctx = c.env.ctx
-    return Compiled(lambda r: statement_time(ctx).date(), DATE)
-
-
-@handles(exp.CurrentTime)
-def _current_time(c: Compiler, node: exp.Expression) -> Compiled:
-    ctx = c.env.ctx
-    return Compiled(lambda r: statement_time(ctx).strftime("%H:%M:%S"), TEXT)
-
-
-@handles(exp.Extract)
-def _extract(c: Compiler, node: exp.Extract) -> Compiled:
-    part_name = node.this.name
-    part = c.compile(node.expression)
-    if part.untyped_text:
-        part = constant(cast(part.value, TIMESTAMP), TIMESTAMP)
-    if part.type.known and part.type.kind not in ("DATE", "TIMESTAMP", "INTERVAL"):
-        raise ProgrammingError(f"EXTRACT needs a DATE, TIMESTAMP or INTERVAL, not {part.type.sql()}")
-    fn = part.fn
-    typ = SqlType("FLOAT") if dates.normalize_unit(part_name) in ("SECOND", "EPOCH") else SqlType("INT")
-    dates.extract(part_name, dt.datetime(2000, 1, 1))  # reject unknown units now
-    return c.derived(lambda r: None if (v := fn(r)) is None else dates.extract(part_name, v), typ, [part])
 
 
 # ---------------------------------------------------------------- functions, aggregates, subqueries

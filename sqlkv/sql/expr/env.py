@@ -38,7 +38,10 @@ class Compiled:
 
     ``const`` means the value is known at compile time (``value``); ``untyped_text`` marks a
     string literal, which takes the type of the operand it is compared with (``'2024-01-01'``
-    against a DATE column is a date), as untyped literals do in SQL.
+    against a DATE column is a date), as untyped literals do in SQL. ``column`` is the row
+    position when the node is a plain column of the current scope, so that operators can read
+    ``r[i]`` inline instead of calling a closure; ``pred`` is an optional TRUE-only closure
+    (NULL -> False) that WHERE clauses use instead of ``fn(r) is True``.
     """
 
     fn: RowFn
@@ -46,6 +49,8 @@ class Compiled:
     const: bool = False
     value: Any = None
     untyped_text: bool = False
+    column: int | None = None
+    pred: RowFn | None = None
 
 
 def constant(value: Any, typ: SqlType, untyped_text: bool = False) -> Compiled:

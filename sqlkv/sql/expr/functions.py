@@ -20,12 +20,12 @@ from sqlglot import exp
 
 from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.expr import mathfuncs, strings
-from sqlkv.sql.expr.compile import Compiler, statement_time
+from sqlkv.sql.expr.compile import Compiler
+from sqlkv.sql.expr.temporal import statement_time
 from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import unify
 from sqlkv.sql.types import (
-    BOOL,
     DATE,
     FLOAT,
     INT,
@@ -349,4 +349,4 @@ def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled
     return c.derived(null_if_any, typ, parts)
 
 
-__all__ = ["FUNCTIONS", "FunctionDef", "compile_function", "call_shape", "BOOL"]
+__all__ = ["FUNCTIONS", "FunctionDef", "compile_function", "call_shape"]

@@ -41,6 +41,14 @@ def _like_parts(pattern: str, escape: str | None) -> list[tuple[str, str]]:
     return parts
 
 
+def like_prefix(pattern: str, escape: str | None = "\\") -> str | None:
+    """The literal prefix when the LIKE pattern is exactly ``'<literal>%'``, else None."""
+    parts = _like_parts(pattern, escape)
+    if not parts or parts[-1][0] != "any" or any(k != "lit" for k, _ in parts[:-1]):
+        return None
+    return "".join(t for _, t in parts[:-1])
+
+
 @lru_cache(maxsize=512)
 def like_matcher(pattern: str, escape: str | None = "\\", fold_case: bool = False) -> Matcher:
     """A function testing whether a string matches the LIKE pattern."""

@@ -1,39 +1,24 @@
-"""Operators: arithmetic, comparison and three-valued logic, built as closures over operand closures.
+"""Operands and logic: type unification, comparison, IS DISTINCT FROM, three-valued AND/OR/NOT.
 
-``a + b * 2 > 10`` arrives here bottom-up: `arith` builds ``b * 2`` from the closure reading
-``b`` and the constant 2 (both INT, so the INT fast path: NULL check, multiply, range check),
-then ``a + ...``; `comparison` unifies the operand types (INT with INT: nothing to convert) and
-returns ``lambda r: None if NULL else a > 10``. When an operand's type is unknown at compile time
-(a parameter, a column of an untyped derived table) the closure checks the value's type per row
-via `coerce_fn`, raising the same ProgrammingError the compile-time check would.
+``d < '2024-02-01' AND qty > ?`` arrives here as compiled operands. `unify` gives the operands
+of ``<`` a common type: the untyped literal is cast to DATE once, at compile time. `comparison`
+then returns ``lambda r: None if (a := r[i]) is None else a < c`` (column against constant: the
+row is read inline). The parameter's type is unknown until run time, so ``qty > ?`` wraps it
+with `coerce_fn`, which checks each value against INT and raises the same ProgrammingError a
+static mismatch would. `logic_and` combines the two with SQL's three-valued AND.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 import operator
 from collections.abc import Callable
-from decimal import Decimal, DivisionByZero, InvalidOperation
+from decimal import Decimal
 
 from sqlkv.errors import DataError, ProgrammingError
-from sqlkv.sql.expr.dates import Interval, add_interval
+from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
-from sqlkv.sql.types import (
-    BOOL,
-    DATE,
-    DECIMAL,
-    FLOAT,
-    INT,
-    INT_MAX,
-    INT_MIN,
-    NULLTYPE,
-    TIMESTAMP,
-    SqlType,
-    cast,
-    common_type,
-    type_name,
-)
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, cast, common_type, type_name
 
 INTERVAL = SqlType("INTERVAL")  # expression-only type of INTERVAL literals and timestamp differences
 
@@ -42,7 +27,8 @@ _CATEGORY = {
     int: "INT", float: "FLOAT", Decimal: "DECIMAL", bool: "BOOL", str: "TEXT", bytes: "BYTES",
     dt.date: "DATE", dt.datetime: "TIMESTAMP", Interval: "INTERVAL",
 }
-_NUMERIC = {"INT", "FLOAT", "DECIMAL"}
+NUMERIC_KINDS = frozenset({"INT", "FLOAT", "DECIMAL"})
+_NUMERIC = NUMERIC_KINDS
 
 
 def kind_of(v: object) -> str:
@@ -163,6 +149,30 @@ def generic_compare(op: str, a: object, b: object) -> bool:
     return COMPARE_OPS[op](a, b)
 
 
+# Column-versus-constant comparisons, the most common filter shape, read the row inline.
+_COLUMN_CONST_EXPR: dict[str, Callable[[int, object], RowFn]] = {
+    "=": lambda i, c: lambda r: None if (a := r[i]) is None else a == c,
+    "<>": lambda i, c: lambda r: None if (a := r[i]) is None else a != c,
+    "<": lambda i, c: lambda r: None if (a := r[i]) is None else a < c,
+    "<=": lambda i, c: lambda r: None if (a := r[i]) is None else a <= c,
+    ">": lambda i, c: lambda r: None if (a := r[i]) is None else a > c,
+    ">=": lambda i, c: lambda r: None if (a := r[i]) is None else a >= c,
+}
+_COLUMN_CONST_PRED: dict[str, Callable[[int, object], RowFn]] = {
+    "=": lambda i, c: lambda r: (a := r[i]) is not None and a == c,
+    "<>": lambda i, c: lambda r: (a := r[i]) is not None and a != c,
+    "<": lambda i, c: lambda r: (a := r[i]) is not None and a < c,
+    "<=": lambda i, c: lambda r: (a := r[i]) is not None and a <= c,
+    ">": lambda i, c: lambda r: (a := r[i]) is not None and a > c,
+    ">=": lambda i, c: lambda r: (a := r[i]) is not None and a >= c,
+}
+
+
+def _plain_column(p: Compiled, fn: RowFn) -> int | None:
+    """The row index when the (unified) operand is still the plain column read."""
+    return p.column if p.column is not None and fn is p.fn else None
+
+
 def comparison(op: str, left: Compiled, right: Compiled) -> RowFn:
     """``left op right`` with SQL NULL semantics."""
     (fa, fb), target = unify([left, right], op)
@@ -182,8 +192,9 @@ def comparison(op: str, left: Compiled, right: Compiled) -> RowFn:
         c = fb(())
         if c is None:
             return lambda r: None
-        if op == "=":
-            return lambda r: None if (a := fa(r)) is None else a == c
+        i = _plain_column(left, fa)
+        if i is not None:
+            return _COLUMN_CONST_EXPR[op](i, c)
         return lambda r: None if (a := fa(r)) is None else cmp(a, c)
 
     def compare(r: tuple) -> object:
@@ -200,17 +211,18 @@ def comparison(op: str, left: Compiled, right: Compiled) -> RowFn:
 
 def comparison_predicate(op: str, left: Compiled, right: Compiled) -> RowFn:
     """Like `comparison` but returns False where the SQL value is NULL (WHERE/ON/HAVING)."""
-    fn = comparison(op, left, right)
     (fa, fb), target = unify([left, right], op)
     if not target.known:
+        fn = comparison(op, left, right)
         return lambda r: fn(r) is True
     cmp = COMPARE_OPS[op]
     if right.const:
         c = fb(())
         if c is None:
             return lambda r: False
-        if op == "=":
-            return lambda r: (a := fa(r)) is not None and a == c
+        i = _plain_column(left, fa)
+        if i is not None:
+            return _COLUMN_CONST_PRED[op](i, c)
         return lambda r: (a := fa(r)) is not None and cmp(a, c)
     return lambda r: (a := fa(r)) is not None and (b := fb(r)) is not None and cmp(a, b)
 
@@ -317,222 +329,3 @@ def logic_or(fns: list[RowFn]) -> RowFn:
 
 def logic_not(fn: RowFn) -> RowFn:
     return lambda r: None if (v := fn(r)) is None else not v
-
-
-# ---------------------------------------------------------------- arithmetic
-
-
-def int_div(a: int, b: int) -> int | None:
-    """Integer division truncating toward zero (7/2 = 3, -7/2 = -3); NULL on division by zero."""
-    if b == 0:
-        return None
-    q = abs(a) // abs(b)
-    if (a < 0) != (b < 0):
-        q = -q
-    if q > INT_MAX:
-        raise DataError("integer out of range")
-    return q
-
-
-def int_mod(a: int, b: int) -> int | None:
-    """C remainder: the sign follows the dividend (-7 % 2 = -1); NULL when b = 0."""
-    if b == 0:
-        return None
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
-
-
-def _float_div(a: float, b: float) -> float | None:
-    return None if b == 0 else a / b
-
-
-def _float_mod(a: float, b: float) -> float | None:
-    return None if b == 0 else math.fmod(a, b)
-
-
-def _dec_div(a: Decimal, b: Decimal) -> Decimal | None:
-    if b == 0:
-        return None
-    try:
-        return a / b
-    except (InvalidOperation, DivisionByZero):
-        return None
-
-
-def _dec_mod(a: Decimal, b: Decimal) -> Decimal | None:
-    if b == 0:
-        return None
-    return Decimal(a) % Decimal(b)  # Decimal's % keeps the dividend's sign, like C
-
-
-_NUMERIC_OPS = {
-    "INT": {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": int_div, "%": int_mod},
-    "FLOAT": {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _float_div, "%": _float_mod},
-    "DECIMAL": {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _dec_div, "%": _dec_mod},
-}
-
-
-def arith_result_type(op: str, a: SqlType, b: SqlType) -> SqlType:
-    """Static result type of ``a op b``; ProgrammingError for operand types without the operator."""
-    ka, kb = a.kind, b.kind
-    if ka in _NUMERIC and kb in _NUMERIC:
-        if ka == kb == "INT":
-            return INT
-        return FLOAT if "FLOAT" in (ka, kb) else DECIMAL
-    if ka == "NULL" or kb == "NULL":
-        return NULLTYPE if ka == kb else _partial_type(op, a if ka != "NULL" else b)
-    temporal = _temporal_type(op, ka, kb)
-    if temporal is None:
-        raise operator_error(op, a.sql(), b.sql())
-    return temporal
-
-
-def _partial_type(op: str, known: SqlType) -> SqlType:
-    if known.kind in _NUMERIC:
-        return known
-    if known.kind in ("DATE", "TIMESTAMP", "INTERVAL") and op in "+-":
-        return NULLTYPE
-    raise operator_error(op, known.sql(), "NULL")
-
-
-def _temporal_type(op: str, ka: str, kb: str) -> SqlType | None:
-    if op == "+":
-        if (ka, kb) in (("DATE", "INT"), ("INT", "DATE")):
-            return DATE
-        if {ka, kb} in ({"DATE", "INTERVAL"}, {"TIMESTAMP", "INTERVAL"}):
-            return TIMESTAMP
-        if ka == kb == "INTERVAL":
-            return INTERVAL
-    if op == "-":
-        if (ka, kb) == ("DATE", "INT"):
-            return DATE
-        if (ka, kb) == ("DATE", "DATE"):
-            return INT
-        if ka in ("DATE", "TIMESTAMP") and kb == "INTERVAL":
-            return TIMESTAMP
-        if {ka, kb} <= {"DATE", "TIMESTAMP"}:
-            return INTERVAL
-        if ka == kb == "INTERVAL":
-            return INTERVAL
-    return None
-
-
-def generic_arith(op: str, a: object, b: object) -> object:
-    """``a op b`` for values whose types were not known at compile time."""
-    ka, kb = kind_of(a), kind_of(b)
-    if ka in _NUMERIC and kb in _NUMERIC:
-        if ka != kb:
-            if "FLOAT" in (ka, kb):
-                a, b, ka = float(a), float(b), "FLOAT"
-            else:
-                a, b, ka = Decimal(a), Decimal(b), "DECIMAL"
-        v = _NUMERIC_OPS[ka][op](a, b)
-        if ka == "INT" and v is not None and not INT_MIN <= v <= INT_MAX:
-            raise DataError("integer out of range")
-        return v
-    if _temporal_type(op, ka, kb) is None:
-        raise operator_error(op, ka, kb)
-    return temporal_arith(op, a, b)
-
-
-def temporal_arith(op: str, a: object, b: object) -> object:
-    if isinstance(b, Interval):
-        if isinstance(a, Interval):
-            return a.plus(b) if op == "+" else a.plus(b.negated())
-        return add_interval(to_timestamp(a), b if op == "+" else b.negated())
-    if isinstance(a, Interval):
-        return add_interval(to_timestamp(b), a)
-    if isinstance(b, int):
-        return a + dt.timedelta(days=b if op == "+" else -b)
-    if isinstance(a, int):
-        return b + dt.timedelta(days=a)
-    if type(a) is dt.date and type(b) is dt.date:
-        return (a - b).days
-    return Interval.from_timedelta(to_timestamp(a) - to_timestamp(b))
-
-
-def arith(op: str, left: Compiled, right: Compiled) -> tuple[RowFn, SqlType]:
-    """``left op right`` for + - * / %: a closure specialised to the static operand types."""
-    result = arith_result_type(op, left.type, right.type)
-    fa, fb = left.fn, right.fn
-    ka, kb = left.type.kind, right.type.kind
-    if ka in _NUMERIC and kb in _NUMERIC:
-        if ka != kb and "FLOAT" in (ka, kb) and "DECIMAL" in (ka, kb):
-            fa, fb = _as_float(fa, ka), _as_float(fb, kb)
-        return _numeric_closure(_NUMERIC_OPS[result.kind][op], fa, fb, result.kind == "INT"), result
-
-    def general(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        if b is None:
-            return None
-        return generic_arith(op, a, b)
-
-    return general, result
-
-
-def _as_float(fn: RowFn, kind: str) -> RowFn:
-    if kind != "DECIMAL":
-        return fn
-    return lambda r: None if (v := fn(r)) is None else float(v)
-
-
-def _numeric_closure(op: Callable, fa: RowFn, fb: RowFn, check_int: bool) -> RowFn:
-    if check_int:
-        def int_op(r: tuple) -> object:
-            a = fa(r)
-            if a is None:
-                return None
-            b = fb(r)
-            if b is None:
-                return None
-            v = op(a, b)
-            if v is None or INT_MIN <= v <= INT_MAX:
-                return v
-            raise DataError("integer out of range")
-
-        return int_op
-
-    def num_op(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        if b is None:
-            return None
-        return op(a, b)
-
-    return num_op
-
-
-def negate(p: Compiled) -> tuple[RowFn, SqlType]:
-    kind = p.type.kind
-    fn = p.fn
-    if kind == "INT":
-        def neg_int(r: tuple) -> object:
-            v = fn(r)
-            if v is None:
-                return None
-            if v == INT_MIN:
-                raise DataError("integer out of range")
-            return -v
-
-        return neg_int, INT
-    if kind in ("FLOAT", "DECIMAL", "INTERVAL"):
-        return (lambda r: None if (v := fn(r)) is None else -v), p.type
-    if kind == "NULL":
-        def neg_checked(r: tuple) -> object:
-            v = fn(r)
-            if v is None:
-                return None
-            k = kind_of(v)
-            if k not in _NUMERIC:
-                raise operator_error("-", k)
-            if k == "INT" and v == INT_MIN:
-                raise DataError("integer out of range")
-            return -v
-
-        return neg_checked, NULLTYPE
-    raise operator_error("-", p.type.sql())
