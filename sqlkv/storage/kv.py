@@ -2,7 +2,7 @@
 
 Everything sqlkv stores -- rows, index entries, catalog descriptors -- is an ordered map from
 bytes to bytes. A query such as ``SELECT name FROM users WHERE id = 10`` reaches this layer as
-one ``get(b"\\xf0\\x89\\x92\\x88")`` (table 104 = 0x89+..., index 1, key 10, family 0) against a
+one ``get(b"\\xf0\\x89\\x92\\x88")`` (table 104 = 0xf0, index 1 = 0x89, key 10 = 0x92, family 0 = 0x88) against a
 `Snapshot`; an INSERT reaches it as one `WriteBatch` with conditional puts for the primary key
 and unique indexes, handed to `Engine.write` by the transaction layer at commit.
 
