@@ -232,7 +232,7 @@ class AggregateSpec:
     arg: Callable[[tuple], Any] | None
     distinct: bool = False
     separator: str = ","
-    text: str = ""
+    text: object = ""  # str() gives the call's SQL
     factory: Callable[[], Accumulator] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -268,7 +268,7 @@ class HashAggregate(Operator):
     """GROUP BY via a dict from key tuple to accumulators; scalar aggregate when no keys."""
 
     def __init__(self, child: Operator, keys: list[Callable[[tuple], Any]],
-                 aggs: list[AggregateSpec], columns: list[Column], key_texts: list[str]) -> None:
+                 aggs: list[AggregateSpec], columns: list[Column], key_texts: list[object]) -> None:
         self.child = child
         self.keys = keys
         self.aggs = aggs
@@ -304,9 +304,9 @@ class HashAggregate(Operator):
         return groups
 
     def describe(self) -> str:
-        aggs = ", ".join(s.text for s in self.aggs if s.func != "any_value")
+        aggs = ", ".join(str(s.text) for s in self.aggs if s.func != "any_value")
         if self.keys:
-            return f"group by {', '.join(self.key_texts)}" + (f" aggregate {aggs}" if aggs else "")
+            return f"group by {', '.join(map(str, self.key_texts))}" + (f" aggregate {aggs}" if aggs else "")
         return f"scalar aggregate {aggs}"
 
 

@@ -42,7 +42,7 @@ class NestedLoopJoin(JoinBase):
     """Every left row against every (materialised) right row, keeping pairs where ON holds."""
 
     def __init__(self, left: Operator, right: Operator, kind: str, predicate: Pred | None,
-                 text: str = "") -> None:
+                 text: object = "") -> None:
         super().__init__(left, right.columns, kind)
         self.right = right
         self.predicate = predicate
@@ -86,7 +86,7 @@ class HashJoin(JoinBase):
     """Builds a hash table on the right input's key, probes it with each left row."""
 
     def __init__(self, left: Operator, right: Operator, kind: str, left_keys: list[RowFn],
-                 right_keys: list[RowFn], residual: Pred | None, text: str) -> None:
+                 right_keys: list[RowFn], residual: Pred | None, text: object) -> None:
         super().__init__(left, right.columns, kind)
         self.right = right
         self.left_keys = left_keys
@@ -146,7 +146,7 @@ class LookupJoin(JoinBase):
 
     def __init__(self, left: Operator, access: Any, right_columns: list[Column], kind: str,
                  left_keys: list[RowFn], right_filter: Pred | None, residual: Pred | None,
-                 text: str) -> None:
+                 text: object) -> None:
         super().__init__(left, right_columns, kind)
         self.access = access
         self.left_keys = left_keys

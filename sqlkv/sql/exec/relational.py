@@ -60,7 +60,7 @@ class RowsOperator(Operator):
 class Filter(Operator):
     """Keeps the rows for which the compiled predicate is TRUE."""
 
-    def __init__(self, child: Operator, predicate: Callable[[tuple], bool], text: str) -> None:
+    def __init__(self, child: Operator, predicate: Callable[[tuple], bool], text: object) -> None:
         self.child = child
         self.columns = child.columns
         self.predicate = predicate
@@ -98,7 +98,7 @@ class Project(Operator):
         return (tuple([f(row) for f in fns]) for row in counted(self.child, ctx))
 
     def describe(self) -> str:
-        return "project " + ", ".join(self.texts)
+        return "project " + ", ".join(map(str, self.texts))
 
 
 class Slice(Operator):
@@ -239,7 +239,7 @@ class Sort(Operator):
 
     def describe(self) -> str:
         kind = "top-n sort" if self.limit is not None else "sort"
-        return f"{kind} " + ", ".join(self.texts)
+        return f"{kind} " + ", ".join(map(str, self.texts))
 
 
 class Distinct(Operator):
@@ -271,7 +271,7 @@ class Limit(Operator):
     """LIMIT/OFFSET with counts evaluated per execution (they may be parameters)."""
 
     def __init__(self, child: Operator, limit: Callable[[ExecContext], int | None],
-                 offset: Callable[[ExecContext], int], text: str) -> None:
+                 offset: Callable[[ExecContext], int], text: object) -> None:
         self.child = child
         self.columns = child.columns
         self.limit = limit

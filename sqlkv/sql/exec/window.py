@@ -55,7 +55,7 @@ class WindowFunc:
     order_dirs: list[tuple[bool, bool | None]]   # (desc, nulls_first)
     frame: Frame
     agg: AggregateSpec | None = None
-    text: str = ""
+    text: object = ""
     constants: list[Any] = field(default_factory=list)
 
 
@@ -75,7 +75,7 @@ class Window(Operator):
             yield row + tuple(r[i] for r in results)
 
     def describe(self) -> str:
-        return "window " + ", ".join(w.text for w in self.funcs)
+        return "window " + ", ".join(str(w.text) for w in self.funcs)
 
     # -- one window function ----------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import AggregateSpec
-from sqlkv.sql.plan.names import QUERY_NODES
+from sqlkv.sql.plan.names import QUERY_NODES, LazySql
 
 SIMPLE_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min",
                exp.Max: "max", exp.GroupConcat: "group_concat"}
@@ -67,7 +67,7 @@ class AggregateCall:
     arg: exp.Expression | None
     distinct: bool
     separator: str
-    text: str
+    text: object  # str() gives the call's SQL (for EXPLAIN)
 
 
 @dataclass
@@ -78,10 +78,11 @@ class GroupingRewriter:
     key_nodes: list[exp.Expression]
     calls: list[AggregateCall] = field(default_factory=list)
     bare_columns: dict[int, int] = field(default_factory=dict)  # input idx -> call index
-    _call_by_text: dict[str, int] = field(default_factory=dict)
+    _call_by_node: dict[exp.Expression, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.key_texts = [k.sql() for k in self.key_nodes]
+        self.expr_keys = [(pos, k) for pos, k in enumerate(self.key_nodes)
+                          if not isinstance(k, exp.Column)]
         self.key_index: dict[int, int] = {}  # input column idx -> key position
         for pos, key in enumerate(self.key_nodes):
             idx = self._input_index(key)
@@ -123,14 +124,13 @@ class GroupingRewriter:
         return node
 
     def _replacement(self, node: exp.Expression) -> exp.Expression | None:
-        text = None
-        if not isinstance(node, (exp.Literal, exp.Column, exp.Identifier, exp.Star)):
-            text = node.sql()
-            if text in self.key_texts:
-                return exp.column(f"__grp{self.key_texts.index(text)}")
+        if self.expr_keys and not isinstance(node, (exp.Literal, exp.Column, exp.Identifier, exp.Star)):
+            for pos, key in self.expr_keys:
+                if node == key:
+                    return exp.column(f"__grp{pos}")
         func = aggregate_name(node) if not isinstance(node.parent, exp.Window) or node.parent.this is not node else None
         if func is not None:
-            return exp.column(f"__agg{self._add_call(node, func, text or node.sql())}")
+            return exp.column(f"__agg{self._add_call(node, func)}")
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             return self._column(node)
         return None
@@ -144,12 +144,12 @@ class GroupingRewriter:
         if idx not in self.bare_columns:
             self.bare_columns[idx] = len(self.calls)
             self.calls.append(AggregateCall("any_value", exp.column(node.name, node.table or None),
-                                            False, ",", f"any_value({node.sql()})"))
+                                            False, ",", "any_value"))
         return None
 
-    def _add_call(self, node: exp.Expression, func: str, text: str) -> int:
-        if text in self._call_by_text:
-            return self._call_by_text[text]
+    def _add_call(self, node: exp.Expression, func: str) -> int:
+        if node in self._call_by_node:
+            return self._call_by_node[node]
         arg = node.this if func not in ("group_concat", "string_agg", "total", "any_value") \
             or not isinstance(node, exp.Anonymous) else (node.expressions[0] if node.expressions else None)
         distinct = False
@@ -168,8 +168,8 @@ class GroupingRewriter:
         if arg is not None and contains_aggregate(arg):
             raise ProgrammingError("aggregate function calls cannot be nested")
         separator = self._separator(node, func)
-        self.calls.append(AggregateCall(func, arg, distinct, separator, text))
-        self._call_by_text[text] = len(self.calls) - 1
+        self.calls.append(AggregateCall(func, arg, distinct, separator, LazySql(node)))
+        self._call_by_node[node] = len(self.calls) - 1
         return len(self.calls) - 1
 
     @staticmethod

@@ -25,7 +25,7 @@ from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.join import HashJoin, LookupJoin, NestedLoopJoin, Reorder
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
-from sqlkv.sql.plan.names import column_refs, has_subquery
+from sqlkv.sql.plan.names import LazySql, column_refs, has_subquery
 
 DERIVED_EST_ROWS = 1000.0
 Pred = Callable[[tuple], bool]
@@ -96,6 +96,13 @@ def and_predicates(preds: list[Pred]) -> Pred | None:
     if len(preds) == 1:
         return preds[0]
     return lambda row: all(p(row) for p in preds)
+
+
+def _eq_text(pairs: list[tuple[exp.Expression, exp.Expression]]) -> LazySql:
+    parts: list = []
+    for a, b in pairs:
+        parts += (["AND"] if parts else []) + [a, "=", b]
+    return LazySql(parts, " ")
 
 
 def _unparen(node: exp.Expression) -> exp.Expression:
@@ -269,7 +276,7 @@ class FromPlanner:
             rest = list(self.local[s])
             est = DERIVED_EST_ROWS
         if rest:
-            op = Filter(op, self._pred(rest, scope), " AND ".join(n.sql() for n in rest))
+            op = Filter(op, self._pred(rest, scope), LazySql(rest))
         return op, est
 
     # -- join orders -------------------------------------------------------------------------
@@ -380,12 +387,12 @@ class FromPlanner:
             residual = self._pred(residual_nodes, both_scope)
             lkeys = [self._expr(a, left_scope) for _, a, _ in eqs]
             rkeys = [self._expr(b, right_scope) for _, _, b in eqs]
-            text = " AND ".join(f"{a.sql()} = {b.sql()}" for _, a, b in eqs)
+            text = _eq_text([(a, b) for _, a, b in eqs])
             op: Operator = HashJoin(joined.operator, right_op, kind, lkeys, rkeys, residual, text)
             est = max(joined.est, right_est)
         else:
             pred = self._pred(residual_nodes, both_scope)
-            text = " AND ".join(n.sql() for n in residual_nodes)
+            text = LazySql(residual_nodes) if residual_nodes else ""
             op = NestedLoopJoin(joined.operator, right_op, kind, pred, text)
             est = joined.est * right_est * (0.3 if residual_nodes else 1.0)
         return Joined(op, new_order, est)
@@ -416,7 +423,7 @@ class FromPlanner:
             lkeys = [self._expr(eqs[pos][1], left_scope) for pos, _ in chosen]
             rfilter = self._pred(self.local[s], right_scope)
             residual = self._pred(residual_nodes + extra, both_scope)
-            text = " AND ".join(f"{eqs[pos][1].sql()} = {eqs[pos][2].sql()}" for pos, _ in chosen)
+            text = _eq_text([(eqs[pos][1], eqs[pos][2]) for pos, _ in chosen])
             op = LookupJoin(joined.operator, access, src.columns, kind, lkeys, rfilter, residual, text)
             per_key = float(getattr(access, "est_rows_per_key", 1.0) or 1.0)
             return Joined(op, joined.order + [s], joined.est * per_key)

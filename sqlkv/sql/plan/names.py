@@ -38,6 +38,19 @@ class SelectItem:
     table: str | None = None
 
 
+class LazySql:
+    """EXPLAIN text generated only when printed (sqlglot's SQL generation is costly per plan)."""
+
+    __slots__ = ("nodes", "sep")
+
+    def __init__(self, nodes: list[exp.Expression] | exp.Expression, sep: str = " AND ") -> None:
+        self.nodes = nodes if isinstance(nodes, list) else [nodes]
+        self.sep = sep
+
+    def __str__(self) -> str:
+        return self.sep.join(n if isinstance(n, str) else n.sql() for n in self.nodes)
+
+
 def ident_name(node: exp.Expression | str | None) -> str:
     if node is None:
         return ""

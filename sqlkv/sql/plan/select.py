@@ -40,7 +40,7 @@ from sqlkv.sql.exec.relational import (Distinct, Filter, Limit, Project, Slice, 
 from sqlkv.sql.exec.setops import SetOp
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
 from sqlkv.sql.plan.joins import FromPlanner, JoinSpec, Source, and_predicates
-from sqlkv.sql.plan.names import (Relation, SelectItem, expand_select_list, ident_name,
+from sqlkv.sql.plan.names import (LazySql, Relation, SelectItem, expand_select_list, ident_name,
                                   int_literal, split_conjuncts)
 
 SETOPS = (exp.Union, exp.Intersect, exp.Except)
@@ -116,7 +116,7 @@ class QueryPlanner:
     def filter(self, op: Operator, nodes: list[exp.Expression], scope: Scope) -> Operator:
         if not nodes:
             return op
-        return Filter(op, self.pred(nodes, scope), " AND ".join(n.sql() for n in nodes))
+        return Filter(op, self.pred(nodes, scope), LazySql(list(nodes)))
 
     # -- SubqueryPlanner -------------------------------------------------------------------------
 
@@ -196,7 +196,7 @@ class QueryPlanner:
             for term in order.expressions:
                 idx = self._output_position(term.this, op.columns)
                 keys.append(SortKey(idx, bool(term.args.get("desc")), _nulls_first(term)))
-                texts.append(term.sql())
+                texts.append(LazySql(term))
             op = Sort(op, keys, texts, self._sort_limit(node, outer))
         return self._limit(op, node, outer)
 
@@ -275,12 +275,12 @@ class QueryPlanner:
         def off(ctx: ExecContext) -> int:
             o = offset(ctx) if offset is not None else 0
             return max(o or 0, 0)
-        parts = []
+        parts: list = []
         if node.args.get("limit") is not None:
-            parts.append(node.args["limit"].args["expression"].sql())
+            parts.append(node.args["limit"].args["expression"])
         if node.args.get("offset") is not None:
-            parts.append("offset " + node.args["offset"].args["expression"].sql())
-        return Limit(op, lim, off, " ".join(parts))
+            parts += ["offset", node.args["offset"].args["expression"]]
+        return Limit(op, lim, off, LazySql(parts, " "))
 
     # -- FROM sources ------------------------------------------------------------------------------
 

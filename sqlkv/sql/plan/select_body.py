@@ -19,7 +19,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
 from sqlkv.sql.plan.joins import FromPlanner
-from sqlkv.sql.plan.names import (Relation, SelectItem, expand_select_list, int_literal,
+from sqlkv.sql.plan.names import (LazySql, Relation, SelectItem, expand_select_list, int_literal,
                                   split_conjuncts)
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class SelectBuilder:
             nf = term.args.get("nulls_first")
             nulls_first = None if nf is None else bool(nf)
             terms.append(OrderTerm(self._match_item(node, items, input_names), node, desc,
-                                   nulls_first, term.sql()))
+                                   nulls_first, LazySql(term)))
         return terms
 
     @staticmethod
@@ -146,9 +146,8 @@ class SelectBuilder:
                 if it.name.lower() == lname and (it.node is None or not isinstance(it.node, exp.Column)
                                                  or it.node.name.lower() == lname or lname not in input_names):
                     return i
-        text = node.sql()
         for i, it in enumerate(items):
-            if it.node is not None and it.node.sql() == text:
+            if it.node is not None and it.node == node:
                 return i
         return None
 
@@ -207,7 +206,7 @@ class SelectBuilder:
         key_fns = [p.expr(k, scope) for k in keys]
         specs = rw.specs(lambda n: p.expr(n, scope))
         out_cols = rw.output_columns()
-        agg = HashAggregate(op, key_fns, specs, out_cols, rw.key_texts)
+        agg = HashAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys])
         out_scope = Scope(out_cols, self.outer)
         result: Operator = agg
         if having is not None:
@@ -257,7 +256,7 @@ class SelectBuilder:
             else:
                 fns.append(p.expr(it.node, scope))
                 cols.append(Column(it.name, None, p.type_of(it.node, scope)))
-                texts.append(it.node.sql())
+                texts.append(LazySql(it.node))
         width = len(items)
         keys: list[SortKey] = []
         key_texts: list[str] = []
@@ -269,7 +268,7 @@ class SelectBuilder:
                     self._check_distinct_order(t, items)
                 fns.append(p.expr(t.node, scope))
                 cols.append(Column(f"__order{len(cols)}", None, None, hidden=True))
-                texts.append(t.node.sql())
+                texts.append(LazySql(t.node))
                 pos = len(fns) - 1
             keys.append(SortKey(pos, t.desc, t.nulls_first))
             key_texts.append(t.text)

@@ -20,7 +20,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.window import (OFFSET_FUNCS, RANKING, VALUE_FUNCS, Frame, FrameBound, Window,
                                    WindowFunc)
 from sqlkv.sql.plan.aggregates import GroupingRewriter, aggregate_name
-from sqlkv.sql.plan.names import QUERY_NODES, SelectItem, int_literal
+from sqlkv.sql.plan.names import QUERY_NODES, LazySql, SelectItem, int_literal
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
@@ -35,7 +35,7 @@ FUNC_NAMES = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "den
 def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[SelectItem],
                  order: list[OrderTerm]) -> tuple[Operator, Scope, list[SelectItem], list[OrderTerm]]:
     found: list[exp.Window] = []
-    texts: dict[str, int] = {}
+    texts: dict[exp.Expression, int] = {}
 
     def rewrite(node: exp.Expression) -> exp.Expression:
         node = node.copy()
@@ -46,7 +46,7 @@ def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[Select
         return node
 
     def _ref(w: exp.Window) -> exp.Expression:
-        text = w.sql()
+        text = w
         if text not in texts:
             texts[text] = len(found)
             found.append(w)
@@ -83,7 +83,7 @@ def _window_func(p: QueryPlanner, w: exp.Window, scope: Scope) -> WindowFunc:
     dirs = [(bool(t.args.get("desc")), None if t.args.get("nulls_first") is None
              else bool(t.args.get("nulls_first"))) for t in order_terms]
     frame = _frame(w.args.get("spec"), bool(order_terms))
-    text = w.sql()
+    text = LazySql(w)
     name = FUNC_NAMES.get(type(fnode))
     if name is None and isinstance(fnode, exp.Anonymous):
         lname = fnode.name.lower()
@@ -96,7 +96,7 @@ def _window_func(p: QueryPlanner, w: exp.Window, scope: Scope) -> WindowFunc:
     if agg is None:
         raise ProgrammingError(f"{fnode.sql()} is not a window or aggregate function")
     rw = GroupingRewriter(scope, [])
-    rw._add_call(fnode, agg, fnode.sql())
+    rw._add_call(fnode, agg)
     spec: AggregateSpec = rw.specs(lambda n: p.expr(n, scope))[0]
     return WindowFunc("aggregate", [], partition, order, dirs, frame, spec, text)
 
