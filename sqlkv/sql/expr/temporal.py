@@ -36,8 +36,8 @@ def _interval(c: Compiler, node: exp.Interval) -> Compiled:
 
 def statement_time(ctx: ExecContext) -> dt.datetime:
     now = ctx.now
-    if now is None:  # outside a session (tests, eval_constant without a statement): wall clock
-        now = ctx.now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    if now is None:  # outside a session (tests, eval_constant without a statement): local wall
+        now = ctx.now = dt.datetime.now()  # clock, as the session uses
     return now
 
 
