@@ -10,7 +10,7 @@ from sqlkv.storage.memory import MemoryEngine
 from tests.storage.conftest import SMALL
 
 KEYS = [b"row%03d" % i for i in range(60)]
-BATCHES = 150
+BATCHES = 100
 
 
 def _writer(engine, stop: threading.Event, errors: list) -> None:
@@ -22,7 +22,7 @@ def _writer(engine, stop: threading.Event, errors: list) -> None:
             for key in KEYS:
                 batch.put(key, b"%06d" % n + b"." * 40)
             engine.write(batch)
-            if n % 40 == 0:
+            if n % 50 == 0:
                 engine.compact()
     except BaseException as exc:  # pragma: no cover - reported by the test
         errors.append(exc)
@@ -32,7 +32,8 @@ def _writer(engine, stop: threading.Event, errors: list) -> None:
 
 def _reader(engine, stop: threading.Event, errors: list, checks: list) -> None:
     try:
-        while not stop.is_set():
+        while True:
+            done = stop.is_set()  # checked first: every reader scans at least once
             with engine.snapshot() as snap:
                 first = list(snap.scan(b"row", b"rox"))
                 values = {v for _, v in first}
@@ -42,6 +43,8 @@ def _reader(engine, stop: threading.Event, errors: list, checks: list) -> None:
                 assert list(snap.scan(b"row", b"rox", reverse=True)) == first[::-1]
                 assert [snap.get(k) for k, _ in first] == [v for _, v in first]
                 checks.append(len(first))
+            if done:
+                break
     except BaseException as exc:
         errors.append(exc)
 

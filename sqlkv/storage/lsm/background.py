@@ -140,6 +140,9 @@ def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = F
     if job is None:
         return False
     outputs: list[TableInfo] = []
+    if job.is_drop:  # open the file now, so a get already headed for it can still read it
+        for table in job.inputs:
+            version.readers[table.number].load()
     if not job.is_drop and not job.is_move:
         stats: dict = {}
         runs = input_runs(job, version.readers)

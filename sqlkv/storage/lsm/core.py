@@ -40,6 +40,38 @@ from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, WalWriter, encode_record, r
 _EMPTY: tuple = ()
 
 
+class PinnedScan:
+    """A scan holding its Version pinned until exhausted, closed or garbage collected."""
+
+    def __init__(self, core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
+                 reverse: bool) -> None:
+        self._core: LSMCore | None = core
+        self._version = version
+        cursors, tombs = sources
+        self._pairs = merge(cursors, seq, tombs, reverse)
+
+    def __iter__(self) -> PinnedScan:
+        return self
+
+    def __next__(self) -> tuple[bytes, bytes]:
+        try:
+            return next(self._pairs)
+        except StopIteration:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        core, self._core = self._core, None
+        if core is not None:
+            core.unpin(self._version)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 def wal_path(directory: str, number: int) -> str:
     return os.path.join(directory, f"{number:06d}.log")
 
@@ -205,8 +237,23 @@ class LSMCore:
         if self.closed:
             raise InterfaceError(f"database {self.path} is closed")
 
-    def get_at(self, key: bytes, seq: int) -> bytes | None:
-        state = self.read_state
+    def latest(self) -> tuple[ReadState, int]:
+        """A read state and the published seq it fully contains (for reads at "latest").
+
+        The state must be the current one when the seq is read: a state taken earlier could
+        miss a rotated memtable, one taken later could lack versions a compaction dropped.
+        """
+        while True:
+            state = self.read_state
+            seq = self.visible_seq
+            if self.read_state is state:
+                return state, seq
+
+    def get_at(self, key: bytes, seq: int, state: ReadState | None = None) -> bytes | None:
+        """The value of ``key`` at ``seq``; ``state`` defaults to the current read state (right
+        for registered snapshots, whose versions compaction keeps)."""
+        if state is None:
+            state = self.read_state
         found = None
         for mem in state.mems:
             versions = mem.data.get(key)
@@ -251,34 +298,35 @@ class LSMCore:
         return found
 
     def scan_at(self, start: bytes, end: bytes | None, reverse: bool, limit: int | None,
-                seq: int) -> Iterator[tuple[bytes, bytes]]:
+                seq: int | None) -> Iterator[tuple[bytes, bytes]]:
+        """Pairs of ``[start, end)`` at ``seq`` (None: the latest). The version is pinned now,
+        not at the first ``next()``: the scan reads the state as of this call."""
         self.check_open()
         if (limit is not None and limit <= 0) or (end is not None and end <= start):
             return iter(_EMPTY)
-        pairs = self._scan(start, end, reverse, seq)
-        return islice(pairs, limit) if limit is not None else pairs
-
-    def _scan(self, start: bytes, end: bytes | None, reverse: bool, seq: int) -> Iterator[tuple[bytes, bytes]]:
         with self.lock:
-            state = self.read_state
-            version = state.version
-            version.pins += 1
-            self.pinned[id(version)] = version
-        try:
-            cursors: list = [MemCursor(m, start, end, reverse) for m in state.mems if m.data]
-            last_key = None if end is None else end
-            for t in version.levels[0]:
-                if t.largest >= start and (last_key is None or t.smallest < last_key):
-                    cursors.append(TableCursor(version.readers[t.number], start, end, reverse))
-            for level in version.levels[1:]:
-                tables = [t for t in level if t.largest >= start and (last_key is None or t.smallest < last_key)]
-                if tables:
-                    cursors.append(LevelCursor([version.readers[t.number] for t in tables], start, end, reverse))
-            tombs = [version.tomb_index] if version.tombstones else []
-            tombs += [m.tombstone_index() for m in state.mems if m.range_tombstones]
-            yield from merge(cursors, seq, tombs, reverse)
-        finally:
-            self.unpin(version)
+            if seq is None:
+                state, seq = self.latest()
+            else:
+                state = self.read_state
+            state.version.pins += 1
+            self.pinned[id(state.version)] = state.version
+        scan = PinnedScan(self, state.version, self._cursors(state, start, end, reverse), seq, reverse)
+        return islice(scan, limit) if limit is not None else scan
+
+    def _cursors(self, state: ReadState, start: bytes, end: bytes | None, reverse: bool) -> tuple[list, list]:
+        version = state.version
+        cursors: list = [MemCursor(m, start, end, reverse) for m in state.mems if m.data]
+        for t in version.levels[0]:
+            if t.largest >= start and (end is None or t.smallest < end):
+                cursors.append(TableCursor(version.readers[t.number], start, end, reverse))
+        for level in version.levels[1:]:
+            tables = [t for t in level if t.largest >= start and (end is None or t.smallest < end)]
+            if tables:
+                cursors.append(LevelCursor([version.readers[t.number] for t in tables], start, end, reverse))
+        tombs = [version.tomb_index] if version.tombstones else []
+        tombs += [m.tombstone_index() for m in state.mems if m.range_tombstones]
+        return cursors, tombs
 
     def unpin(self, version: Version) -> None:
         with self.lock:

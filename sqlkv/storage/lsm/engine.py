@@ -77,12 +77,13 @@ class LSMEngine(Engine):
         core = self._core
         if self._closed or core.closed:
             raise InterfaceError(f"database {core.path} is closed")
-        return core.get_at(key, core.visible_seq)
+        state, seq = core.latest()
+        return core.get_at(key, seq, state)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
         core = self._live()
-        return core.scan_at(start, end, reverse, limit, core.visible_seq)
+        return core.scan_at(start, end, reverse, limit, None)
 
     def write(self, batch: WriteBatch) -> int:
         return self._live().write(batch)

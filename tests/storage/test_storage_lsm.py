@@ -1,0 +1,211 @@
+"""LSM-specific behaviour: lazy opening, big batches, range tombstones, pinning, stats."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from sqlkv.storage.kv import WriteBatch
+from sqlkv.storage.lsm import open_lsm
+from sqlkv.storage.lsm.sstable.bloom import BloomFilter, build_filter, key_hash
+from tests.storage.conftest import SMALL
+
+
+def _load(engine, n: int, prefix: bytes = b"k", value: bytes = b"v" * 50, per_batch: int = 500) -> None:
+    for start in range(0, n, per_batch):
+        batch = WriteBatch()
+        for i in range(start, min(n, start + per_batch)):
+            batch.put(prefix + b"%06d" % i, value)
+        engine.write(batch)
+
+
+def test_reopen_reads_no_table_data(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    _load(engine, 3000)
+    engine.compact()
+    tables = len(glob.glob(os.path.join(str(tmp_path), "*.sst")))
+    engine.close()
+    assert tables > 3
+    engine = open_lsm(str(tmp_path), **SMALL)
+    try:
+        core = engine._core
+        assert not any(r._loaded for r in core.readers.values())  # no footer/index/bloom read yet
+        assert engine.stats()["block_cache"]["misses"] == 0
+        assert engine.get(b"k001234") == b"v" * 50
+        assert sum(r._loaded for r in core.readers.values()) == 1  # only the table holding the key
+    finally:
+        engine.close()
+
+
+def test_large_batch_is_atomic_and_replayed(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="full")
+    batch = WriteBatch()
+    for i in range(150_000):
+        batch.put(b"big%07d" % i, b"x" * 100)
+    seq = engine.write(batch)
+    assert seq == 150_000
+    engine.close()
+    engine = open_lsm(str(tmp_path))
+    try:
+        assert engine.last_seq == 150_000
+        assert engine.get(b"big0149999") == b"x" * 100
+        assert sum(1 for _ in engine.scan(b"big", b"bih")) == 150_000
+    finally:
+        engine.close()
+
+
+def test_ops_of_one_batch_apply_in_order(tmp_path):
+    engine = open_lsm(str(tmp_path))
+    try:
+        _load(engine, 10)
+        batch = WriteBatch()
+        batch.put(b"k000003", b"before")
+        batch.delete_range(b"k000000", b"k000005")
+        batch.put(b"k000002", b"after")
+        batch.delete(b"k000007")
+        batch.put(b"k000007", b"again")
+        engine.write(batch)
+        expected = [(b"k000002", b"after")] + [(b"k%06d" % i, b"v" * 50) for i in (5, 6)] \
+            + [(b"k000007", b"again")] + [(b"k%06d" % i, b"v" * 50) for i in (8, 9)]
+        assert list(engine.scan(b"k", None)) == expected
+        engine.flush()
+        engine.compact()
+        assert list(engine.scan(b"k", None)) == expected
+    finally:
+        engine.close()
+
+
+def test_drop_table_range_tombstone_frees_files(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 3000, prefix=b"t1/")
+        _load(engine, 50, prefix=b"t2/")
+        engine.compact()
+        before = engine.stats()
+        batch = WriteBatch()
+        batch.delete_range(b"t1/", b"t1/\xff")  # DROP TABLE: one record, whatever the size
+        engine.write(batch)
+        assert list(engine.scan(b"t1/", b"t10")) == []
+        engine.compact()
+        after = engine.stats()
+        assert after["total_bytes"] < before["total_bytes"] / 10
+        assert after["files_dropped_by_range_tombstone"] > 0
+        assert after["range_tombstones"] == 0  # retired once nothing is left under it
+        assert list(engine.scan(b"t1/", b"t10")) == []
+        assert len(list(engine.scan(b"t2/", b"t20"))) == 50
+        live = {r.number for r in engine._core.readers.values()}
+        on_disk = {int(os.path.basename(p)[:6]) for p in glob.glob(os.path.join(str(tmp_path), "*.sst"))}
+        assert on_disk == live
+    finally:
+        engine.close()
+
+
+def test_snapshot_survives_overwrites_and_compaction(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 1000, value=b"old")
+        snap = engine.snapshot()
+        _load(engine, 1000, value=b"new")
+        batch = WriteBatch()
+        batch.delete_range(b"k000100", b"k000200")
+        engine.write(batch)
+        engine.compact()
+        assert snap.get(b"k000150") == b"old"
+        assert {v for _, v in snap.scan(b"k", None)} == {b"old"}
+        assert sum(1 for _ in snap.scan(b"k", None, reverse=True)) == 1000
+        assert engine.get(b"k000150") is None
+        snap.close()
+        engine.compact()
+        assert sum(1 for _ in engine.scan(b"k", None)) == 900
+        assert engine.stats()["open_snapshots"] == 0
+    finally:
+        engine.close()
+
+
+def test_open_scan_pins_its_files(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 2000, value=b"a" * 20)
+        engine.compact()
+        scan = engine.scan(b"k", None)  # taken before the overwrite: must see the old values
+        first = next(scan)
+        _load(engine, 2000, value=b"b" * 20)
+        engine.compact()
+        rest = list(scan)
+        assert [first, *rest] == [(b"k%06d" % i, b"a" * 20) for i in range(2000)]
+        del scan, rest
+        tables = {int(os.path.basename(p)[:6]) for p in glob.glob(os.path.join(str(tmp_path), "*.sst"))}
+        assert tables == engine._core.version.file_numbers()  # the pinned files went once released
+    finally:
+        engine.close()
+
+
+def test_unstarted_scan_reads_state_of_its_call(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 500, value=b"one")
+        scan = engine.scan(b"k", None, reverse=True, limit=3)
+        _load(engine, 500, value=b"two")
+        engine.compact()
+        assert list(scan) == [(b"k%06d" % i, b"one") for i in (499, 498, 497)]
+    finally:
+        engine.close()
+
+
+def test_wal_segments_are_deleted_after_flush(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=8192)
+    try:
+        _load(engine, 3000)
+        engine.flush()
+        logs = glob.glob(os.path.join(str(tmp_path), "*.log"))
+        assert len(logs) == 1  # only the active segment
+    finally:
+        engine.close()
+
+
+def test_scan_after_mass_point_deletes(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 3000)
+        for start in range(0, 3000, 500):
+            batch = WriteBatch()
+            for i in range(start, start + 500):
+                if i != 2999:
+                    batch.delete(b"k%06d" % i)
+            engine.write(batch)
+        assert list(engine.scan(b"k", None)) == [(b"k002999", b"v" * 50)]
+        engine.compact()
+        stats = engine.stats()
+        assert stats["point_tombstones"] == 0  # bottom-level compaction dropped them
+        assert sum(level["entries"] for level in stats["levels"]) == 1
+    finally:
+        engine.close()
+
+
+def test_bloom_filter_has_no_false_negatives():
+    keys = [b"key%06d" % i for i in range(5000)]
+    bloom = BloomFilter(build_filter([key_hash(k) for k in keys]))
+    assert all(bloom.may_contain(k) for k in keys)
+    false_positives = sum(bloom.may_contain(b"other%06d" % i) for i in range(5000))
+    assert false_positives < 5000 * 0.03
+
+
+def test_stats_report_amplification(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 2000)
+        engine.flush()
+        for i in range(0, 2000, 7):
+            engine.get(b"k%06d" % i)
+            engine.get(b"k%06dx" % i)  # inside the tables' key ranges
+        stats = engine.stats()
+        for key in ("levels", "space_amplification", "write_amplification", "read_amplification",
+                    "bloom_negatives", "block_cache", "pending_compaction_bytes", "point_tombstones",
+                    "range_tombstones", "memtable_bytes", "last_seq"):
+            assert key in stats
+        assert stats["write_amplification"] >= 1
+        assert stats["bloom_negatives"] > 0
+        assert stats["block_cache"]["hits"] > 0
+        assert stats["last_seq"] == 2000
+    finally:
+        engine.close()
