@@ -20,11 +20,10 @@ statement atomicity -- costs O(1) beyond the put itself and a million such state
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from sortedcontainers import SortedDict
 
 from sqlkv.errors import OperationalError, ProgrammingError
+from sqlkv.storage.kv import OP_DELETE, OP_DELETE_RANGE, OP_PUT, WriteBatch
 
 # Rough Python overhead of one buffered entry (SortedDict slot, tuple, bytes headers), counted
 # in ``byte_size`` so the size limit tracks memory rather than only payload bytes.
@@ -72,23 +71,6 @@ class WriteBuffer:
         start, end = ranges.peekitem(i - 1)
         return (start, end) if key < end else None
 
-    def next_entry_key(self, after: bytes | None, inclusive: bool, reverse: bool) -> bytes | None:
-        """The first entry key past ``after`` in scan direction (``after=None``: from the edge)."""
-        entries = self.entries
-        if not entries:
-            return None
-        if not reverse:
-            if after is None:
-                i = 0
-            else:
-                i = entries.bisect_left(after) if inclusive else entries.bisect_right(after)
-            return entries.peekitem(i)[0] if i < len(entries) else None
-        if after is None:
-            i = len(entries)
-        else:
-            i = entries.bisect_right(after) if inclusive else entries.bisect_left(after)
-        return entries.peekitem(i - 1)[0] if i > 0 else None
-
     def count_entries(self, start: bytes, end: bytes | None) -> int:
         """How many entries (puts and tombstones) lie in ``[start, end)``."""
         entries = self.entries
@@ -108,20 +90,28 @@ class WriteBuffer:
         """Distinct keys and ranges the commit batch will carry."""
         return len(self.entries) + len(self.ranges)
 
-    def batch_ops(self) -> Iterator[tuple[str, bytes, bytes | None]]:
-        """The commit's operations: range deletes first, then entries in key order.
+    def to_batch(self) -> WriteBatch:
+        """The commit's batch: range deletes first, then entries in key order.
 
-        Ranges go first because the batch applies in order and entries are newer than ranges.
+        Ranges go first because a batch applies in order and entries are newer than ranges.
         Tombstones inside a buffered range are redundant and left out.
         """
+        batch = WriteBatch()
+        ops = batch.ops
         for start, end in self.ranges.items():
-            yield "delete_range", start, end
-        has_ranges = bool(self.ranges)
-        for key, value in self.entries.items():
-            if value is not None:
-                yield "put", key, value
-            elif not (has_ranges and self.covering_range(key) is not None):
-                yield "delete", key, None
+            ops.append((OP_DELETE_RANGE, start, end))
+        if not self.ranges:
+            ops.extend(
+                [(OP_PUT, k, v) if v is not None else (OP_DELETE, k, None) for k, v in self.entries.items()]
+            )
+        else:
+            for key, value in self.entries.items():
+                if value is not None:
+                    ops.append((OP_PUT, key, value))
+                elif self.covering_range(key) is None:
+                    ops.append((OP_DELETE, key, None))
+        batch.byte_size = max(0, self.byte_size - ENTRY_OVERHEAD * self.write_count)
+        return batch
 
     # -- writes --------------------------------------------------------------------------
 

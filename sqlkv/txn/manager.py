@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlkv.errors import OperationalError, SerializationFailure
-from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
+from sqlkv.storage.kv import Engine, Snapshot
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
 from sqlkv.txn.spans import Intervals
 from sqlkv.txn.transaction import Transaction
@@ -188,14 +188,7 @@ class TxnManager:
     def _commit(self, txn: Transaction) -> int:
         """Validate ``txn`` against later commits and apply its writes; return the engine seq."""
         engine = self._engine()
-        batch = WriteBatch()
-        for op, a, b in txn._batch_ops():
-            if op == "put":
-                batch.put(a, b)  # type: ignore[arg-type]
-            elif op == "delete":
-                batch.delete(a)
-            else:
-                batch.delete_range(a, b)  # type: ignore[arg-type]
+        batch = txn._batch()
         # Build the spans outside the lock when they will probably be needed.
         reads = txn._read_intervals() if engine.last_seq > txn.snapshot_seq else None
         writes = txn._write_intervals() if self._others_active(txn.txn_id) else None

@@ -81,23 +81,19 @@ class _SnapshotCursor:
         self._open()
 
 
-def _buffer_next(
+def _buffer_keys(
     buffer: WriteBuffer, pos: bytes | None, start: bytes, end: bytes | None, reverse: bool
-) -> bytes | None:
-    """The next buffered key of ``[start, end)`` strictly past ``pos`` (None: from the edge)."""
-    if not reverse:
-        if pos is None:
-            key = buffer.next_entry_key(start, True, False)
-        else:
-            key = buffer.next_entry_key(pos, False, False)
-        if key is not None and end is not None and key >= end:
-            return None
-        return key
-    after = end if pos is None else pos
-    key = buffer.next_entry_key(after, False, True)
-    if key is not None and key < start:
-        return None
-    return key
+) -> Iterator[bytes]:
+    """The buffered keys of ``[start, end)`` strictly past ``pos`` (None: from the edge), in order.
+
+    Valid only until the buffer next changes; the caller re-creates it when the version moves.
+    """
+    entries = buffer.entries
+    if pos is None:
+        return entries.irange(start, end, inclusive=(True, False), reverse=reverse)
+    if reverse:
+        return entries.irange(start, pos, inclusive=(True, False), reverse=True)
+    return entries.irange(pos, end, inclusive=(False, False))
 
 
 def merged_scan(
@@ -115,10 +111,12 @@ def merged_scan(
     cursor = _SnapshotCursor(reader, start, end, reverse, page)
     pos: bytes | None = None  # the last key the merge has passed, from either side
     seen_version = -1
+    buffered_keys: Iterator[bytes] = iter(())
     next_buffered: bytes | None = None
     while True:
         if buffer.version != seen_version:
-            next_buffered = _buffer_next(buffer, pos, start, end, reverse)
+            buffered_keys = _buffer_keys(buffer, pos, start, end, reverse)
+            next_buffered = next(buffered_keys, None)
             seen_version = buffer.version
         snap = cursor.current
         if snap is None and next_buffered is None:
@@ -132,7 +130,7 @@ def merged_scan(
                 cursor.advance()  # the buffered write shadows the snapshot's pair
             value = buffer.entries[key]
             pos = key
-            seen_version = -1  # move the buffer lookahead past ``key``
+            next_buffered = next(buffered_keys, None)
             if value is not None:
                 yield key, value
             continue

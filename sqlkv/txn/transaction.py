@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from sqlkv.errors import ConditionFailedError, ProgrammingError
-from sqlkv.storage.kv import KVReader, Snapshot
+from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch
 from sqlkv.txn.buffer import WriteBuffer
 from sqlkv.txn.merge import merged_scan
 from sqlkv.txn.spans import Intervals, ReadSet, key_after
@@ -119,8 +119,13 @@ class Transaction(KVReader):
     ) -> Iterator[tuple[bytes, bytes]]:
         if (limit is not None and limit <= 0) or (end is not None and end <= start):
             return
-        tracker = None if self.read_only else self._reads.open_scan(start, end, reverse)
-        pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit)
+        if self.read_only:
+            # Nothing to merge (the buffer stays empty) and nothing to record.
+            tracker = None
+            pairs = iter(self._snapshot.scan(start, end, reverse, limit))
+        else:
+            tracker = self._reads.open_scan(start, end, reverse)
+            pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit)
         produced = 0
         while True:
             self._check_active()  # the snapshot is closed once the transaction ends
@@ -248,8 +253,8 @@ class Transaction(KVReader):
         spans.extend((key, key_after(key)) for key in buffer.entries.keys())
         return Intervals.from_spans(spans)
 
-    def _batch_ops(self) -> Iterator[tuple[str, bytes, bytes | None]]:
-        return self._buffer.batch_ops()
+    def _batch(self) -> WriteBatch:
+        return self._buffer.to_batch()
 
     # -- context manager -----------------------------------------------------------------
 
