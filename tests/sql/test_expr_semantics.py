@@ -287,3 +287,21 @@ def test_now_is_stable_within_a_statement():
     assert fn(ROW) == dt.datetime(2021, 1, 1, 1)
     ctx.now = dt.datetime(2022, 1, 1)
     assert fn(ROW) == dt.datetime(2022, 1, 1, 1)
+
+
+def test_untyped_operands_in_functions_are_checked_per_row():
+    assert ev("lower(u)") == "free"
+    with pytest.raises(ProgrammingError, match="does not exist"):
+        ev("lower(u)", row=ROW[:-1] + (5,))
+    with pytest.raises(ProgrammingError):
+        ev("greatest(u, ?)", params=(1,))
+    assert ev("greatest(u, ?)", params=("zz",)) == "zz"
+
+
+def test_predicate_of_constants_and_untyped():
+    assert pred("NULL") is False
+    assert pred("1 = 1") is True
+    assert pred("u = 'free'") is True
+    assert pred("u = 'x'") is False
+    with pytest.raises(ProgrammingError, match="WHERE must be type BOOL"):
+        pred("a")

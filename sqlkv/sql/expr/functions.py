@@ -329,7 +329,14 @@ def _call_error(name: str, args: list, e: Exception) -> Exception:
 def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled:
     """greatest/least ignore NULLs (PostgreSQL); multi-argument max/min return NULL if any is NULL (SQLite)."""
     fns, typ = unify(parts, name, for_compare=False)
-    pick = max if name in ("greatest", "max") else min
+    builtin = max if name in ("greatest", "max") else min
+
+    def pick(values: list) -> object:
+        try:
+            return builtin(values)
+        except TypeError:  # operands whose types were unknown until now turned out incompatible
+            raise _call_error(name, values, TypeError()) from None
+
     if name in ("greatest", "least"):
         def ignoring_nulls(r: tuple) -> object:
             values = [v for f in fns if (v := f(r)) is not None]
