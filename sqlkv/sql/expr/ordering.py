@@ -73,7 +73,10 @@ def sort_key(desc: bool, nulls_first: bool) -> Callable[[object], tuple]:
         def key_desc(v: object) -> tuple:
             if v is None:
                 return null_key
-            return (1, Descending(_rank(v)), Descending(_comparable(v)))
+            rank = _rank(v)
+            if rank == 2:  # numbers: negate instead of wrapping (no Python-level __lt__ calls)
+                return (1, -2, -v)
+            return (1, -rank, Descending(_comparable(v)))
 
         return key_desc
 
