@@ -15,7 +15,7 @@ conflict log). grammar-notes/transactions.md states the isolation model and its 
 """
 
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
-from sqlkv.txn.manager import DEFAULT_MAX_LOG_INTERVALS, TxnManager
+from sqlkv.txn.manager import DEFAULT_MAX_LOG_KEYS, TxnManager
 from sqlkv.txn.transaction import Transaction
 
-__all__ = ["TxnManager", "Transaction", "DEFAULT_MAX_TXN_BYTES", "DEFAULT_MAX_LOG_INTERVALS"]
+__all__ = ["TxnManager", "Transaction", "DEFAULT_MAX_TXN_BYTES", "DEFAULT_MAX_LOG_KEYS"]

@@ -37,14 +37,14 @@ from typing import Any, TypeVar
 from sqlkv.errors import OperationalError, SerializationFailure
 from sqlkv.storage.kv import Engine, Snapshot
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
-from sqlkv.txn.spans import Intervals
+from sqlkv.txn.spans import KeySpans
 from sqlkv.txn.transaction import Transaction
 
 T = TypeVar("T")
 
-# How many intervals the conflict log may hold before it drops its oldest entries; a
+# How many keys and ranges the conflict log may hold before it drops its oldest entries; a
 # transaction older than a dropped entry then restarts instead of being checked against it.
-DEFAULT_MAX_LOG_INTERVALS = 2_000_000
+DEFAULT_MAX_LOG_KEYS = 2_000_000
 
 _managers: weakref.WeakKeyDictionary[Engine, TxnManager] = weakref.WeakKeyDictionary()
 _managers_lock = threading.Lock()
@@ -55,7 +55,7 @@ class _LoggedCommit:
     """The write set of one commit that some active transaction may not have seen."""
 
     seq: int
-    writes: Intervals
+    writes: KeySpans
     foreign: bool = False  # written around the manager: treated as writing every key
 
 
@@ -72,19 +72,19 @@ class TxnManager:
         self,
         engine: Engine,
         max_txn_bytes: int = DEFAULT_MAX_TXN_BYTES,
-        max_log_intervals: int = DEFAULT_MAX_LOG_INTERVALS,
+        max_log_keys: int = DEFAULT_MAX_LOG_KEYS,
     ) -> None:
         # A weak reference: managers live in a WeakKeyDictionary keyed by the engine, and a
         # strong one would keep every engine alive forever.
         self._engine_ref = weakref.ref(engine)
         self.max_txn_bytes = max_txn_bytes
-        self.max_log_intervals = max_log_intervals
+        self.max_log_keys = max_log_keys
         self._commit_lock = threading.Lock()
         self._registry_lock = threading.RLock()  # RLock: finalizers may run during a GC inside it
         self._active: dict[int, _ActiveTxn] = {}
         self._ids = itertools.count(1)
         self._log: deque[_LoggedCommit] = deque()
-        self._log_intervals = 0
+        self._log_keys = 0
         self._log_floor = 0  # commits numbered <= this were dropped from a still-needed log
         self._last_seen_seq = engine.last_seq
         self._commits = 0
@@ -190,13 +190,13 @@ class TxnManager:
         engine = self._engine()
         batch = txn._batch()
         # Build the spans outside the lock when they will probably be needed.
-        reads = txn._read_intervals() if engine.last_seq > txn.snapshot_seq else None
-        writes = txn._write_intervals() if self._others_active(txn.txn_id) else None
+        reads = txn._read_spans() if engine.last_seq > txn.snapshot_seq else None
+        writes = txn._write_spans() if self._others_active(txn.txn_id) else None
         with self._commit_lock:
             self._log_foreign_writes(engine.last_seq)
             if self._needs_validation(txn.snapshot_seq):
                 if reads is None:
-                    reads = txn._read_intervals()
+                    reads = txn._read_spans()
                 self._validate(txn, reads)
             seq = engine.write(batch)
             # Engines may number a batch with several seqs (one per op), so a gap below ``seq``
@@ -204,7 +204,7 @@ class TxnManager:
             self._last_seen_seq = max(self._last_seen_seq, seq)
             self._release_txn(txn.txn_id, None)
             if self._others_active(txn.txn_id):
-                self._append(_LoggedCommit(seq, writes if writes is not None else txn._write_intervals()))
+                self._append(_LoggedCommit(seq, writes if writes is not None else txn._write_spans()))
             self._prune()
             self._commits += 1
         return seq
@@ -212,12 +212,12 @@ class TxnManager:
     def _needs_validation(self, snapshot_seq: int) -> bool:
         return snapshot_seq < self._log_floor or (bool(self._log) and self._log[-1].seq > snapshot_seq)
 
-    def _validate(self, txn: Transaction, reads: Intervals) -> None:
+    def _validate(self, txn: Transaction, reads: KeySpans) -> None:
         if txn.snapshot_seq < self._log_floor:
             self._aborts += 1
             raise SerializationFailure(
                 f"restart transaction: snapshot seq {txn.snapshot_seq} is older than the conflict "
-                f"history kept (max_log_intervals={self.max_log_intervals}) (SQLSTATE 40001)"
+                f"history kept (max_log_keys={self.max_log_keys}) (SQLSTATE 40001)"
             )
         for entry in reversed(self._log):
             if entry.seq <= txn.snapshot_seq:
@@ -239,14 +239,14 @@ class TxnManager:
             return
         self._last_seen_seq = current_seq
         if self._horizon() is not None:
-            self._append(_LoggedCommit(current_seq, Intervals.everything(), foreign=True))
+            self._append(_LoggedCommit(current_seq, KeySpans.everything(), foreign=True))
 
     def _append(self, entry: _LoggedCommit) -> None:
         self._log.append(entry)
-        self._log_intervals += len(entry.writes)
-        while self._log_intervals > self.max_log_intervals and len(self._log) > 1:
+        self._log_keys += len(entry.writes)
+        while self._log_keys > self.max_log_keys and len(self._log) > 1:
             dropped = self._log.popleft()
-            self._log_intervals -= len(dropped.writes)
+            self._log_keys -= len(dropped.writes)
             self._log_floor = max(self._log_floor, dropped.seq)
 
     def _prune(self) -> None:
@@ -254,7 +254,7 @@ class TxnManager:
         horizon = self._horizon()
         log = self._log
         while log and (horizon is None or log[0].seq <= horizon):
-            self._log_intervals -= len(log.popleft().writes)
+            self._log_keys -= len(log.popleft().writes)
 
     # -- figures -------------------------------------------------------------------------
 
@@ -271,7 +271,7 @@ class TxnManager:
             "active": active,
             "active_read_only": active_read_only,
             "conflict_log_entries": len(self._log),
-            "conflict_log_intervals": self._log_intervals,
+            "conflict_log_keys": self._log_keys,
         }
 
 

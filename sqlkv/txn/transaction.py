@@ -28,7 +28,7 @@ from sqlkv.errors import ConditionFailedError, ProgrammingError
 from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch
 from sqlkv.txn.buffer import WriteBuffer
 from sqlkv.txn.merge import merged_scan
-from sqlkv.txn.spans import Intervals, ReadSet, key_after
+from sqlkv.txn.spans import Intervals, KeySpans, ReadSet
 
 if TYPE_CHECKING:
     from sqlkv.txn.manager import TxnManager
@@ -244,14 +244,13 @@ class Transaction(KVReader):
 
     # -- the manager's view at commit ------------------------------------------------------
 
-    def _read_intervals(self) -> Intervals:
-        return self._reads.intervals()
+    def _read_spans(self) -> KeySpans:
+        return self._reads.key_spans()
 
-    def _write_intervals(self) -> Intervals:
+    def _write_spans(self) -> KeySpans:
         buffer = self._buffer
-        spans: list[tuple[bytes, bytes | None]] = list(buffer.ranges.items())
-        spans.extend((key, key_after(key)) for key in buffer.entries.keys())
-        return Intervals.from_spans(spans)
+        ranges = Intervals(list(buffer.ranges.keys()), list(buffer.ranges.values()))
+        return KeySpans(list(buffer.entries.keys()), ranges)
 
     def _batch(self) -> WriteBatch:
         return self._buffer.to_batch()

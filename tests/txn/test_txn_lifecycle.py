@@ -1,5 +1,5 @@
 """Lifecycle, limits and bookkeeping: ended transactions, size limit, callbacks, the conflict
-log, abandoned transactions, writes around the manager, big transactions, span arithmetic."""
+log, abandoned transactions, writes around the manager, big transactions."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ import gc
 import itertools
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from sqlkv.errors import OperationalError, ProgrammingError, SerializationFailure
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.memory import MemoryEngine
 from sqlkv.txn import Transaction, TxnManager
-from sqlkv.txn.spans import Intervals
 
 
 def test_ended_transaction_rejects_every_use(mem_manager: TxnManager) -> None:
@@ -156,14 +153,14 @@ def test_writes_around_the_manager_restart_concurrent_transactions(mem_engine, m
 
 
 def test_conflict_log_limit_restarts_too_old_transactions(mem_manager: TxnManager) -> None:
-    mem_manager.max_log_intervals = 3
+    mem_manager.max_log_keys = 3
     old = mem_manager.begin()
     old.get(b"unrelated")
     for i in range(5):
         writer = mem_manager.begin()
         writer.put(b"k%d" % i, b"v")
         writer.commit()
-    assert mem_manager.stats()["conflict_log_intervals"] <= 3
+    assert mem_manager.stats()["conflict_log_keys"] <= 3
     old.put(b"mine", b"v")
     with pytest.raises(SerializationFailure, match="older than the conflict history"):
         old.commit()
@@ -254,29 +251,3 @@ def test_statement_savepoints_stay_cheap(mem_manager: TxnManager) -> None:
     assert txn.write_count == 90_000
     txn.commit()
     assert sum(1 for _ in mem_manager.begin().scan(b"k", b"l")) == 90_000
-
-
-SPAN_KEYS = st.lists(st.sampled_from([0, 1, 2]), max_size=3).map(bytes)
-SPANS = st.lists(st.tuples(SPAN_KEYS, st.none() | SPAN_KEYS), max_size=6)
-PROBES = [bytes(p) for n in range(5) for p in itertools.product([0, 1, 2], repeat=n)]
-
-
-def _covers(spans, key: bytes) -> bool:
-    return any(start <= key and (end is None or key < end) for start, end in spans)
-
-
-@settings(max_examples=300, deadline=None)
-@given(a=SPANS, b=SPANS)
-def test_interval_overlap_matches_brute_force(a, b) -> None:
-    ia, ib = Intervals.from_spans(a), Intervals.from_spans(b)
-    for iv, spans in ((ia, a), (ib, b)):  # normalised: same keys covered, sorted, disjoint
-        pairs = list(zip(iv.starts, iv.ends))
-        assert all(_covers(pairs, k) == _covers(spans, k) for k in PROBES)
-        assert all(e1 is not None and e1 < s2 for (_, e1), (s2, _) in zip(pairs, pairs[1:]))
-    # Probes of up to 4 bytes over {0,1,2} find a shared key whenever spans over up-to-3-byte
-    # keys intersect (a + b"\0" sits between a and its successors).
-    shared = [k for k in PROBES if _covers(a, k) and _covers(b, k)]
-    witness = ia.first_overlap(ib)
-    assert (witness is not None) == bool(shared)
-    if witness is not None:
-        assert _covers(a, witness) and _covers(b, witness)
