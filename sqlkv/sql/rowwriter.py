@@ -60,8 +60,9 @@ class RowWriter:
 
     def delete(self, row: tuple) -> None:
         txn = self.txn
-        for key, _value in self.codec.primary_kvs(row):
-            txn.delete(key)
+        for key, value in self.codec.primary_kvs(row):
+            if value is not None:  # an all-NULL family has no key to delete
+                txn.delete(key)
         for ic in self.codec.indexes:
             txn.delete(ic.entry(row)[0])
 
@@ -73,8 +74,9 @@ class RowWriter:
         """Phase 1 of an update: delete the KV entries whose key changes."""
         codec = self.codec
         if codec.pk_values(old) != codec.pk_values(new):
-            for key, _ in codec.primary_kvs(old):
-                self.txn.delete(key)
+            for key, value in codec.primary_kvs(old):
+                if value is not None:
+                    self.txn.delete(key)
         for ic in codec.indexes:
             old_key = ic.entry(old)[0]
             if old_key != ic.entry(new)[0]:

@@ -1,0 +1,77 @@
+"""Shared fixtures for the SQL core tests: sessions over each engine, a KV write tracer."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+
+import pytest
+
+from sqlkv.encoding.pretty import pretty_key
+from sqlkv.sql.session import Database, Session
+from sqlkv.sql.virtual import describe_value, names_lookup
+
+HAVE_LSM = importlib.util.find_spec("sqlkv.storage.lsm") is not None
+
+ENGINES = ["memory", pytest.param("lsm", marks=pytest.mark.skipif(not HAVE_LSM, reason="LSM engine absent"))]
+
+
+def open_db(kind: str, tmp_path) -> Database:
+    if kind == "memory":
+        return Database.open(":memory:")
+    return Database.open(str(tmp_path / "db"))
+
+
+def rows(session: Session, sql: str, params=()) -> list[tuple]:
+    return session.execute(sql, params).fetchall()
+
+
+def sqlite_rows(conn: sqlite3.Connection, sql: str, params=()) -> list[tuple]:
+    return conn.execute(sql, params).fetchall()
+
+
+class KVTrace:
+    """Records the write batches committed through an engine, rendered as text lines."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.engine = session.db.engine
+        self.batches: list[list[str]] = []
+        self._orig = self.engine.write
+        self.engine.write = self._write  # instance attribute shadows the method
+
+    def _write(self, batch):
+        self.batches.append(self._render(batch))
+        return self._orig(batch)
+
+    def _render(self, batch) -> list[str]:
+        cat = self.session.catalog() if False else None  # noqa: F841 - names come from a fresh txn
+        txn = self.session.db.txn_manager.begin(read_only=True)
+        from sqlkv.catalog.catalog import Catalog
+
+        tables = {t.id: t for t in Catalog(txn).list_tables()}
+        txn.rollback()
+        names = names_lookup(tables)
+        out = []
+        for op, key, val in batch.ops:
+            from sqlkv.encoding.keys import decode_uvarint
+
+            tid, _ = decode_uvarint(key, 0)
+            if tid < 100:
+                continue  # catalog writes are not part of the goldens
+            if op == 1:
+                out.append(f"put {pretty_key(key, names)} -> {describe_value(tables.get(tid), key, val)}")
+            elif op == 2:
+                out.append(f"del {pretty_key(key, names)}")
+            else:
+                out.append(f"delrange {pretty_key(key, names)} - {pretty_key(val, names)}")
+        conds = [f"expect-absent {pretty_key(k, names)}" for k, v in batch.conditions if v is None]
+        return out + conds
+
+    def run(self, sql: str, params=()) -> list[str]:
+        self.batches = []
+        self.session.execute(sql, params)
+        return [line for b in self.batches for line in b]
+
+    def close(self) -> None:
+        self.engine.write = self._orig
