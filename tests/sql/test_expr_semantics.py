@@ -166,6 +166,7 @@ def test_in_list():
     assert ev("a IN (b, 7)") is True
     assert ev("a IN (b, 8)") is None
     assert ev("d IN ('2024-01-31', '2024-02-01')") is True
+    assert ev("NULL IN ()") is False and ev("b NOT IN ()") is True  # SQLite's empty list
 
 
 def test_between_3vl():

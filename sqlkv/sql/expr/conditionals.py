@@ -92,6 +92,8 @@ def _in(c: Compiler, node: exp.In) -> Compiled:
         raise NotSupportedError(f"IN form not supported: {node.sql()[:80]}")
     left = c.compile(node.this)
     items = [c.compile(n) for n in node.expressions]
+    if not items:  # SQLite's `x IN ()`: FALSE for every x, NULL included
+        return constant(False, BOOL)
     fns, target = unify([left, *items], "IN")
     fv, item_fns = fns[0], fns[1:]
     if all(i.const for i in items) and target.known:
