@@ -18,8 +18,11 @@ transaction commits alone. The commit lock covers validation and the engine writ
 building the batch and building the read/write spans happen outside it.
 
 Writes that reach the engine without this manager (a direct ``engine.write``) cannot be checked
-key by key; the manager notices the sequence gap and treats them as having written every key, so
-transactions concurrent with them restart rather than commit on a stale read.
+key by key. At each commit the manager compares the engine's sequence number with the last one it
+wrote; if the engine moved on without it, those writes are logged as having written every key, so
+transactions concurrent with them restart rather than commit on a stale read. (A write around
+the manager landing between a commit's check and its own engine write goes unnoticed by that one
+commit; transactions must therefore go through the manager for full protection.)
 """
 
 from __future__ import annotations
@@ -168,10 +171,12 @@ class TxnManager:
                 self._commit_lock.release()
 
     def _note_trivial_commit(self) -> None:
-        self._trivial_commits += 1
+        with self._registry_lock:  # ``+=`` is not atomic across threads
+            self._trivial_commits += 1
 
     def _note_rollback(self) -> None:
-        self._rollbacks += 1
+        with self._registry_lock:
+            self._rollbacks += 1
 
     def _others_active(self, txn_id: int) -> bool:
         with self._registry_lock:
