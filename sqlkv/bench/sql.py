@@ -43,7 +43,7 @@ from sqlkv.bench.sql_report import (
     normalize_answer,
     summary_lines,
 )
-from sqlkv.bench.sql_timing import Profiler, Stopwatch
+from sqlkv.bench.sql_timing import CLOCKS, Profiler, Stopwatch
 from sqlkv.bench.sql_workloads import WORKLOADS, WORKLOADS_BY_NAME, Workload
 
 
@@ -59,6 +59,7 @@ class BenchOptions:
     profile: str | None
     profile_engine: str
     seed: int
+    clock: str
 
 
 @dataclass
@@ -97,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the engine --profile profiles (default sqlkv)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each workload this many times and report the best (default 1)")
+    parser.add_argument("--clock", choices=CLOCKS, default="wall",
+                        help="wall: elapsed time (default); cpu: this process's CPU time, steadier "
+                        "on a busy machine but blind to fsync waits")
     parser.add_argument("--seed", type=int, default=7, help="seed of the generated data and keys")
     return parser
 
@@ -125,7 +129,7 @@ def parse_options(argv: list[str] | None) -> BenchOptions:
         if selected is None or w.name in selected or w.name == "bulk_insert"
     ]
     return BenchOptions(args.scale, args.durability, engines, workloads, args.repeat,
-                        profile, args.profile_engine, args.seed)
+                        profile, args.profile_engine, args.seed, args.clock)
 
 
 def _parse_engines(parser: argparse.ArgumentParser, text: str | None) -> list[str]:
@@ -187,7 +191,8 @@ def _open_engines(bench: BenchRun) -> None:
 def _print_header(bench: BenchRun) -> None:
     options, data = bench.options, bench.data
     print(f"sqlkv bench sql: orders {data.scale:,} rows, customers {data.customers:,} rows, "
-          f"durability {options.durability}, best of {options.repeat}, seed {options.seed}")
+          f"durability {options.durability}, best of {options.repeat}, seed {options.seed}, "
+          f"{options.clock} clock")
     print(f"engines: {engine_versions(bench.engines)}; python {sys.version.split()[0]}")
     print("times cover only the database calls; every engine's answers are compared with "
           f"{_reference_engine(options.engines)}'s")
@@ -235,7 +240,7 @@ def _run_on_engine(
     answers: list[Any] = []
     try:
         for rep in range(repeats):
-            watch = Stopwatch(bench.profiler if profiled else None)
+            watch = Stopwatch(bench.profiler if profiled else None, bench.options.clock)
             produced = workload.run(engine, bench.data, watch, rep)
             best = min(best, watch.seconds)
             if workload.writes or rep == 0:
