@@ -236,6 +236,11 @@ def _validate_expressions(table: TableDescriptor, env) -> None:
             compile_expr(node, Scope([]), env)
 
 
+def _copy(table: TableDescriptor) -> TableDescriptor:
+    """A private copy: descriptors from the catalog may be shared through its cache."""
+    return TableDescriptor.from_dict(table.to_dict())
+
+
 def _check_index_name(table: TableDescriptor, name: str) -> None:
     if table.find_index(name) is not None:
         raise ProgrammingError(f'index "{name}" already exists')
@@ -247,7 +252,7 @@ def _check_index_name(table: TableDescriptor, name: str) -> None:
 def create_index(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     index = ast.this
-    table = catalog.get_table(_name(index.args["table"]))
+    table = _copy(catalog.get_table(_name(index.args["table"])))
     if table.virtual is not None:
         raise ProgrammingError(f'cannot index virtual table "{table.name}"')
     params = index.args.get("params")
@@ -400,6 +405,9 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
         if ast.args.get("exists"):
             return
         raise ProgrammingError(f'relation "{name}" does not exist')
+    if table.virtual is not None:
+        raise ProgrammingError(f'cannot alter virtual table "{name}"')
+    table = _copy(table)
     for action in ast.args.get("actions") or []:
         if isinstance(action, exp.ColumnDef):
             _add_column(table, action, catalog, env)
