@@ -220,16 +220,20 @@ class Session:
     def commit(self) -> None:
         with self.lock:
             self._finish_pending()
-            if self._txn is not None:
-                self._commit_txn()
-            self._explicit = False
+            try:
+                if self._txn is not None:
+                    self._commit_txn()  # a failed COMMIT has rolled the transaction back
+            finally:
+                self._explicit = False
 
     def rollback(self) -> None:
         with self.lock:
             self._finish_pending()
-            if self._txn is not None:
-                self._rollback_txn()
-            self._explicit = False
+            try:
+                if self._txn is not None:
+                    self._rollback_txn()
+            finally:
+                self._explicit = False
 
     def close(self) -> None:
         if self.closed:
