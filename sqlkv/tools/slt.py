@@ -245,8 +245,12 @@ def _open_session() -> Any:
     return db, Session(db, autocommit=True)
 
 
-def run_file(path: str, timeout: float | None = None) -> FileResult:
-    """Runs one .test file against a fresh in-memory database."""
+def run_file(path: str, timeout: float | None = None, max_records: int | None = None) -> FileResult:
+    """Runs one .test file against a fresh in-memory database.
+
+    ``max_records`` stops after that many statement/query records (a bounded sample of a big
+    file: the records are independent queries over tables the first records create).
+    """
     from sqlkv.errors import Error
     result = FileResult(path)
     started = time.perf_counter()
@@ -265,6 +269,8 @@ def run_file(path: str, timeout: float | None = None) -> FileResult:
             if rec.kind == "hash-threshold":
                 threshold = rec.value
                 continue
+            if max_records is not None and result.passed + result.failed >= max_records:
+                break
             if timeout is not None and time.perf_counter() - started > timeout:
                 result.failed += 1
                 result.failures.append(Failure(path, rec.line, rec.sql, "file timeout: record not run"))
@@ -321,12 +327,14 @@ def run(argv: list[str] | None = None) -> int:
                     help="failing records printed per file (default 10)")
     ap.add_argument("--timeout-per-file", type=float, default=None, metavar="SECONDS",
                     help="stop running a file's records after this long (the rest count as failed)")
+    ap.add_argument("--max-records", type=int, default=None, metavar="N",
+                    help="run only the first N records of each file (a quick sample)")
     args = ap.parse_args(argv)
     passed = failed = 0
     out = sys.stdout
     for path in args.files:
         try:
-            res = run_file(path, args.timeout_per_file)
+            res = run_file(path, args.timeout_per_file, args.max_records)
         except OSError as exc:
             print(f"{path}: cannot read: {exc}", file=out)
             failed += 1

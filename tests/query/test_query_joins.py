@@ -103,3 +103,12 @@ def test_explain_shows_group_by_and_sort(pair):
     plan = explain(pair, "SELECT dept, count(*) FROM emp GROUP BY dept ORDER BY 2 DESC LIMIT 2")
     text = "\n".join(plan)
     assert "group by dept" in text and "sort" in text and "limit 2" in text, text
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT count(*) FROM (emp a CROSS JOIN dept b)",
+    "SELECT a.name, d.dname FROM (emp a LEFT JOIN dept d ON a.dept = d.id) JOIN emp b ON b.id = a.boss",
+    "SELECT x.name, z.dname FROM emp x, (emp y JOIN dept z ON y.dept = z.id) WHERE x.id = y.boss",
+])
+def test_parenthesized_joins(pair, sql):
+    pair.check(sql)

@@ -29,15 +29,15 @@ ANON_AGGS = {"total", "group_concat", "string_agg", "any_value"}
 
 def aggregate_name(node: exp.Expression) -> str | None:
     """The aggregate function a node calls, or None when it is not an aggregate call."""
-    for cls, name in SIMPLE_AGGS.items():
-        if type(node) is cls:
-            if name in ("min", "max") and node.expressions:
-                return None  # min(a, b) is SQLite's scalar two-argument form
-            return name
+    if not isinstance(node, exp.Func):
+        return None
+    name = SIMPLE_AGGS.get(type(node))
+    if name is not None:
+        if name in ("min", "max") and node.expressions:
+            return None  # min(a, b) is SQLite's scalar two-argument form
+        return name
     if isinstance(node, exp.Anonymous) and node.name.lower() in ANON_AGGS:
         return node.name.lower()
-    if isinstance(node, exp.ArrayAgg):
-        return None
     return None
 
 

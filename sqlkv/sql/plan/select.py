@@ -290,14 +290,18 @@ class QueryPlanner:
             if sel.args.get("joins"):
                 raise ProgrammingError("JOIN without FROM")
             return [], []
-        sources = [self._source(from_.this, outer)]
-        joins: list[JoinSpec | None] = [None]
+        items: list[tuple[exp.Expression, JoinSpec | None]] = self._flatten(from_.this, allow_outer=True)
         for extra in from_.expressions or []:  # FROM a, b in some sqlglot shapes
-            sources.append(self._source(extra, outer))
-            joins.append(JoinSpec("cross"))
+            items.append((extra, JoinSpec("cross")))
         for join in sel.args.get("joins") or []:
-            sources.append(self._source(join.this, outer))
-            joins.append(self._join_spec(join))
+            spec = self._join_spec(join)
+            nested = self._flatten(join.this)
+            if len(nested) > 1 and spec.kind not in ("inner", "cross"):
+                raise NotSupportedError("an outer join with a parenthesized join on its right is not supported")
+            items.append((nested[0][0], spec))
+            items.extend(nested[1:])
+        sources = [self._source(node, outer) for node, _ in items]
+        joins: list[JoinSpec | None] = [None] + [spec for _, spec in items[1:]]
         seen: set[str] = set()
         for src in sources:
             key = src.alias.lower()
@@ -305,6 +309,29 @@ class QueryPlanner:
                 raise ProgrammingError(f'table name "{src.alias}" specified more than once')
             seen.add(key)
         return sources, joins
+
+    def _flatten(self, node: exp.Expression,
+                 allow_outer: bool = False) -> list[tuple[exp.Expression, JoinSpec | None]]:
+        """``(a JOIN b ON ...)`` in FROM -> its tables with their join specs.
+
+        Flattening is exact for inner joins anywhere and for any join as the first FROM item
+        (joins are left-deep); outer joins nested on the right side of a join are refused.
+        """
+        if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Table) \
+                and node.this.args.get("joins") and node.args.get("alias") is None:
+            table = node.this
+            inner = table.copy()
+            inner.set("joins", None)
+            out: list[tuple[exp.Expression, JoinSpec | None]] = self._flatten(inner, allow_outer)
+            for join in table.args["joins"]:
+                spec = self._join_spec(join)
+                if spec.kind not in ("inner", "cross") and not allow_outer:
+                    raise NotSupportedError("outer joins inside a parenthesized join are not supported")
+                nested = self._flatten(join.this)
+                out.append((nested[0][0], spec))
+                out.extend(nested[1:])
+            return out
+        return [(node, None)]
 
     @staticmethod
     def _join_spec(join: exp.Join) -> JoinSpec:
