@@ -1,0 +1,77 @@
+"""The Session/Result/Database API used by the driver, the CLI and the slt runner."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlkv.errors import InterfaceError, OperationalError, ProgrammingError
+from sqlkv.sql.session import Database, Session
+from tests.sql.core_support import rows
+
+
+def test_result_shape():
+    s = Session(Database.open())
+    r = s.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
+    assert (r.kind, r.columns, r.rowcount) == ("CREATE TABLE", None, -1)
+    r = s.execute("INSERT INTO t VALUES (1, 'x'), (2, 'y')")
+    assert (r.kind, r.columns, r.rowcount, r.lastrowid) == ("INSERT", None, 2, 2)
+    r = s.execute("SELECT a, b AS bee FROM t")
+    assert r.kind == "SELECT" and [c.name for c in r.columns] == ["a", "bee"]
+    assert list(r) == [(1, "x"), (2, "y")]
+    assert r.fetchall() == []  # consumed
+
+
+def test_execute_script_and_multiple_statement_error():
+    s = Session(Database.open())
+    results = list(s.execute_script("CREATE TABLE t (a INT PRIMARY KEY); INSERT INTO t VALUES (1); SELECT a FROM t;"))
+    assert [r.kind for r in results] == ["CREATE TABLE", "INSERT", "SELECT"]
+    assert results[-1].fetchall() == [(1,)]
+    with pytest.raises(ProgrammingError, match="several statements"):
+        s.execute("SELECT 1; SELECT 2")
+
+
+def test_database_shared_per_path(tmp_path):
+    a = Database.open(str(tmp_path / "db"))
+    b = Database.open(str(tmp_path / "db"))
+    assert a is b
+    Session(a).execute("CREATE TABLE t (x INT)")
+    a.close()
+    assert rows(Session(b), "SELECT * FROM t") == []  # still open: one reference left
+    b.close()
+    assert b.closed
+    with pytest.raises(InterfaceError):
+        Session(b).execute("SELECT 1")
+    assert Database.open(":memory:") is not Database.open(":memory:")
+
+
+def test_cancel_stops_a_running_scan():
+    s = Session(Database.open())
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+    s.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(3000)])
+    it = iter(s.execute("SELECT a FROM t"))
+    assert next(it) == (0,)
+    s.cancel()
+    with pytest.raises(OperationalError, match="cancelled"):
+        for _ in it:
+            pass
+    assert rows(s, "SELECT count(*) FROM t") == [(3000,)]  # the session stays usable
+
+
+def test_plan_cache_invalidated_by_schema_change():
+    s = Session(Database.open())
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY, b INT)")
+    s.execute("INSERT INTO t VALUES (1, 10)")
+    q = "SELECT * FROM t WHERE b = 10"
+    assert rows(s, q) == [(1, 10)]
+    other = Session(s.db)
+    other.execute("ALTER TABLE t ADD COLUMN c TEXT")
+    other.execute("CREATE INDEX t_b ON t (b)")
+    assert rows(s, q) == [(1, 10, None)]
+    assert "t_b" in s.execute("EXPLAIN " + q).fetchall()[-1][0]
+
+
+def test_closed_session():
+    s = Session(Database.open())
+    s.close()
+    with pytest.raises(InterfaceError):
+        s.execute("SELECT 1")
