@@ -50,6 +50,7 @@ class WriteBuffer:
         self._undo: list[tuple] = []
         self._marks: list[tuple[int, int]] = []  # (savepoint token, undo log length)
         self._next_token = 1
+        self.rollbacks = 0  # bumped by every rollback_to: undo-log readers must re-index
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -197,6 +198,7 @@ class WriteBuffer:
         mark = self._marks[index][1]
         while len(self._undo) > mark:
             self._apply_undo(self._undo.pop())
+        self.rollbacks += 1
         del self._marks[index + 1 :]
 
     def release(self, token: int) -> None:
@@ -213,6 +215,11 @@ class WriteBuffer:
                 return index
         raise ProgrammingError(f"savepoint {token} does not exist (already released or rolled back)")
 
+    def written_since(self, token: int) -> WrittenSince:
+        """The keys written since savepoint ``token``, kept up to date as writes continue."""
+        self._mark_index(token)
+        return WrittenSince(self, token)
+
     def _apply_undo(self, record: tuple) -> None:
         if record[0] == _UNDO_ENTRY:
             _, key, previous = record
@@ -226,3 +233,36 @@ class WriteBuffer:
 
 def _entry_size(key: bytes, value: bytes | None) -> int:
     return len(key) + (0 if value is None else len(value)) + ENTRY_OVERHEAD
+
+
+class WrittenSince:
+    """The set of keys put or deleted since a savepoint, read off the undo log incrementally.
+
+    A statement's scan uses it to skip rows the statement itself wrote (the Halloween problem):
+    each membership test first indexes the undo records appended since the previous test.
+    """
+
+    def __init__(self, buffer: WriteBuffer, token: int) -> None:
+        self._buffer = buffer
+        self._token = token
+        self._keys: set[bytes] = set()
+        self._indexed_to = -1  # undo log position indexed so far (-1: not started)
+        self._rollbacks = buffer.rollbacks
+
+    def __contains__(self, key: object) -> bool:
+        self._sync()
+        return key in self._keys
+
+    def _sync(self) -> None:
+        buffer = self._buffer
+        mark = buffer._marks[buffer._mark_index(self._token)][1]
+        undo = buffer._undo
+        if self._indexed_to < mark or self._rollbacks != buffer.rollbacks:  # first use, or undone
+            self._keys.clear()
+            self._indexed_to = mark
+            self._rollbacks = buffer.rollbacks
+        for position in range(self._indexed_to, len(undo)):
+            record = undo[position]
+            if record[0] == _UNDO_ENTRY:
+                self._keys.add(record[1])
+        self._indexed_to = len(undo)

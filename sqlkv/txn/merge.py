@@ -15,7 +15,7 @@ not touched costs one comparison per row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
 from sqlkv.storage.kv import KVReader
 from sqlkv.txn.buffer import WriteBuffer
@@ -103,8 +103,12 @@ def merged_scan(
     end: bytes | None,
     reverse: bool,
     limit_hint: int | None,
+    hidden: Container[bytes] | None = None,
 ) -> Iterator[tuple[bytes, bytes]]:
-    """Yield the pairs of ``[start, end)`` as the transaction sees them, lazily, in scan order."""
+    """Yield the pairs of ``[start, end)`` as the transaction sees them, lazily, in scan order.
+
+    Buffered keys in ``hidden`` are left out (the snapshot's pair for them stays shadowed).
+    """
     page = None
     if limit_hint is not None:
         page = limit_hint + buffer.count_entries(start, end) + 1
@@ -131,7 +135,7 @@ def merged_scan(
             value = buffer.entries[key]
             pos = key
             next_buffered = next(buffered_keys, None)
-            if value is not None:
+            if value is not None and (hidden is None or key not in hidden):
                 yield key, value
             continue
         key, value = snap

@@ -21,7 +21,7 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from typing import TYPE_CHECKING
 
 from sqlkv.errors import ConditionFailedError, ProgrammingError
@@ -105,17 +105,31 @@ class Transaction(KVReader):
         end: bytes | None,
         reverse: bool = False,
         limit: int | None = None,
+        skip_written_since: int | None = None,
     ) -> Iterator[tuple[bytes, bytes]]:
         """Lazily yield the pairs of ``[start, end)`` this transaction sees.
 
         The span recorded for the conflict check is what the consumer pulled: up to the last
         key yielded, or the whole range once the scan runs out.
+
+        ``skip_written_since=token`` (an open savepoint) leaves out keys this transaction put
+        since that savepoint, even while the scan is running: a statement that writes into the
+        range it scans (``UPDATE t SET pk = pk + 1``, ``INSERT INTO t SELECT * FROM t``) then
+        never meets its own rows again.
         """
         self._check_active()
-        return self._scan(start, end, reverse, limit)
+        hidden = None
+        if skip_written_since is not None:
+            hidden = self._buffer.written_since(skip_written_since)
+        return self._scan(start, end, reverse, limit, hidden)
 
     def _scan(
-        self, start: bytes, end: bytes | None, reverse: bool, limit: int | None
+        self,
+        start: bytes,
+        end: bytes | None,
+        reverse: bool,
+        limit: int | None,
+        hidden: Container[bytes] | None,
     ) -> Iterator[tuple[bytes, bytes]]:
         if (limit is not None and limit <= 0) or (end is not None and end <= start):
             return
@@ -125,7 +139,7 @@ class Transaction(KVReader):
             pairs = iter(self._snapshot.scan(start, end, reverse, limit))
         else:
             tracker = self._reads.open_scan(start, end, reverse)
-            pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit)
+            pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit, hidden)
         produced = 0
         while True:
             self._check_active()  # the snapshot is closed once the transaction ends

@@ -251,3 +251,61 @@ def test_statement_savepoints_stay_cheap(mem_manager: TxnManager) -> None:
     assert txn.write_count == 90_000
     txn.commit()
     assert sum(1 for _ in mem_manager.begin().scan(b"k", b"l")) == 90_000
+
+
+def test_statement_scan_skips_its_own_writes(mem_manager: TxnManager) -> None:
+    """The Halloween problem: moving rows forward in the scanned range, copying a table."""
+    rows = {b"t/%02d" % i: b"v%d" % i for i in range(1, 8)}
+    setup = mem_manager.begin()
+    for key, value in rows.items():
+        setup.put(key, value)
+    setup.commit()
+
+    txn = mem_manager.begin()
+    statement = txn.savepoint()  # UPDATE t SET id = id + 50
+    moved = 0
+    for key, value in txn.scan(b"t/", b"t0", skip_written_since=statement):
+        txn.delete(key)
+        txn.put(b"t/%02d" % (int(key[2:]) + 50), value)
+        moved += 1
+    txn.release(statement)
+    assert moved == len(rows)
+
+    statement = txn.savepoint()  # INSERT INTO t SELECT id + 1000, v FROM t  (reverse scan)
+    copied = 0
+    for key, value in txn.scan(b"t/", b"t0", reverse=True, skip_written_since=statement):
+        txn.put(b"t/%04d" % (int(key[2:]) + 1000), value)
+        copied += 1
+    txn.release(statement)
+    assert copied == len(rows)
+    expected = {b"t/%02d" % (int(k[2:]) + 50): v for k, v in rows.items()}
+    expected.update({b"t/%04d" % (int(k[2:]) + 1050): v for k, v in rows.items()})
+    assert dict(txn.scan(b"t/", b"t0")) == expected  # without the option, all rows are seen
+    txn.commit()
+    assert dict(mem_manager.begin().scan(b"t/", b"t0")) == expected
+
+
+def test_written_since_follows_nested_rollbacks(mem_manager: TxnManager) -> None:
+    txn = mem_manager.begin()
+    txn.put(b"before", b"1")
+    statement = txn.savepoint()
+    pairs = txn.scan(b"", None, skip_written_since=statement)
+    assert next(pairs) == (b"before", b"1")  # written before the savepoint: visible
+    txn.put(b"k", b"1")
+    nested = txn.savepoint()
+    txn.put(b"j", b"1")
+    txn.rollback_to(nested)  # j's write is undone: it is no longer "written since"
+    txn.put(b"m", b"1")
+    assert list(pairs) == []  # k and m were written since the savepoint
+    written = txn._buffer.written_since(statement)
+    assert b"k" in written and b"m" in written and b"before" not in written
+    txn.put(b"j2", b"x")
+    inner = txn.savepoint()
+    txn.put(b"j3", b"x")
+    assert b"j3" in written
+    txn.rollback_to(inner)
+    txn.put(b"n", b"x")
+    assert b"j3" not in written and b"n" in written and b"j2" in written
+    txn.release(statement)
+    with pytest.raises(ProgrammingError, match="savepoint"):
+        txn.scan(b"", None, skip_written_since=statement)

@@ -8,6 +8,7 @@ copy per open transaction and per savepoint; every read and every commit is comp
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -33,6 +34,10 @@ OPS = st.one_of(
     st.tuples(st.just("put_if_absent"), KEYS, VALUES),
     st.tuples(st.just("scan"), KEYS, st.none() | KEYS, st.booleans(), LIMITS, st.none() | st.integers(0, 4)),
     st.tuples(st.just("scan_write"), KEYS, st.none() | KEYS, st.booleans(), LIMITS, st.integers(0, 3), WRITE_OPS),
+    st.tuples(
+        st.just("scan_skip"), st.integers(0, 3), KEYS, st.none() | KEYS, st.booleans(), LIMITS,
+        st.integers(0, 3), WRITE_OPS,
+    ),
     st.just(("savepoint",)),
     st.tuples(st.just("rollback_to"), st.integers(0, 3)),
     st.tuples(st.just("release"), st.integers(0, 3)),
@@ -49,6 +54,11 @@ def expected_scan(
     return pairs if limit is None else pairs[:limit]
 
 
+def written_keys(op: tuple) -> list[bytes]:
+    """Keys a write op puts or deletes by name (what ``skip_written_since`` hides)."""
+    return [op[1]] if op[0] in ("put", "delete", "put_if_absent") else []
+
+
 def apply_write(txn, state: dict[bytes, bytes], op: tuple) -> None:
     kind = op[0]
     if kind == "put":
@@ -63,6 +73,15 @@ def apply_write(txn, state: dict[bytes, bytes], op: tuple) -> None:
             del state[key]
 
 
+@dataclass
+class ModelSavepoint:
+    token: int
+    state: dict[bytes, bytes]  # the transaction's view when it was taken
+    byte_size: int  # buffered_bytes then
+    written: set[bytes]  # keys put or deleted since (skip_written_since hides them)
+    outer_written: list[set[bytes]]  # the enclosing savepoints' sets when it was taken
+
+
 class Runner:
     """Drives one transaction at a time and checks each result against the model."""
 
@@ -72,7 +91,7 @@ class Runner:
         self.committed: dict[bytes, bytes] = {}
         self.txn = None
         self.state: dict[bytes, bytes] = {}
-        self.savepoints: list[tuple[int, dict[bytes, bytes], int]] = []
+        self.savepoints: list[ModelSavepoint] = []
 
     def ensure_txn(self) -> None:
         if self.txn is None:
@@ -83,13 +102,19 @@ class Runner:
     def run(self, op: tuple) -> None:
         self.ensure_txn()
         getattr(self, "op_" + op[0])(*op[1:])
+
+    def note_written(self, op: tuple) -> None:
+        for savepoint in self.savepoints:
+            savepoint.written.update(written_keys(op))
         assert self.txn is None or self.txn.buffered_bytes >= 0
 
     def op_put(self, key: bytes, value: bytes) -> None:
         apply_write(self.txn, self.state, ("put", key, value))
+        self.note_written(("put", key, value))
 
     def op_delete(self, key: bytes) -> None:
         apply_write(self.txn, self.state, ("delete", key))
+        self.note_written(("delete", key))
 
     def op_delete_range(self, start: bytes, end: bytes) -> None:
         apply_write(self.txn, self.state, ("delete_range", start, end))
@@ -105,6 +130,7 @@ class Runner:
         else:
             self.txn.put_if_absent(key, value)
             self.state[key] = value
+            self.note_written(("put", key, value))
 
     def op_scan(self, start, end, reverse, limit, consume) -> None:
         expected = expected_scan(self.state, start, end, reverse, limit)
@@ -114,17 +140,24 @@ class Runner:
         else:
             assert list(itertools.islice(pairs, consume)) == expected[:consume]
 
-    def op_scan_write(self, start, end, reverse, limit, consume, write) -> None:
+    def op_scan_write(self, start, end, reverse, limit, consume, write, savepoint=None) -> None:
         """Writes made while a scan is open are seen once the scan reaches their keys."""
-        pairs = self.txn.scan(start, end, reverse=reverse, limit=limit)
+        hidden: set[bytes] = set() if savepoint is None else savepoint.written
+        token = None if savepoint is None else savepoint.token
+
+        def visible() -> dict[bytes, bytes]:
+            return {k: v for k, v in self.state.items() if k not in hidden}
+
+        pairs = self.txn.scan(start, end, reverse=reverse, limit=limit, skip_written_since=token)
         first = list(itertools.islice(pairs, consume))
-        assert first == expected_scan(self.state, start, end, reverse, limit)[:consume]
+        assert first == expected_scan(visible(), start, end, reverse, limit)[:consume]
         apply_write(self.txn, self.state, write)
+        self.note_written(write)
         rest = list(pairs)
         if consume and len(first) < consume:
             assert rest == []  # the scan had already run out
             return
-        after = expected_scan(self.state, start, end, reverse, None)
+        after = expected_scan(visible(), start, end, reverse, None)
         if first:
             last = first[-1][0]
             after = [(k, v) for k, v in after if (k < last if reverse else k > last)]
@@ -132,9 +165,19 @@ class Runner:
             after = after[: limit - len(first)]
         assert rest == after
 
+    def op_scan_skip(self, pick, start, end, reverse, limit, consume, write) -> None:
+        """A statement's scan: keys written since its savepoint stay out of it."""
+        if not self.savepoints:
+            with pytest.raises(ProgrammingError):
+                self.txn.scan(start, end, skip_written_since=10_000)
+            return
+        savepoint = self.savepoints[pick % len(self.savepoints)]
+        self.op_scan_write(start, end, reverse, limit, consume, write, savepoint)
+
     def op_savepoint(self) -> None:
         token = self.txn.savepoint()
-        self.savepoints.append((token, dict(self.state), self.txn.buffered_bytes))
+        outer = [set(sp.written) for sp in self.savepoints]
+        self.savepoints.append(ModelSavepoint(token, dict(self.state), self.txn.buffered_bytes, set(), outer))
 
     def op_rollback_to(self, pick: int) -> None:
         if not self.savepoints:
@@ -142,11 +185,14 @@ class Runner:
                 self.txn.rollback_to(10_000)
             return
         index = pick % len(self.savepoints)
-        token, saved, saved_bytes = self.savepoints[index]
-        self.txn.rollback_to(token)
-        self.state = dict(saved)
+        savepoint = self.savepoints[index]
+        self.txn.rollback_to(savepoint.token)
+        self.state = dict(savepoint.state)
+        savepoint.written.clear()  # every write since it is undone...
+        for outer, written in zip(self.savepoints, savepoint.outer_written):
+            outer.written = set(written)  # ...so outer savepoints forget them too
         del self.savepoints[index + 1 :]
-        assert self.txn.buffered_bytes == saved_bytes
+        assert self.txn.buffered_bytes == savepoint.byte_size
 
     def op_release(self, pick: int) -> None:
         if not self.savepoints:
@@ -154,11 +200,11 @@ class Runner:
                 self.txn.release(10_000)
             return
         index = pick % len(self.savepoints)
-        self.txn.release(self.savepoints[index][0])
+        self.txn.release(self.savepoints[index].token)
         released = self.savepoints[index:]
         del self.savepoints[index:]
         with pytest.raises(ProgrammingError):
-            self.txn.rollback_to(released[-1][0])
+            self.txn.rollback_to(released[-1].token)
 
     def op_commit(self) -> None:
         seq = self.txn.commit()
