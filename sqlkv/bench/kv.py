@@ -80,15 +80,23 @@ class LSMTarget:
     def scan(self, start: bytes, n: int) -> int:
         return len(list(self.engine.scan(start, None, limit=n)))
 
+    def delete_range(self, start: bytes, end: bytes) -> None:
+        batch = WriteBatch()
+        batch.delete_range(start, end)
+        self.engine.write(batch)
+
     def settle(self) -> None:
-        """Flush, then wait for the background compactions to catch up."""
+        """Flush, then wait until background compaction has nothing left to do."""
         self.engine.flush()
         deadline = time.time() + 600
+        last_count = -1
         while time.time() < deadline:
             stats = self.engine.stats()
-            if stats["pending_compaction_bytes"] == 0 and stats["immutable_memtables"] == 0:
+            idle = stats["pending_compaction_bytes"] == 0 and stats["immutable_memtables"] == 0
+            if idle and stats["compactions"] == last_count:
                 return
-            time.sleep(0.2)
+            last_count = stats["compactions"]
+            time.sleep(0.5)
 
     def compact(self) -> None:
         self.engine.compact()
@@ -134,6 +142,9 @@ class SqliteTarget:
 
     def scan(self, start: bytes, n: int) -> int:
         return len(self.db.execute("SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?", (start, n)).fetchall())
+
+    def delete_range(self, start: bytes, end: bytes) -> None:
+        self.db.execute("DELETE FROM kv WHERE k >= ? AND k < ?", (start, end))
 
     def settle(self) -> None:
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -185,6 +196,9 @@ class RocksTarget:  # pragma: no cover - only when rocksdict is installed
             count += 1
             it.next()
         return count
+
+    def delete_range(self, start, end):
+        self.db.delete_range(start, end)
 
     def settle(self):
         self.db.flush()
@@ -250,6 +264,14 @@ def run_target(make: Callable[[], object], w: Workload, log: Callable[[str], Non
     record("1k-key scan", timed(lambda: [target.scan(s, SCAN_LENGTH) for s in w.scan_starts]),
            len(w.scan_starts), "scan")
     res.notes["state"] = target.describe()
+    cut = key_of(n * 9 // 10)
+    record("delete 90% (one range)", timed(lambda: target.delete_range(key_of(0), cut)), 1, "op")
+    starts = [key_of(i * 7 % max(1, n * 9 // 10)) for i in range(20)]  # in the deleted part
+    record("1k scan, just after delete", timed(lambda: [target.scan(s, SCAN_LENGTH) for s in starts]),
+           len(starts), "scan")
+    target.settle()
+    record("1k scan, delete settled", timed(lambda: [target.scan(s, SCAN_LENGTH) for s in starts]),
+           len(starts), "scan")
     record("reopen + first get", timed(lambda: (target.reopen(), target.get(w.get_keys[0]))), 1, "open")
     for round_ in (2, 3):
         load(w.random_order, round_)

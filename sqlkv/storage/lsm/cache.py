@@ -16,7 +16,7 @@ from typing import Any
 class BlockCache:
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, capacity)
-        self._entries: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        self.entries: OrderedDict[tuple[int, int], Any] = OrderedDict()
         self._sizes: dict[tuple[int, int], int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
@@ -24,13 +24,13 @@ class BlockCache:
         self.misses = 0
 
     def get(self, key: tuple[int, int]) -> Any:
-        value = self._entries.get(key)
+        value = self.entries.get(key)
         if value is None:
             self.misses += 1
             return None
         self.hits += 1
         try:
-            self._entries.move_to_end(key)
+            self.entries.move_to_end(key)
         except KeyError:  # evicted by another thread in between: still a valid value
             pass
         return value
@@ -41,18 +41,18 @@ class BlockCache:
         with self._lock:
             if key in self._sizes:
                 return
-            self._entries[key] = value
+            self.entries[key] = value
             self._sizes[key] = size
             self._bytes += size
-            while self._bytes > self.capacity and self._entries:
-                old_key, _ = self._entries.popitem(last=False)
+            while self._bytes > self.capacity and self.entries:
+                old_key, _ = self.entries.popitem(last=False)
                 self._bytes -= self._sizes.pop(old_key, 0)
 
     def evict_file(self, number: int) -> None:
         """Drop the blocks of a deleted file (they would otherwise age out)."""
         with self._lock:
             for key in [k for k in self._sizes if k[0] == number]:
-                self._entries.pop(key, None)
+                self.entries.pop(key, None)
                 self._bytes -= self._sizes.pop(key)
 
     @property
@@ -64,7 +64,7 @@ class BlockCache:
         return {
             "capacity": self.capacity,
             "used_bytes": self._bytes,
-            "blocks": len(self._entries),
+            "blocks": len(self.entries),
             "hits": self.hits,
             "misses": self.misses,
             "hit_rate": round(self.hits / total, 4) if total else None,

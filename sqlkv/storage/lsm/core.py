@@ -363,7 +363,11 @@ class LSMCore:
             self.stats_counters["user_bytes"] += batch.byte_size
             if self.durability != "full":
                 self.visible_seq = last
-            if mem.size >= self.memtable_size:
+            if mem.new_range_tombstones:
+                ranges, mem.new_range_tombstones = mem.new_range_tombstones, []
+                if self._hides_much(ranges):
+                    self._rotate_memtable()  # flush soon, so compaction can drop the files
+            if self.mem.size >= self.memtable_size:
                 self._rotate_memtable()
         if self.durability == "full":
             self.wal.sync_to(end_offset)  # type: ignore[union-attr]
@@ -373,6 +377,15 @@ class LSMCore:
         if self.imm and not self.threads:
             background.wait_for_flushes(self)
         return last
+
+    def _hides_much(self, ranges: list[tuple[bytes, bytes]]) -> bool:
+        """Whether range deletes cover more table bytes than a memtable holds (DROP TABLE)."""
+        covered = 0
+        for level in self.version.levels:
+            for t in level:
+                if any(t.largest >= start and t.smallest < end for start, end in ranges):
+                    covered += t.size
+        return covered >= self.memtable_size
 
     def _rotate_memtable(self) -> None:
         """Freeze the active memtable and start a new one and a new WAL segment (write lock held)."""

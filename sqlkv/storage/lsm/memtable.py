@@ -28,6 +28,7 @@ class Memtable:
         self._sorted = SortedList()
         self._new_keys: list[bytes] = []
         self.range_tombstones: list[RangeTombstone] = []
+        self.new_range_tombstones: list[tuple[bytes, bytes]] = []  # since the writer last looked
         self._tomb_index: TombstoneIndex | None = TombstoneIndex([])
         self.lock = threading.Lock()
         self.size = 0
@@ -63,6 +64,7 @@ class Memtable:
                 self.point_tombstones += 1
             elif op == OP_DELETE_RANGE:
                 self.range_tombstones.append((a, b, seq))
+                self.new_range_tombstones.append((a, b))
                 self._tomb_index = None
                 size += len(a) + len(b) + _ENTRY_OVERHEAD
             else:

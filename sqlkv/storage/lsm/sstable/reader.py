@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import zlib
+from zlib import crc32
 from bisect import bisect_left
 
 from sqlkv.errors import CorruptionError
@@ -38,6 +39,9 @@ class TableReader:
         self.index_sizes: list[int] = []
         self.bloom: BloomFilter | None = None
         self.bloom_negatives = 0
+        self._bloom_bits = b""
+        self._bloom_nbits = 0
+        self._bloom_probes = 0
 
     # -- opening -------------------------------------------------------------------------
 
@@ -79,16 +83,19 @@ class TableReader:
             raise CorruptionError(f"malformed index block in {self.path} at offset {index_off}")
         self.index_keys, self.index_offsets, self.index_sizes = index
         self.bloom = BloomFilter(unseal(os.pread(fd, bloom_size, bloom_off), self.path, bloom_off))
+        self._bloom_bits = self.bloom.bits
+        self._bloom_nbits = self.bloom.nbits
+        self._bloom_probes = self.bloom.probes
 
     # -- blocks --------------------------------------------------------------------------
 
     def block(self, i: int) -> DataBlock:
         """Data block number ``i`` (0-based), from the cache or the disk."""
+        blk = self.cache.get((self.number, self.index_offsets[i]))
+        return blk if blk is not None else self._read_block(i)
+
+    def _read_block(self, i: int) -> DataBlock:
         offset = self.index_offsets[i]
-        key = (self.number, offset)
-        blk = self.cache.get(key)
-        if blk is not None:
-            return blk
         fd = self._fd
         if fd is None:
             raise CorruptionError(f"table file {self.path} was closed while in use")
@@ -96,23 +103,44 @@ class TableReader:
         blk = decode_data_block(raw, self.path, offset)
         if blk.keys and (i + 1 < len(self.index_keys)) and blk.keys[-1] != self.index_keys[i]:
             raise CorruptionError(f"index of {self.path} disagrees with block at offset {offset}")
-        self.cache.put(key, blk, blk.size)
+        self.cache.put((self.number, offset), blk, blk.size)
         return blk
 
     def get(self, key: bytes, seq: int) -> tuple[int, bytes | None] | None:
         """``(version seq, value)`` of the newest version of ``key`` at or below ``seq``.
 
-        None when the table holds no such version. A None value is a tombstone.
+        None when the table holds no such version. A None value is a tombstone. This is the
+        hot path of every point read, so the bloom probe and the cache lookup are inlined.
         """
         if not self._loaded:
             self.load()
-        if not self.bloom.may_contain(key):  # type: ignore[union-attr]
-            self.bloom_negatives += 1
+        nbits = self._bloom_nbits
+        if nbits:
+            bits = self._bloom_bits
+            h = crc32(key)
+            delta = ((h >> 17) | (h << 15)) & 0xFFFFFFFF
+            for _ in range(self._bloom_probes):
+                pos = h % nbits
+                if not bits[pos >> 3] & (1 << (pos & 7)):
+                    self.bloom_negatives += 1
+                    return None
+                h = (h + delta) & 0xFFFFFFFF
+        index_keys = self.index_keys
+        i = bisect_left(index_keys, key)
+        if i == len(index_keys):
             return None
-        i = bisect_left(self.index_keys, key)
-        if i == len(self.index_keys):
-            return None
-        blk = self.block(i)
+        cache = self.cache
+        cache_key = (self.number, self.index_offsets[i])
+        blk = cache.entries.get(cache_key)
+        if blk is None:
+            cache.misses += 1
+            blk = self._read_block(i)
+        else:
+            cache.hits += 1
+            try:
+                cache.entries.move_to_end(cache_key)
+            except KeyError:
+                pass
         keys = blk.keys
         j = bisect_left(keys, key)
         n = len(keys)
