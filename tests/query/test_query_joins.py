@@ -112,3 +112,14 @@ def test_explain_shows_group_by_and_sort(pair):
 ])
 def test_parenthesized_joins(pair, sql):
     pair.check(sql)
+
+
+def test_index_only_scan_when_the_index_covers_the_query(pair):
+    pair.both("CREATE INDEX emp_salary ON emp (salary)")
+    sql = "SELECT salary FROM emp WHERE salary > 2000 ORDER BY salary"
+    plan = explain(pair, sql)
+    assert any("index-only" in line for line in plan), plan
+    assert not any(line.strip().startswith("sort") for line in plan), plan
+    pair.check(sql)
+    plan = explain(pair, "SELECT name FROM emp WHERE salary > 2000")
+    assert not any("index-only" in line for line in plan), plan

@@ -162,3 +162,15 @@ def test_values_column_aliases(pair):
     aliased = pair.ours("SELECT n, s FROM (VALUES (1, 'a'), (2, 'b')) AS v(n, s) WHERE n > 1")
     plain = pair.check("SELECT column1, column2 FROM (VALUES (1, 'a'), (2, 'b')) WHERE column1 > 1")
     assert aliased == plain
+
+
+def test_views_expand_as_derived_tables(pair):
+    pair.both("CREATE VIEW rich AS SELECT id, name, dept FROM emp WHERE salary >= 4000")
+    pair.check("SELECT name FROM rich WHERE dept = 10")
+    pair.check("SELECT r.name, d.dname FROM rich r JOIN dept d ON r.dept = d.id")
+    pair.check("SELECT dept, count(*) FROM rich GROUP BY dept")
+
+
+def test_view_with_column_names(pair):
+    pair.both("CREATE VIEW v (k, who) AS SELECT id, name FROM emp")
+    pair.check("SELECT who FROM v WHERE k < 4")

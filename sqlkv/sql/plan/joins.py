@@ -128,6 +128,31 @@ class FromPlanner:
         self.using_pref: dict[str, tuple[int, int]] = {}
         self.access_plans: dict[int, Any] = {}
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
+        self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
+
+    def set_referenced(self, query: exp.Expression) -> None:
+        """Records the column names the query mentions, for index-only scans (`needed`)."""
+        if any(j is not None and j.natural for j in self.joins):
+            return
+        names: dict[str, set[str | None]] = {}
+        for node in query.walk():
+            if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
+                return  # SELECT * / t.*: all columns
+            if isinstance(node, exp.Column):
+                names.setdefault(node.name.lower(), set()).add(node.table.lower() if node.table else None)
+        self.referenced = names
+
+    def needed(self, s: int) -> set[int] | None:
+        if self.referenced is None:
+            return None
+        src = self.sources[s]
+        alias = src.alias.lower()
+        out = set()
+        for i, col in enumerate(src.columns):
+            quals = self.referenced.get(col.name.lower())
+            if quals and (None in quals or alias in quals):
+                out.add(i)
+        return out
 
     # -- compile helpers ---------------------------------------------------------------------
 
@@ -252,7 +277,7 @@ class FromPlanner:
             return FromResult(src.operator, scope, local + post)
         from sqlkv.sql.plan.access import plan_table_access
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
-                               limit=None if (post or local) else limit)
+                               limit=None if (post or local) else limit, needed=self.needed(0))
         return FromResult(ap.operator, scope, list(ap.remaining) + post, bool(ap.ordered))
 
     # -- per-source access -------------------------------------------------------------------
@@ -265,7 +290,8 @@ class FromPlanner:
             ap = self.access_plans.get(s)
             if ap is None:
                 from sqlkv.sql.plan.access import plan_table_access
-                ap = plan_table_access(src.table, src.alias, self.local[s], scope, self.env)
+                ap = plan_table_access(src.table, src.alias, self.local[s], scope, self.env,
+                                       needed=self.needed(s))
                 self.access_plans[s] = ap
             op = ap.operator
             rest = list(ap.remaining)

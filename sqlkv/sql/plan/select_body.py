@@ -61,6 +61,7 @@ class SelectBuilder:
             if contains_aggregate(w):
                 raise ProgrammingError("aggregate functions are not allowed in WHERE")
         fp.prepare(where)
+        fp.set_referenced(sel)
         relations = []
         for src, off in zip(sources, fp.offsets):
             rel = Relation(src.alias, src.columns, off)
