@@ -401,15 +401,17 @@ class Session:
     def prepare(self, stmt: ParsedStatement) -> _Prepared:
         """The cached plan for this statement text, planning it when needed."""
         catalog = self.catalog()
-        version = self.db.schema_version
+        # The version the catalog's snapshot reflects: a transaction that began before a DDL
+        # committed still reads the old descriptors, so its plans must not pass for new ones.
+        version = catalog.cache_version
         cached = self._plans.get(stmt.sql)
-        if cached is not None and cached.version == version and not catalog.dirty:
+        if cached is not None and cached.version == version == self.db.schema_version and not catalog.dirty:
             self._plans.move_to_end(stmt.sql)
             return cached
         env = self._new_env(catalog)
         plan = self._plan(stmt, catalog, env)
         prepared = _Prepared(stmt, plan, env, version)
-        if not catalog.dirty:
+        if not catalog.dirty and version == self.db.schema_version:
             self._plans[stmt.sql] = prepared
             if len(self._plans) > PLAN_CACHE_SIZE:
                 self._plans.popitem(last=False)

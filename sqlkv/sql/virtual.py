@@ -65,23 +65,33 @@ def virtual_table(name: str, catalog) -> TableDescriptor | None:
         next_column_id=len(cols) + 1,
     )
     producer = _PRODUCERS[lname]
-    desc.virtual = lambda ctx, cat=catalog: producer(ctx.catalog or cat)
+    desc.virtual = lambda ctx, only=None, cat=catalog: producer(ctx.catalog or cat, only)
     return desc
 
 
-def _tables(catalog) -> Iterator[tuple]:
+def _selected(catalog, only: str | None) -> list[TableDescriptor]:
+    """All tables, or just the one named (``WHERE table_name = 'x'`` is pushed down)."""
+    if only is None:
+        return catalog.list_tables()
+    t = catalog.find_table(only) if "." not in only else None
+    return [t] if t is not None and t.name == only else []
+
+
+def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
     for d in catalog.list_descriptors():
+        if only is not None and d.name != only:
+            continue
         yield (d.name, "VIEW" if d.kind == "view" else "BASE TABLE", d.id)
 
 
-def _columns(catalog) -> Iterator[tuple]:
-    for t in catalog.list_tables():
+def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
         for i, c in enumerate(t.columns):
             yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO", c.default_sql, c.hidden)
 
 
-def _indexes(catalog) -> Iterator[tuple]:
-    for t in catalog.list_tables():
+def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
         for idx in t.all_indexes():
             names = []
             for cid, desc in zip(idx.column_ids, idx.descending):
@@ -120,9 +130,9 @@ def describe_value(table: TableDescriptor | None, key: bytes, value: bytes) -> s
         return "0x" + value.hex()
 
 
-def kv_rows(catalog, tables: list[TableDescriptor] | None = None) -> Iterator[tuple]:
-    """(table, index, pretty key, raw key, value text) for every KV pair of the given tables."""
-    tables = catalog.list_tables() if tables is None else tables
+def kv_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    """(table, index, pretty key, raw key, value text) for every KV pair of the user tables."""
+    tables = _selected(catalog, only)
     by_id = {t.id: t for t in tables}
     names = names_lookup(by_id)
     for t in tables:

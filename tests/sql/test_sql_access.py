@@ -46,7 +46,7 @@ def test_unique_index_lookup(s):
 
 def test_range_on_secondary_index_and_between(s):
     assert plan(s, "SELECT id FROM users WHERE age BETWEEN 10 AND 12")[-1] == (
-        "scan users@users_age_idx /Table/100/3/10 - /Table/100/3/13"
+        "scan users@users_age_idx (index-only) /Table/100/3/10 - /Table/100/3/13"
     )
     assert plan(s, "SELECT * FROM users WHERE age > 85")[-1] == (
         "scan users@users_age_idx /Table/100/3/86 - /Table/100/4"
@@ -55,10 +55,10 @@ def test_range_on_secondary_index_and_between(s):
 
 def test_equality_prefix_plus_range_and_is_null(s):
     assert plan(s, "SELECT age FROM users WHERE city = 'ams' AND name >= 'n5'")[-1] == (
-        'scan users@users_city_name /Table/100/4/"ams" - /Table/100/4/"ams"/~"n5"/PrefixEnd'
+        'scan users@users_city_name (index-only) /Table/100/4/"ams" - /Table/100/4/"ams"/~"n5"/PrefixEnd'
     )
     assert plan(s, "SELECT id FROM users WHERE age IS NULL")[-1] == (
-        "scan users@users_age_idx /Table/100/3/NULL"
+        "scan users@users_age_idx (index-only) /Table/100/3/NULL"
     )
 
 

@@ -257,15 +257,25 @@ class IndexLookup(Operator):
 
 
 class VirtualScan(Operator):
-    """Rows of a virtual table (information_schema, sqlkv_internal) produced on the fly."""
+    """Rows of a virtual table (information_schema, sqlkv_internal) produced on the fly.
 
-    def __init__(self, table: TableDescriptor, alias: str, columns: list[Column]) -> None:
+    ``only`` (a constant expression for ``table_name = ...``) restricts the rows to one table;
+    the caller still applies the filter itself.
+    """
+
+    def __init__(self, table: TableDescriptor, alias: str, columns: list[Column], only=None) -> None:
         self.table = table
         self.alias = alias
         self.columns = columns
+        self.only = only
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        for i, row in enumerate(self.table.virtual(ctx)):
+        only = None
+        if self.only is not None:
+            only = self.only(())
+            if not isinstance(only, str):
+                return
+        for i, row in enumerate(self.table.virtual(ctx, only)):
             if i % _CANCEL_EVERY == 0:
                 ctx.check_cancelled()
             yield row

@@ -243,7 +243,13 @@ def plan_table_access(
     """The cheapest way to read ``table`` under ``filters`` (see module docstring)."""
     columns = table_scope(table, alias)
     if table.virtual is not None:
-        return AccessPlan(VirtualScan(table, alias, columns), list(filters), not want_order, DEFAULT_TABLE_ROWS)
+        only = None
+        for c in _constraints(filters, scope).get(0, []):  # column 0 is table_name everywhere
+            if c.kind == "eq" and table.columns[0].name == "table_name":
+                only = _const_fn(c.values[0], scope, env)
+                break
+        op = VirtualScan(table, alias, columns, only)
+        return AccessPlan(op, list(filters), not want_order, DEFAULT_TABLE_ROWS)
     cons = _constraints(filters, scope)
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
