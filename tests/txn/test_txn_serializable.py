@@ -220,3 +220,51 @@ def test_bank_transfers_from_threads(manager: TxnManager, threads: int, transfer
     assert stats["aborts"] == sum(retries)
     assert stats["commits"] == threads * transfers + 1
     assert stats["conflict_log_entries"] == 0  # nothing active any more: the log was pruned
+
+
+def _run_threads(targets: list) -> None:
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=t) for t in targets]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
+@pytest.mark.parametrize("threads,attempts,capacity", [(4, 15, 20)])
+def test_capacity_check_under_concurrent_inserts(
+    manager: TxnManager, threads: int, attempts: int, capacity: int
+) -> None:
+    """Insert only while the range holds fewer than `capacity` rows: a phantom would overfill it."""
+    inserted = [0] * threads
+    errors: list[BaseException] = []
+
+    def booker(n: int) -> None:
+        try:
+            for i in range(attempts):
+                def book(txn: Transaction) -> bool:
+                    taken = sum(1 for _ in txn.scan(b"slot/", b"slot0"))
+                    time.sleep(0)
+                    if taken >= capacity:
+                        return False
+                    txn.put(b"slot/%d-%d" % (n, i), b"x")
+                    return True
+
+                if manager.run(book, max_attempts=1000):
+                    inserted[n] += 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    _run_threads([lambda n=n: booker(n) for n in range(threads)])
+    assert not errors, errors
+    rows = list(manager.begin().scan(b"slot/", b"slot0"))
+    assert len(rows) == capacity == sum(inserted)
+
+
+@pytest.mark.slow
+def test_bank_soak(manager: TxnManager) -> None:
+    test_bank_transfers_from_threads(manager, threads=8, transfers=1000)
