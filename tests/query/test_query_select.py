@@ -174,3 +174,12 @@ def test_views_expand_as_derived_tables(pair):
 def test_view_with_column_names(pair):
     pair.both("CREATE VIEW v (k, who) AS SELECT id, name FROM emp")
     pair.check("SELECT who FROM v WHERE k < 4")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT salary AS id FROM emp ORDER BY id",
+    "SELECT dept, count(*) AS n FROM emp GROUP BY dept HAVING n > 1",
+    "SELECT id, salary / 100 AS s FROM emp ORDER BY s + id DESC",
+])
+def test_output_aliases_in_order_by_and_having(pair, sql):
+    pair.check(sql)

@@ -19,8 +19,8 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
 from sqlkv.sql.plan.joins import FromPlanner
-from sqlkv.sql.plan.names import (LazySql, Relation, SelectItem, expand_select_list, int_literal,
-                                  split_conjuncts)
+from sqlkv.sql.plan.names import (LazySql, Relation, SelectItem, column_refs, expand_select_list,
+                                  int_literal, split_conjuncts)
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
@@ -36,6 +36,28 @@ class OrderTerm:
         self.desc = desc
         self.nulls_first = nulls_first
         self.text = text
+
+
+def substitute_aliases(node: exp.Expression, items: list[SelectItem],
+                       input_names: set[str]) -> exp.Expression:
+    """Unqualified names that are output aliases but not input columns -> the aliased expression.
+
+    SQLite lets HAVING and ORDER BY expressions use select-list aliases (``HAVING n > 1``).
+    """
+    aliases = {it.name.lower(): it.node for it in items
+               if it.node is not None and it.name.lower() not in input_names}
+    if not aliases:
+        return node
+    hits = [c for c in column_refs(node) if not c.table and c.name.lower() in aliases]
+    if not hits:
+        return node
+    node = node.copy()
+    if isinstance(node, exp.Column):
+        return aliases[node.name.lower()].copy()
+    for col in column_refs(node):
+        if not col.table and col.name.lower() in aliases:
+            col.replace(aliases[col.name.lower()].copy())
+    return node
 
 
 def _has_window(node: exp.Expression) -> bool:
@@ -130,8 +152,10 @@ class SelectBuilder:
             desc = bool(term.args.get("desc"))
             nf = term.args.get("nulls_first")
             nulls_first = None if nf is None else bool(nf)
-            terms.append(OrderTerm(self._match_item(node, items, input_names), node, desc,
-                                   nulls_first, LazySql(term)))
+            item = self._match_item(node, items, input_names)
+            if item is None:
+                node = substitute_aliases(node, items, input_names)
+            terms.append(OrderTerm(item, node, desc, nulls_first, LazySql(term)))
         return terms
 
     @staticmethod
@@ -144,9 +168,8 @@ class SelectBuilder:
         if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
             lname = node.name.lower()
             for i, it in enumerate(items):
-                if it.name.lower() == lname and (it.node is None or not isinstance(it.node, exp.Column)
-                                                 or it.node.name.lower() == lname or lname not in input_names):
-                    return i
+                if it.name.lower() == lname:
+                    return i  # an output name wins over an input column (SQLite, PostgreSQL)
         for i, it in enumerate(items):
             if it.node is not None and it.node == node:
                 return i
@@ -201,7 +224,10 @@ class SelectBuilder:
         for it in items:
             node = it.node if it.node is not None else self._index_column(scope, it)
             new_items.append(SelectItem(it.name, node=rw.rewrite(node), table=it.table))
-        having = rw.rewrite(having_node.this) if having_node is not None else None
+        having = None
+        if having_node is not None:
+            input_names = {c.name.lower() for c in scope.columns}
+            having = rw.rewrite(substitute_aliases(having_node.this, items, input_names))
         new_order = [OrderTerm(t.item, rw.rewrite(t.node) if t.item is None else t.node, t.desc,
                                t.nulls_first, t.text) for t in order]
         key_fns = [p.expr(k, scope) for k in keys]
