@@ -30,13 +30,14 @@ from sqlkv.sql.dmlcommon import (
     RowChecker,
     StatementResult,
     compile_expr,
+    forget_auto_counter,
     split_conjuncts,
     target_table,
 )
 from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.scan import codec_for
 from sqlkv.sql.plan.access import plan_table_access, table_scope
-from sqlkv.sql.rowwriter import RowWriter
+from sqlkv.sql.rowwriter import DuplicatePrimaryKey, RowWriter
 from sqlkv.storage.kv import prefix_end
 from sqlkv.encoding.keys import index_prefix
 
@@ -252,9 +253,11 @@ class InsertPlan:
             if row[i] is _MISSING or row[i] is _DEFAULT:
                 row[i] = None if i in self.defaults.auto and self.defaults.fns[i] is None else self.defaults.value(i)
         self.checker.cast_row(row)
+        self._auto_assigned = False
         for i in self.defaults.auto:
             if row[i] is None:
                 row[i] = self.defaults.next_auto(txn)
+                self._auto_assigned = True
             elif isinstance(row[i], int):
                 self.defaults.saw_value(txn, row[i])
         out = tuple(row)
@@ -270,7 +273,16 @@ class InsertPlan:
         auto = self.defaults.auto
         for values in self._source_rows(ctx):
             row = self.build_row(values, txn)
-            written = self._write(writer, row, txn)
+            try:
+                written = self._write(writer, row, txn)
+            except DuplicatePrimaryKey:
+                # an auto-assigned id can collide with a key written since the counter was
+                # read (e.g. an UPDATE moved a row): re-read the maximum once and retry
+                if not self._auto_assigned or len(auto) != 1:
+                    raise
+                row = list(row)
+                row[auto[0]] = self.defaults.next_auto(txn, refresh=True)
+                written = self._write(writer, tuple(row), txn)
             if written is None:
                 continue
             count += 1
@@ -381,6 +393,7 @@ class UpdatePlan:
             self.checker.check(new_t)
             changes.append((old, new_t))
         writer = RowWriter(self.table, self.codec, ctx.txn)
+        forget_auto_counter(ctx.txn, self.table.id)
         for old, new in changes:
             if old != new:
                 writer.remove_changed(old, new)
@@ -406,6 +419,7 @@ class DeletePlan:
     def execute(self, ctx: ExecContext) -> StatementResult:
         victims = self.target.rows(ctx)
         writer = RowWriter(self.table, self.codec, ctx.txn)
+        forget_auto_counter(ctx.txn, self.table.id)
         for row in victims:
             writer.delete(row)
         rows = [self.returning.project(r) for r in victims] if self.columns is not None else None
@@ -423,6 +437,7 @@ class TruncatePlan:
 
     def execute(self, ctx: ExecContext) -> StatementResult:
         for table in self.tables:
+            forget_auto_counter(ctx.txn, table.id)
             for index in table.all_indexes():
                 start = index_prefix(table.id, index.id)
                 ctx.txn.delete_range(start, prefix_end(start))

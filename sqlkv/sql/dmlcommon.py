@@ -8,6 +8,7 @@ INTEGER PRIMARY KEY), and a `Returning` projection compiled against the table's 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -88,6 +89,16 @@ class RowChecker:
                 )
 
 
+_AUTO_COUNTERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # txn -> {table id: next}
+
+
+def forget_auto_counter(txn, table_id: int) -> None:
+    """UPDATE/DELETE/TRUNCATE may change max(id): the next auto id is read again (SQLite's max+1)."""
+    counters = _AUTO_COUNTERS.get(txn)
+    if counters is not None:
+        counters.pop(table_id, None)
+
+
 class Defaults:
     """Values for columns an INSERT does not mention: DEFAULT expressions or auto ids."""
 
@@ -101,28 +112,33 @@ class Defaults:
             else:
                 self.fns.append(None)
         self.auto = [i for i, c in enumerate(table.columns) if c.auto_increment]
-        self._next: dict[int, int] = {}  # id(txn) -> next auto value
-        self._txn_ref: Any = None
 
     def value(self, i: int) -> Any:
         fn = self.fns[i]
         return None if fn is None else fn(())
 
-    def next_auto(self, txn) -> int:
+    def _counters(self, txn) -> dict[int, int]:
+        # Shared by every plan running in the transaction: two INSERT texts into one table
+        # must not hand out the same id.
+        counters = _AUTO_COUNTERS.get(txn)
+        if counters is None:
+            counters = _AUTO_COUNTERS[txn] = {}
+        return counters
+
+    def next_auto(self, txn, refresh: bool = False) -> int:
         """max(auto column)+1, read once per transaction and then counted locally."""
-        if self._txn_ref is not txn:
-            self._txn_ref = txn
-            self._next = {}
-        nxt = self._next.get(0)
+        counters = self._counters(txn)
+        nxt = None if refresh else counters.get(self.table.id)
         if nxt is None:
             nxt = self._read_max(txn) + 1
-        self._next[0] = nxt + 1
+        counters[self.table.id] = nxt + 1
         return nxt
 
     def saw_value(self, txn, v: int) -> None:
         """An explicit value for the auto column: keep the counter past it."""
-        if self._txn_ref is txn and 0 in self._next and v >= self._next[0]:
-            self._next[0] = v + 1
+        counters = self._counters(txn)
+        if self.table.id in counters and v >= counters[self.table.id]:
+            counters[self.table.id] = v + 1
 
     def _read_max(self, txn) -> int:
         codec = codec_for(self.table)

@@ -15,6 +15,10 @@ from sqlkv.errors import ConditionFailedError, IntegrityError
 from sqlkv.sql.rowcodec import IndexCodec, TableCodec
 
 
+class DuplicatePrimaryKey(IntegrityError):
+    """A row with the same primary key exists (lets INSERT retry an auto-assigned id)."""
+
+
 def pkey_name(table: TableDescriptor) -> str:
     return table.primary_index.name
 
@@ -30,7 +34,8 @@ class RowWriter:
     def _duplicate(self, constraint: str, columns: list[int], row: tuple) -> IntegrityError:
         names = ", ".join(self.table.columns[p].name for p in columns)
         vals = ", ".join("NULL" if row[p] is None else str(row[p]) for p in columns)
-        return IntegrityError(
+        cls = DuplicatePrimaryKey if constraint == pkey_name(self.table) else IntegrityError
+        return cls(
             f'duplicate key value violates unique constraint "{constraint}" (Key ({names})=({vals}) already exists)'
         )
 

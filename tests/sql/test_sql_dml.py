@@ -185,3 +185,24 @@ def test_float_decimal_date_columns_roundtrip(s):
         (1, 2.0, Decimal("3.50"), datetime.date(2024, 1, 31), datetime.datetime(2024, 1, 31, 12), True, b"\x00\x01")
     ]
     assert rows(s, "SELECT id FROM m WHERE dt = '2024-01-31'") == [(1,)]
+
+
+def test_auto_ids_follow_sqlite_within_one_transaction(s):
+    s.execute("CREATE TABLE a (id INTEGER PRIMARY KEY, v TEXT)")
+    lite = sqlite3.connect(":memory:", isolation_level=None)
+    lite.execute("CREATE TABLE a (id INTEGER PRIMARY KEY, v TEXT)")
+    script = [
+        "BEGIN",
+        "INSERT INTO a (v) VALUES ('a')",
+        "INSERT INTO a (v) VALUES ('b')",  # another statement text, same table
+        "INSERT INTO a (v) VALUES ('a')",
+        "UPDATE a SET id = 10 WHERE id = 3",
+        "INSERT INTO a (v) VALUES ('a')",
+        "DELETE FROM a WHERE id = 11",
+        "INSERT INTO a (v) VALUES ('b')",
+        "COMMIT",
+    ]
+    for sql in script:
+        s.execute(sql)
+        lite.execute(sql)
+    assert rows(s, "SELECT * FROM a ORDER BY id") == lite.execute("SELECT * FROM a ORDER BY id").fetchall()
