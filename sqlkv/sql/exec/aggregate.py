@@ -290,6 +290,8 @@ class HashAggregate(Operator):
         keys = self.keys
         specs = self.aggs
         args = [(spec.arg if spec.arg is not None else _no_arg) for spec in specs]
+        if not keys:
+            return self._accumulate_scalar(ctx, args)
         n = 0
         for row in counted(self.child, ctx):
             key = tuple([k(row) for k in keys])
@@ -302,6 +304,26 @@ class HashAggregate(Operator):
             if not n & 4095:
                 ctx.check_cancelled()
         return groups
+
+    def _accumulate_scalar(self, ctx: ExecContext, args: list) -> dict[tuple, list[Accumulator]]:
+        """No GROUP BY: one accumulator list, no per-row key tuple or dict lookup."""
+        accs = [spec.factory() for spec in self.aggs]
+        pairs = list(zip([acc.add for acc in accs], args))
+        n = 0
+        if len(pairs) == 1 and isinstance(accs[0], CountStar):
+            for _row in counted(self.child, ctx):
+                n += 1
+                if not n & 4095:
+                    ctx.check_cancelled()
+            accs[0].n = n
+        else:
+            for row in counted(self.child, ctx):
+                for add, arg in pairs:
+                    add(arg(row))
+                n += 1
+                if not n & 4095:
+                    ctx.check_cancelled()
+        return {(): accs}
 
     def describe(self) -> str:
         aggs = ", ".join(str(s.text) for s in self.aggs if s.func != "any_value")
