@@ -40,36 +40,19 @@ from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, WalWriter, encode_record, r
 _EMPTY: tuple = ()
 
 
-class PinnedScan:
-    """A scan holding its Version pinned until exhausted, closed or garbage collected."""
+def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
+                reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+    """The merged pairs, holding ``version`` pinned until exhausted, closed or collected.
 
-    def __init__(self, core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
-                 reverse: bool) -> None:
-        self._core: LSMCore | None = core
-        self._version = version
+    The caller primes the generator with one ``next()`` (which yields None) so that it sits
+    inside the ``try``: from then on closing or collecting it runs the ``finally``.
+    """
+    try:
+        yield None  # type: ignore[misc]
         cursors, tombs = sources
-        self._pairs = merge(cursors, seq, tombs, reverse)
-
-    def __iter__(self) -> PinnedScan:
-        return self
-
-    def __next__(self) -> tuple[bytes, bytes]:
-        try:
-            return next(self._pairs)
-        except StopIteration:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        core, self._core = self._core, None
-        if core is not None:
-            core.unpin(self._version)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        yield from merge(cursors, seq, tombs, reverse)
+    finally:
+        core.unpin(version)
 
 
 def wal_path(directory: str, number: int) -> str:
@@ -311,7 +294,13 @@ class LSMCore:
                 state = self.read_state
             state.version.pins += 1
             self.pinned[id(state.version)] = state.version
-        scan = PinnedScan(self, state.version, self._cursors(state, start, end, reverse), seq, reverse)
+        try:
+            sources = self._cursors(state, start, end, reverse)
+        except BaseException:
+            self.unpin(state.version)
+            raise
+        scan = pinned_scan(self, state.version, sources, seq, reverse)
+        next(scan)  # prime: the version is released when the generator ends or is collected
         return islice(scan, limit) if limit is not None else scan
 
     def _cursors(self, state: ReadState, start: bytes, end: bytes | None, reverse: bool) -> tuple[list, list]:
