@@ -57,6 +57,7 @@ class Transaction(KVReader):
         # Runs once: on commit/rollback, or when an abandoned transaction is garbage-collected,
         # so a forgotten transaction cannot pin the manager's conflict log or the snapshot.
         self._finalizer = weakref.finalize(self, manager._release_txn, txn_id, snapshot)
+        self._finalizer.atexit = False  # at interpreter exit the engine goes away anyway
 
     # -- state ---------------------------------------------------------------------------
 
@@ -131,6 +132,7 @@ class Transaction(KVReader):
         limit: int | None,
         hidden: Container[bytes] | None,
     ) -> Iterator[tuple[bytes, bytes]]:
+        self._check_active()  # the body first runs at the first next(), maybe after the end
         if (limit is not None and limit <= 0) or (end is not None and end <= start):
             return
         if self.read_only:
@@ -140,18 +142,16 @@ class Transaction(KVReader):
         else:
             tracker = self._reads.open_scan(start, end, reverse)
             pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit, hidden)
-        produced = 0
-        while True:
-            self._check_active()  # the snapshot is closed once the transaction ends
-            pair = next(pairs, None)
-            if pair is None:
-                break
+        remaining = -1 if limit is None else limit  # -1: unlimited
+        for pair in pairs:
             if tracker is not None:
                 tracker.last = pair[0]
             yield pair
-            produced += 1
-            if limit is not None and produced >= limit:
+            remaining -= 1
+            if remaining == 0:
                 return
+            if not self._active:  # the snapshot is closed once the transaction ends
+                self._check_active()
         if tracker is not None:
             tracker.exhausted = True
 

@@ -44,9 +44,12 @@ def test_open_scan_stops_when_transaction_ends(mem_manager: TxnManager) -> None:
     txn = mem_manager.begin()
     pairs = txn.scan(b"", None)
     next(pairs)
+    unstarted = txn.scan(b"", None)
     txn.rollback()
     with pytest.raises(ProgrammingError):
         next(pairs)
+    with pytest.raises(ProgrammingError):
+        next(unstarted)
 
 
 def test_read_only_transaction_cannot_write(mem_manager: TxnManager) -> None:
