@@ -55,7 +55,12 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, bytes):
-        return f"X'{value.hex()}'"
+        try:
+            text = value.decode("utf-8")
+        except UnicodeDecodeError:
+            # sqlkv's parser has no bytes literal yet for arbitrary bytes; X'..' is the standard one.
+            return f"X'{value.hex()}'"
+        return "CAST('" + text.replace("'", "''") + "' AS BYTES)"
     if isinstance(value, datetime.datetime):
         return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
     if isinstance(value, datetime.date):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -91,7 +92,10 @@ def close_session(session: Any, err: Any = None) -> None:
             err.write("warning: the open transaction was rolled back (no COMMIT)\n")
             session.rollback()
     finally:
-        session.close()
+        try:
+            session.close()
+        finally:
+            session.db.close()  # databases are shared and reference counted per path
 
 
 def _run_database(args: argparse.Namespace) -> int:
@@ -140,11 +144,40 @@ def _run_subcommand(args: list[str]) -> int:
     if name == "test":
         return _delegate("sqlkv.tools.slt", "run", rest, "the sqllogictest runner")
     if name == "check":
-        return _delegate("sqlkv.sql.check", "run", rest, "the consistency checker")
+        return _run_check(rest)
     parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
     parser.add_argument("suite", choices=("kv", "sql"), help="kv: the storage engine; sql: SQL vs sqlite3")
     known, extra = parser.parse_known_args(rest[:1])
     return _delegate(f"sqlkv.bench.{known.suite}", "run", extra + rest[1:], f"the {known.suite} benchmark")
+
+
+def _run_check(argv: list[str]) -> int:
+    """``sqlkv check DATABASE``: every index entry matches its row and vice versa."""
+    parser = argparse.ArgumentParser(prog="sqlkv check",
+                                     description="check a database: rows against their index entries")
+    parser.add_argument("database", help="database directory")
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.database):
+        sys.stderr.write(f"sqlkv check: {args.database}: no such database directory\n")
+        return 1
+    try:
+        from sqlkv.sql.check import check_database
+
+        session = open_session(args.database)
+        try:
+            problems = check_database(session)
+        finally:
+            close_session(session)
+    except Error as exc:
+        sys.stderr.write(f"sqlkv check: {args.database}: {describe_error(exc)}\n")
+        return 1
+    for problem in problems:
+        sys.stdout.write(problem + "\n")
+    if problems:
+        sys.stdout.write(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found\n")
+        return 1
+    sys.stdout.write(f"{args.database}: ok\n")
+    return 0
 
 
 def _delegate(module_name: str, func_name: str, argv: list[str], what: str) -> int:

@@ -46,6 +46,8 @@ class Connection:
         self._closed = False
         self._thread = threading.get_ident() if check_same_thread else None
         self._cursors: weakref.WeakSet[Cursor] = weakref.WeakSet()
+        # The cursor whose rows are still being produced lazily by the session, if any.
+        self._streaming: Cursor | None = None
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -66,12 +68,22 @@ class Connection:
         return bool(self._check_open().in_transaction)
 
     def commit(self) -> None:
-        """Commit the open transaction (nothing to do when none is open)."""
-        self._check_open().commit()
+        """Commit the open transaction (nothing to do when none is open).
+
+        Rows a cursor has not fetched yet stay fetchable: they are read before the commit.
+        """
+        session = self._check_open()
+        self._settle_streaming(None)
+        session.commit()
 
     def rollback(self) -> None:
-        """Roll back the open transaction (nothing to do when none is open)."""
-        self._check_open().rollback()
+        """Roll back the open transaction (nothing to do when none is open).
+
+        Rows a cursor has not fetched yet stay fetchable: they are read before the rollback.
+        """
+        session = self._check_open()
+        self._settle_streaming(None)
+        session.rollback()
 
     # -- cursors and shortcuts --------------------------------------------------------------
 
@@ -104,12 +116,16 @@ class Connection:
         for cursor in list(self._cursors):
             cursor.close()
         self._closed = True
+        self._streaming = None
         session, self._session = self._session, None
         try:
             if session.in_transaction:
                 session.rollback()
         finally:
-            session.close()
+            try:
+                session.close()
+            finally:
+                session.db.close()  # databases are shared and reference counted per path
 
     def __enter__(self) -> Connection:
         self._check_open()
@@ -151,6 +167,23 @@ class Connection:
 
     def _forget_cursor(self, cursor: Cursor) -> None:
         self._cursors.discard(cursor)
+        if self._streaming is cursor:
+            self._streaming = None
+
+    def _settle_streaming(self, next_user: Cursor | None) -> None:
+        """Before the session runs anything else, finish the lazily streaming cursor's rows.
+
+        The session produces one statement's rows at a time (a new statement ends the previous
+        result, and a cached plan is reused by the same SQL text), so a cursor still holding a
+        live result would silently lose rows. Reading its rest into memory now keeps them, and
+        they are the rows as of their own statement. A cursor re-executing drops its own.
+        """
+        streaming, self._streaming = self._streaming, None
+        if streaming is not None and streaming is not next_user:
+            streaming._buffer_remaining()
+
+    def _streaming_started(self, cursor: Cursor) -> None:
+        self._streaming = cursor
 
 
 _DURABILITY = ("full", "normal", "off")

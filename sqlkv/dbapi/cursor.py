@@ -53,8 +53,10 @@ class Cursor:
         """Run one statement with ``?`` (sequence) or ``:name`` (mapping) parameters."""
         session = self._check_open()
         params = adapt_parameters(parameters)
+        sql = self._check_sql(operation)
+        self._connection._settle_streaming(self)
         self._reset()
-        result = session.execute(self._check_sql(operation), params)
+        result = session.execute(sql, params)
         self._take(result)
         return self
 
@@ -65,6 +67,7 @@ class Cursor:
         """
         session = self._check_open()
         sql = self._check_sql(operation)
+        self._connection._settle_streaming(self)
         self._reset()
         # A generator keeps huge parameter streams out of memory; validation happens per set.
         params_stream = (adapt_parameters(params) for params in seq_of_parameters)
@@ -77,18 +80,18 @@ class Cursor:
     def executescript(self, script: str) -> Cursor:
         """Run several ``;``-separated statements (no parameters); rows of the last are kept."""
         session = self._check_open()
+        sql = self._check_sql(script)
+        self._connection._settle_streaming(self)
         self._reset()
         last = None
         last_rows: list[tuple] = []
-        for result in session.execute_script(self._check_sql(script)):
+        for result in session.execute_script(sql):
             # The next statement runs when the loop asks for it, so read this one's rows now:
             # they must show the data at their point in the script.
             last = result
             last_rows = list(result) if result.columns is not None else []
         if last is not None:
-            self._take(last)
-            if last.columns is not None:
-                self._rows = iter(last_rows)
+            self._take(last, iter(last_rows))
         return self
 
     # -- fetching ---------------------------------------------------------------------------
@@ -171,8 +174,8 @@ class Cursor:
         self._description = None
         self.rowcount = -1
 
-    def _take(self, result: Any) -> None:
-        """Adopt a session Result: description, counts, and a lazy row iterator."""
+    def _take(self, result: Any, rows: Iterator[tuple] | None = None) -> None:
+        """Adopt a session Result: description, counts, and its (lazy) rows."""
         self.rowcount = result.rowcount if result.rowcount is not None else -1
         if result.lastrowid is not None:
             self.lastrowid = result.lastrowid
@@ -181,4 +184,13 @@ class Cursor:
             self._description = None
         else:
             self._description = tuple(description_entry(col) for col in result.columns)
-            self._rows = iter(result)
+            if rows is None:
+                self._rows = iter(result)
+                self._connection._streaming_started(self)
+            else:
+                self._rows = rows
+
+    def _buffer_remaining(self) -> None:
+        """Read the rest of a lazy result now (another statement is about to run)."""
+        if self._rows is not None:
+            self._rows = iter(list(self._rows))

@@ -395,6 +395,8 @@ def test_durable_options_reopen(tmp_path: Path) -> None:
     conn.close()
     ro = sqlkv.connect(str(path), read_only=True)
     assert ro.execute("SELECT k FROM t").fetchall() == [(1,)]
-    with pytest.raises(sqlkv.Error):
-        ro.execute("INSERT INTO t VALUES (2)")
+    with pytest.raises(sqlkv.OperationalError, match="read-only"):
+        ro.execute("INSERT INTO t VALUES (2)")  # refused here or, at the latest, at commit
+        ro.commit()
+    assert ro.execute("SELECT k FROM t").fetchall() == [(1,)]
     ro.close()

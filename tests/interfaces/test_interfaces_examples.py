@@ -71,8 +71,34 @@ def test_driver_demo_runs() -> None:
     assert all(s[1] == "6" for s in sensors[1:])
 
 
-def test_key_tour_runs() -> None:
+def _csv_sections(text: str, headers: set[str]) -> list[list[list[str]]]:
+    """Split csv-mode output into one list of rows per result (each starts with its header)."""
+    sections: list[list[list[str]]] = []
+    for row in csv.reader(io.StringIO(text)):
+        if ",".join(row) in headers:
+            sections.append([])
+        else:
+            sections[-1].append(row)
+    return sections
+
+
+def test_key_tour_shows_the_keys_statements_write() -> None:
     result = run_sqlkv("-f", str(EXAMPLES / "key_tour.sql"), "--mode", "csv")
     assert result.status == 0, result.err
-    assert "/users/primary/" in result.out
-    assert "/users/users_email_key/" in result.out or "users_email" in result.out
+    after_insert, after_update, after_delete, plan_get, plan_scan = _csv_sections(
+        result.out, {"index_name,key,value", "key,value", "index_name,keys", "info"})
+    # Two rows, three indexes: six keys, each shown under its table and index name.
+    assert len(after_insert) == 6
+    assert all(key.startswith(f"/users/{index}/") or key == f"/users/{index}" or
+               key.startswith(f"/users/{index}/") for index, key, _ in after_insert)
+    assert {index for index, _, _ in after_insert} == {"users_email_key", "users_name_desc",
+                                                       after_insert[0][0]}
+    # Integer keys sort numerically: id 2 before id 10 in the primary index.
+    primary = [key for index, key, _ in after_insert if index == after_insert[0][0]]
+    assert primary[0].split("/")[3] == "2" and primary[1].split("/")[3] == "10"
+    # The UPDATE moved the email entry; the DELETE left one key per index.
+    assert any("ada@lovelace.org" in key for key, _ in after_update)
+    assert not any("ada@example.com" in key for key, _ in after_update)
+    assert [int(n) for _, n in after_delete] == [1, 1, 1]
+    assert any("get" in line[0] or "lookup" in line[0] for line in plan_get)
+    assert any("scan" in line[0] for line in plan_scan)
