@@ -78,14 +78,6 @@ class WriteBuffer:
         hi = len(entries) if end is None else entries.bisect_left(end)
         return max(0, hi - entries.bisect_left(start))
 
-    def ranges_overlap(self, start: bytes, end: bytes | None) -> bool:
-        """Whether any buffered range delete intersects ``[start, end)``."""
-        ranges = self.ranges
-        if not ranges:
-            return False
-        i = len(ranges) if end is None else ranges.bisect_left(end)
-        return i > 0 and ranges.peekitem(i - 1)[1] > start
-
     @property
     def write_count(self) -> int:
         """Distinct keys and ranges the commit batch will carry."""
@@ -118,14 +110,16 @@ class WriteBuffer:
 
     def put(self, key: bytes, value: bytes | None) -> None:
         """Buffer ``key -> value`` (``value=None``: a point delete)."""
-        added = len(key) + (0 if value is None else len(value)) + ENTRY_OVERHEAD
-        if self.byte_size + added > self.max_bytes:
-            raise OperationalError(
-                f"transaction too large: {self.byte_size + added} bytes buffered in "
-                f"{self.write_count + 1} writes exceeds the limit of {self.max_bytes} bytes "
-                f"(max_txn_bytes); split the work into smaller transactions"
-            )
         previous = self.entries.get(key, _ABSENT)
+        new_size = self.byte_size + _entry_size(key, value)
+        if previous is not _ABSENT:
+            new_size -= _entry_size(key, previous)  # type: ignore[arg-type]
+        if new_size > self.max_bytes:
+            raise OperationalError(
+                f"transaction too large: {new_size} bytes buffered in {self.write_count + 1} "
+                f"writes exceeds the limit of {self.max_bytes} bytes (max_txn_bytes); split the "
+                f"work into smaller transactions"
+            )
         if self._marks:
             self._undo.append((_UNDO_ENTRY, key, previous))
         self._set_entry(key, value, previous)
