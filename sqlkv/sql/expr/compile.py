@@ -34,6 +34,7 @@ from sqlkv.sql.expr.operators import (
     logic_and,
     logic_not,
     logic_or,
+    unify,
 )
 from sqlkv.sql.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
 
@@ -314,8 +315,9 @@ def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     left, right = c.compile(node.this), c.compile(node.expression)
     if left.const and not right.const:  # keep the constant on the right for the fast paths
         left, right, op = right, left, _FLIPPED[op]
-    pred = comparison_predicate(op, left, right)
-    return c.derived(comparison(op, left, right), BOOL, [left, right], pred)
+    unified = unify([left, right], op)
+    pred = comparison_predicate(op, left, right, unified)
+    return c.derived(comparison(op, left, right, unified), BOOL, [left, right], pred)
 
 
 def predicate_fn(c: Compiler, node: exp.Expression) -> RowFn:

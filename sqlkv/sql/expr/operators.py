@@ -173,9 +173,12 @@ def _plain_column(p: Compiled, fn: RowFn) -> int | None:
     return p.column if p.column is not None and fn is p.fn else None
 
 
-def comparison(op: str, left: Compiled, right: Compiled) -> RowFn:
-    """``left op right`` with SQL NULL semantics."""
-    (fa, fb), target = unify([left, right], op)
+Unified = tuple[list[RowFn], SqlType]
+
+
+def comparison(op: str, left: Compiled, right: Compiled, unified: Unified | None = None) -> RowFn:
+    """``left op right`` with SQL NULL semantics (``unified``: `unify`'s result, if already known)."""
+    (fa, fb), target = unified or unify([left, right], op)
     if not target.known and not left.const and not right.const:
         def compare_checked(r: tuple) -> object:
             a = fa(r)
@@ -209,11 +212,12 @@ def comparison(op: str, left: Compiled, right: Compiled) -> RowFn:
     return compare
 
 
-def comparison_predicate(op: str, left: Compiled, right: Compiled) -> RowFn:
+def comparison_predicate(op: str, left: Compiled, right: Compiled, unified: Unified | None = None) -> RowFn:
     """Like `comparison` but returns False where the SQL value is NULL (WHERE/ON/HAVING)."""
-    (fa, fb), target = unify([left, right], op)
+    unified = unified or unify([left, right], op)
+    (fa, fb), target = unified
     if not target.known:
-        fn = comparison(op, left, right)
+        fn = comparison(op, left, right, unified)
         return lambda r: fn(r) is True
     cmp = COMPARE_OPS[op]
     if right.const:
