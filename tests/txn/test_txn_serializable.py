@@ -35,6 +35,8 @@ TXN_OP = st.one_of(
     st.tuples(st.just("delete"), KEY),
     st.tuples(st.just("put_if_absent"), KEY),
     st.tuples(st.just("delete_range"), KEY, KEY),
+    st.just(("savepoint",)),
+    st.just(("rollback_to_last",)),
 )
 
 
@@ -43,6 +45,15 @@ class DictTxn:
 
     def __init__(self, state: dict[bytes, bytes]) -> None:
         self.state = state
+        self.saved: list[dict[bytes, bytes]] = []
+
+    def savepoint(self) -> dict[bytes, bytes]:
+        self.saved.append(dict(self.state))
+        return self.saved[-1]
+
+    def rollback_to(self, saved: dict[bytes, bytes]) -> None:
+        self.state.clear()
+        self.state.update(saved)
 
     def get(self, key: bytes) -> bytes | None:
         return self.state.get(key)
@@ -67,9 +78,20 @@ class DictTxn:
             del self.state[key]
 
 
-def perform(txn: Transaction | DictTxn, op: tuple, value: bytes) -> object:
-    """Run one op and return what it observed (the oracle compares these)."""
+def perform(txn: Transaction | DictTxn, op: tuple, value: bytes, savepoints: dict) -> object:
+    """Run one op and return what it observed (the oracle compares these).
+
+    ``savepoints`` maps id(txn) to that transaction's open savepoints, innermost last.
+    """
     kind = op[0]
+    if kind == "savepoint":
+        savepoints.setdefault(id(txn), []).append(txn.savepoint())
+        return None
+    if kind == "rollback_to_last":
+        stack = savepoints.get(id(txn))
+        if stack:
+            txn.rollback_to(stack[-1])  # the savepoint stays open
+        return None
     if kind == "get":
         return txn.get(op[1])
     if kind == "scan":
@@ -108,13 +130,14 @@ def test_committed_transactions_equal_a_serial_run_in_commit_order(initial, prog
     commit_order: list[int] = []
     outcome: dict[int, str] = {}
     choices = iter(schedule)
+    savepoints: dict[int, list] = {}
     while len(outcome) < len(programs):
         pending = [i for i in range(len(programs)) if i not in outcome]
         i = pending[next(choices, 0) % len(pending)]
         program = programs[i]
         if steps[i] < len(program):
             value = b"t%d.%d" % (i, steps[i])
-            observed[i].append(perform(txns[i], program[steps[i]], value))
+            observed[i].append(perform(txns[i], program[steps[i]], value, savepoints))
             steps[i] += 1
             continue
         try:
@@ -134,8 +157,10 @@ def test_committed_transactions_equal_a_serial_run_in_commit_order(initial, prog
 
     state = dict(initial)
     for i in commit_order:
-        replay = DictTxn(state)
-        replayed = [perform(replay, op, b"t%d.%d" % (i, j)) for j, op in enumerate(programs[i])]
+        replay, replay_savepoints = DictTxn(state), {}
+        replayed = [
+            perform(replay, op, b"t%d.%d" % (i, j), replay_savepoints) for j, op in enumerate(programs[i])
+        ]
         assert replayed == observed[i], f"txn {i} saw a state no serial order produces"
     assert dict(engine.scan(b"", None)) == state
     assert manager.stats()["active"] == 0
