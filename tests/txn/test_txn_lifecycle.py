@@ -312,3 +312,20 @@ def test_written_since_follows_nested_rollbacks(mem_manager: TxnManager) -> None
     txn.release(statement)
     with pytest.raises(ProgrammingError, match="savepoint"):
         txn.scan(b"", None, skip_written_since=statement)
+
+
+def test_limited_scan_refills_when_its_own_deletes_hide_the_page(manager: TxnManager) -> None:
+    setup = manager.begin()
+    for i in range(10):
+        setup.put(b"k%d" % i, b"v")
+    setup.commit()
+    for reverse in (False, True):
+        txn = manager.begin()
+        pairs = txn.scan(b"k", b"l", reverse=reverse, limit=3)
+        first = next(pairs)[0]
+        ahead = range(1, 6) if not reverse else range(4, 9)
+        for i in ahead:  # delete the next five keys the scan would have returned
+            txn.delete(b"k%d" % i)
+        rest = [k for k, _ in pairs]
+        assert [first] + rest == ([b"k0", b"k6", b"k7"] if not reverse else [b"k9", b"k3", b"k2"])
+        txn.rollback()
