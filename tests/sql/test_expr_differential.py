@@ -1,7 +1,8 @@
 """Differential test: random well-typed expressions over INT columns with NULLs, against sqlite3.
 
-Only constructs whose semantics SQLite and sqlkv share are generated: + - *, comparisons,
-AND/OR/NOT, CASE, COALESCE, NULLIF, BETWEEN, IN, IS NULL. SQLite turns an integer overflow into a
+Only constructs whose semantics SQLite and sqlkv share are generated: + - * / % (both truncate
+toward zero and give NULL for a zero divisor), comparisons, AND/OR/NOT, CASE, COALESCE, NULLIF,
+BETWEEN, IN, IS NULL. SQLite turns an integer overflow into a
 REAL while sqlkv raises DataError; such cases are checked to be overflows on the SQLite side.
 """
 
@@ -33,7 +34,7 @@ int_leaf = st.one_of(
 def _int_level(sub: st.SearchStrategy[str], cond: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.one_of(
         int_leaf,
-        st.tuples(sub, st.sampled_from(["+", "-", "*"]), sub).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(sub, st.sampled_from(["+", "-", "*", "/", "%"]), sub).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
         sub.map(lambda e: f"(- {e})"),
         st.tuples(cond, sub, sub).map(lambda t: f"(CASE WHEN {t[0]} THEN {t[1]} ELSE {t[2]} END)"),
         st.tuples(sub, sub, sub).map(lambda t: f"(CASE {t[0]} WHEN {t[1]} THEN {t[2]} END)"),
