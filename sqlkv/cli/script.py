@@ -15,6 +15,7 @@ status 1; the CREATE TABLE stays committed. ``keep_going`` reports the error and
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -35,20 +36,27 @@ class ScriptRun:
     echo: bool = False
 
 
-def error_location(stmt: Any, exc: BaseException) -> tuple[int, int]:
-    """Line and column of an error in the script text.
+_WHERE_IN_STATEMENT = re.compile(r" at line (\d+), column (\d+)")
 
-    A statement knows where it starts; an error that knows its position inside the statement
-    (``line``/``col`` attributes, 1-based, as parse errors carry) is placed exactly.
+
+def error_location(stmt: Any, exc: BaseException) -> tuple[int, int, str]:
+    """Line, column and message of an error in the script text.
+
+    A statement knows where it starts. A syntax error says where it is inside the statement
+    (" at line 2, column 7" in its message); that is moved into the location, so the user
+    sees ``script.sql:14:7: syntax error near ...`` pointing at the offending token.
     """
-    line, col = int(getattr(stmt, "line", 1)), int(getattr(stmt, "col", 1))
-    inner_line = getattr(exc, "line", None)
-    inner_col = getattr(exc, "col", None)
-    if isinstance(inner_line, int) and isinstance(inner_col, int) and inner_line >= 1:
-        if inner_line == 1:
-            return line, col + max(inner_col, 1) - 1
-        return line + inner_line - 1, max(inner_col, 1)
-    return line, col
+    line = int(getattr(stmt, "line", 1) or 1)
+    col = int(getattr(stmt, "col", 1) or 1)
+    message = describe_error(exc)
+    found = _WHERE_IN_STATEMENT.search(message) if isinstance(exc, Error) else None
+    if found:
+        inner_line, inner_col = int(found.group(1)), max(int(found.group(2)), 1)
+        message = message[: found.start()] + message[found.end():]
+        if inner_line <= 1:
+            return line, col + inner_col - 1, message
+        return line + inner_line - 1, inner_col, message
+    return line, col, message
 
 
 def describe_error(exc: BaseException) -> str:
@@ -66,8 +74,8 @@ def run_statements(session: Any, text: str, source: str, run: ScriptRun) -> int:
     try:
         statements = split_statements(text)
     except Error as exc:
-        line, col = error_location(None, exc)
-        run.err.write(f"{source}:{line}:{col}: {describe_error(exc)}\n")
+        line, col, message = error_location(None, exc)
+        run.err.write(f"{source}:{line}:{col}: {message}\n")
         return 1
     for stmt in statements:
         if run.echo:
@@ -80,8 +88,8 @@ def run_statements(session: Any, text: str, source: str, run: ScriptRun) -> int:
         except Exception as exc:  # noqa: BLE001 - every failure is reported the same way
             if not isinstance(exc, Error) and os.environ.get("SQLKV_DEBUG"):
                 traceback.print_exc(file=run.err)
-            line, col = error_location(stmt, exc)
-            run.err.write(f"{source}:{line}:{col}: {describe_error(exc)}\n")
+            line, col, message = error_location(stmt, exc)
+            run.err.write(f"{source}:{line}:{col}: {message}\n")
             status = 1
             if not run.keep_going:
                 break
