@@ -156,7 +156,7 @@ def _render_aligned(
     count = 0
     first = True
     while True:
-        page = [_cells(row, opts.null) for row in islice(rows, PAGE_ROWS)]
+        page = [_cells(row, opts.null, opts.mode == "markdown") for row in islice(rows, PAGE_ROWS)]
         if not page and not first:
             break
         for cells in page:
@@ -193,6 +193,9 @@ def _line(out: TextIO, vertical: str, cells: list[str], widths: list[int], right
     out.write(vertical + vertical.join(parts) + vertical + "\n")
 
 
-def _cells(row: tuple, null: str) -> tuple:
+def _cells(row: tuple, null: str, markdown: bool) -> tuple:
     """The row's display texts (newlines escaped to keep one line per row), then the row."""
-    return tuple(format_value(v, null).replace("\n", "\\n") for v in row) + (row,)
+    texts = (format_value(v, null).replace("\n", "\\n") for v in row)
+    if markdown:
+        texts = (t.replace("|", "\\|") for t in texts)
+    return tuple(texts) + (row,)
