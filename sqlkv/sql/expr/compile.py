@@ -20,7 +20,7 @@ from decimal import Decimal
 
 from sqlglot import exp
 
-from sqlkv.errors import Error, NotSupportedError, ProgrammingError
+from sqlkv.errors import DataError, Error, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.arithmetic import arith, negate
@@ -221,11 +221,13 @@ def _untyped_as_other(p: Compiled, other: Compiled) -> Compiled:
     if not p.untyped_text or not other.type.known or other.type.kind == "TEXT":
         return p
     target = other.type
-    if other.type.kind in ("DATE", "TIMESTAMP"):
-        target = INTERVAL
-    if target.kind == "INTERVAL":
-        value = dates.parse_interval(p.value)
-        return constant(value, INTERVAL)
+    if target.kind in ("DATE", "TIMESTAMP", "INTERVAL"):
+        try:
+            return constant(dates.parse_interval(p.value), INTERVAL)
+        except (DataError, ProgrammingError):
+            if target.kind == "INTERVAL":
+                raise
+        # not an interval: a date/time (``d - '2024-01-01'`` counts days, as in PostgreSQL)
     value = cast(p.value, target)
     return constant(value, target)
 
@@ -262,7 +264,10 @@ def _bitwise(c: Compiler, node: exp.Binary) -> Compiled:
             return None
         if type(a) is not int or type(b) is not int:
             raise ProgrammingError("bitwise operators need INT operands")
-        v = op(a, b)
+        try:
+            v = op(a, b)
+        except ValueError:  # a negative shift count
+            raise DataError("negative shift count") from None
         return ((v + 2**63) % 2**64) - 2**63  # wrap to 64 bits like two's complement
 
     return c.derived(bitwise, SqlType("INT"), [left, right])

@@ -182,9 +182,13 @@ def _coalesce(c: Compiler, node: exp.Coalesce) -> Compiled:
 @handles(exp.Nullif)
 def _nullif(c: Compiler, node: exp.Nullif) -> Compiled:
     left, right = c.compile(node.this), c.compile(node.expression)
-    equal = comparison("=", left, right)
-    (fa, _), typ = unify([left, right], "NULLIF", for_compare=False)
-    return c.derived(lambda r: None if equal(r) is True else fa(r), left.type if left.type.known else typ, [left, right])
+    unified = unify([left, right], "NULLIF")
+    equal = comparison("=", left, right, unified)
+    # The result is the first argument, unchanged (its type), unless its type is only known
+    # from the second argument (a parameter or NULL): then the checked operand.
+    fa = left.fn if left.type.known and not left.untyped_text else unified[0][0]
+    typ = left.type if left.type.known and not left.untyped_text else unified[1]
+    return c.derived(lambda r: None if equal(r) is True else fa(r), typ, [left, right])
 
 
 @handles(exp.Cast, exp.TryCast)
@@ -198,7 +202,7 @@ def _cast(c: Compiler, node: exp.Cast) -> Compiled:
     part = c.compile(node.this)
     fn = part.fn
     if part.type == target:
-        return Compiled(fn, target, part.const, part.value)
+        return Compiled(fn, target, part.const, part.value, column=part.column)
     if isinstance(node, exp.TryCast):
         def try_cast(r: tuple) -> object:
             try:
