@@ -213,3 +213,26 @@ def test_stats_report_amplification(tmp_path):
         assert stats["last_seq"] == 2000
     finally:
         engine.close()
+
+
+def test_picker_pushes_down_tables_of_tombstones():
+    from sqlkv.storage.lsm.compaction import CompactionOptions, pick_compaction
+    from sqlkv.storage.lsm.manifest import NUM_LEVELS, Version
+    from sqlkv.storage.lsm.sstable.builder import TableInfo
+
+    def table(number, lo, hi, entries, tombstones):
+        return TableInfo(number, 1000, lo, hi, 1, 10, entries, tombstones)
+
+    levels = [[] for _ in range(NUM_LEVELS)]
+    levels[1] = [table(1, b"a", b"m", 100, 90)]
+    levels[2] = [table(2, b"a", b"f", 100, 0), table(3, b"x", b"z", 100, 0)]
+    version = Version(levels, [], {})
+    opts = CompactionOptions()
+    job = pick_compaction(version, opts, 10, {})
+    assert (job.reason, job.level, job.output_level) == ("dense-tombstones", 1, 2)
+    assert [t.number for t in job.next_inputs] == [2]
+    assert not job.bottom
+    assert pick_compaction(version, opts, 10, {}, snapshots_open=True) is None  # a snapshot may need them
+    levels[2] = [table(3, b"x", b"z", 100, 0)]
+    job = pick_compaction(Version(levels, [], {}), opts, 10, {})
+    assert (job.reason, job.level, job.output_level, job.bottom) == ("tombstone-clean", 1, 1, True)

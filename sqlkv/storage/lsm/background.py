@@ -77,9 +77,9 @@ def flush_memtable(core: LSMCore, mem: Memtable) -> None:
         core.stats_counters["flushes"] += 1
         core.stats_counters["flush_bytes"] += sum(i.size for i in infos)
         core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+        for number in mem.wal_numbers:  # the MANIFEST no longer needs them
+            _unlink(os.path.join(core.path, f"{number:06d}.log"))
         core.bg_cond.notify_all()
-    for number in mem.wal_numbers:
-        _unlink(os.path.join(core.path, f"{number:06d}.log"))
 
 
 def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> None:
@@ -135,7 +135,10 @@ def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = F
         version = core.version
         snapshots, published = _gc_horizon(core)
         safe_seq = min(snapshots, default=published)
-        job = pick_full(version, core.opts) if full else pick_compaction(version, core.opts, safe_seq, pointers)
+        if full:
+            job = pick_full(version, core.opts)
+        else:
+            job = pick_compaction(version, core.opts, safe_seq, pointers, bool(snapshots))
         checked_seq = core.flushed_seq
     if job is None:
         return False

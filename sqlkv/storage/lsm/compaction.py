@@ -7,6 +7,8 @@ levels and returns the most urgent job:
 1. *range-tombstone work*: a table lying wholly inside a range tombstone that every reader can
    see is dropped from the version without reading it (DROP TABLE costs a MANIFEST write), and a
    table that still holds entries hidden by such a tombstone is rewritten in place;
+   With no snapshot open, a table L1.. made mostly of point tombstones is pushed down (or, at
+   the bottom, rewritten without them);
 2. L0 with ``l0_trigger`` or more tables: all of L0 merges into the overlapping part of L1;
 3. a level over its target size: its next table (round robin on key) merges into the next
    level; when nothing there overlaps, the table just moves down (no rewrite).
@@ -105,9 +107,11 @@ def _span(tables: list[TableInfo]) -> tuple[bytes, bytes]:
 
 
 def pick_compaction(version: Version, opts: CompactionOptions, safe_seq: int,
-                    pointers: dict[int, bytes]) -> Compaction | None:
+                    pointers: dict[int, bytes], snapshots_open: bool = False) -> Compaction | None:
     """The most urgent job, or None. ``safe_seq``: the oldest seq any reader may read at."""
     job = _pick_tombstone_work(version, safe_seq)
+    if job is None and not snapshots_open:
+        job = _pick_dense_tombstones(version, safe_seq)
     if job is not None:
         return job
     scores = [(len(version.levels[0]) / opts.l0_trigger, 0)]
@@ -153,6 +157,24 @@ def _pick_tombstone_work(version: Version, safe_seq: int) -> Compaction | None:
                 if level >= 1:
                     return Compaction("tombstone-clean", level, level, [table],
                                       bottom=_is_bottom(version, level, table.smallest, table.largest))
+    return None
+
+
+def _pick_dense_tombstones(version: Version, published: int) -> Compaction | None:
+    """A table L1.. that is mostly point tombstones (a mass DELETE): push it down, or at the
+    bottom rewrite it without them, so scans stop wading through them. Only with no snapshot
+    open and every entry published, so the rewrite is sure to drop them (no busy loop)."""
+    for level in range(1, NUM_LEVELS):
+        for table in version.levels[level]:
+            if table.tombstones * 2 <= table.entries or table.max_seq > published:
+                continue
+            if _is_bottom(version, level, table.smallest, table.largest):
+                return Compaction("tombstone-clean", level, level, [table], bottom=True)
+            if level + 1 < NUM_LEVELS:
+                next_inputs = version.overlapping(level + 1, table.smallest, table.largest)
+                lo, hi = _span([table] + next_inputs)
+                return Compaction("dense-tombstones", level, level + 1, [table], next_inputs,
+                                  bottom=_is_bottom(version, level + 1, lo, hi))
     return None
 
 
