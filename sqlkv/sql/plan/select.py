@@ -23,7 +23,6 @@ recorded on the operator as ``correlated``. CTEs, views and derived tables are p
 
 from __future__ import annotations
 
-import operator as pyop
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,16 +31,12 @@ from sqlglot import exp
 
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, ExecContext, Scope
-from sqlkv.sql.exec.aggregate import HashAggregate
 from sqlkv.sql.exec.cte import RecursiveUnion, WorkingSet, WorkingTable
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.relational import (Distinct, Filter, Limit, Project, Slice, Sort, SortKey,
-                                       Values)
+from sqlkv.sql.exec.relational import Filter, Limit, Sort, SortKey, Values
 from sqlkv.sql.exec.setops import SetOp
-from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
-from sqlkv.sql.plan.joins import FromPlanner, JoinSpec, Source, and_predicates
-from sqlkv.sql.plan.names import (LazySql, Relation, SelectItem, expand_select_list, ident_name,
-                                  int_literal, split_conjuncts)
+from sqlkv.sql.plan.joins import JoinSpec, Source, and_predicates
+from sqlkv.sql.plan.names import LazySql, ident_name, int_literal
 
 SETOPS = (exp.Union, exp.Intersect, exp.Except)
 
@@ -78,14 +73,6 @@ class _TrackingScope(Scope):
         if idx is not None:
             self.hits[0] = True
         return idx
-
-
-@dataclass
-class OrderTerm:
-    item: int | None          # index of the select item it sorts by
-    node: exp.Expression | None  # else an expression over the input scope
-    desc: bool
-    nulls_first: bool | None
 
 
 class QueryPlanner:

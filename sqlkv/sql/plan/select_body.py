@@ -8,7 +8,7 @@ next operator's expressions compile against (it changes after aggregation and wi
 from __future__ import annotations
 
 import operator as pyop
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -291,8 +291,7 @@ class SelectBuilder:
             if t.item is not None:
                 pos = t.item
             else:
-                if distinct:
-                    self._check_distinct_order(t, items)
+                # with DISTINCT, SQLite accepts terms outside the select list (first row wins)
                 fns.append(p.expr(t.node, scope))
                 cols.append(Column(f"__order{len(cols)}", None, None, hidden=True))
                 texts.append(LazySql(t.node))
@@ -308,8 +307,3 @@ class SelectBuilder:
         if len(cols) > width:
             result = Slice(result, width)
         return result
-
-    @staticmethod
-    def _check_distinct_order(t: OrderTerm, items: list[SelectItem]) -> None:
-        """SQLite accepts ORDER BY terms outside a DISTINCT select list; so do we (first row wins)."""
-        return None
