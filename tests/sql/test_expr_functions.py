@@ -8,6 +8,8 @@ import sqlite3
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import sqlglot
 
 from sqlkv.errors import DataError, ProgrammingError
@@ -147,3 +149,25 @@ def test_random_is_not_folded():
     fn = compile_expr(node, Scope(COLUMNS), CompileEnv(ExecContext()))
     values = {fn(ROW) for _ in range(20)}
     assert len(values) > 1 and all(0 <= v < 1 for v in values)
+
+
+_SQLITE = sqlite3.connect(":memory:")
+
+
+@settings(max_examples=500, deadline=None)
+@given(s=st.text(alphabet="ab]^-[", max_size=5), p=st.text(alphabet="ab*?[]^-", max_size=6))
+def test_glob_matches_sqlite(s, p):
+    expected = _SQLITE.execute("SELECT ? GLOB ?", (s, p)).fetchone()[0]
+    assert glob_matcher(p)(s) == bool(expected)
+
+
+@settings(max_examples=500, deadline=None)
+@given(s=st.text(alphabet="ab_%!", max_size=5), p=st.text(alphabet="ab_%!", max_size=6))
+def test_like_with_escape_matches_sqlite(s, p):
+    # lower-case only: SQLite's LIKE folds case, sqlkv's does not
+    if p.endswith("!") and (len(p) - len(p.rstrip("!"))) % 2 == 1:
+        with pytest.raises(DataError):
+            like_matcher(p, "!")
+        return
+    expected = _SQLITE.execute("SELECT ? LIKE ? ESCAPE '!'", (s, p)).fetchone()[0]
+    assert like_matcher(p, "!")(s) == bool(expected)

@@ -75,8 +75,40 @@ def like_matcher(pattern: str, escape: str | None = "\\", fold_case: bool = Fals
     return lambda s: full(s) is not None
 
 
+def _glob_class(pattern: str, i: int) -> tuple[str, int] | None:
+    """The regex for the ``[...]`` set starting at ``pattern[i]`` and the index after it.
+
+    SQLite's rules: ``^`` first negates, a ``]`` first is a member, ``a-z`` is a range (a
+    reversed range matches nothing), ``-`` first or last is literal. None when unclosed.
+    """
+    j = i + 1
+    negate = j < len(pattern) and pattern[j] == "^"
+    if negate:
+        j += 1
+    members: list[str] = []
+    first = True
+    while j < len(pattern) and (pattern[j] != "]" or first):
+        ch = pattern[j]
+        if j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+            low, high = ch, pattern[j + 2]
+            if low <= high:
+                members.append(f"{re.escape(low)}-{re.escape(high)}")
+            j += 3
+        else:
+            members.append(re.escape(ch))
+            j += 1
+        first = False
+    if j >= len(pattern):
+        return None
+    body = "".join(members)
+    if not body:
+        return ("[^\\s\\S]" if not negate else "[\\s\\S]"), j + 1
+    return f"[{'^' if negate else ''}{body}]", j + 1
+
+
 @lru_cache(maxsize=512)
 def glob_matcher(pattern: str) -> Matcher:
+    """SQLite's GLOB: ``*`` any run, ``?`` one character, ``[...]`` sets; case-sensitive."""
     out = []
     i = 0
     while i < len(pattern):
@@ -86,17 +118,12 @@ def glob_matcher(pattern: str) -> Matcher:
         elif ch == "?":
             out.append(".")
         elif ch == "[":
-            end = pattern.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                negate = body.startswith("^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\")
-                out.append(f"[{'^' if negate else ''}{body}]")
-                i = end
+            cls = _glob_class(pattern, i)
+            if cls is None:  # an unclosed set: SQLite's GLOB matches nothing
+                return lambda s: False
+            out.append(cls[0])
+            i = cls[1]
+            continue
         else:
             out.append(re.escape(ch))
         i += 1
