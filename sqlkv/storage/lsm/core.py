@@ -162,8 +162,9 @@ class LSMCore:
             for number in replay:  # nothing unflushed: the segments are dead weight
                 _unlink(wal_path(self.path, number))
             mem.wal_numbers = []
-        for number in live:
-            self._reader(number, self._info(state, number).size)
+        for level in state.levels:
+            for info in level:
+                self._reader(info.number, info.size)
         self.version = Version(state.levels, state.tombstones, self.readers)
         self.mem = mem
         self.imm: list[Memtable] = []
@@ -178,10 +179,6 @@ class LSMCore:
         if not self.read_only and mem.size >= self.memtable_size:
             with self.write_lock:
                 self._rotate_memtable()
-
-    @staticmethod
-    def _info(state: ManifestState, number: int):
-        return next(t for level in state.levels for t in level if t.number == number)
 
     def _remove_leftovers(self, state: ManifestState, logs: list[int], tables: list[int], live: set[int]) -> None:
         """Files a crash left behind: flushed WAL segments, tables no MANIFEST lists."""
@@ -322,7 +319,8 @@ class LSMCore:
             version.pins -= 1
             if version.pins <= 0:
                 self.pinned.pop(id(version), None)
-                if version is not self.version:
+                # A scan collected after close must not touch a directory it no longer owns.
+                if version is not self.version and not self.closed:
                     background.delete_obsolete_files(self)
 
     # -- writes ---------------------------------------------------------------------------
