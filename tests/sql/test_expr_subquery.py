@@ -158,3 +158,10 @@ def test_in_subquery_type_mismatch():
     node = sqlglot.parse_one("SELECT 'a' || '' IN (SELECT x FROM s)").expressions[0]
     with pytest.raises(ProgrammingError, match="operator does not exist"):
         compile_expr(node, Scope([Column("y", "t", INT)]), env)
+
+
+def test_untyped_literal_takes_the_subquery_column_type():
+    got, _ = run("'2' IN (SELECT x FROM s)")
+    assert got == [True] * len(T_ROWS)
+    got, _ = run("'3' = ANY (SELECT x FROM s WHERE x IS NOT NULL)")
+    assert got == [False] * len(T_ROWS)

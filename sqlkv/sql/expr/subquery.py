@@ -18,9 +18,9 @@ from sqlglot import exp
 
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.expr.env import Compiled
+from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import COMPARE_OPS, compatible, generic_compare, to_timestamp
-from sqlkv.sql.types import BOOL, NULLTYPE, SqlType
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, cast
 
 _NO_ROW = object()
 
@@ -112,13 +112,19 @@ def _close(it: Any) -> None:
         close()
 
 
-def _check_column(c: Any, left: Compiled, op: Any, what: str) -> None:
+def _check_column(c: Any, left: Compiled, op: Any, what: str) -> Compiled:
+    """Check the left operand against the subquery's column type; an untyped literal takes it."""
     if len(op.columns) != 1:
         raise ProgrammingError(f"subquery has too many columns for {what}")
     sub_type: SqlType | None = op.columns[0].type
-    if sub_type is not None and sub_type.known and left.type.known and not left.untyped_text:
-        if not compatible(left.type.kind, sub_type.kind):
-            raise ProgrammingError(f"operator does not exist: {left.type.sql()} {what} {sub_type.sql()}")
+    if sub_type is None or not sub_type.known:
+        return left
+    if left.untyped_text:
+        value = cast(left.value, sub_type)
+        return constant(value, sub_type)
+    if left.type.known and not compatible(left.type.kind, sub_type.kind):
+        raise ProgrammingError(f"operator does not exist: {left.type.sql()} {what} {sub_type.sql()}")
+    return left
 
 
 def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
@@ -127,7 +133,7 @@ def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
     if c.typing_only:
         return Compiled(lambda r: None, BOOL)
     op = _plan(c, node.args["query"])
-    _check_column(c, left, op, "IN")
+    left = _check_column(c, left, op, "IN")
     runner = _Runner(op, c.env.ctx, c.scope.cell)
     fv = left.fn
 
@@ -176,7 +182,7 @@ def compile_quantified(c: Any, node: exp.Binary, op_name: str) -> Compiled:
     if not isinstance(inner, (exp.Subquery, exp.Select)):
         raise NotSupportedError("ANY/ALL need a subquery")
     op = _plan(c, inner)
-    _check_column(c, left, op, op_name)
+    left = _check_column(c, left, op, op_name)
     runner = _Runner(op, c.env.ctx, c.scope.cell)
     fv = left.fn
     cmp = COMPARE_OPS[op_name]
