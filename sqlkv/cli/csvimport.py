@@ -97,7 +97,8 @@ def import_csv(session: Any, path: str, table_name: str, progress: bool = False)
         insert = f"INSERT INTO {quote_ident(table.name)} ({names}) VALUES ({marks})"
         source = _chain(pending, rows)
         if progress and sys.stdout.isatty():
-            return _with_progress(session, insert, source, converters, columns, path, table.name)
+            records = _count_lines(path) - (0 if pending else 1)  # the header is not a row
+            return _with_progress(session, insert, source, converters, columns, records, table.name, path)
         return _load(session, insert, source, converters, columns, path)
 
 
@@ -107,10 +108,10 @@ def _chain(first: list[list[str]], rest: Iterator[list[str]]) -> Iterator[list[s
 
 
 def _with_progress(session: Any, insert: str, source: Iterator[list[str]], converters: list,
-                   columns: list, path: str, table: str) -> int:
+                   columns: list, total: int, table: str, path: str) -> int:
+    """`_load` under prompt-toolkit's progress bar (total: the file's lines, a row estimate)."""
     from prompt_toolkit.shortcuts import ProgressBar
 
-    total = _count_lines(path)
     with ProgressBar(title=f"importing {path} into {table}") as bar:
         return _load(session, insert, bar(source, total=total), converters, columns, path)
 
