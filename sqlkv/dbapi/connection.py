@@ -85,6 +85,14 @@ class Connection:
         self._settle_streaming(None)
         session.rollback()
 
+    def interrupt(self) -> None:
+        """Make the statement running on this connection fail with OperationalError.
+
+        Like sqlite3's, this may be called from any thread (that is its purpose).
+        """
+        if not self._closed:
+            self._session.cancel()
+
     # -- cursors and shortcuts --------------------------------------------------------------
 
     def cursor(self) -> Cursor:

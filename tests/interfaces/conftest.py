@@ -9,8 +9,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
@@ -47,8 +45,3 @@ def sqlite_rows(statements: list[str]) -> list[list[tuple]]:
             out.append(cur.fetchall())
     conn.close()
     return out
-
-
-@pytest.fixture
-def run() -> object:
-    return run_sqlkv

@@ -158,3 +158,10 @@ def test_subcommand_check(tmp_path: Path) -> None:
 def test_bench_needs_a_suite() -> None:
     result = run_sqlkv("bench", "tpc")
     assert result.status == 2 and "invalid choice" in result.err
+
+
+@pytest.mark.parametrize("suite", ["kv", "sql"])
+def test_bench_delegates_to_the_benchmark(suite: str) -> None:
+    result = run_sqlkv("bench", suite, "--help")
+    assert result.status == 0, result.err
+    assert f"sqlkv bench {suite}" in result.out

@@ -400,3 +400,17 @@ def test_durable_options_reopen(tmp_path: Path) -> None:
         ro.commit()
     assert ro.execute("SELECT k FROM t").fetchall() == [(1,)]
     ro.close()
+
+
+def test_interrupt_from_another_thread_stops_a_long_query(conn: sqlkv.Connection) -> None:
+    conn.execute("CREATE TABLE n (i INT PRIMARY KEY)")
+    conn.executemany("INSERT INTO n VALUES (?)", [(i,) for i in range(300)])
+    cur = conn.execute("SELECT count(*) FROM n a, n b, n c")  # 27 million rows if not stopped
+    timer = threading.Timer(0.5, conn.interrupt)
+    timer.start()
+    try:
+        with pytest.raises(sqlkv.OperationalError, match="cancel"):
+            cur.fetchall()
+    finally:
+        timer.cancel()
+    assert conn.execute("SELECT count(*) FROM n").fetchone() == (300,)
