@@ -8,6 +8,7 @@ REAL while sqlkv raises DataError; such cases are checked to be overflows on the
 
 from __future__ import annotations
 
+import math
 import sqlite3
 
 import sqlglot
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate
-from sqlkv.sql.types import INT
+from sqlkv.sql.types import FLOAT, INT
 
 COLS = ["a", "b", "c"]
 SCOPE = Scope([Column(n, "t", INT) for n in COLS])
@@ -124,3 +125,54 @@ def test_bool_expressions_match_sqlite(expr, data):
     assert_same(expected, got)
     # The predicate form is TRUE-only, like WHERE.
     assert ours(expr, data, predicate=True) == [e == 1 for e in expected]
+
+
+# ---------------------------------------------------------------- INT mixed with FLOAT
+
+NUM_SCOPE = Scope([Column("a", "t", INT), Column("b", "t", INT), Column("f", "t", FLOAT)])
+floats = st.one_of(st.none(), st.floats(-20, 20, allow_nan=False).map(lambda v: round(v, 2)))
+num_rows = st.lists(st.tuples(ints, ints, floats), min_size=1, max_size=8)
+num_leaf = st.one_of(
+    st.sampled_from(["a", "b", "f"]),
+    st.integers(-9, 9).map(lambda v: f"({v})"),
+    st.floats(-9, 9, allow_nan=False).map(lambda v: f"({round(v, 2)!r})"),
+    st.just("NULL"),
+)
+
+
+def _num_level(sub: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(
+        sub,
+        st.tuples(sub, st.sampled_from(["+", "-", "*", "/"]), sub).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(sub, sub).map(lambda t: f"COALESCE({t[0]}, {t[1]})"),
+        st.tuples(sub, st.sampled_from(["<", "=", ">="]), sub, sub, sub).map(
+            lambda t: f"(CASE WHEN {t[0]} {t[1]} {t[2]} THEN {t[3]} ELSE {t[4]} END)"
+        ),
+    )
+
+
+NUM_EXPR = _num_level(_num_level(num_leaf))
+NUM_BOOL = st.tuples(NUM_EXPR, st.sampled_from(["=", "<>", "<", ">="]), NUM_EXPR).map(
+    lambda t: f"({t[0]} {t[1]} {t[2]})"
+)
+
+
+def _close(e: object, g: object) -> bool:
+    if e is None or g is None:
+        return e is None and g is None
+    if isinstance(g, bool):
+        g = int(g)
+    return math.isclose(e, g, rel_tol=1e-9, abs_tol=1e-9)
+
+
+@SETTINGS
+@given(expr=st.one_of(NUM_EXPR, NUM_BOOL), data=num_rows)
+def test_mixed_numeric_expressions_match_sqlite(expr, data):
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (a INTEGER, b INTEGER, f REAL)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)", data)
+    expected = [r[0] for r in con.execute(f"SELECT {expr} FROM t ORDER BY rowid")]
+    node = sqlglot.parse_one(f"SELECT {expr}").expressions[0]
+    fn = compile_expr(node, NUM_SCOPE, CompileEnv(ExecContext()))
+    got = [fn(r) for r in data]
+    assert all(_close(e, g) for e, g in zip(expected, got, strict=True)), (expected, got)
