@@ -183,3 +183,36 @@ def test_view_with_column_names(pair):
 ])
 def test_output_aliases_in_order_by_and_having(pair, sql):
     pair.check(sql)
+
+
+MIXED = [
+ "WITH d AS (SELECT * FROM dept WHERE city = 'nyc') SELECT a.dname, b.dname FROM d a, d b WHERE a.id < b.id",
+ "WITH emp AS (SELECT 1 AS id) SELECT * FROM emp",
+ "WITH x AS (SELECT 5 AS v) SELECT (SELECT v FROM x) + 1",
+ "WITH x AS (SELECT 5 AS v) SELECT * FROM (WITH y AS (SELECT v + 1 AS w FROM x) SELECT w FROM y)",
+ "SELECT e.name FROM emp e JOIN dept d ON d.id = e.dept AND d.id IN (SELECT dept FROM emp WHERE salary > 4000)",
+ "SELECT dept, (SELECT count(*) FROM emp x WHERE x.dept = emp.dept) FROM emp GROUP BY dept",
+ "SELECT e.name, d.dname FROM emp e LEFT JOIN dept d ON e.dept = d.id AND EXISTS (SELECT 1 FROM emp z WHERE z.boss = e.id)",
+ "SELECT name FROM emp WHERE id IN (SELECT boss FROM emp) AND dept IN (SELECT id FROM dept)",
+ "SELECT * FROM (SELECT dept, sum(salary) s FROM emp GROUP BY dept) t JOIN dept ON dept.id = t.dept ORDER BY s DESC",
+ "SELECT count(*) FROM emp WHERE salary > (SELECT avg(salary) FROM emp)",
+ "SELECT a.id FROM emp a WHERE a.salary = (SELECT max(b.salary) FROM emp b WHERE b.dept = a.dept)",
+ "SELECT max(id), min(name) FROM emp GROUP BY boss HAVING max(salary) IS NOT NULL ORDER BY 1",
+ "SELECT id FROM emp UNION ALL SELECT id FROM dept ORDER BY id DESC LIMIT 4",
+ "SELECT name FROM emp ORDER BY (SELECT dname FROM dept WHERE dept.id = emp.dept), name",
+ "SELECT DISTINCT e.dept FROM emp e JOIN emp f ON e.dept = f.dept AND e.id <> f.id",
+ "SELECT count(*), count(DISTINCT e.dept) FROM emp e, dept d WHERE e.dept > d.id",
+ "SELECT d.id, e.id FROM dept d LEFT JOIN emp e ON e.dept = d.id AND e.salary > 3500 ORDER BY d.id, e.id",
+ "SELECT coalesce(e.dept, d.id) k, count(*) FROM emp e FULL JOIN dept d ON e.dept = d.id GROUP BY k",
+ "SELECT * FROM emp WHERE dept = 10 UNION SELECT * FROM emp WHERE salary < 3000",
+ "SELECT id, (SELECT name FROM emp b WHERE b.id = a.boss) FROM emp a",
+ "SELECT x FROM (SELECT salary AS x FROM emp UNION SELECT id FROM dept) WHERE x > 20",
+ "SELECT sum(s) FROM (SELECT salary s FROM emp LIMIT 3)",
+ "SELECT name FROM emp ORDER BY salary IS NULL, salary LIMIT 3 OFFSET 1",
+ "SELECT dept, count(*) FROM emp WHERE boss IS NOT NULL GROUP BY dept ORDER BY count(*) DESC, dept LIMIT 2",
+]
+
+
+@pytest.mark.parametrize("sql", MIXED)
+def test_mixed_features_match_sqlite(pair, sql):
+    pair.check(sql)
