@@ -245,8 +245,6 @@ def _run_on_engine(
             best = min(best, watch.seconds)
             if workload.writes or rep == 0:
                 answers.extend(normalize_answer(a, workload.unordered_rows) for a in produced)
-        if profiled and bench.profiler is not None:
-            bench.profiler.finish()
         cursor = engine.cursor()
         for sql in workload.check:
             cursor.execute(sql)
@@ -254,6 +252,9 @@ def _run_on_engine(
     except Exception as error:  # noqa: BLE001 - an engine's failure is a result, not a crash
         _rollback_quietly(engine)
         return _describe(error)
+    finally:
+        if profiled and bench.profiler is not None:
+            bench.profiler.finish()
     return best, answers
 
 
