@@ -76,6 +76,10 @@ def test_hash_join_equals_nested_loop(left, right, kind):
     nl = NestedLoopJoin(leaf(left), leaf(right), kind, pred, "c0 = c0")
     ctx = ExecContext()
     assert Counter(hj.rows(ctx)) == Counter(nl.rows(ctx))
+    if kind == "inner":
+        hl = HashJoin(leaf(left), leaf(right), kind, [lambda r: r[0]], [lambda r: r[0]], None, "",
+                      build_left=True)
+        assert Counter(hl.rows(ctx)) == Counter(nl.rows(ctx))
 
 
 def test_null_keys_never_match():

@@ -83,16 +83,20 @@ class NestedLoopJoin(JoinBase):
 
 
 class HashJoin(JoinBase):
-    """Builds a hash table on the right input's key, probes it with each left row."""
+    """Builds a hash table on one input's key (the right one unless ``build_left``), probes it
+    with the other's rows. ``build_left`` (inner joins only) is chosen when the left input is
+    the smaller one, so memory follows the smaller side."""
 
     def __init__(self, left: Operator, right: Operator, kind: str, left_keys: list[RowFn],
-                 right_keys: list[RowFn], residual: Pred | None, text: object) -> None:
+                 right_keys: list[RowFn], residual: Pred | None, text: object,
+                 build_left: bool = False) -> None:
         super().__init__(left, right.columns, kind)
         self.right = right
         self.left_keys = left_keys
         self.right_keys = right_keys
         self.residual = residual
         self.text = text
+        self.build_left = build_left and kind == "inner"
 
     def children(self) -> list[Operator]:
         return [self.left, self.right]
@@ -108,7 +112,30 @@ class HashJoin(JoinBase):
                 table.setdefault(key, []).append(len(right_rows) - 1)
         return table, right_rows
 
+    def _rows_build_left(self, ctx: ExecContext) -> Iterator[tuple]:
+        table: dict[tuple, list[tuple]] = {}
+        for lrow in counted(self.left, ctx):
+            key = _key(self.left_keys, lrow)
+            if key is not None:
+                table.setdefault(key, []).append(lrow)
+        fns = self.right_keys
+        residual = self.residual
+        n = 0
+        for rrow in counted(self.right, ctx):
+            key = _key(fns, rrow)
+            if key is not None:
+                for lrow in table.get(key, ()):
+                    row = lrow + rrow
+                    if residual is None or residual(row):
+                        yield row
+            n += 1
+            if not n & 4095:
+                ctx.check_cancelled()
+
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        if self.build_left:
+            yield from self._rows_build_left(ctx)
+            return
         table, right_rows = self._build(ctx)
         keep_left = self.kind in ("left", "full")
         keep_right = self.kind in ("right", "full")
@@ -138,7 +165,8 @@ class HashJoin(JoinBase):
                     yield self.left_nulls + rrow
 
     def describe(self) -> str:
-        return f"hash join ({self.kind}) on {self.text}"
+        build = ", build left" if self.build_left else ""
+        return f"hash join ({self.kind}{build}) on {self.text}"
 
 
 class LookupJoin(JoinBase):

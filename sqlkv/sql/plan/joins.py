@@ -414,7 +414,8 @@ class FromPlanner:
             lkeys = [self._expr(a, left_scope) for _, a, _ in eqs]
             rkeys = [self._expr(b, right_scope) for _, _, b in eqs]
             text = _eq_text([(a, b) for _, a, b in eqs])
-            op: Operator = HashJoin(joined.operator, right_op, kind, lkeys, rkeys, residual, text)
+            op: Operator = HashJoin(joined.operator, right_op, kind, lkeys, rkeys, residual, text,
+                                    build_left=kind == "inner" and joined.est < right_est)
             est = max(joined.est, right_est)
         else:
             pred = self._pred(residual_nodes, both_scope)
