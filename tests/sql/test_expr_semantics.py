@@ -306,3 +306,18 @@ def test_predicate_of_constants_and_untyped():
     assert pred("u = 'x'") is False
     with pytest.raises(ProgrammingError, match="WHERE must be type BOOL"):
         pred("a")
+
+
+def test_in_list_of_parameters_rebuilt_per_execution():
+    ctx = ExecContext(params=(1, 7, 9))
+    fn = compile_expr(node("a IN (?, ?, ?)"), Scope(COLUMNS), CompileEnv(ctx))
+    assert fn(ROW) is True
+    ctx.params = (1, 2, 3)
+    assert fn(ROW) is False
+    ctx.params = (1, None, 3)
+    assert fn(ROW) is None
+    ctx.params = ("x", 2, 3)
+    with pytest.raises(ProgrammingError):
+        fn(ROW)
+    fn = compile_expr(node("d IN (?, ?, ?)"), Scope(COLUMNS), CompileEnv(ExecContext(params=("2024-01-31", None, None))))
+    assert fn(ROW) is True

@@ -114,8 +114,43 @@ def _in(c: Compiler, node: exp.In) -> Compiled:
         else:
             pred = lambda r: (v := fv(r)) is not None and v in members  # noqa: E731
         return c.derived(in_set, BOOL, [left, *items], pred)
+    if target.known and len(items) > 2 and all(_row_independent(n) for n in node.expressions):
+        return _in_per_execution(c, fv, item_fns)
     eq = [comparison("=", Compiled(fv, target), Compiled(f, target)) for f in item_fns]
     return c.derived(logic_or(eq) if len(eq) > 1 else eq[0], BOOL, [left, *items])
+
+
+def _row_independent(node: exp.Expression) -> bool:
+    """Constants and parameters only: the value cannot change within one execution."""
+    allowed = (exp.Literal, exp.Null, exp.Boolean, exp.Placeholder, exp.Parameter, exp.Paren,
+               exp.Neg, exp.Cast, exp.Binary, exp.DataType, exp.DataTypeParam)
+    return all(isinstance(n, allowed) for n in node.walk())
+
+
+def _in_per_execution(c: Compiler, fv: RowFn, item_fns: list[RowFn]) -> Compiled:
+    """``x IN (?, ?, ...)``: the member set is built once per execution, then probed per row."""
+    ctx = c.env.ctx
+    state: list = [None, frozenset(), False]  # execution key, members, has_null
+
+    def members() -> tuple[frozenset, bool]:
+        key = (ctx.params, ctx.now)
+        if state[0] is None or state[0][0] is not key[0] or state[0][1] is not key[1]:
+            values = [f(()) for f in item_fns]
+            state[1] = frozenset(v for v in values if v is not None)
+            state[2] = any(v is None for v in values)
+            state[0] = key
+        return state[1], state[2]
+
+    def in_params(r: tuple) -> object:
+        v = fv(r)
+        if v is None:
+            return None
+        found, has_null = members()
+        if v in found:
+            return True
+        return None if has_null else False
+
+    return Compiled(in_params, BOOL, pred=lambda r: in_params(r) is True)
 
 
 @handles(exp.Case)
