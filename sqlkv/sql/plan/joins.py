@@ -25,7 +25,7 @@ from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.join import HashJoin, LookupJoin, NestedLoopJoin, Reorder
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
-from sqlkv.sql.plan.names import LazySql, column_refs, has_subquery
+from sqlkv.sql.plan.names import LazySql, refs_or_subquery
 
 DERIVED_EST_ROWS = 1000.0
 Pred = Callable[[tuple], bool]
@@ -167,10 +167,11 @@ class FromPlanner:
     # -- reference analysis ------------------------------------------------------------------
 
     def _refs(self, node: exp.Expression) -> frozenset[int] | None:
-        if has_subquery(node):
+        cols = refs_or_subquery(node)
+        if cols is None:
             return None
         refs: set[int] = set()
-        for col in column_refs(node):
+        for col in cols:
             table = col.table.lower() if col.table else None
             name = col.name.lower()
             hits = [i for i, s in enumerate(self.sources)

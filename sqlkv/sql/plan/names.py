@@ -126,6 +126,22 @@ def column_refs(node: exp.Expression) -> list[exp.Column]:
     return out
 
 
+def refs_or_subquery(node: exp.Expression) -> list[exp.Column] | None:
+    """Column references of ``node`` (one walk), or None when it contains a subquery."""
+    out: list[exp.Column] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, exp.Column):
+            if not isinstance(n.this, exp.Star):
+                out.append(n)
+            continue
+        if isinstance(n, QUERY_NODES):
+            return None
+        stack.extend(n.iter_expressions())
+    return out
+
+
 def has_subquery(node: exp.Expression) -> bool:
     return any(isinstance(n, QUERY_NODES) for n in node.walk() if n is not node) or \
         isinstance(node, (exp.Exists, exp.In)) and node.args.get("query") is not None

@@ -79,9 +79,7 @@ class SelectBuilder:
         fp = FromPlanner(sources, joins, self.outer, p.env)
         where_node = sel.args.get("where")
         where = split_conjuncts(where_node.this) if where_node is not None else []
-        for w in where:
-            if contains_aggregate(w):
-                raise ProgrammingError("aggregate functions are not allowed in WHERE")
+        # (an aggregate in WHERE is reported by the expression compiler)
         fp.prepare(where)
         fp.set_referenced(sel)
         relations = []
