@@ -3,7 +3,8 @@
 The corpus lives beside the repository (``../shared/sqllogictest``); the test skips with a
 message when it is absent. By default each file runs a bounded sample (its first
 ``SAMPLE_RECORDS`` records: the tables are created by the first records, the rest are
-independent queries); ``SQLKV_SLT_FULL=1`` (or ``-m slow``) runs every record. Each file's
+independent queries); ``SQLKV_SLT_FULL=1`` runs every record (about 87k; see
+grammar-notes/queries.md for the time it takes). Each file's
 pass rate must stay at or above the floor recorded here -- raise a floor when you fix
 failures, never lower one without a note in grammar-notes/queries.md.
 """
@@ -78,6 +79,8 @@ def test_corpus_sample(rel):
 @pytest.mark.slow
 @pytest.mark.parametrize("rel", ["select1.test", "select2.test", "select3.test"])
 def test_select_files_complete(rel):
+    if not FULL:
+        pytest.skip("set SQLKV_SLT_FULL=1 to run select1-3 completely (a few minutes)")
     _check(rel, None)
 
 
