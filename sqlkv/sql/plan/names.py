@@ -36,6 +36,7 @@ class SelectItem:
     node: exp.Expression | None = None
     index: int | None = None
     table: str | None = None
+    display: exp.Expression | None = None  # the user's expression, for EXPLAIN, after rewrites
 
 
 class LazySql:

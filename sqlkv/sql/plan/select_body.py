@@ -221,7 +221,8 @@ class SelectBuilder:
         new_items = []
         for it in items:
             node = it.node if it.node is not None else self._index_column(scope, it)
-            new_items.append(SelectItem(it.name, node=rw.rewrite(node), table=it.table))
+            new_items.append(SelectItem(it.name, node=rw.rewrite(node), table=it.table,
+                                        display=it.display or node))
         having = None
         if having_node is not None:
             input_names = {c.name.lower() for c in scope.columns}
@@ -281,7 +282,7 @@ class SelectBuilder:
             else:
                 fns.append(p.expr(it.node, scope))
                 cols.append(Column(it.name, None, p.type_of(it.node, scope)))
-                texts.append(LazySql(it.node))
+                texts.append(LazySql(it.display or it.node))
         width = len(items)
         keys: list[SortKey] = []
         key_texts: list[str] = []

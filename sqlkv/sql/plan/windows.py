@@ -52,8 +52,8 @@ def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[Select
             found.append(w)
         return exp.column(f"__win{texts[text]}")
 
-    new_items = [SelectItem(it.name, node=rewrite(it.node), table=it.table) if it.node is not None
-                 else it for it in items]
+    new_items = [SelectItem(it.name, node=rewrite(it.node), table=it.table, display=it.display or it.node)
+                 if it.node is not None else it for it in items]
     from sqlkv.sql.plan.select_body import OrderTerm as _OT
     new_order = [_OT(t.item, rewrite(t.node) if t.item is None and t.node is not None else t.node,
                      t.desc, t.nulls_first, t.text) for t in order]
