@@ -216,3 +216,9 @@ MIXED = [
 @pytest.mark.parametrize("sql", MIXED)
 def test_mixed_features_match_sqlite(pair, sql):
     pair.check(sql)
+
+
+def test_named_windows(pair):
+    pair.check("SELECT id, sum(salary) OVER w, rank() OVER (w ORDER BY id) FROM emp "
+               "WINDOW w AS (PARTITION BY dept)")
+    pair.check("SELECT id, row_number() OVER w FROM emp WINDOW w AS (ORDER BY salary, id)")

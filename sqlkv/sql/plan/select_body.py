@@ -113,7 +113,7 @@ class SelectBuilder:
             op, scope, items, order = self._aggregate(op, scope, items, order, group_node, having_node)
         if windowing:
             from sqlkv.sql.plan.windows import plan_windows
-            op, scope, items, order = plan_windows(p, op, scope, items, order)
+            op, scope, items, order = plan_windows(p, op, scope, items, order, sel.args.get("windows"))
         return self._finish(op, scope, items, order, distinct, fr.ordered and want_order is not None)
 
     def _expand(self, relations: list[tuple[Relation, set[int]]]) -> list[SelectItem]:

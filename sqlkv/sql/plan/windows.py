@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import AggregateSpec
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.window import (OFFSET_FUNCS, RANKING, VALUE_FUNCS, Frame, FrameBound, Window,
                                    WindowFunc)
 from sqlkv.sql.plan.aggregates import GroupingRewriter, aggregate_name
-from sqlkv.sql.plan.names import QUERY_NODES, LazySql, SelectItem, int_literal
+from sqlkv.sql.plan.names import QUERY_NODES, LazySql, SelectItem, ident_name, int_literal
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
@@ -33,7 +33,10 @@ FUNC_NAMES = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "den
 
 
 def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[SelectItem],
-                 order: list[OrderTerm]) -> tuple[Operator, Scope, list[SelectItem], list[OrderTerm]]:
+                 order: list[OrderTerm], named: list[exp.Window] | None = None,
+                 ) -> tuple[Operator, Scope, list[SelectItem], list[OrderTerm]]:
+    """``named`` are the query's ``WINDOW w AS (...)`` definitions."""
+    definitions = {w.name.lower(): w for w in (named or [])}
     found: list[exp.Window] = []
     texts: dict[exp.Expression, int] = {}
 
@@ -57,10 +60,27 @@ def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[Select
     from sqlkv.sql.plan.select_body import OrderTerm as _OT
     new_order = [_OT(t.item, rewrite(t.node) if t.item is None and t.node is not None else t.node,
                      t.desc, t.nulls_first, t.text) for t in order]
-    funcs = [_window_func(p, w, scope) for w in found]
+    funcs = [_window_func(p, _resolve_named(w, definitions), scope) for w in found]
     cols = list(scope.columns) + [Column(f"__win{i}", None, None, hidden=True) for i in range(len(found))]
     new_scope = Scope(cols, scope.outer)
     return Window(op, funcs, cols), new_scope, new_items, new_order
+
+
+def _resolve_named(w: exp.Window, definitions: dict[str, exp.Window]) -> exp.Window:
+    """``f() OVER w`` / ``OVER (w ORDER BY ...)`` -> a window with the named definition merged in."""
+    alias = w.args.get("alias")
+    if alias is None:
+        return w
+    base = definitions.get(ident_name(alias).lower())
+    if base is None:
+        raise ProgrammingError(f'window "{ident_name(alias)}" does not exist')
+    merged = w.copy()
+    merged.set("alias", None)
+    for key in ("partition_by", "order", "spec"):
+        if not merged.args.get(key) and base.args.get(key):
+            merged.set(key, base.args[key].copy() if isinstance(base.args[key], exp.Expression)
+                       else [e.copy() for e in base.args[key]])
+    return merged
 
 
 def _inside_query(node: exp.Expression, root: exp.Expression) -> bool:
@@ -73,8 +93,6 @@ def _inside_query(node: exp.Expression, root: exp.Expression) -> bool:
 
 
 def _window_func(p: QueryPlanner, w: exp.Window, scope: Scope) -> WindowFunc:
-    if w.args.get("alias") is not None and not w.args.get("order") and not w.args.get("partition_by"):
-        raise NotSupportedError("named windows (WINDOW clause) are not supported")
     fnode = w.this
     partition = [p.expr(e, scope) for e in (w.args.get("partition_by") or [])]
     order_node = w.args.get("order")
