@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext, Scope
-from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate
-from sqlkv.sql.types import FLOAT, INT
+from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate, infer_type
+from sqlkv.sql.types import FLOAT, INT, value_type
 
 COLS = ["a", "b", "c"]
 SCOPE = Scope([Column(n, "t", INT) for n in COLS])
@@ -176,3 +176,5 @@ def test_mixed_numeric_expressions_match_sqlite(expr, data):
     fn = compile_expr(node, NUM_SCOPE, CompileEnv(ExecContext()))
     got = [fn(r) for r in data]
     assert all(_close(e, g) for e, g in zip(expected, got, strict=True)), (expected, got)
+    static = infer_type(node, NUM_SCOPE)  # every value has the statically inferred type
+    assert all(value_type(g).kind == static.kind for g in got if g is not None), (static, got)

@@ -171,3 +171,26 @@ def test_like_with_escape_matches_sqlite(s, p):
         return
     expected = _SQLITE.execute("SELECT ? LIKE ? ESCAPE '!'", (s, p)).fetchone()[0]
     assert like_matcher(p, "!")(s) == bool(expected)
+
+
+TYPED = [
+    "lower(s)", "length(s)", "abs(n)", "abs(f)", "round(f)", "round(n)", "ceil(f)", "sign(n)", "sign(f)",
+    "power(2, 3)", "sqrt(4)", "ln(3)", "log(2, 8)", "pi()", "n / 2", "f / 2", "n % 3", "n * f",
+    "date_part('hour', ts)", "EXTRACT(second FROM ts)", "EXTRACT(day FROM d)", "d + 1", "d - d",
+    "ts + INTERVAL '1 day'", "date_trunc('day', ts)", "CASE WHEN n > 0 THEN 1 ELSE 2.5 END",
+    "COALESCE(n, f)", "NULLIF(n, 3)", "greatest(n, 2)", "max(n, f)", "CAST(n AS TEXT)",
+    "CAST('1.5' AS DECIMAL(4,2))", "s || n", "instr(s, 'o')", "typeof(n)", "now()", "current_date",
+    "date('2020-01-01')", "n IN (1, 2)", "s LIKE 'H%'", "trunc(f)", "floor(n)", "iif(n > 0, f, n)",
+]
+
+
+@pytest.mark.parametrize("expr", TYPED)
+def test_values_have_the_inferred_type(expr):
+    from sqlkv.sql.expr import infer_type
+    from sqlkv.sql.types import value_type
+
+    node = sqlglot.parse_one(f"SELECT {expr}").expressions[0]
+    static = infer_type(node, Scope(COLUMNS))
+    value = ev(expr)
+    assert value is not None
+    assert value_type(value).kind == static.kind, (value, static)

@@ -160,7 +160,7 @@ def extract(part: str, v: object) -> object:
     if p in simple:
         return simple[p]
     if p == "SECOND":
-        return ts.second + ts.microsecond / 1_000_000 if ts.microsecond else ts.second
+        return ts.second + ts.microsecond / 1_000_000  # FLOAT, fractions included
     if p == "MILLISECOND":
         return ts.second * 1000 + ts.microsecond // 1000
     if p == "MICROSECOND":
@@ -174,8 +174,8 @@ def _extract_interval(p: str, v: Interval) -> object:
     secs = v.micros / 1_000_000
     table = {
         "YEAR": v.months // 12, "MONTH": v.months % 12, "DAY": v.days,
-        "HOUR": int(secs // 3600), "MINUTE": int(secs % 3600 // 60), "SECOND": secs % 60,
-        "EPOCH": v.months * 30 * 86400 + v.days * 86400 + secs,
+        "HOUR": int(secs // 3600), "MINUTE": int(secs % 3600 // 60), "SECOND": float(secs % 60),
+        "EPOCH": float(v.months * 30 * 86400 + v.days * 86400 + secs),
     }
     if p not in table:
         raise ProgrammingError(f'unit "{p}" not recognized for EXTRACT from an INTERVAL')

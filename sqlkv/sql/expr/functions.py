@@ -140,7 +140,7 @@ register("date", 1, 1, lambda ctx, v: _to_date(ctx, v), DATE, (TEMPORAL,), uses_
 register("datetime", 1, 1, lambda ctx, v: _to_timestamp(ctx, v), TIMESTAMP, (TEMPORAL,), uses_ctx=True)
 register("strftime", 2, 2, lambda ctx, f, v: strftime_sqlite(f, _to_timestamp(ctx, v)), TEXT,
          (TEXTS, TEMPORAL), uses_ctx=True)
-register("date_part datepart", 2, 2, lambda ctx, p, v: extract(p, _to_timestamp(ctx, v)),
+register("date_part datepart", 2, 2, lambda ctx, p, v: float(extract(p, _to_timestamp(ctx, v))),
          FLOAT, (TEXTS, TEMPORAL), uses_ctx=True)
 register("date_trunc", 2, 2, lambda ctx, u, v: _date_trunc(u, _to_timestamp(ctx, v)), TIMESTAMP,
          (TEXTS, TEMPORAL), uses_ctx=True)
