@@ -165,3 +165,10 @@ def test_untyped_literal_takes_the_subquery_column_type():
     assert got == [True] * len(T_ROWS)
     got, _ = run("'3' = ANY (SELECT x FROM s WHERE x IS NOT NULL)")
     assert got == [False] * len(T_ROWS)
+
+
+def test_unconvertible_literal_fails_only_when_rows_are_compared():
+    got, _ = run("'hello' IN (SELECT x FROM s WHERE x > 100)")
+    assert got == [False] * len(T_ROWS)  # no rows: nothing to compare (SQLite agrees)
+    with pytest.raises(ProgrammingError, match="operator does not exist"):
+        run("'hello' IN (SELECT x FROM s)")

@@ -120,8 +120,10 @@ def _check_column(c: Any, left: Compiled, op: Any, what: str) -> Compiled:
     if sub_type is None or not sub_type.known:
         return left
     if left.untyped_text:
-        value = cast(left.value, sub_type)
-        return constant(value, sub_type)
+        try:
+            return constant(cast(left.value, sub_type), sub_type)
+        except DataError:
+            return left  # compared per row: an error only if the subquery yields a row
     if left.type.known and not compatible(left.type.kind, sub_type.kind):
         raise ProgrammingError(f"operator does not exist: {left.type.sql()} {what} {sub_type.sql()}")
     return left
