@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
-from sqlkv.errors import ConditionFailedError, InterfaceError, OperationalError
+from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, OperationalError
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import background
 from sqlkv.storage.lsm.cache import BlockCache
@@ -155,7 +155,11 @@ class LSMCore:
                 end_seq = base_seq + count - 1
                 if end_seq <= state.flushed_seq:
                     continue
-                mem.apply(ops, base_seq)
+                try:
+                    mem.apply(ops, base_seq)
+                except (ValueError, TypeError) as exc:
+                    raise CorruptionError(f"bad operation in WAL {wal_path(self.path, number)} "
+                                          f"(batch seq {base_seq}): {exc}") from None
                 last_seq = max(last_seq, end_seq)
         self.applied_seq = self.visible_seq = last_seq
         if not mem.entries and not self.read_only:
@@ -236,14 +240,16 @@ class LSMCore:
             state = self.read_state
         found = None
         for mem in state.mems:
-            versions = mem.data.get(key)
-            if versions is not None:
-                for version in reversed(versions):
-                    if version[0] <= seq:
-                        found = version
+            entry = mem.data.get(key)
+            if entry is not None:
+                if entry.__class__ is tuple:  # one version (see memtable.py)
+                    if entry[0] <= seq:
+                        found = entry
                         break
-                if found is not None:
-                    break
+                else:
+                    found = mem.get(key, seq)
+                    if found is not None:
+                        break
         if found is None:
             found = self._get_from_tables(state, key, seq)
         if found is None or found[1] is None:

@@ -1,7 +1,9 @@
 """The memtable: recent writes in memory, until flushed to an L0 SSTable.
 
-``data`` maps each key to its versions ``[(seq, value_or_None), ...]`` oldest first, so a point
-read is one dict lookup. Key order is needed only by scans and flushes, so new keys are appended
+``data`` maps each key to its version ``(seq, value_or_None)``, or, once a key has several, to
+a list of them oldest first, so a point read is one dict lookup. (A tuple of bytes and an int is
+soon untracked by the cyclic garbage collector; a list per key would keep every collection busy
+walking the memtable, which cost more than the inserts themselves.) Key order is needed only by scans and flushes, so new keys are appended
 to ``_new_keys`` and merged into a SortedList lazily (a put costs a dict insert and an append,
 not a tree insert). Range tombstones are kept as a list; their fragment index is rebuilt lazily.
 
@@ -12,6 +14,7 @@ to cut a page of sorted keys for a scan. A memtable that has become immutable is
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from sortedcontainers import SortedList
 
@@ -24,7 +27,7 @@ SCAN_PAGE = 128
 
 class Memtable:
     def __init__(self, wal_numbers: list[int] | None = None) -> None:
-        self.data: dict[bytes, list[tuple[int, bytes | None]]] = {}
+        self.data: dict[bytes, Any] = {}  # key -> (seq, value) or [(seq, value), ...]
         self._sorted = SortedList()
         self._new_keys: list[bytes] = []
         self.range_tombstones: list[RangeTombstone] = []
@@ -46,20 +49,24 @@ class Memtable:
         seq = base_seq
         for op, a, b in ops:
             if op == OP_PUT:
-                versions = data.get(a)
-                if versions is None:
-                    data[a] = [(seq, b)]
+                current = data.get(a)
+                if current is None:
+                    data[a] = (seq, b)
                     new_keys.append(a)
+                elif current.__class__ is tuple:
+                    data[a] = [current, (seq, b)]
                 else:
-                    versions.append((seq, b))
+                    current.append((seq, b))
                 size += len(a) + len(b) + _ENTRY_OVERHEAD
             elif op == OP_DELETE:
-                versions = data.get(a)
-                if versions is None:
-                    data[a] = [(seq, None)]
+                current = data.get(a)
+                if current is None:
+                    data[a] = (seq, None)
                     new_keys.append(a)
+                elif current.__class__ is tuple:
+                    data[a] = [current, (seq, None)]
                 else:
-                    versions.append((seq, None))
+                    current.append((seq, None))
                 size += len(a) + _ENTRY_OVERHEAD
                 self.point_tombstones += 1
             elif op == OP_DELETE_RANGE:
@@ -85,11 +92,14 @@ class Memtable:
         return index
 
     def get(self, key: bytes, seq: int) -> tuple[int, bytes | None] | None:
-        versions = self.data.get(key)
-        if versions is not None:
-            for version in reversed(versions):
-                if version[0] <= seq:
-                    return version
+        entry = self.data.get(key)
+        if entry is None:
+            return None
+        if entry.__class__ is tuple:
+            return entry if entry[0] <= seq else None
+        for version in reversed(entry):
+            if version[0] <= seq:
+                return version
         return None
 
     def _sorted_keys(self) -> SortedList:
@@ -120,11 +130,10 @@ class Memtable:
             data = self.data
             for key in page:
                 versions = data[key]
-                if len(versions) == 1:
-                    seq, value = versions[0]
+                if versions.__class__ is tuple:
                     out_keys.append(key)
-                    out_seqs.append(seq)
-                    out_values.append(value)
+                    out_seqs.append(versions[0])
+                    out_values.append(versions[1])
                 else:
                     for seq, value in reversed(versions):
                         out_keys.append(key)
@@ -139,6 +148,9 @@ class Memtable:
         data = self.data
         for key in keys:
             versions = data[key]
-            for i in range(len(versions) - 1, -1, -1):
-                seq, value = versions[i]
-                yield key, seq, value
+            if versions.__class__ is tuple:
+                yield key, versions[0], versions[1]
+            else:
+                for i in range(len(versions) - 1, -1, -1):
+                    seq, value = versions[i]
+                    yield key, seq, value
