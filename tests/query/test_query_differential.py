@@ -82,6 +82,45 @@ def queries(draw):
     return sql
 
 
+@st.composite
+def compound_queries(draw):
+    """Subqueries, set operations and deterministic window functions over t1/t2."""
+    kind = draw(st.integers(0, 4))
+    pred = draw(predicates(COLS2))
+    if kind == 0:
+        neg = draw(st.sampled_from(["", "NOT "]))
+        return f"SELECT t1.a, t1.b FROM t1 WHERE {neg}EXISTS (SELECT 1 FROM t2 WHERE t2.a = t1.a AND {pred})"
+    if kind == 1:
+        neg = draw(st.sampled_from(["", "NOT "]))
+        return f"SELECT t1.b FROM t1 WHERE t1.a {neg}IN (SELECT t2.a FROM t2 WHERE {pred})"
+    if kind == 2:
+        op = draw(st.sampled_from(["UNION", "UNION ALL", "INTERSECT", "EXCEPT"]))
+        return f"SELECT t1.a FROM t1 WHERE {draw(predicates(COLS1))} {op} SELECT t2.a FROM t2 WHERE {pred}"
+    if kind == 3:
+        return (f"SELECT t1.a, (SELECT count(*) FROM t2 WHERE t2.a = t1.a), "
+                f"(SELECT max(t2.d) FROM t2 WHERE t2.a <= t1.b) FROM t1")
+    func = draw(st.sampled_from(["sum(t1.b)", "count(*)", "rank()", "dense_rank()", "max(t1.b)"]))
+    part = draw(st.sampled_from(["", "PARTITION BY t1.c "]))
+    return f"SELECT t1.a, t1.b, {func} OVER ({part}ORDER BY t1.a) FROM t1"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t1=T1_ROWS, t2=T2_ROWS, sqls=st.lists(compound_queries(), min_size=1, max_size=4))
+def test_random_subqueries_setops_windows_match_sqlite(t1, t2, sqls):
+    pair = Pair()
+    try:
+        pair.both("CREATE TABLE t1 (a INTEGER, b INTEGER, c TEXT)")
+        pair.both("CREATE TABLE t2 (a INTEGER, d INTEGER)")
+        if t1:
+            pair.many("INSERT INTO t1 VALUES (?, ?, ?)", t1)
+        if t2:
+            pair.many("INSERT INTO t2 VALUES (?, ?)", t2)
+        for sql in sqls:
+            pair.check(sql)
+    finally:
+        pair.close()
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(t1=T1_ROWS, t2=T2_ROWS, index=st.booleans(), sqls=st.lists(queries(), min_size=1, max_size=4))
 def test_random_queries_match_sqlite(t1, t2, index, sqls):
