@@ -9,7 +9,8 @@ levels and returns the most urgent job:
    table that still holds entries hidden by such a tombstone is rewritten in place;
    With no snapshot open, a table L1.. made mostly of point tombstones is pushed down (or, at
    the bottom, rewritten without them);
-2. L0 with ``l0_trigger`` or more tables: all of L0 merges into the overlapping part of L1;
+2. L0 with ``l0_trigger`` or more tables: all of L0 merges into the overlapping part of L1
+   (or, when the L0 tables are disjoint and miss L1 entirely, they just move down);
 3. a level over its target size: its next table (round robin on key) merges into the next
    level; when nothing there overlaps, the table just moves down (no rewrite).
 
@@ -97,6 +98,11 @@ def live_tombstones(version_levels: list[list[TableInfo]], tombstones: list[Rang
     return [tomb for tomb in tombstones if any(table_needs(t, tomb) for t in tables)]
 
 
+def _disjoint(tables: list[TableInfo]) -> bool:
+    ordered = sorted(tables, key=lambda t: t.smallest)
+    return all(a.largest < b.smallest for a, b in zip(ordered, ordered[1:]))
+
+
 def _is_bottom(version: Version, output_level: int, smallest: bytes, largest: bytes) -> bool:
     return not any(version.overlapping(level, smallest, largest)
                    for level in range(output_level + 1, NUM_LEVELS))
@@ -122,6 +128,8 @@ def pick_compaction(version: Version, opts: CompactionOptions, safe_seq: int,
         return None
     if level == 0:
         inputs = list(version.levels[0])
+        if _disjoint(inputs) and not any(version.overlapping(1, t.smallest, t.largest) for t in inputs):
+            return Compaction("move", 0, 1, inputs)  # e.g. a sequential load: no rewrite needed
         lo, hi = _span(inputs)
         next_inputs = version.overlapping(1, lo, hi)
         return Compaction("l0", 0, 1, inputs, next_inputs,
