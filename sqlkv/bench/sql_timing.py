@@ -29,6 +29,7 @@ class Profiler:
         if module is not None:
             self.pyinstrument = module.Profiler()
         self._pyinstrument_started = False
+        self.ran = False  # pstats cannot read a profile that never ran
 
     def resume(self) -> None:
         # pyinstrument samples one session from start to stop, so it covers the first timed
@@ -36,6 +37,7 @@ class Profiler:
         if self.pyinstrument is not None and not self._pyinstrument_started:
             self.pyinstrument.start()
             self._pyinstrument_started = True
+        self.ran = True
         self.cprofile.enable()
 
     def pause(self) -> None:
@@ -48,6 +50,8 @@ class Profiler:
 
     def report(self, top: int = 30) -> str:
         """The ``top`` functions by cumulative time, then pyinstrument's call tree if it ran."""
+        if not self.ran:
+            return "(nothing to show: the profiled workload did not run)"
         buffer = io.StringIO()
         stats = pstats.Stats(self.cprofile, stream=buffer)
         stats.strip_dirs().sort_stats("cumulative").print_stats(top)

@@ -148,3 +148,27 @@ def test_generated_rows_are_deterministic_and_skus_unique() -> None:
     assert [row[0] for row in first] == list(range(1, 25_001))
     assert len({row[2] for row in first}) == len(first)
     assert all(1 <= row[1] <= data.customers for row in first)
+
+
+class _BrokenEngine(SqliteEngine):
+    """An engine whose every statement fails, as a half-built driver might."""
+
+    name = "sqlkv"
+
+    def cursor(self) -> Any:
+        raise RuntimeError("driver not ready")
+
+
+def test_an_engine_that_fails_is_reported_not_fatal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(ENGINE_CLASSES, "sqlkv", _BrokenEngine)
+    monkeypatch.setattr(bench_sql, "engine_unavailable_reason", lambda name: None)
+    status = bench_sql.run(TINY + ["--engines", "sqlkv,sqlite3", "--profile", "point_select"])
+    output = capsys.readouterr().out
+    assert status == 1
+    assert "RuntimeError: driver not ready" in output
+    assert "sqlkv: the load failed" in output
+    assert "the profiled workload did not run" in output
+    point_row = next(row for row in _workload_rows(output) if "point select" in row)
+    assert "error" in point_row and point_row.rstrip().endswith("ERROR")
