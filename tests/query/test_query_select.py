@@ -222,3 +222,12 @@ def test_named_windows(pair):
     pair.check("SELECT id, sum(salary) OVER w, rank() OVER (w ORDER BY id) FROM emp "
                "WINDOW w AS (PARTITION BY dept)")
     pair.check("SELECT id, row_number() OVER w FROM emp WINDOW w AS (ORDER BY salary, id)")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT id, sum(salary) OVER (ORDER BY salary RANGE BETWEEN 1000 PRECEDING AND CURRENT ROW) FROM emp",
+    "SELECT id, count(*) OVER (ORDER BY salary DESC RANGE BETWEEN 500 PRECEDING AND 500 FOLLOWING) FROM emp",
+    "SELECT id, max(id) OVER (PARTITION BY dept ORDER BY salary RANGE BETWEEN CURRENT ROW AND 1000 FOLLOWING) FROM emp",
+])
+def test_range_frames_with_offsets(pair, sql):
+    pair.check(sql)

@@ -13,6 +13,7 @@ aggregate per row. Rows come out in input order, each extended by the window val
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,7 +115,10 @@ class Window(Operator):
                 else:
                     out[pos[k]] = default_fn(rows[pos[k]]) if default_fn is not None else None
             return
-        bounds = [_frame(w.frame, k, n, peers_start[k], peers_end[k]) for k in range(n)]
+        if _has_range_offset(w.frame):
+            bounds = _range_offset_bounds(w, keys, peers_start, peers_end)
+        else:
+            bounds = [_frame(w.frame, k, n, peers_start[k], peers_end[k]) for k in range(n)]
         if f in VALUE_FUNCS:
             nth = w.constants[0] if f == "nth_value" else None
             for k, (lo, hi) in enumerate(bounds):
@@ -195,6 +199,50 @@ def _peer_groups(keys: list[tuple]) -> tuple[list[int], list[int]]:
     return start, end
 
 
+def _has_range_offset(frame: Frame) -> bool:
+    return not frame.rows and any(b.offset not in (None, 0) for b in (frame.start, frame.end))
+
+
+def _range_offset_bounds(w: WindowFunc, keys: list[tuple], ps: list[int],
+                         pe: list[int]) -> list[tuple[int, int]]:
+    """RANGE frames with ``n PRECEDING/FOLLOWING``: rows whose single ORDER BY value lies
+    within n of the current row's (NULL keys frame their peers only)."""
+    if len(w.order) != 1:
+        raise DataError("RANGE with an offset needs exactly one ORDER BY expression")
+    desc = w.order_dirs[0][0]
+    n = len(keys)
+    values = [k[0] for k in keys]
+    nonnull = [i for i, v in enumerate(values) if v is not None]
+    lo_nn = nonnull[0] if nonnull else 0
+    hi_nn = nonnull[-1] + 1 if nonnull else 0
+    try:
+        # the non-NULL keys are contiguous and sorted; negate for DESC to search ascending
+        line = [(-values[i] if desc else values[i]) for i in range(lo_nn, hi_nn)]
+    except TypeError:
+        raise DataError("RANGE with an offset needs a numeric ORDER BY expression") from None
+    out = []
+    for k in range(n):
+        v = values[k]
+        if v is None:
+            out.append((ps[k], pe[k]))
+            continue
+        cur = -v if desc else v
+
+        def position(b: FrameBound, is_start: bool) -> int:
+            if b.offset is None:
+                return 0 if b.preceding else n
+            if b.offset == 0:
+                return ps[k] if is_start else pe[k]
+            target = cur - b.offset if b.preceding else cur + b.offset
+            if is_start:
+                return lo_nn + bisect.bisect_left(line, target)
+            return lo_nn + bisect.bisect_right(line, target)
+        lo = max(position(w.frame.start, True), 0)
+        hi = min(position(w.frame.end, False), n)
+        out.append((lo, max(hi, lo)))
+    return out
+
+
 def _frame(frame: Frame, k: int, n: int, peer_lo: int, peer_hi: int) -> tuple[int, int]:
     """[lo, hi) positions of row k's frame in its sorted partition."""
     def bound(b: FrameBound, is_start: bool) -> int:
@@ -204,8 +252,6 @@ def _frame(frame: Frame, k: int, n: int, peer_lo: int, peer_hi: int) -> tuple[in
             if frame.rows:
                 return k if is_start else k + 1
             return peer_lo if is_start else peer_hi
-        if not frame.rows:
-            raise DataError("RANGE frames with an offset are not supported")
         j = k - b.offset if b.preceding else k + b.offset
         return j if is_start else j + 1
     lo = max(bound(frame.start, True), 0)
