@@ -123,3 +123,14 @@ def test_index_only_scan_when_the_index_covers_the_query(pair):
     pair.check(sql)
     plan = explain(pair, "SELECT name FROM emp WHERE salary > 2000")
     assert not any("index-only" in line for line in plan), plan
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT e.name, d.dname, b.name FROM emp e LEFT JOIN (dept d JOIN emp b ON b.dept = d.id AND b.salary > 3500) "
+    "ON d.id = e.dept",
+    "SELECT d.dname, e.name FROM dept d LEFT JOIN (emp e LEFT JOIN emp b ON b.id = e.boss) ON e.dept = d.id "
+    "WHERE b.name IS NULL",
+    "SELECT e.*, d.city FROM emp e JOIN (dept d LEFT JOIN emp x ON x.dept = d.id) ON d.id = e.dept",
+])
+def test_outer_joins_around_parenthesized_joins(pair, sql):
+    pair.check(sql)

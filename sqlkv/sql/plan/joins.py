@@ -175,8 +175,8 @@ class FromPlanner:
             table = col.table.lower() if col.table else None
             name = col.name.lower()
             hits = [i for i, s in enumerate(self.sources)
-                    if (table is None or s.alias.lower() == table)
-                    and any(c.name.lower() == name for c in s.columns)]
+                    if any(c.name.lower() == name and (table is None or (c.table or "").lower() == table)
+                           for c in s.columns)]
             if table is None and name in self.using_pref and len(hits) > 1:
                 hits = [self.using_pref[name][0]]
             refs.update(hits)
@@ -199,8 +199,9 @@ class FromPlanner:
                 raise ProgrammingError(f'column "{name}" specified in USING clause does not exist '
                                        f"in {'right' if ridx is None else 'left'} table")
             j, k = left
-            lcol = exp.column(self.sources[j].columns[k].name, self.sources[j].alias)
-            rcol = exp.column(right.columns[ridx].name, right.alias)
+            lsrc = self.sources[j].columns[k]
+            lcol = exp.column(lsrc.name, lsrc.table or self.sources[j].alias)
+            rcol = exp.column(right.columns[ridx].name, right.columns[ridx].table or right.alias)
             eqs.append(exp.EQ(this=lcol, expression=rcol))
             right.merged.add(ridx)
             self.using_pref.setdefault(lname, (j, k))

@@ -282,9 +282,12 @@ class QueryPlanner:
             items.append((extra, JoinSpec("cross")))
         for join in sel.args.get("joins") or []:
             spec = self._join_spec(join)
-            nested = self._flatten(join.this)
-            if len(nested) > 1 and spec.kind not in ("inner", "cross"):
-                raise NotSupportedError("an outer join with a parenthesized join on its right is not supported")
+            nested = self._flatten(join.this, allow_outer=True)
+            if len(nested) > 1 and (spec.kind not in ("inner", "cross")
+                                    or any(s.kind not in ("inner", "cross") for _, s in nested[1:])):
+                # an outer join around a parenthesized join: plan the group as one source
+                items.append((_NestedJoin(join.this), spec))
+                continue
             items.append((nested[0][0], spec))
             items.extend(nested[1:])
         sources = [self._source(node, outer) for node, _ in items]
@@ -292,6 +295,8 @@ class QueryPlanner:
         seen: set[str] = set()
         for src in sources:
             key = src.alias.lower()
+            if not key:
+                continue
             if key in seen:
                 raise ProgrammingError(f'table name "{src.alias}" specified more than once')
             seen.add(key)
@@ -341,6 +346,11 @@ class QueryPlanner:
     def _source(self, node: exp.Expression, outer: Scope | None) -> Source:
         if isinstance(node, exp.Table):
             return self._table_source(node, outer)
+        if isinstance(node, _NestedJoin):
+            # SELECT * over the parenthesized join; its columns keep their own tables' names
+            select = exp.Select(expressions=[exp.Star()], from_=exp.From(this=node.join))
+            op = self.plan(select, outer)
+            return Source("", list(op.columns), operator=op)
         alias = node.args.get("alias")
         alias_name = ident_name(alias.this) if alias is not None and alias.this else ""
         col_names = [ident_name(c) for c in alias.columns] if alias is not None and alias.columns else None
@@ -472,6 +482,13 @@ class QueryPlanner:
     def plan_select(self, sel: exp.Select, outer: Scope | None) -> Operator:
         from sqlkv.sql.plan.select_body import SelectBuilder
         return SelectBuilder(self, sel, outer).build()
+
+
+class _NestedJoin:
+    """Marks a parenthesized join that must be planned as one FROM source."""
+
+    def __init__(self, join: exp.Expression) -> None:
+        self.join = join
 
 
 class _Renamed(Operator):

@@ -134,6 +134,12 @@ class SelectBuilder:
                 if rel is not None:
                     out.extend(expand_select_list([node], [rel]))
                     continue
+                owned = [SelectItem(c.name, index=r.offset + i, table=c.table)
+                         for r, _ in relations for i, c in enumerate(r.columns)
+                         if not c.hidden and (c.table or "").lower() == node.table.lower()]
+                if owned:  # t.* for a table inside a parenthesized join
+                    out.extend(owned)
+                    continue
             out.extend(expand_select_list([node], rels))
         return out
 
@@ -277,7 +283,7 @@ class SelectBuilder:
             if it.node is None:
                 fns.append(pyop.itemgetter(it.index))
                 src = scope.columns[it.index]
-                cols.append(Column(it.name, None, src.type))
+                cols.append(Column(it.name, src.table, src.type))
                 texts.append(f"{src.table}.{src.name}" if src.table else src.name)
             else:
                 fns.append(p.expr(it.node, scope))
