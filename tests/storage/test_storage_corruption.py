@@ -163,3 +163,12 @@ def test_wal_record_length_is_checked(tmp_path):
         f.write(struct.pack("<I", 1 << 30))  # an absurd length in the first header
     with pytest.raises(CorruptionError, match=os.path.basename(log)):
         open_lsm(path)
+
+
+def test_missing_manifest_with_tables_is_not_a_new_database(tmp_path):
+    path = str(tmp_path)
+    _fill(path)
+    os.unlink(os.path.join(path, "MANIFEST"))
+    with pytest.raises(CorruptionError, match="MANIFEST .* is missing"):
+        open_lsm(path)
+    assert glob.glob(os.path.join(path, "*.sst"))  # nothing was deleted

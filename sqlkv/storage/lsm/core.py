@@ -142,6 +142,9 @@ class LSMCore:
             stem, _, ext = name.partition(".")
             if stem.isdigit() and ext in ("log", "sst"):
                 (logs if ext == "log" else tables).append(int(stem))
+        if fresh and tables:
+            raise CorruptionError(f"MANIFEST {os.path.join(self.path, 'MANIFEST')} is missing but "
+                                  f"the directory holds {len(tables)} table files")
         live = {t.number for level in state.levels for t in level}
         self.next_file = max([state.next_file, *[n + 1 for n in logs + tables]])
         self.flushed_seq = state.flushed_seq
