@@ -236,3 +236,28 @@ def test_picker_pushes_down_tables_of_tombstones():
     levels[2] = [table(3, b"x", b"z", 100, 0)]
     job = pick_compaction(Version(levels, [], {}), opts, 10, {})
     assert (job.reason, job.level, job.output_level, job.bottom) == ("tombstone-clean", 1, 1, True)
+
+
+def test_scan_jumps_over_range_deleted_tables(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _load(engine, 4000)
+        engine.compact()
+        snap = engine.snapshot()  # holds the deleted data (and so the files) in place
+        batch = WriteBatch()
+        batch.delete_range(b"k000000", b"k003900")
+        engine.write(batch)
+        engine.flush()
+        total_blocks = sum(r.block_count for r in engine._core.readers.values())
+        cache = engine._core.cache
+        before = cache.hits + cache.misses
+        got = list(engine.scan(b"k", None, limit=5))
+        got_reverse = list(engine.scan(b"k", b"k003905", reverse=True))
+        touched = cache.hits + cache.misses - before
+        assert got == [(b"k%06d" % i, b"v" * 50) for i in range(3900, 3905)]
+        assert got_reverse == got[::-1]
+        assert touched < total_blocks / 10  # the deleted stretch was skipped, not walked
+        assert sum(1 for _ in snap.scan(b"k", None)) == 4000
+        snap.close()
+    finally:
+        engine.close()

@@ -162,9 +162,10 @@ def _pick_tombstone_work(version: Version, safe_seq: int) -> Compaction | None:
                     continue
                 if start <= table.smallest and table.largest < end and table.max_seq < seq:
                     return Compaction("tombstone-drop", level, level, [table])
-                if level >= 1:
-                    return Compaction("tombstone-clean", level, level, [table],
-                                      bottom=_is_bottom(version, level, table.smallest, table.largest))
+                # Rewritten in place; an L0 output keeps its place as its seqs stay in range,
+                # and keeps its point tombstones (an older L0 table may hold what they hide).
+                bottom = level > 0 and _is_bottom(version, level, table.smallest, table.largest)
+                return Compaction("tombstone-clean", level, level, [table], bottom=bottom)
     return None
 
 

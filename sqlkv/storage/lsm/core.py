@@ -314,11 +314,12 @@ class LSMCore:
         cursors: list = [MemCursor(m, start, end, reverse) for m in state.mems if m.data]
         for t in version.levels[0]:
             if t.largest >= start and (end is None or t.smallest < end):
-                cursors.append(TableCursor(version.readers[t.number], start, end, reverse))
+                cursors.append(TableCursor(version.readers[t.number], start, end, reverse, t.max_seq))
         for level in version.levels[1:]:
-            tables = [t for t in level if t.largest >= start and (end is None or t.smallest < end)]
+            tables = [(version.readers[t.number], t.smallest, t.largest, t.max_seq) for t in level
+                      if t.largest >= start and (end is None or t.smallest < end)]
             if tables:
-                cursors.append(LevelCursor([version.readers[t.number] for t in tables], start, end, reverse))
+                cursors.append(LevelCursor(tables, start, end, reverse))
         tombs = [version.tomb_index] if version.tombstones else []
         tombs += [m.tombstone_index() for m in state.mems if m.range_tombstones]
         return cursors, tombs

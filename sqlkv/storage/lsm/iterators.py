@@ -8,7 +8,10 @@ of the range down. All versions of a key sit in one chunk.
 The merge works in *runs* rather than entry by entry: it finds the source whose current key is
 smallest (largest, in reverse) and the next-smallest current key among the others, bisects to
 the end of the run of entries below that bound, and emits the whole run from that one source.
-When only one source overlaps the range the run is the whole chunk, and a chunk that is
+A table source whose current key lies in a range-tombstone fragment deleted above every seq
+in that table jumps past the fragment (a seek, not a walk), so a scan right after a mass
+``delete_range`` costs about what a scan of the survivors costs. When only one source overlaps
+the range the run is the whole chunk, and a chunk that is
 "simple" (one version per key, no tombstones, every seq visible) is emitted with a single
 ``zip``. Keys present in several sources at once are resolved one at a time (a "tie"): the
 newest version at or below the read seq wins. Point tombstones and range tombstones (checked
@@ -21,7 +24,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
 from sqlkv.storage.lsm.memtable import Memtable
-from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers
+from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers, skip_target
 from sqlkv.storage.lsm.sstable.block import NEVER_SIMPLE
 from sqlkv.storage.lsm.sstable.reader import TableReader
 
@@ -37,6 +40,8 @@ class MemCursor:
         self.lo_inclusive = True
         self.reverse = reverse
         self.done = False
+
+    max_seq = None  # a memtable may hold entries newer than any tombstone: never skipped
 
     def next_chunk(self) -> Chunk | None:
         if self.done:
@@ -59,13 +64,26 @@ class MemCursor:
 class TableCursor:
     """The blocks of one table that meet ``[start, end)``, in scan order."""
 
-    def __init__(self, reader: TableReader, start: bytes, end: bytes | None, reverse: bool) -> None:
+    def __init__(self, reader: TableReader, start: bytes, end: bytes | None, reverse: bool,
+                 max_seq: int = 1 << 62) -> None:
         self.reader = reader
-        self.start, self.end = start, end
+        self.max_seq = max_seq  # of the table: a range tombstone above it hides whole stretches
         self.reverse = reverse
-        self.first = reader.first_block_for(start)
-        self.last = reader.last_block_for(end)
-        self.next_block = self.last if reverse else self.first
+        self._position(start, end)
+
+    def _position(self, start: bytes, end: bytes | None) -> None:
+        self.start, self.end = start, end
+        self.first = self.reader.first_block_for(start)
+        self.last = self.reader.last_block_for(end)
+        self.next_block = self.last if self.reverse else self.first
+
+    def seek(self, bound: bytes) -> None:
+        """Continue at keys >= ``bound`` (forward) or < ``bound`` (reverse)."""
+        if self.reverse:
+            if self.end is None or bound < self.end:
+                self._position(self.start, bound)
+        elif bound > self.start:
+            self._position(bound, self.end)
 
     def next_chunk(self) -> Chunk | None:
         while self.first <= self.next_block <= self.last:
@@ -87,12 +105,26 @@ class TableCursor:
 
 
 class LevelCursor:
-    """The tables of one level L1.. (disjoint, sorted) chained in scan order."""
+    """The tables of one level L1.. (disjoint, sorted) chained in scan order.
 
-    def __init__(self, readers: list[TableReader], start: bytes, end: bytes | None, reverse: bool) -> None:
-        self.readers = list(reversed(readers)) if reverse else list(readers)
+    ``tables`` are ``(reader, smallest, largest, max_seq)``.
+    """
+
+    def __init__(self, tables: list[tuple], start: bytes, end: bytes | None, reverse: bool) -> None:
+        self.tables = list(reversed(tables)) if reverse else list(tables)
         self.start, self.end, self.reverse = start, end, reverse
         self.current: TableCursor | None = None
+        self.max_seq: int | None = None
+
+    def seek(self, bound: bytes) -> None:
+        if self.reverse:
+            self.end = bound if self.end is None else min(self.end, bound)
+            self.tables = [t for t in self.tables if t[1] < bound]
+        else:
+            self.start = max(self.start, bound)
+            self.tables = [t for t in self.tables if t[2] >= bound]
+        if self.current is not None:
+            self.current.seek(bound)
 
     def next_chunk(self) -> Chunk | None:
         while True:
@@ -100,9 +132,11 @@ class LevelCursor:
                 chunk = self.current.next_chunk()
                 if chunk is not None:
                     return chunk
-            if not self.readers:
+            if not self.tables:
                 return None
-            self.current = TableCursor(self.readers.pop(0), self.start, self.end, self.reverse)
+            reader, _, _, max_seq = self.tables.pop(0)
+            self.current = TableCursor(reader, self.start, self.end, self.reverse, max_seq)
+            self.max_seq = max_seq
 
 
 class _Head:
@@ -141,16 +175,35 @@ def merge(cursors: list, read_seq: int, tombs: list[TombstoneIndex], reverse: bo
     return _merge_forward(heads, read_seq, tombs)
 
 
+def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
+    """Jump a table source past a stretch a range tombstone hides; True if it moved."""
+    max_seq = head.cursor.max_seq
+    if max_seq is None:
+        return False
+    target = skip_target(tombs, head.keys[head.pos], read_seq, max_seq, reverse)
+    if target is None:
+        return False
+    head.cursor.seek(target)
+    if not head.advance(reverse):
+        head.keys, head.pos = [], -1 if reverse else 0
+    return True
+
+
 def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
     while heads:
         if len(heads) == 1:
             head = heads[0]
-            run_end = len(head.keys)
         else:
             head = heads[0]
             for other in heads:
                 if other.keys[other.pos] < head.keys[head.pos]:
                     head = other
+        if tombs and _skip(head, tombs, read_seq, False):
+            heads = [h for h in heads if h.pos < len(h.keys)]
+            continue
+        if len(heads) == 1:
+            run_end = len(head.keys)
+        else:
             bound = min(o.keys[o.pos] for o in heads if o is not head)
             run_end = bisect_left(head.keys, bound, head.pos)
         if run_end > head.pos:
@@ -206,12 +259,17 @@ def _merge_reverse(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[t
     while heads:
         if len(heads) == 1:
             head = heads[0]
-            run_start = 0
         else:
             head = heads[0]
             for other in heads:
                 if other.keys[other.pos] > head.keys[head.pos]:
                     head = other
+        if tombs and _skip(head, tombs, read_seq, True):
+            heads = [h for h in heads if h.pos >= 0]
+            continue
+        if len(heads) == 1:
+            run_start = 0
+        else:
             bound = max(o.keys[o.pos] for o in heads if o is not head)
             run_start = bisect_right(head.keys, bound, 0, head.pos + 1)
         if run_start <= head.pos:

@@ -64,6 +64,26 @@ class TombstoneIndex:
         return frag[bisect_right(frag, version_seq):]
 
 
+def skip_target(indexes: list[TombstoneIndex], key: bytes, read_seq: int, source_max_seq: int,
+                reverse: bool) -> bytes | None:
+    """Where a source whose entries are all older than ``source_max_seq`` may jump to.
+
+    When a fragment containing ``key`` is deleted at a seq in ``(source_max_seq, read_seq]``,
+    every entry of that source in the fragment is hidden: a forward scan may continue at the
+    fragment's end, a reverse one below its start. None when no such fragment covers ``key``.
+    """
+    for index in indexes:
+        bounds = index.bounds
+        i = bisect_right(bounds, key) - 1
+        if i < 0 or i >= len(index.seqs):
+            continue
+        frag = index.seqs[i]
+        j = bisect_right(frag, read_seq)
+        if j and frag[j - 1] > source_max_seq:
+            return bounds[i] if reverse else bounds[i + 1]
+    return None
+
+
 def any_covers(indexes: list[TombstoneIndex], key: bytes, version_seq: int, read_seq: int) -> bool:
     for index in indexes:
         if index.covers(key, version_seq, read_seq):
