@@ -231,3 +231,11 @@ def test_named_windows(pair):
 ])
 def test_range_frames_with_offsets(pair, sql):
     pair.check(sql)
+
+
+def test_sum_overflow_in_between_is_an_error_like_sqlite(pair):
+    pair.both("CREATE TABLE edge (v INTEGER)")
+    pair.many("INSERT INTO edge VALUES (?)", [(2 ** 63 - 1,), (1,), (-1,)])
+    with pytest.raises(DataError, match="overflow"):
+        pair.ours("SELECT sum(v) FROM edge")
+    pair.check("SELECT total(v) FROM edge")

@@ -97,21 +97,28 @@ class Sum(Accumulator):
             v = decimal.Decimal(repr(v))
         elif isinstance(self.total, float) and isinstance(v, decimal.Decimal):
             v = float(v)
-        self.total += v
+        total = self.total + v
+        if type(total) is int and not INT64_MIN <= total <= INT64_MAX:
+            # SQLite: any intermediate overflow of an all-integer sum is an error
+            raise DataError("integer overflow in sum()")
+        self.total = total
         self.seen = True
 
     def result(self) -> Any:
-        if not self.seen:
-            return None
-        if isinstance(self.total, int) and not INT64_MIN <= self.total <= INT64_MAX:
-            raise DataError("integer overflow in sum()")
-        return self.total
+        return self.total if self.seen else None
 
 
 class Total(Sum):
-    """TOTAL: like SUM but always a float, 0.0 when no values."""
+    """TOTAL: like SUM but always a float (never overflows), 0.0 when no values."""
 
     __slots__ = ()
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        v = _numeric(value, "total")
+        self.total = float(self.total) + float(v)
+        self.seen = True
 
     def result(self) -> Any:
         return float(self.total) if self.seen else 0.0
