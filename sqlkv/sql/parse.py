@@ -31,9 +31,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError
 
 _PARAM_PREFIX = "__p"
+_HEX_MARKER = "__sqlkv_hex"
 _EXPLAIN_RE = re.compile(r"\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 
 
@@ -103,6 +104,7 @@ def _statement_of(text: str, toks: list[Token]) -> Statement:
 def parse_statement(sql: str) -> ParsedStatement:
     """Parse exactly one statement (ProgrammingError if the text holds several or none)."""
     tokens = _tokenize(sql)
+    _refuse_unsupported(tokens)
     pieces = _split_tokens(tokens)
     if not pieces:
         raise ProgrammingError("empty statement")
@@ -111,6 +113,16 @@ def parse_statement(sql: str) -> ParsedStatement:
     toks = pieces[0]
     text = sql[toks[0].start : toks[-1].end + 1]
     return _parse_tokens(text, _tokenize(text))
+
+
+def _refuse_unsupported(tokens: list[Token]) -> None:
+    """Clear errors for SQLite statements sqlkv does not have (before splitting: a trigger
+    body holds semicolons)."""
+    words = [_word(t) for t in tokens[:4]]
+    if words[:1] == ["CREATE"] and "TRIGGER" in words:
+        raise NotSupportedError("triggers are not supported")
+    if words[:1] in (["REINDEX"], ["VACUUM"], ["PRAGMA"], ["ATTACH"], ["DETACH"]):
+        raise NotSupportedError(f"{words[0]} is not supported")
 
 
 def _split_tokens(tokens: list[Token]) -> list[list[Token]]:
@@ -208,6 +220,21 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(_cut_table_extras(toks, stmt))
     named = False
     n_params = 0
+    hex_literals = False
+    for prev, tok in zip([None, *toks], toks):
+        # x'0a1b' / X'0a1b' blob literals: the default dialect has no hex strings, so they are
+        # parsed as a marker call and turned into exp.HexString below
+        if (
+            prev is not None
+            and tok.token_type == TokenType.STRING
+            and prev.token_type == TokenType.VAR
+            and prev.text in ("x", "X")
+            and prev.end + 1 == tok.start
+        ):
+            edits.append(_Edit(prev.start, prev.end + 1, _HEX_MARKER))
+            edits.append(_Edit(tok.start, tok.start, "("))
+            edits.append(_Edit(tok.end + 1, tok.end + 1, ")"))
+            hex_literals = True
     for tok in toks:
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
             edits.append(_Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
@@ -221,6 +248,10 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
             node.set("this", None)
             node.meta["param_index"] = int(name[len(_PARAM_PREFIX) :])
+    if hex_literals:
+        for node in list(ast.find_all(exp.Anonymous)):
+            if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:
+                node.replace(exp.HexString(this=node.expressions[0].this))
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

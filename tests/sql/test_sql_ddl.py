@@ -174,3 +174,17 @@ def test_split_statements_and_parse_errors():
     assert parse_statement("ROLLBACK TO x").kind == "ROLLBACK TO"
     e = parse_statement("EXPLAIN ANALYZE SELECT 1")
     assert e.kind == "EXPLAIN" and e.explain_analyze and e.inner.kind == "SELECT"
+
+
+def test_blob_literals_and_unsupported_statements():
+    from sqlglot import exp
+
+    from sqlkv.sql.session import Database
+
+    ast = parse_statement("SELECT x'3031', X'ff' FROM t WHERE x = 'x'").ast
+    assert [h.this for h in ast.find_all(exp.HexString)] == ["3031", "ff"]
+    assert Session(Database.open()).execute("SELECT x'3031'").fetchall() == [(b"01",)]
+    with pytest.raises(NotSupportedError, match="triggers"):
+        parse_statement("CREATE TRIGGER r UPDATE ON t BEGIN SELECT 1; END;")
+    with pytest.raises(NotSupportedError, match="REINDEX"):
+        parse_statement("REINDEX t1i1")
