@@ -72,6 +72,7 @@ class Catalog:
         self.cache = cache
         self.cache_version = cache.version if cache is not None else -1
         self.dirty = False  # this transaction changed the schema: bypass the shared cache
+        self._touched: set[int] = set()
         self.virtual: Callable[[str], TableDescriptor | None] | None = None
 
     # -- reads ---------------------------------------------------------------------------
@@ -141,6 +142,17 @@ class Catalog:
             return None
         desc = descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False))
         return desc if isinstance(desc, TableDescriptor) else None
+
+    def touch(self, table_id: int) -> None:
+        """Record a read of a table's descriptor in this transaction (once).
+
+        Plans and the descriptor cache skip the KV store, so a statement writing into a table
+        calls this: a concurrent DROP/ALTER that commits first then makes this transaction
+        fail its commit (SerializationFailure) instead of writing rows into a dropped table.
+        """
+        if table_id not in self._touched:
+            self._touched.add(table_id)
+            self.txn.get(descriptor_key(table_id))
 
     # -- writes --------------------------------------------------------------------------
 

@@ -60,6 +60,11 @@ class PlanNode(Operator):
         return self.text
 
 
+def _touch(ctx: ExecContext, table_id: int) -> None:
+    if ctx.catalog is not None:
+        ctx.catalog.touch(table_id)
+
+
 def _is_default(node: exp.Expression) -> bool:
     return isinstance(node, (exp.Var, exp.Column)) and node.name.upper() == "DEFAULT" and not getattr(node, "table", "")
 
@@ -266,6 +271,7 @@ class InsertPlan:
 
     def execute(self, ctx: ExecContext) -> StatementResult:
         txn = ctx.txn
+        _touch(ctx, self.table.id)
         writer = RowWriter(self.table, self.codec, txn)
         count = 0
         last_id = None
@@ -385,6 +391,7 @@ class UpdatePlan:
         self.columns = self.returning.columns
 
     def execute(self, ctx: ExecContext) -> StatementResult:
+        _touch(ctx, self.table.id)
         changes = []
         for old in self.target.rows(ctx):
             new = self.sets.apply(old)
@@ -417,6 +424,7 @@ class DeletePlan:
         self.columns = self.returning.columns
 
     def execute(self, ctx: ExecContext) -> StatementResult:
+        _touch(ctx, self.table.id)
         victims = self.target.rows(ctx)
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
@@ -437,6 +445,7 @@ class TruncatePlan:
 
     def execute(self, ctx: ExecContext) -> StatementResult:
         for table in self.tables:
+            _touch(ctx, table.id)
             forget_auto_counter(ctx.txn, table.id)
             for index in table.all_indexes():
                 start = index_prefix(table.id, index.id)

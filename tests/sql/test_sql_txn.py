@@ -248,3 +248,17 @@ def test_bank_transfers_from_threads_survive_reopen(kind, tmp_path):
         db = Database.open(str(tmp_path / "db"))
         verify(Session(db))
     db.close()
+
+
+def test_writes_into_a_concurrently_dropped_table_fail(db):
+    a, b = _two(db)
+    a.execute("CREATE TABLE t (x INT PRIMARY KEY)")
+    a.execute("INSERT INTO t VALUES (1)")  # warm plan and descriptor caches
+    a.execute("BEGIN")
+    a.execute("INSERT INTO t VALUES (2)")
+    b.execute("DROP TABLE t")
+    with pytest.raises(SerializationFailure):
+        a.execute("COMMIT")
+    b.execute("CREATE TABLE t (x INT PRIMARY KEY)")
+    assert rows(b, "SELECT * FROM t") == []
+    assert rows(b, "SELECT count(*) FROM sqlkv_internal.kv") == [(0,)]
