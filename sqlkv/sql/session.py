@@ -167,6 +167,7 @@ class Session:
         self._savepoints: list[tuple[str, int]] = []
         self._plans: OrderedDict[str, _Prepared] = OrderedDict()
         self._pending: Result | None = None
+        self._autocommit_read = None  # the read txn of a pending autocommit SELECT
         self._current_ctx: ExecContext | None = None
         self._cancel = False
         self.closed = False
@@ -176,7 +177,11 @@ class Session:
 
     @property
     def in_transaction(self) -> bool:
-        return self._txn is not None and self._txn.active
+        """True inside BEGIN or an autocommit=False transaction (not for an autocommit SELECT
+        whose read transaction only lives until its rows are consumed)."""
+        if self._txn is None or not self._txn.active:
+            return False
+        return self._txn is not self._autocommit_read
 
     def execute(self, sql: str, params: Any = ()) -> Result:
         with self.lock:
@@ -303,7 +308,7 @@ class Session:
         implicit = not self.in_transaction and not self._explicit
         if implicit and self.autocommit:
             read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
-            txn = self._ensure_txn(read_only=read_only and not self._dml_select(stmt))
+            txn = self._ensure_txn(read_only=read_only)
             try:
                 result = self._run_in_txn(stmt, params, txn)
             except BaseException:
@@ -313,17 +318,17 @@ class Session:
                 # keep the snapshot until the rows are consumed, then end the read
                 result._on_done = self._autocommit_done(txn)
                 self._pending = result
+                self._autocommit_read = txn
                 return result
             self._commit_txn()
             return result
         txn = self._ensure_txn(read_only=False)
         return self._run_in_txn(stmt, params, txn)
 
-    def _dml_select(self, stmt: ParsedStatement) -> bool:
-        return False
-
     def _autocommit_done(self, txn):
         def done() -> None:
+            if self._autocommit_read is txn:
+                self._autocommit_read = None
             if self._txn is txn:
                 self._commit_txn()
 

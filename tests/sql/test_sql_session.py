@@ -75,3 +75,15 @@ def test_closed_session():
     s.close()
     with pytest.raises(InterfaceError):
         s.execute("SELECT 1")
+
+
+def test_autocommit_select_is_not_a_transaction():
+    s = Session(Database.open())
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+    r = s.execute("SELECT * FROM t")
+    assert not s.in_transaction
+    r.fetchall()
+    s.execute("BEGIN")
+    s.execute("INSERT INTO t VALUES (1)")  # BEGIN after a SELECT gets a writable transaction
+    s.execute("COMMIT")
+    assert rows(s, "SELECT * FROM t") == [(1,)]
