@@ -167,3 +167,11 @@ def test_random_predicates_match_sqlite(s):
         else:
             sql_lite = sql.replace("ORDER BY age DESC,", "ORDER BY age IS NULL, age DESC,")
         assert rows(s, sql) == lite.execute(sql_lite).fetchall(), sql
+
+
+def test_or_of_equalities_becomes_point_gets(s):
+    assert plan(s, "SELECT * FROM users WHERE id = 4 OR (id = 2 OR id IN (9))")[-1] == (
+        "get users@users_pkey /Table/100/1/2, /Table/100/1/4, /Table/100/1/9"
+    )
+    assert [r[0] for r in rows(s, "SELECT id FROM users WHERE id = 4 OR id = 2 ORDER BY id")] == [2, 4]
+    assert "full scan" in plan(s, "SELECT * FROM users WHERE id = 4 OR age = 2")[-1]

@@ -124,6 +124,10 @@ def _constraints(filters: list[exp.Expression], scope: Scope) -> dict[int, list[
             vals = node.expressions
             if pos is not None and vals and not node.args.get("query") and all(is_constant_expr(v) for v in vals):
                 add(pos, _Constraint("in", f, list(vals)))
+        elif isinstance(node, exp.Or):
+            pos, values = _or_of_equalities(node, scope)
+            if pos is not None:
+                add(pos, _Constraint("in", f, values))
         elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
             add(_column_pos(node.this, scope), _Constraint("null", f))
         elif isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
@@ -135,6 +139,33 @@ def _constraints(filters: list[exp.Expression], scope: Scope) -> dict[int, list[
                 if prefix:
                     add(_column_pos(node.this, scope), _Constraint("like", f, prefix=prefix))
     return out
+
+
+def _or_of_equalities(node: exp.Expression, scope: Scope) -> tuple[int | None, list[exp.Expression]]:
+    """``a = 1 OR a = 2 OR a IN (3, 4)`` -> (position of a, [1, 2, 3, 4]); else (None, [])."""
+    pos: int | None = None
+    values: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        while isinstance(n, exp.Paren):
+            n = n.this
+        if isinstance(n, exp.Or):
+            stack.extend([n.expression, n.this])
+            continue
+        if isinstance(n, exp.EQ):
+            col, val = (n.this, n.expression) if isinstance(n.this, exp.Column) else (n.expression, n.this)
+            vals = [val]
+        elif isinstance(n, exp.In) and not n.args.get("query") and n.expressions:
+            col, vals = n.this, list(n.expressions)
+        else:
+            return None, []
+        p = _column_pos(col, scope)
+        if p is None or (pos is not None and p != pos) or not all(is_constant_expr(v) for v in vals):
+            return None, []
+        pos = p
+        values.extend(vals)
+    return pos, values
 
 
 def _like_prefix(pattern: str) -> str:
