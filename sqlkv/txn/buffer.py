@@ -1,13 +1,19 @@
 """The write buffer: a transaction's uncommitted puts, deletes and range deletes, with savepoints.
 
 ``UPDATE t SET v = 2 WHERE id = 7`` inside a transaction ends here as ``put(key, value)``: the
-buffer records ``key -> value`` in a SortedDict, so later reads in the same transaction see it
+buffer records ``key -> value`` in a plain dict, so later reads in the same transaction see it
 (read-your-writes) and the commit can hand every write to the engine as one `WriteBatch`.
 
 State:
 
 - ``entries``: key -> value, or key -> None for a buffered point delete (a tombstone that hides
-  the snapshot's value).
+  the snapshot's value). A dict, because the common pattern is many puts and few ordered reads
+  (a bulk INSERT puts 100k+ keys and never scans them).
+- the key order of ``entries`` is kept lazily: new keys wait in ``_unindexed`` (a set) and join
+  the SortedList ``_index`` only when something needs order -- a scan, ``delete_range``,
+  ``count_entries``. A transaction that only puts never builds it: its commit sorts the batch
+  once. Removing an entry takes the key out of whichever of the two holds it, so
+  ``_index | _unindexed == entries.keys()`` at all times.
 - ``ranges``: disjoint, merged ``[start, end)`` intervals from ``delete_range``; they hide every
   snapshot key inside them. A ``delete_range`` also drops the entries it covers, so an entry is
   always newer than any range around it: a put after a range delete stays visible.
@@ -20,12 +26,14 @@ statement atomicity -- costs O(1) beyond the put itself and a million such state
 
 from __future__ import annotations
 
-from sortedcontainers import SortedDict
+from operator import itemgetter
+
+from sortedcontainers import SortedDict, SortedList
 
 from sqlkv.errors import OperationalError, ProgrammingError
 from sqlkv.storage.kv import OP_DELETE, OP_DELETE_RANGE, OP_PUT, WriteBatch
 
-# Rough Python overhead of one buffered entry (SortedDict slot, tuple, bytes headers), counted
+# Rough Python overhead of one buffered entry (dict slot, index slot, bytes headers), counted
 # in ``byte_size`` so the size limit tracks memory rather than only payload bytes.
 ENTRY_OVERHEAD = 64
 
@@ -36,13 +44,21 @@ _ABSENT = object()  # "this key had no entry" in an undo record
 _UNDO_ENTRY = 0  # (tag, key, previous value | None | _ABSENT)
 _UNDO_RANGE = 1  # (tag, start of the range added, [ranges it absorbed])
 
+# Shared by every buffer that has no range delete yet (most of them), so a transaction does not
+# build a SortedDict it never uses. Never mutated: ``_add_range`` gives the buffer its own first.
+_NO_RANGES: SortedDict = SortedDict()
+
+_op_key = itemgetter(1)
+
 
 class WriteBuffer:
     """Buffered writes of one transaction. Not thread-safe: a transaction belongs to one thread."""
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_TXN_BYTES) -> None:
-        self.entries: SortedDict = SortedDict()
-        self.ranges: SortedDict = SortedDict()  # start -> end, disjoint and merged
+        self.entries: dict[bytes, bytes | None] = {}
+        self._index = SortedList()  # sorted keys of ``entries``, except those in ``_unindexed``
+        self._unindexed: set[bytes] = set()  # keys of ``entries`` not yet in ``_index``
+        self.ranges: SortedDict = _NO_RANGES  # start -> end, disjoint and merged
         self.max_bytes = max_bytes
         self.byte_size = 0
         # Bumped on every mutation, so a lazy scan knows when its cached lookahead is stale.
@@ -72,11 +88,28 @@ class WriteBuffer:
         start, end = ranges.peekitem(i - 1)
         return (start, end) if key < end else None
 
+    def sorted_index(self) -> SortedList:
+        """The keys of ``entries`` in order (valid until the next write)."""
+        if self._unindexed:
+            # One bulk update: SortedList re-sorts everything at once when the batch is large
+            # and inserts key by key when it is small, so each key is indexed once either way.
+            self._index.update(self._unindexed)
+            self._unindexed.clear()
+        return self._index
+
+    def sorted_keys(self) -> list[bytes]:
+        """The keys of ``entries`` in order, as a new list."""
+        if not self._index:
+            return sorted(self.entries)  # never indexed: one sort, no SortedList built
+        return list(self.sorted_index())
+
     def count_entries(self, start: bytes, end: bytes | None) -> int:
         """How many entries (puts and tombstones) lie in ``[start, end)``."""
-        entries = self.entries
-        hi = len(entries) if end is None else entries.bisect_left(end)
-        return max(0, hi - entries.bisect_left(start))
+        if not self.entries:
+            return 0
+        index = self.sorted_index()
+        hi = len(index) if end is None else index.bisect_left(end)
+        return max(0, hi - index.bisect_left(start))
 
     @property
     def write_count(self) -> int:
@@ -87,22 +120,25 @@ class WriteBuffer:
         """The commit's batch: range deletes first, then entries in key order.
 
         Ranges go first because a batch applies in order and entries are newer than ranges.
-        Tombstones inside a buffered range are redundant and left out.
+        Tombstones inside a buffered range are redundant and left out. The ops are built in
+        the dict's order and sorted once by key (keys are distinct), which is cheaper than
+        walking the keys in order and looking each value up.
         """
         batch = WriteBatch()
-        ops = batch.ops
-        for start, end in self.ranges.items():
-            ops.append((OP_DELETE_RANGE, start, end))
-        if not self.ranges:
-            ops.extend(
-                [(OP_PUT, k, v) if v is not None else (OP_DELETE, k, None) for k, v in self.entries.items()]
-            )
+        ranges = self.ranges
+        entry_ops = [
+            (OP_PUT, k, v) if v is not None else (OP_DELETE, k, None) for k, v in self.entries.items()
+        ]
+        if ranges:
+            entry_ops = [
+                op for op in entry_ops if op[0] == OP_PUT or self.covering_range(op[1]) is None
+            ]
+        entry_ops.sort(key=_op_key)
+        if ranges:
+            batch.ops = [(OP_DELETE_RANGE, start, end) for start, end in ranges.items()]
+            batch.ops.extend(entry_ops)
         else:
-            for key, value in self.entries.items():
-                if value is not None:
-                    ops.append((OP_PUT, key, value))
-                elif self.covering_range(key) is None:
-                    ops.append((OP_DELETE, key, None))
+            batch.ops = entry_ops
         batch.byte_size = max(0, self.byte_size - ENTRY_OVERHEAD * self.write_count)
         return batch
 
@@ -110,30 +146,44 @@ class WriteBuffer:
 
     def put(self, key: bytes, value: bytes | None) -> None:
         """Buffer ``key -> value`` (``value=None``: a point delete)."""
-        previous = self.entries.get(key, _ABSENT)
-        new_size = self.byte_size + _entry_size(key, value)
+        entries = self.entries
+        previous = entries.get(key, _ABSENT)
+        new_size = self.byte_size + len(key) + ENTRY_OVERHEAD
+        if value is not None:
+            new_size += len(value)
         if previous is not _ABSENT:
-            new_size -= _entry_size(key, previous)  # type: ignore[arg-type]
+            new_size -= len(key) + ENTRY_OVERHEAD
+            if previous is not None:
+                new_size -= len(previous)  # type: ignore[arg-type]
         if new_size > self.max_bytes:
-            raise OperationalError(
-                f"transaction too large: {new_size} bytes buffered in {self.write_count + 1} "
-                f"writes exceeds the limit of {self.max_bytes} bytes (max_txn_bytes); split the "
-                f"work into smaller transactions"
-            )
+            self._refuse(new_size)
         if self._marks:
             self._undo.append((_UNDO_ENTRY, key, previous))
-        self._set_entry(key, value, previous)
+        entries[key] = value
+        if previous is _ABSENT:
+            self._unindexed.add(key)
+        self.byte_size = new_size
+        self.version += 1
+
+    def _refuse(self, new_size: int) -> None:
+        raise OperationalError(
+            f"transaction too large: {new_size} bytes buffered in {self.write_count + 1} "
+            f"writes exceeds the limit of {self.max_bytes} bytes (max_txn_bytes); split the "
+            f"work into smaller transactions"
+        )
 
     def delete_range(self, start: bytes, end: bytes) -> None:
         """Hide every key in ``[start, end)``: drop covered entries, add a merged range."""
         if end <= start:
             return
         logging = bool(self._marks)
-        for key in list(self.entries.irange(start, end, inclusive=(True, False))):
-            previous = self.entries[key]
-            if logging:
-                self._undo.append((_UNDO_ENTRY, key, previous))
-            self._set_entry(key, _ABSENT, previous)
+        if self.entries:
+            covered = list(self.sorted_index().irange(start, end, inclusive=(True, False)))
+            for key in covered:
+                previous = self.entries[key]
+                if logging:
+                    self._undo.append((_UNDO_ENTRY, key, previous))
+                self._set_entry(key, _ABSENT, previous)
         absorbed = self._absorbed_ranges(start, end)
         new_start = min([start] + [s for s, _ in absorbed])
         new_end = max([end] + [e for _, e in absorbed])
@@ -146,6 +196,8 @@ class WriteBuffer:
     def _absorbed_ranges(self, start: bytes, end: bytes) -> list[tuple[bytes, bytes]]:
         """Existing ranges that overlap or touch ``[start, end)`` and so merge with it."""
         ranges = self.ranges
+        if not ranges:
+            return []
         absorbed = []
         i = ranges.bisect_left(start)
         if i > 0:
@@ -157,18 +209,26 @@ class WriteBuffer:
         return absorbed
 
     def _set_entry(self, key: bytes, value: object, previous: object) -> None:
-        """Set (or with ``value=_ABSENT`` remove) an entry, keeping byte_size exact."""
+        """Set (or with ``value=_ABSENT`` remove) an entry, keeping byte_size and the index exact."""
         if previous is not _ABSENT:
             self.byte_size -= _entry_size(key, previous)  # type: ignore[arg-type]
         if value is _ABSENT:
             if previous is not _ABSENT:
                 del self.entries[key]
+                if key in self._unindexed:
+                    self._unindexed.remove(key)
+                else:
+                    self._index.remove(key)
         else:
-            self.entries[key] = value
+            self.entries[key] = value  # type: ignore[assignment]
+            if previous is _ABSENT:
+                self._unindexed.add(key)
             self.byte_size += _entry_size(key, value)  # type: ignore[arg-type]
         self.version += 1
 
     def _add_range(self, start: bytes, end: bytes) -> None:
+        if self.ranges is _NO_RANGES:
+            self.ranges = SortedDict()
         self.ranges[start] = end
         self.byte_size += len(start) + len(end) + ENTRY_OVERHEAD
         self.version += 1
@@ -182,7 +242,7 @@ class WriteBuffer:
 
     def savepoint(self) -> int:
         token = self._next_token
-        self._next_token += 1
+        self._next_token = token + 1
         self._marks.append((token, len(self._undo)))
         return token
 
@@ -197,9 +257,12 @@ class WriteBuffer:
 
     def release(self, token: int) -> None:
         """Forget savepoint ``token`` and the ones opened after it; keep their writes."""
-        index = self._mark_index(token)
-        del self._marks[index:]
-        if not self._marks:
+        marks = self._marks
+        if marks and marks[-1][0] == token:  # the statement pattern: the innermost one
+            marks.pop()
+        else:
+            del marks[self._mark_index(token) :]
+        if not marks and self._undo:
             self._undo.clear()
 
     def _mark_index(self, token: int) -> int:

@@ -87,13 +87,16 @@ def _buffer_keys(
     """The buffered keys of ``[start, end)`` strictly past ``pos`` (None: from the edge), in order.
 
     Valid only until the buffer next changes; the caller re-creates it when the version moves.
+    Asking for it brings the buffer's lazy key index up to date (see `WriteBuffer.sorted_index`).
     """
-    entries = buffer.entries
+    if not buffer.entries:
+        return iter(())
+    index = buffer.sorted_index()
     if pos is None:
-        return entries.irange(start, end, inclusive=(True, False), reverse=reverse)
+        return index.irange(start, end, inclusive=(True, False), reverse=reverse)
     if reverse:
-        return entries.irange(start, pos, inclusive=(True, False), reverse=True)
-    return entries.irange(pos, end, inclusive=(False, False))
+        return index.irange(start, pos, inclusive=(True, False), reverse=True)
+    return index.irange(pos, end, inclusive=(False, False))
 
 
 def merged_scan(

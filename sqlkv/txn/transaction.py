@@ -264,7 +264,7 @@ class Transaction(KVReader):
     def _write_spans(self) -> KeySpans:
         buffer = self._buffer
         ranges = Intervals(list(buffer.ranges.keys()), list(buffer.ranges.values()))
-        return KeySpans(list(buffer.entries.keys()), ranges)
+        return KeySpans(buffer.sorted_keys(), ranges)
 
     def _batch(self) -> WriteBatch:
         return self._buffer.to_batch()
