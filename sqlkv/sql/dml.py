@@ -154,7 +154,11 @@ class InsertPlan:
             return
         from sqlkv.sql.plan.select import plan_query
 
-        self.query_op = plan_query(source.copy(), catalog, env)
+        query = source.copy()
+        with_ = ast.args.get("with_")
+        if with_ is not None and isinstance(query, exp.Query) and query.args.get("with_") is None:
+            query.set("with_", with_.copy())  # WITH x AS (...) INSERT ... SELECT ... FROM x
+        self.query_op = plan_query(query, catalog, env)
         self._check_width(len(self.query_op.columns))
 
     def _check_width(self, n: int) -> None:
@@ -359,6 +363,8 @@ class _TargetRows:
     def __init__(self, ast: exp.Expression, catalog, env) -> None:
         if ast.args.get("from_") or ast.args.get("using"):
             raise NotSupportedError("UPDATE ... FROM / DELETE ... USING is not supported")
+        if ast.args.get("order") or ast.args.get("limit"):
+            raise NotSupportedError("ORDER BY / LIMIT on UPDATE and DELETE is not supported")
         self.table, self.alias = target_table(ast.this, catalog)
         self.scope = Scope(table_scope(self.table, self.alias))
         conjuncts = split_conjuncts(ast.args.get("where"))

@@ -206,3 +206,14 @@ def test_auto_ids_follow_sqlite_within_one_transaction(s):
         s.execute(sql)
         lite.execute(sql)
     assert rows(s, "SELECT * FROM a ORDER BY id") == lite.execute("SELECT * FROM a ORDER BY id").fetchall()
+
+
+def test_insert_with_cte_and_unsupported_dml_forms(s):
+    from sqlkv.errors import NotSupportedError
+
+    s.execute("WITH x AS (SELECT 7 AS id, 'w' AS name) INSERT INTO users (id, name) SELECT id, name FROM x")
+    assert rows(s, "SELECT id, name FROM users") == [(7, "w")]
+    with pytest.raises(NotSupportedError, match="LIMIT"):
+        s.execute("DELETE FROM users WHERE id = 7 LIMIT 1")
+    with pytest.raises(NotSupportedError):
+        s.execute("UPDATE users SET name = 'x' FROM users AS u2")
