@@ -30,7 +30,7 @@ from sqlkv.catalog.descriptors import (
     ViewDescriptor,
 )
 from sqlkv.encoding.keys import index_prefix, table_prefix
-from sqlkv.errors import IntegrityError, NotSupportedError, ProgrammingError
+from sqlkv.errors import ConditionFailedError, IntegrityError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.dmlcommon import StatementResult, compile_expr
 from sqlkv.sql.exec.scan import codec_for
@@ -38,9 +38,8 @@ from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plan.access import table_scope
 from sqlkv.sql.rowcodec import IndexCodec
 from sqlkv.sql.rowwriter import RowWriter
-from sqlkv.sql.types import INT, SqlType, assign_cast, type_from_ast
+from sqlkv.sql.types import INT, assign_cast, type_from_ast
 from sqlkv.storage.kv import prefix_end
-from sqlkv.errors import ConditionFailedError
 
 
 def _name(node: Any) -> str:
@@ -298,7 +297,9 @@ def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecConte
     codec = codec_for(table)
     ic = IndexCodec(table, idx, codec.pk_positions)
     txn = ctx.txn
-    for n, row in enumerate(list(_table_rows(table, txn))):
+    # Streams the primary index: the entries written go to another key range, which the
+    # transaction's merged scan tolerates (it re-positions after buffer changes).
+    for n, row in enumerate(_table_rows(table, txn)):
         if n % 512 == 0:
             ctx.check_cancelled()
         key, value, conditional = ic.entry(row)
