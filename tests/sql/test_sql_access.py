@@ -175,3 +175,13 @@ def test_or_of_equalities_becomes_point_gets(s):
     )
     assert [r[0] for r in rows(s, "SELECT id FROM users WHERE id = 4 OR id = 2 ORDER BY id")] == [2, 4]
     assert "full scan" in plan(s, "SELECT * FROM users WHERE id = 4 OR age = 2")[-1]
+
+
+def test_like_prefix_span_and_descending_text_column():
+    s = Session(Database.open())
+    s.execute("CREATE TABLE w (k TEXT PRIMARY KEY, d TEXT)")
+    s.execute("CREATE INDEX w_d ON w (d DESC)")
+    s.executemany("INSERT INTO w VALUES (?, ?)", [(x, x) for x in ["a", "ab", "abc", "b", "ba", "c", ""]])
+    assert plan(s, "SELECT * FROM w WHERE k LIKE 'ab%'")[-1] == 'scan w@w_pkey /Table/100/1/"ab"…'
+    assert rows(s, "SELECT k FROM w WHERE k LIKE 'ab%'") == [("ab",), ("abc",)]
+    assert sorted(rows(s, "SELECT d FROM w WHERE d LIKE 'b%'")) == [("b",), ("ba",)]

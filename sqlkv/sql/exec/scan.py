@@ -189,8 +189,11 @@ class IndexScan(Operator):
         if not spans:
             return "spans: (empty)"
         shown = []
+        like = bool(self.builder.bounds) and self.builder.bounds[-1].like_prefix is not None
         for s in spans[:8]:
-            if s.point:
+            if like:  # strings starting with the prefix: show the prefix as a string, then "…"
+                shown.append(pretty_key(s.start + b"\x00\x01") + "…")
+            elif s.point:
                 shown.append(pretty_key(s.start))
             else:
                 shown.append(pretty_span(s.start, s.end))

@@ -319,9 +319,11 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
     key_count = len(index.column_ids)
     bounds: list[ColumnBounds] = []
     types = []
-    for p in positions[: key_count if not primary else len(positions)]:
+    for i, p in enumerate(positions[: key_count if not primary else len(positions)]):
         col_cons = cons.get(p, [])
-        b = _bounds_for(col_cons, scope, env, True, table.columns[p].type.kind == "TEXT")
+        # a LIKE prefix is a span only over an ascending TEXT column
+        like_ok = table.columns[p].type.kind == "TEXT" and not desc[i]
+        b = _bounds_for(col_cons, scope, env, True, like_ok)
         if b is None:
             break
         bounds.append(b)
