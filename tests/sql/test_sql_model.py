@@ -79,3 +79,52 @@ def test_random_dml_keeps_indexes_consistent_and_matches_sqlite(program):
     assert s.execute("CHECK DATABASE").fetchall() == []
     for q in QUERIES:
         assert s.execute(q).fetchall() == lite.execute(q).fetchall(), q
+
+
+OPS = ["=", "<", "<=", ">", ">="]
+col_preds = {
+    "a": st.integers(-3, 8),
+    "b": st.sampled_from(["", "a", "ab", "b", "ba", "z"]),
+    "c": st.one_of(st.integers(-3, 3).map(lambda x: x / 2), st.integers(-3, 3)),
+}
+
+
+@st.composite
+def predicate(draw):
+    col = draw(st.sampled_from(sorted(col_preds)))
+    kind = draw(st.sampled_from(["cmp", "cmp", "between", "in", "null"]))
+    val = col_preds[col]
+    lit = lambda v: repr(v) if not isinstance(v, str) else "'" + v + "'"  # noqa: E731
+    if kind == "cmp":
+        return f"{col} {draw(st.sampled_from(OPS))} {lit(draw(val))}"
+    if kind == "between":
+        return f"{col} BETWEEN {lit(draw(val))} AND {lit(draw(val))}"
+    if kind == "in":
+        return f"{col} IN ({', '.join(lit(v) for v in draw(st.lists(val, min_size=1, max_size=3)))})"
+    return f"{col} IS {draw(st.sampled_from(['', 'NOT ']))}NULL"
+
+
+table_rows = st.lists(
+    st.tuples(st.integers(-3, 8), st.sampled_from(["", "a", "ab", "b", "ba", "z"]),
+              st.one_of(st.none(), st.integers(-3, 3).map(lambda x: x / 2))),
+    max_size=30,
+    unique_by=lambda r: (r[0], r[1]),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table_rows, st.lists(predicate(), min_size=1, max_size=3))
+def test_spans_on_descending_and_composite_keys_match_sqlite(data, preds):
+    s = Session(Database.open())
+    lite = sqlite3.connect(":memory:")
+    s.execute("CREATE TABLE k (a INT, b TEXT, c FLOAT, PRIMARY KEY (a DESC, b))")
+    s.execute("CREATE INDEX k_c ON k (c DESC, b)")
+    lite.execute("CREATE TABLE k (a INT, b TEXT, c REAL, PRIMARY KEY (a, b))")
+    if data:
+        s.executemany("INSERT INTO k VALUES (?, ?, ?)", data)
+        lite.executemany("INSERT INTO k VALUES (?, ?, ?)", data)
+    where = " AND ".join(preds)
+    sql = f"SELECT a, b, c FROM k WHERE {where}"
+    assert sorted(s.execute(sql).fetchall(), key=repr) == sorted(lite.execute(sql).fetchall(), key=repr), sql
+    ordered = s.execute(sql + " ORDER BY a DESC, b").fetchall()
+    assert ordered == sorted(ordered, key=lambda r: (-r[0], r[1]))
