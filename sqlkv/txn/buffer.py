@@ -39,9 +39,9 @@ ENTRY_OVERHEAD = 64
 
 DEFAULT_MAX_TXN_BYTES = 256 * 1024 * 1024
 
-_ABSENT = object()  # "this key had no entry" in an undo record
+ABSENT = object()  # "this key has no entry": ``entries.get(key, ABSENT)``, undo records
 
-_UNDO_ENTRY = 0  # (tag, key, previous value | None | _ABSENT)
+_UNDO_ENTRY = 0  # (tag, key, previous value | None | ABSENT)
 _UNDO_RANGE = 1  # (tag, start of the range added, [ranges it absorbed])
 
 # Shared by every buffer that has no range delete yet (most of them), so a transaction does not
@@ -69,15 +69,6 @@ class WriteBuffer:
         self.rollbacks = 0  # bumped by every rollback_to: undo-log readers must re-index
 
     # -- reads ---------------------------------------------------------------------------
-
-    def lookup(self, key: bytes) -> tuple[bool, bytes | None]:
-        """``(True, value_or_None)`` when the buffer decides ``key``; ``(False, None)`` otherwise."""
-        value = self.entries.get(key, _ABSENT)
-        if value is not _ABSENT:
-            return True, value  # type: ignore[return-value]
-        if self.ranges and self.covering_range(key) is not None:
-            return True, None
-        return False, None
 
     def covering_range(self, key: bytes) -> tuple[bytes, bytes] | None:
         """The buffered range delete containing ``key``, if any."""
@@ -147,11 +138,11 @@ class WriteBuffer:
     def put(self, key: bytes, value: bytes | None) -> None:
         """Buffer ``key -> value`` (``value=None``: a point delete)."""
         entries = self.entries
-        previous = entries.get(key, _ABSENT)
+        previous = entries.get(key, ABSENT)
         new_size = self.byte_size + len(key) + ENTRY_OVERHEAD
         if value is not None:
             new_size += len(value)
-        if previous is not _ABSENT:
+        if previous is not ABSENT:
             new_size -= len(key) + ENTRY_OVERHEAD
             if previous is not None:
                 new_size -= len(previous)  # type: ignore[arg-type]
@@ -160,8 +151,20 @@ class WriteBuffer:
         if self._marks:
             self._undo.append((_UNDO_ENTRY, key, previous))
         entries[key] = value
-        if previous is _ABSENT:
+        if previous is ABSENT:
             self._unindexed.add(key)
+        self.byte_size = new_size
+        self.version += 1
+
+    def put_new(self, key: bytes, value: bytes) -> None:
+        """`put` for a key the caller has just seen has no entry (``put_if_absent``'s path)."""
+        new_size = self.byte_size + len(key) + len(value) + ENTRY_OVERHEAD
+        if new_size > self.max_bytes:
+            self._refuse(new_size)
+        if self._marks:
+            self._undo.append((_UNDO_ENTRY, key, ABSENT))
+        self.entries[key] = value
+        self._unindexed.add(key)
         self.byte_size = new_size
         self.version += 1
 
@@ -183,7 +186,7 @@ class WriteBuffer:
                 previous = self.entries[key]
                 if logging:
                     self._undo.append((_UNDO_ENTRY, key, previous))
-                self._set_entry(key, _ABSENT, previous)
+                self._set_entry(key, ABSENT, previous)
         absorbed = self._absorbed_ranges(start, end)
         new_start = min([start] + [s for s, _ in absorbed])
         new_end = max([end] + [e for _, e in absorbed])
@@ -209,11 +212,11 @@ class WriteBuffer:
         return absorbed
 
     def _set_entry(self, key: bytes, value: object, previous: object) -> None:
-        """Set (or with ``value=_ABSENT`` remove) an entry, keeping byte_size and the index exact."""
-        if previous is not _ABSENT:
+        """Set (or with ``value=ABSENT`` remove) an entry, keeping byte_size and the index exact."""
+        if previous is not ABSENT:
             self.byte_size -= _entry_size(key, previous)  # type: ignore[arg-type]
-        if value is _ABSENT:
-            if previous is not _ABSENT:
+        if value is ABSENT:
+            if previous is not ABSENT:
                 del self.entries[key]
                 if key in self._unindexed:
                     self._unindexed.remove(key)
@@ -221,7 +224,7 @@ class WriteBuffer:
                     self._index.remove(key)
         else:
             self.entries[key] = value  # type: ignore[assignment]
-            if previous is _ABSENT:
+            if previous is ABSENT:
                 self._unindexed.add(key)
             self.byte_size += _entry_size(key, value)  # type: ignore[arg-type]
         self.version += 1
@@ -280,7 +283,7 @@ class WriteBuffer:
     def _apply_undo(self, record: tuple) -> None:
         if record[0] == _UNDO_ENTRY:
             _, key, previous = record
-            self._set_entry(key, previous, self.entries.get(key, _ABSENT))
+            self._set_entry(key, previous, self.entries.get(key, ABSENT))
             return
         _, added_start, absorbed = record
         self._remove_range(added_start, self.ranges[added_start])

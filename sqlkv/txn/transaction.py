@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from sqlkv.errors import ConditionFailedError, ProgrammingError
 from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch
-from sqlkv.txn.buffer import WriteBuffer
+from sqlkv.txn.buffer import ABSENT, WriteBuffer
 from sqlkv.txn.merge import merged_scan
 from sqlkv.txn.spans import Intervals, KeySpans, ReadSet
 
@@ -92,10 +92,14 @@ class Transaction(KVReader):
     # -- reads ---------------------------------------------------------------------------
 
     def get(self, key: bytes) -> bytes | None:
-        self._check_active()
-        decided, value = self._buffer.lookup(key)
-        if decided:
-            return value  # our own write: no other transaction can change what we see here
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        value = buffer.entries.get(key, ABSENT)
+        if value is not ABSENT:
+            return value  # type: ignore[return-value]  # our own write: nobody else changes it
+        if buffer.ranges and buffer.covering_range(key) is not None:
+            return None  # inside our own delete_range
         if not self.read_only:
             self._reads.add_point(key)
         return self._snapshot.get(key)
@@ -158,11 +162,13 @@ class Transaction(KVReader):
     # -- writes --------------------------------------------------------------------------
 
     def put(self, key: bytes, value: bytes) -> None:
-        self._check_writable()
+        if not self._active or self.read_only:
+            self._check_writable()
         self._buffer.put(key, value)
 
     def delete(self, key: bytes) -> None:
-        self._check_writable()
+        if not self._active or self.read_only:
+            self._check_writable()
         self._buffer.put(key, None)
 
     def delete_range(self, start: bytes, end: bytes) -> None:
@@ -177,17 +183,28 @@ class Transaction(KVReader):
         recorded read, so a concurrent transaction inserting the same key makes one of the two
         fail at commit with SerializationFailure: unique indexes rely on this.
         """
-        self._check_writable()
-        actual = self.get(key)
-        if actual is not None:
-            raise ConditionFailedError(key, actual)
-        self._buffer.put(key, value)
+        if not self._active or self.read_only:
+            self._check_writable()
+        buffer = self._buffer
+        current = buffer.entries.get(key, ABSENT)
+        if current is not ABSENT:  # the buffer decides: our own put or delete
+            if current is not None:
+                raise ConditionFailedError(key, current)
+            buffer.put(key, value)
+            return
+        if not (buffer.ranges and buffer.covering_range(key) is not None):
+            self._reads.add_point(key)
+            actual = self._snapshot.get(key)
+            if actual is not None:
+                raise ConditionFailedError(key, actual)
+        buffer.put_new(key, value)  # no entry for ``key``: skip put's lookup
 
     # -- savepoints ----------------------------------------------------------------------
 
     def savepoint(self) -> int:
         """Open a savepoint and return its token. Savepoints nest."""
-        self._check_active()
+        if not self._active:
+            self._check_active()
         return self._buffer.savepoint()
 
     def rollback_to(self, token: int) -> None:
@@ -200,7 +217,8 @@ class Transaction(KVReader):
 
     def release(self, token: int) -> None:
         """Close savepoint ``token`` and any opened after it, keeping their writes."""
-        self._check_active()
+        if not self._active:
+            self._check_active()
         self._buffer.release(token)
 
     # -- end -----------------------------------------------------------------------------
