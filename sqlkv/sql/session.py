@@ -106,6 +106,7 @@ class Result:
         rowcount: int = -1,
         lastrowid: int | None = None,
         on_done: Any = None,
+        cleanup: Any = None,
     ) -> None:
         self.kind = kind
         self.columns = columns
@@ -113,6 +114,7 @@ class Result:
         self.lastrowid = lastrowid
         self._rows: Iterator[tuple] | None = iter(rows) if rows is not None else None
         self._on_done = on_done
+        self._cleanup = cleanup  # releases the plan's context (runs even if never iterated)
 
     def __iter__(self) -> Iterator[tuple]:
         if self._rows is None:
@@ -128,6 +130,9 @@ class Result:
 
     def _finish(self) -> None:
         self._rows = None
+        cleanup, self._cleanup = self._cleanup, None
+        if cleanup is not None:
+            cleanup()
         done, self._on_done = self._on_done, None
         if done is not None:
             done()
@@ -153,6 +158,7 @@ class _Prepared:
         self.env = env
         self.ctx: ExecContext = env.ctx
         self.version = version
+        self.busy = False  # a lazy SELECT result still reads through this plan's context
 
 
 class Session:
@@ -411,8 +417,13 @@ class Session:
         version = catalog.cache_version
         cached = self._plans.get(stmt.sql)
         if cached is not None and cached.version == version == self.db.schema_version and not catalog.dirty:
-            self._plans.move_to_end(stmt.sql)
-            return cached
+            if not cached.busy:
+                self._plans.move_to_end(stmt.sql)
+                return cached
+            # the same text is still being read by an open result (e.g. another cursor): its
+            # context must keep its parameters, so this execution gets a private plan
+            env = self._new_env(catalog)
+            return _Prepared(stmt, self._plan(stmt, catalog, env), env, version)
         env = self._new_env(catalog)
         plan = self._plan(stmt, catalog, env)
         prepared = _Prepared(stmt, plan, env, version)
@@ -472,7 +483,14 @@ class Session:
         self._current_ctx = ctx
         try:
             if isinstance(plan, _SelectPlan):
-                return Result("SELECT", plan.columns, self._guarded(plan.rows(ctx), ctx), -1)
+                prepared.busy = True
+                return Result(
+                    "SELECT",
+                    plan.columns,
+                    self._guarded(plan.rows(ctx), ctx, prepared),
+                    -1,
+                    cleanup=lambda: setattr(prepared, "busy", False),
+                )
             res: StatementResult = plan.execute(ctx)
         finally:
             if not isinstance(plan, _SelectPlan):
@@ -480,7 +498,7 @@ class Session:
         kind_name = "UPSERT" if prepared.stmt.upsert else kind
         return Result(kind_name, plan.columns, res.rows, res.rowcount, res.lastrowid)
 
-    def _guarded(self, rows: Iterator[tuple], ctx: ExecContext) -> Iterator[tuple]:
+    def _guarded(self, rows: Iterator[tuple], ctx: ExecContext, prepared: _Prepared) -> Iterator[tuple]:
         """Rows of a SELECT with unexpected exceptions turned into PEP 249 errors."""
         try:
             yield from rows
@@ -491,6 +509,7 @@ class Session:
         except Exception as e:  # noqa: BLE001
             raise InternalError(f"internal error while reading rows: {type(e).__name__}: {e}") from e
         finally:
+            prepared.busy = False
             if self._current_ctx is ctx:
                 self._current_ctx = None
 

@@ -87,3 +87,18 @@ def test_autocommit_select_is_not_a_transaction():
     s.execute("INSERT INTO t VALUES (1)")  # BEGIN after a SELECT gets a writable transaction
     s.execute("COMMIT")
     assert rows(s, "SELECT * FROM t") == [(1,)]
+
+
+def test_interleaved_results_of_the_same_text_keep_their_parameters():
+    s = Session(Database.open(), autocommit=False)
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY, g INT)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 2) for i in range(10)])
+    s.commit()  # plans are cached only outside schema-changing transactions
+    q = "SELECT a FROM t WHERE g = ? ORDER BY a"
+    first = iter(s.execute(q, (0,)))
+    assert next(first) == (0,)
+    second = s.execute(q, (1,)).fetchall()
+    assert [r[0] for r in first] == [2, 4, 6, 8]
+    assert second == [(1,), (3,), (5,), (7,), (9,)]
+    s.execute(q, (0,)).close()  # never iterated: the cached plan is released again
+    assert s._plans[q].busy is False
