@@ -134,3 +134,10 @@ def test_index_only_scan_when_the_index_covers_the_query(pair):
 ])
 def test_outer_joins_around_parenthesized_joins(pair, sql):
     pair.check(sql)
+
+
+def test_explain_lists_subquery_plans(pair):
+    plan = explain(pair, "SELECT name, (SELECT count(*) FROM emp s WHERE s.boss = e.id) FROM emp e "
+                         "WHERE dept IN (SELECT id FROM dept)")
+    text = "\n".join(plan)
+    assert "subquery 1 (uncorrelated):" in text and "subquery 2 (correlated):" in text, text

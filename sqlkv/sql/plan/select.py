@@ -47,7 +47,11 @@ def plan_query(query: exp.Expression, catalog: Any, env: Any, outer: Scope | Non
     if planner is None or planner.catalog is not catalog:
         planner = QueryPlanner(catalog, env)
         env.subqueries = planner
-    return planner.plan(query, outer)
+    mark = len(planner.subplans)
+    op = planner.plan(query, outer)
+    subplans = planner.subplans[mark:]
+    del planner.subplans[mark:]
+    return WithSubqueries(op, subplans) if subplans else op
 
 
 @dataclass
@@ -82,6 +86,7 @@ class QueryPlanner:
         self.catalog = catalog
         self.env = env
         self.cte_frames: list[dict[str, CteDef]] = []
+        self.subplans: list[Operator] = []  # subqueries planned for expressions, for EXPLAIN
 
     # -- compile helpers -----------------------------------------------------------------------
 
@@ -111,6 +116,7 @@ class QueryPlanner:
         hits = [False]
         op = self.plan(query, _TrackingScope(outer, hits) if outer is not None else None)
         op.correlated = hits[0]  # type: ignore[attr-defined]
+        self.subplans.append(op)
         return op
 
     # -- dispatch --------------------------------------------------------------------------------
@@ -482,6 +488,29 @@ class QueryPlanner:
     def plan_select(self, sel: exp.Select, outer: Scope | None) -> Operator:
         from sqlkv.sql.plan.select_body import SelectBuilder
         return SelectBuilder(self, sel, outer).build()
+
+
+class WithSubqueries(Operator):
+    """The plan's root plus the subqueries its expressions run, so EXPLAIN can show them."""
+
+    def __init__(self, child: Operator, subplans: list[Operator]) -> None:
+        self.child = child
+        self.subplans = subplans
+        self.columns = child.columns
+
+    def rows(self, ctx: ExecContext):
+        return self.child.rows(ctx)
+
+    def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
+        lines = self.child.explain(ctx, indent)
+        for i, sub in enumerate(self.subplans, 1):
+            kind = "correlated" if getattr(sub, "correlated", False) else "uncorrelated"
+            lines.append("  " * indent + f"subquery {i} ({kind}):")
+            lines.extend(sub.explain(ctx, indent + 1))
+        return lines
+
+    def describe(self) -> str:
+        return self.child.describe()
 
 
 class _NestedJoin:
