@@ -455,6 +455,12 @@ class Session:
     def _check_params(self, stmt: ParsedStatement, params: Any) -> None:
         if params is None:
             params = ()
+        if type(params) in (tuple, list):  # the common case, without the ABC checks below
+            if len(params) != stmt.param_count:
+                raise ProgrammingError(
+                    f"the statement uses {stmt.param_count} parameter(s), but {len(params)} were supplied"
+                )
+            return
         if isinstance(params, Mapping):
             if stmt.param_count:
                 raise ProgrammingError("this statement uses positional parameters (?); pass a sequence")

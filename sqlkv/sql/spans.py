@@ -160,6 +160,12 @@ class SpanBuilder:
     bounds: list[ColumnBounds]  # equality columns, then at most one range column
     point_width: int = -1  # number of leading columns whose equality pins at most one row
 
+    def __post_init__(self) -> None:
+        b = self.bounds
+        self._single_point = (
+            len(b) == 1 and self.point_width == 1 and b[0].eq is not None and len(b[0].eq) == 1
+        )
+
     @property
     def n_eq(self) -> int:
         return sum(1 for b in self.bounds if b.is_equality)
@@ -174,6 +180,12 @@ class SpanBuilder:
             return [Span(self.prefix, prefix_end(self.prefix))], False
 
     def _spans(self) -> list[Span]:
+        if self._single_point:
+            # fast path: ``pk = value`` on a one-column unique key
+            node_fn = self.bounds[0].eq[0]  # type: ignore[index]
+            value = coerce_key_value(node_fn[1](()), self.types[0], "eq")
+            base = encode_key([value], self.desc, self.prefix)
+            return [Span(base, prefix_end(base), True)]
         eq_bounds = [b for b in self.bounds if b.is_equality]
         choices: list[list[Any]] = []
         for i, b in enumerate(eq_bounds):
