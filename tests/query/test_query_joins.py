@@ -141,3 +141,25 @@ def test_explain_lists_subquery_plans(pair):
                          "WHERE dept IN (SELECT id FROM dept)")
     text = "\n".join(plan)
     assert "subquery 1 (uncorrelated):" in text and "subquery 2 (correlated):" in text, text
+
+
+CORRELATED = [
+    "SELECT name, (SELECT count(*) FROM emp s WHERE s.boss = e.id) FROM emp e",
+    "SELECT name FROM emp e WHERE EXISTS (SELECT 1 FROM emp s WHERE s.boss = e.id AND s.salary > 2000)",
+    "SELECT dname FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.dept = d.id)",
+    "SELECT name, (SELECT dname FROM dept d WHERE d.id = e.dept) FROM emp e",
+    "SELECT name FROM emp e WHERE salary > (SELECT min(salary) FROM emp s WHERE s.dept = e.dept AND s.id <> e.id)",
+]
+
+
+@pytest.mark.parametrize("sql", CORRELATED)
+def test_correlated_subqueries_with_index_lookups(pair, sql):
+    pair.both("CREATE INDEX emp_boss ON emp (boss)")
+    pair.both("CREATE INDEX emp_dept ON emp (dept)")
+    pair.check(sql)
+
+
+def test_correlated_equality_becomes_an_index_lookup(pair):
+    pair.both("CREATE INDEX emp_boss ON emp (boss)")
+    plan = explain(pair, "SELECT name, (SELECT count(*) FROM emp s WHERE s.boss = e.id) FROM emp e")
+    assert any("lookup emp@emp_boss" in line for line in plan), plan

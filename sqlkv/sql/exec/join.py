@@ -234,3 +234,27 @@ class Reorder(Operator):
 
     def describe(self) -> str:
         return "reorder columns"
+
+
+class LookupScan(Operator):
+    """A table's rows by index key values computed once per execution (from an enclosing
+    query's row: ``WHERE u.x = t.a`` inside a correlated subquery)."""
+
+    def __init__(self, access: Any, keys: list[RowFn], text: object, columns: list[Column]) -> None:
+        self.access = access
+        self.keys = keys
+        self.text = text
+        self.columns = columns
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        empty: tuple = ()
+        key = tuple([f(empty) for f in self.keys])
+        if None in key:
+            return iter(())
+        return (tuple(r) for r in self.access.lookup(ctx, key))
+
+    def describe(self) -> str:
+        target = self.access.describe()
+        if not target.startswith("lookup"):
+            target = "lookup " + target
+        return f"{target} where {self.text}"

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
-from sqlkv.sql.exec.join import HashJoin, LookupJoin, NestedLoopJoin, Reorder
+from sqlkv.sql.exec.join import HashJoin, LookupJoin, LookupScan, NestedLoopJoin, Reorder
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.plan.names import LazySql, refs_or_subquery
@@ -277,10 +277,50 @@ class FromPlanner:
         if src.table is None:
             assert src.operator is not None
             return FromResult(src.operator, scope, local + post)
-        from sqlkv.sql.plan.access import plan_table_access
+        op, rest, _est, ordered = self._table_access(0, scope, local, want_order,
+                                                     None if (post or local) else limit)
+        return FromResult(op, scope, rest + post, ordered)
+
+    def _table_access(self, s: int, scope: Scope, local: list[exp.Expression],
+                      want_order: list[tuple[int, bool]] | None = None, limit: int | None = None,
+                      ) -> tuple[Operator, list[exp.Expression], float, bool]:
+        """plan_table_access for base-table source ``s``; when an equality with an outer
+        (correlated) value is left unused and an index fits it, a per-execution index lookup.
+
+        (operator, remaining filters, estimated rows, ordered)"""
+        from sqlkv.sql.plan.access import plan_lookup, plan_table_access
+        src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
-                               limit=None if (post or local) else limit, needed=self.needed(0))
-        return FromResult(ap.operator, scope, list(ap.remaining) + post, bool(ap.ordered))
+                               limit=limit, needed=self.needed(s))
+        remaining = list(ap.remaining)
+        outer_eqs = []  # (conjunct, column index, outer-side expression)
+        for node in remaining:
+            eq = _unparen(node)
+            if not isinstance(eq, exp.EQ):
+                continue
+            for col, other in ((eq.this, eq.expression), (eq.expression, eq.this)):
+                col = _unparen(col)
+                if isinstance(col, exp.Column) and self._refs(other) == frozenset() \
+                        and refs_or_subquery(other):
+                    idx = scope.find(col.name, col.table or None) if self._refs(col) == {s} else None
+                    if idx is not None:
+                        outer_eqs.append((node, idx, other))
+                        break
+        if not outer_eqs:
+            return ap.operator, remaining, float(ap.est_rows), bool(ap.ordered)
+        choices = [outer_eqs] + ([[e] for e in outer_eqs] if len(outer_eqs) > 1 else [])
+        for chosen in choices:
+            access = plan_lookup(src.table, src.alias, [idx for _, idx, _ in chosen], scope, self.env)
+            if access is None or access.est_rows_per_key >= ap.est_rows:
+                continue
+            used = {id(n) for n, _, _ in chosen}
+            keys = [self._expr(other, scope) for _, _, other in chosen]
+            text = _eq_text([(exp.column(scope.columns[i].name, scope.columns[i].table), o)
+                             for _, i, o in chosen])
+            op = LookupScan(access, keys, text, src.columns)
+            rest = [n for n in local if id(n) not in used]
+            return op, rest, float(access.est_rows_per_key), False
+        return ap.operator, remaining, float(ap.est_rows), bool(ap.ordered)
 
     # -- per-source access -------------------------------------------------------------------
 
@@ -289,15 +329,12 @@ class FromPlanner:
         src = self.sources[s]
         scope = Scope(src.columns, self.outer)
         if src.table is not None:
-            ap = self.access_plans.get(s)
-            if ap is None:
-                from sqlkv.sql.plan.access import plan_table_access
-                ap = plan_table_access(src.table, src.alias, self.local[s], scope, self.env,
-                                       needed=self.needed(s))
-                self.access_plans[s] = ap
-            op = ap.operator
-            rest = list(ap.remaining)
-            est = float(ap.est_rows)
+            planned = self.access_plans.get(s)
+            if planned is None:
+                planned = self._table_access(s, scope, self.local[s])
+                self.access_plans[s] = planned
+            op, rest, est, _ordered = planned
+            rest = list(rest)
         else:
             assert src.operator is not None
             op = src.operator
