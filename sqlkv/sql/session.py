@@ -206,22 +206,35 @@ class Session:
                 raise ProgrammingError("executemany() is for DML statements")
             own = not self.in_transaction
             txn = self._ensure_txn(read_only=False)
-            total = 0
-            last = None
             try:
-                for params in seq_of_params:
-                    res = self._run_in_txn(stmt, params, txn)
-                    if res.rowcount > 0:
-                        total += res.rowcount
-                    if res.lastrowid is not None:
-                        last = res.lastrowid
+                # the whole batch is one statement: one savepoint, all rows or none
+                result = self._guard_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
                 if own and self.autocommit and not self._explicit:
                     self._commit_txn()
             except BaseException:
                 if own and self.autocommit and not self._explicit:
                     self._rollback_txn()
                 raise
-            return Result(stmt.kind, None, None, total, last)
+            return result
+
+    def _run_many(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
+        total = 0
+        last = None
+        dml = stmt.kind in ("INSERT", "UPDATE", "DELETE")
+        prepared = self.prepare(stmt) if dml else None
+        for params in seq_of_params:
+            if prepared is not None:
+                ctx = self._bind(prepared, params)
+                self._current_ctx = ctx
+                res = prepared.plan.execute(ctx)
+            else:
+                res = self._run(stmt, params)
+            if res.rowcount > 0:
+                total += res.rowcount
+            if res.lastrowid is not None:
+                last = res.lastrowid
+        self._current_ctx = None
+        return Result("UPSERT" if stmt.upsert else stmt.kind, None, None, total, last)
 
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
@@ -341,9 +354,13 @@ class Session:
         return done
 
     def _run_in_txn(self, stmt: ParsedStatement, params: Any, txn) -> Result:
+        return self._guard_statement(stmt, txn, lambda: self._run(stmt, params))
+
+    def _guard_statement(self, stmt: ParsedStatement, txn, run) -> Result:
+        """Run under a savepoint: a failure undoes exactly this statement's writes."""
         token = txn.savepoint()
         try:
-            result = self._run(stmt, params)
+            result = run()
         except ConditionFailedError as e:
             txn.rollback_to(token)
             txn.release(token)

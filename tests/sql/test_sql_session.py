@@ -102,3 +102,17 @@ def test_interleaved_results_of_the_same_text_keep_their_parameters():
     assert second == [(1,), (3,), (5,), (7,), (9,)]
     s.execute(q, (0,)).close()  # never iterated: the cached plan is released again
     assert s._plans[q].busy is False
+
+
+def test_executemany_is_one_statement_inside_a_transaction():
+    from sqlkv.errors import IntegrityError
+
+    s = Session(Database.open())
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+    s.execute("BEGIN")
+    s.execute("INSERT INTO t VALUES (0)")
+    with pytest.raises(IntegrityError):
+        s.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (1,)])
+    s.executemany("INSERT INTO t VALUES (?)", [(5,), (6,)])
+    s.execute("COMMIT")
+    assert rows(s, "SELECT a FROM t") == [(0,), (5,), (6,)]
