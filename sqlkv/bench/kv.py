@@ -66,6 +66,7 @@ class LSMTarget:
 
     def __init__(self, path: str, durability: str, cache_bytes: int) -> None:
         self.path, self.durability, self.cache_bytes = path, durability, cache_bytes
+        self.directory = path
         self.engine = open_lsm(path, durability=durability, cache_size=cache_bytes)
 
     def put_batch(self, pairs: list[tuple[bytes, bytes]]) -> None:
@@ -120,6 +121,7 @@ class SqliteTarget:
 
     def __init__(self, path: str, durability: str, cache_bytes: int) -> None:
         self.file = os.path.join(path, "kv.sqlite")
+        self.directory = path
         os.makedirs(path, exist_ok=True)
         self.durability, self.cache_bytes = durability, cache_bytes
         self._connect()
@@ -172,7 +174,7 @@ class RocksTarget:  # pragma: no cover - only when rocksdict is installed
         import rocksdict
 
         self.rocksdict = rocksdict
-        self.path = path
+        self.path = self.directory = path
         self.sync = durability == "full"
         self.db = rocksdict.Rdict(path)
 
@@ -231,58 +233,66 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def run_target(make: Callable[[], object], w: Workload, log: Callable[[str], None]) -> Result:
-    target = make()
-    res = Result(target.name)
+def run_all(makers: list[Callable[[], object]], w: Workload, log: Callable[[str], None]) -> list[Result]:
+    """Run every phase on every engine, phase by phase (engines back to back), so that both
+    see the same machine load -- on a shared machine, running one engine's whole suite after
+    the other's skews the ratios."""
+    targets = [make() for make in makers]
+    results = [Result(t.name) for t in targets]
     n = w.n
 
-    def record(phase: str, seconds: float, count: int, unit: str) -> None:
+    def record(res: Result, phase: str, seconds: float, count: int, unit: str) -> None:
         res.times[phase] = seconds / max(1, count)
         res.units[phase] = unit
-        log(f"  {target.name:10s} {phase:28s} {seconds / max(1, count) * 1e6:10.2f} us/{unit}")
+        log(f"  {res.name:10s} {phase:28s} {seconds / max(1, count) * 1e6:12.2f} us/{unit}")
 
-    def load(order: list[int], round_: int) -> None:
+    def each(phase: str, count: int, unit: str, work: Callable[[object], object]) -> None:
+        for target, res in zip(targets, results):
+            record(res, phase, timed(lambda: work(target)), count, unit)
+
+    def load(target, order: list[int], round_: int) -> None:
         for pairs in w.batches(order, round_):
             target.put_batch(pairs)
 
-    record("sequential put (batched)", timed(lambda: load(list(range(n)), 0)), n, "key")
-    record("random put (batched)", timed(lambda: load(w.random_order, 1)), n, "key")
-    target.settle()
-    for key in w.get_keys:  # warm the cache
-        target.get(key)
-    hits = [0]
+    def gets(target) -> None:
+        hits = sum(1 for key in w.get_keys if target.get(key) is not None)
+        assert hits == len(w.get_keys), f"{target.name}: {len(w.get_keys) - hits} keys missing"
 
-    def gets() -> None:
-        hits[0] = sum(1 for key in w.get_keys if target.get(key) is not None)
-
-    record("random get (hit)", timed(gets), len(w.get_keys), "get")
-    assert hits[0] == len(w.get_keys), f"{target.name}: {len(w.get_keys) - hits[0]} keys missing"
-    record("random get (missing key)", timed(lambda: [target.get(k) for k in w.missing_keys]),
-           len(w.missing_keys), "get")
-    for start in w.scan_starts[:20]:
-        target.scan(start, SCAN_LENGTH)
-    record("1k-key scan", timed(lambda: [target.scan(s, SCAN_LENGTH) for s in w.scan_starts]),
-           len(w.scan_starts), "scan")
-    res.notes["state"] = target.describe()
     cut = key_of(n * 9 // 10)
-    record("delete 90% (one range)", timed(lambda: target.delete_range(key_of(0), cut)), 1, "op")
-    starts = [key_of(i * 7 % max(1, n * 9 // 10)) for i in range(20)]  # in the deleted part
-    record("1k scan, just after delete", timed(lambda: [target.scan(s, SCAN_LENGTH) for s in starts]),
-           len(starts), "scan")
-    target.settle()
-    record("1k scan, delete settled", timed(lambda: [target.scan(s, SCAN_LENGTH) for s in starts]),
-           len(starts), "scan")
-    record("reopen + first get", timed(lambda: (target.reopen(), target.get(w.get_keys[0]))), 1, "open")
-    for round_ in (2, 3):
-        load(w.random_order, round_)
-    target.compact()
+    deleted_starts = [key_of(i * 7 % max(1, n * 9 // 10)) for i in range(20)]
+    each("sequential put (batched)", n, "key", lambda t: load(t, list(range(n)), 0))
+    each("random put (batched)", n, "key", lambda t: load(t, w.random_order, 1))
+    for target in targets:
+        target.settle()
+        for key in w.get_keys:  # warm the cache
+            target.get(key)
+        for start in w.scan_starts[:20]:
+            target.scan(start, SCAN_LENGTH)
+    each("random get (hit)", len(w.get_keys), "get", gets)
+    each("random get (missing key)", len(w.missing_keys), "get",
+         lambda t: [t.get(k) for k in w.missing_keys])
+    each("1k-key scan", len(w.scan_starts), "scan", lambda t: [t.scan(s, SCAN_LENGTH) for s in w.scan_starts])
+    for target, res in zip(targets, results):
+        res.notes["state"] = target.describe()
+    each("delete 90% (one range)", 1, "op", lambda t: t.delete_range(key_of(0), cut))
+    each("1k scan, just after delete", len(deleted_starts), "scan",
+         lambda t: [t.scan(s, SCAN_LENGTH) for s in deleted_starts])
+    for target in targets:
+        target.settle()
+    each("1k scan, delete settled", len(deleted_starts), "scan",
+         lambda t: [t.scan(s, SCAN_LENGTH) for s in deleted_starts])
+    each("reopen + first get", 1, "open", lambda t: (t.reopen(), t.get(w.get_keys[0])))
     logical = n * (16 + 100)
-    amp = dir_bytes(target.path if hasattr(target, "path") else os.path.dirname(target.file)) / logical
-    res.times["space amp (3x overwrite+compact)"] = amp
-    res.units["space amp (3x overwrite+compact)"] = "x"
-    log(f"  {target.name:10s} space amp after 3x overwrite + compact: {amp:.3f}")
-    target.close()
-    return res
+    for target, res in zip(targets, results):
+        for round_ in (2, 3):
+            load(target, w.random_order, round_)
+        target.compact()
+        amp = dir_bytes(target.directory) / logical
+        res.times["space amp (3x overwrite+compact)"] = amp
+        res.units["space amp (3x overwrite+compact)"] = "x"
+        log(f"  {res.name:10s} space amp after 3x overwrite + compact: {amp:.3f}")
+        target.close()
+    return results
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -313,11 +323,10 @@ def run(argv: list[str] | None = None) -> int:
             print("rocksdb: skipped (rocksdict is not installed)")
     print(f"bench kv: {args.keys} keys, 16-byte keys, 100-byte values, durability={args.durability}, "
           f"cache {args.cache_mb} MB, dir {base}")
-    results = []
+    for name, _ in makers:
+        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
     try:
-        for name, make in makers:
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
-            results.append(run_target(make, w, print))
+        results = run_all([make for _, make in makers], w, print)
     finally:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)

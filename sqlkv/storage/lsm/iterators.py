@@ -191,29 +191,39 @@ def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
 
 def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
     while heads:
-        if len(heads) == 1:
-            head = heads[0]
-        else:
-            head = heads[0]
-            for other in heads:
-                if other.keys[other.pos] < head.keys[head.pos]:
-                    head = other
+        # The head with the smallest current key, and the smallest key among the others.
+        head = heads[0]
+        head_key = head.keys[head.pos]
+        bound = None
+        for other in heads[1:]:
+            key = other.keys[other.pos]
+            if key < head_key:
+                bound, head, head_key = head_key, other, key
+            elif bound is None or key < bound:
+                bound = key
         if tombs and _skip(head, tombs, read_seq, False):
             heads = [h for h in heads if h.pos < len(h.keys)]
             continue
-        if len(heads) == 1:
-            run_end = len(head.keys)
-        else:
-            bound = min(o.keys[o.pos] for o in heads if o is not head)
-            run_end = bisect_left(head.keys, bound, head.pos)
-        if run_end > head.pos:
-            yield from _run_forward(head, head.pos, run_end, read_seq, tombs)
+        keys, pos = head.keys, head.pos
+        run_end = len(keys) if bound is None else bisect_left(keys, bound, pos)
+        if run_end == pos + 1:  # the common case of interleaved sources: one entry
+            seq = head.seqs[pos]
+            if seq <= read_seq:
+                value = head.values[pos]
+                if value is not None and not (tombs and any_covers(tombs, head_key, seq, read_seq)):
+                    yield head_key, value
+            head.pos = run_end
+        elif run_end > pos:
+            yield from _run_forward(head, pos, run_end, read_seq, tombs)
             head.pos = run_end
         else:
-            pair = _tie_forward(heads, head.keys[head.pos], read_seq, tombs)
+            pair = _tie_forward(heads, head_key, read_seq, tombs)
             if pair is not None:
                 yield pair
-        heads = [h for h in heads if h.pos < len(h.keys) or h.advance(False)]
+            heads = [h for h in heads if h.pos < len(h.keys) or h.advance(False)]
+            continue
+        if run_end == len(keys) and not head.advance(False):
+            heads = [h for h in heads if h is not head]
 
 
 def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
@@ -257,29 +267,31 @@ def _tie_forward(heads: list[_Head], key: bytes, read_seq: int, tombs: list) -> 
 
 def _merge_reverse(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
     while heads:
-        if len(heads) == 1:
-            head = heads[0]
-        else:
-            head = heads[0]
-            for other in heads:
-                if other.keys[other.pos] > head.keys[head.pos]:
-                    head = other
+        head = heads[0]
+        head_key = head.keys[head.pos]
+        bound = None
+        for other in heads[1:]:
+            key = other.keys[other.pos]
+            if key > head_key:
+                bound, head, head_key = head_key, other, key
+            elif bound is None or key > bound:
+                bound = key
         if tombs and _skip(head, tombs, read_seq, True):
             heads = [h for h in heads if h.pos >= 0]
             continue
-        if len(heads) == 1:
-            run_start = 0
-        else:
-            bound = max(o.keys[o.pos] for o in heads if o is not head)
-            run_start = bisect_right(head.keys, bound, 0, head.pos + 1)
-        if run_start <= head.pos:
-            yield from _run_reverse(head, run_start, head.pos, read_seq, tombs)
+        pos = head.pos
+        run_start = 0 if bound is None else bisect_right(head.keys, bound, 0, pos + 1)
+        if run_start <= pos:
+            yield from _run_reverse(head, run_start, pos, read_seq, tombs)
             head.pos = run_start - 1
         else:
-            pair = _tie_reverse(heads, head.keys[head.pos], read_seq, tombs)
+            pair = _tie_reverse(heads, head_key, read_seq, tombs)
             if pair is not None:
                 yield pair
-        heads = [h for h in heads if h.pos >= 0 or h.advance(True)]
+            heads = [h for h in heads if h.pos >= 0 or h.advance(True)]
+            continue
+        if run_start == 0 and not head.advance(True):
+            heads = [h for h in heads if h is not head]
 
 
 def _run_reverse(head: _Head, a: int, top: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
