@@ -46,14 +46,11 @@ class DescriptorCache:
         self.version = 0
         self.by_name: dict[str, Descriptor | None] = {}
         self.lock = threading.Lock()
-        self.listeners: list[Callable[[], None]] = []
 
     def bump(self) -> None:
         with self.lock:
             self.version += 1
             self.by_name = {}
-        for fn in list(self.listeners):
-            fn()
 
 
 def namespace_key(name: str) -> bytes:

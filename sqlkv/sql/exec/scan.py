@@ -117,7 +117,8 @@ class IndexScan(Operator):
         produced = 0
         n = 0
         for span in reversed(spans) if self.reverse else spans:
-            for row in self._span_rows(reader, span, limit if checks is None else None, limit is None or checks is not None):
+            # the KV limit is only safe when every row read is a row returned
+            for row in self._span_rows(reader, span, limit if checks is None else None):
                 n += 1
                 if n % _CANCEL_EVERY == 0:
                     ctx.check_cancelled()
@@ -128,7 +129,7 @@ class IndexScan(Operator):
                 if limit is not None and produced >= limit:
                     return
 
-    def _span_rows(self, reader, span: Span, limit: int | None, _unused: bool) -> Iterator[tuple]:
+    def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
         codec = self.codec
         if self.primary:
             if span.point:
