@@ -105,12 +105,15 @@ def compound_queries(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t1=T1_ROWS, t2=T2_ROWS, sqls=st.lists(compound_queries(), min_size=1, max_size=4))
-def test_random_subqueries_setops_windows_match_sqlite(t1, t2, sqls):
+@given(t1=T1_ROWS, t2=T2_ROWS, index=st.booleans(),
+       sqls=st.lists(compound_queries(), min_size=1, max_size=4))
+def test_random_subqueries_setops_windows_match_sqlite(t1, t2, index, sqls):
     pair = Pair()
     try:
         pair.both("CREATE TABLE t1 (a INTEGER, b INTEGER, c TEXT)")
         pair.both("CREATE TABLE t2 (a INTEGER, d INTEGER)")
+        if index:
+            pair.both("CREATE INDEX t2_a ON t2 (a)")
         if t1:
             pair.many("INSERT INTO t1 VALUES (?, ?, ?)", t1)
         if t2:
