@@ -458,6 +458,16 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
     if col.default_sql is not None:
         default = assign_cast(compile_expr(sqlglot.parse_one(col.default_sql), Scope([]), env)(()), col.type, col.name)
     txn = catalog.txn
+    new_indexes = [ic for ic in codec_for(table).indexes if col.id in ic.index.column_ids]
+    if default is None and not new_indexes and not tb.checks:
+        # absent = NULL: no row is rewritten; only an existing row makes NOT NULL impossible
+        if not col.nullable and next(iter(_table_rows(old_table, txn)), None) is not None:
+            raise IntegrityError(
+                f'column "{col.name}" of relation "{table.name}" contains null values (add a DEFAULT or allow NULL)'
+            )
+        catalog.update(table)
+        return
+    # the rewrite puts keys inside the range being read, so the rows are read first
     rows = list(_table_rows(old_table, txn))
     if rows and default is None and not col.nullable:
         raise IntegrityError(
@@ -471,7 +481,6 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
     from sqlkv.sql.dmlcommon import RowChecker
 
     checker = RowChecker(table, table.name, env)
-    new_indexes = [ic for ic in codec_for(table).indexes if col.id in ic.index.column_ids]
     for old in rows:
         new = old + (default,)
         checker.check(new)
