@@ -117,12 +117,8 @@ class LevelCursor:
         self.max_seq: int | None = None
 
     def seek(self, bound: bytes) -> None:
-        if self.reverse:
-            self.end = bound if self.end is None else min(self.end, bound)
-            self.tables = [t for t in self.tables if t[1] < bound]
-        else:
-            self.start = max(self.start, bound)
-            self.tables = [t for t in self.tables if t[2] >= bound]
+        """Seek within the current table only: ``max_seq`` (which justified the jump) is that
+        table's, and the next table may hold newer entries inside the same stretch."""
         if self.current is not None:
             self.current.seek(bound)
 
