@@ -251,6 +251,8 @@ def _check_index_name(table: TableDescriptor, name: str) -> None:
 def create_index(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     index = ast.this
+    if not isinstance(index, exp.Index) or index.args.get("table") is None:
+        raise ProgrammingError("syntax error: expected CREATE INDEX name ON table (columns)")
     table = _copy(catalog.get_table(_name(index.args["table"])))
     if table.virtual is not None:
         raise ProgrammingError(f'cannot index virtual table "{table.name}"')
