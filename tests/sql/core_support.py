@@ -45,7 +45,7 @@ class KVTrace:
         return self._orig(batch)
 
     def _render(self, batch) -> list[str]:
-        cat = self.session.catalog() if False else None  # noqa: F841 - names come from a fresh txn
+        # names come from a fresh read-only transaction: the batch's own txn is committing
         txn = self.session.db.txn_manager.begin(read_only=True)
         from sqlkv.catalog.catalog import Catalog
 
