@@ -77,7 +77,7 @@ class TableCursor:
         self.last = self.reader.last_block_for(end)
         self.next_block = self.last if self.reverse else self.first
 
-    def seek(self, bound: bytes) -> None:
+    def seek(self, bound: bytes, tomb_seq: int = 0) -> None:
         """Continue at keys >= ``bound`` (forward) or < ``bound`` (reverse)."""
         if self.reverse:
             if self.end is None or bound < self.end:
@@ -116,11 +116,21 @@ class LevelCursor:
         self.current: TableCursor | None = None
         self.max_seq: int | None = None
 
-    def seek(self, bound: bytes) -> None:
-        """Seek within the current table only: ``max_seq`` (which justified the jump) is that
-        table's, and the next table may hold newer entries inside the same stretch."""
+    def seek(self, bound: bytes, tomb_seq: int) -> None:
+        """Jump to ``bound`` in the current table (whose ``max_seq`` justified it), then drop the
+        following tables that lie wholly before ``bound`` and are older than the tombstone
+        (``tomb_seq``); stop at the first that is not -- it may hold newer entries."""
         if self.current is not None:
             self.current.seek(bound)
+        tables = self.tables
+        drop = 0
+        for _, smallest, largest, max_seq in tables:
+            inside = smallest >= bound if self.reverse else largest < bound
+            if not inside or max_seq >= tomb_seq:
+                break
+            drop += 1
+        if drop:
+            del tables[:drop]
 
     def next_chunk(self) -> Chunk | None:
         while True:
@@ -179,7 +189,7 @@ def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
     target = skip_target(tombs, head.keys[head.pos], read_seq, max_seq, reverse)
     if target is None:
         return False
-    head.cursor.seek(target)
+    head.cursor.seek(*target)
     if not head.advance(reverse):
         head.keys, head.pos = [], -1 if reverse else 0
     return True

@@ -65,12 +65,13 @@ class TombstoneIndex:
 
 
 def skip_target(indexes: list[TombstoneIndex], key: bytes, read_seq: int, source_max_seq: int,
-                reverse: bool) -> bytes | None:
+                reverse: bool) -> tuple[bytes, int] | None:
     """Where a source whose entries are all older than ``source_max_seq`` may jump to.
 
     When a fragment containing ``key`` is deleted at a seq in ``(source_max_seq, read_seq]``,
     every entry of that source in the fragment is hidden: a forward scan may continue at the
-    fragment's end, a reverse one below its start. None when no such fragment covers ``key``.
+    fragment's end, a reverse one below its start. Returns that bound and the tombstone's seq;
+    None when no such fragment covers ``key``.
     """
     for index in indexes:
         bounds = index.bounds
@@ -80,7 +81,7 @@ def skip_target(indexes: list[TombstoneIndex], key: bytes, read_seq: int, source
         frag = index.seqs[i]
         j = bisect_right(frag, read_seq)
         if j and frag[j - 1] > source_max_seq:
-            return bounds[i] if reverse else bounds[i + 1]
+            return (bounds[i] if reverse else bounds[i + 1]), frag[j - 1]
     return None
 
 
