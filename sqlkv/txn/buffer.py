@@ -9,11 +9,11 @@ State:
 - ``entries``: key -> value, or key -> None for a buffered point delete (a tombstone that hides
   the snapshot's value). A dict, because the common pattern is many puts and few ordered reads
   (a bulk INSERT puts 100k+ keys and never scans them).
-- the key order of ``entries`` is kept lazily: new keys wait in ``_unindexed`` (a set) and join
-  the SortedList ``_index`` only when something needs order -- a scan, ``delete_range``,
-  ``count_entries``. A transaction that only puts never builds it: its commit sorts the batch
-  once. Removing an entry takes the key out of whichever of the two holds it, so
-  ``_index | _unindexed == entries.keys()`` at all times.
+- the key order of ``entries`` is kept lazily: new keys wait in the list ``_unindexed`` and join
+  the SortedList ``_index`` in bulk only when something needs order -- a scan, ``delete_range``,
+  ``count_entries``, removing an entry (undo). A transaction that only puts never builds it: its
+  commit sorts the batch once. ``_index`` and ``_unindexed`` are disjoint and together hold
+  exactly the keys of ``entries``.
 - ``ranges``: disjoint, merged ``[start, end)`` intervals from ``delete_range``; they hide every
   snapshot key inside them. A ``delete_range`` also drops the entries it covers, so an entry is
   always newer than any range around it: a put after a range delete stays visible.
@@ -57,7 +57,7 @@ class WriteBuffer:
     def __init__(self, max_bytes: int = DEFAULT_MAX_TXN_BYTES) -> None:
         self.entries: dict[bytes, bytes | None] = {}
         self._index = SortedList()  # sorted keys of ``entries``, except those in ``_unindexed``
-        self._unindexed: set[bytes] = set()  # keys of ``entries`` not yet in ``_index``
+        self._unindexed: list[bytes] = []  # keys of ``entries`` not yet in ``_index``
         self.ranges: SortedDict = _NO_RANGES  # start -> end, disjoint and merged
         self.max_bytes = max_bytes
         self.byte_size = 0
@@ -85,7 +85,7 @@ class WriteBuffer:
             # One bulk update: SortedList re-sorts everything at once when the batch is large
             # and inserts key by key when it is small, so each key is indexed once either way.
             self._index.update(self._unindexed)
-            self._unindexed.clear()
+            self._unindexed = []
         return self._index
 
     def sorted_keys(self) -> list[bytes]:
@@ -152,7 +152,7 @@ class WriteBuffer:
             self._undo.append((_UNDO_ENTRY, key, previous))
         entries[key] = value
         if previous is ABSENT:
-            self._unindexed.add(key)
+            self._unindexed.append(key)
         self.byte_size = new_size
         self.version += 1
 
@@ -164,7 +164,7 @@ class WriteBuffer:
         if self._marks:
             self._undo.append((_UNDO_ENTRY, key, ABSENT))
         self.entries[key] = value
-        self._unindexed.add(key)
+        self._unindexed.append(key)
         self.byte_size = new_size
         self.version += 1
 
@@ -218,14 +218,11 @@ class WriteBuffer:
         if value is ABSENT:
             if previous is not ABSENT:
                 del self.entries[key]
-                if key in self._unindexed:
-                    self._unindexed.remove(key)
-                else:
-                    self._index.remove(key)
+                self.sorted_index().remove(key)
         else:
             self.entries[key] = value  # type: ignore[assignment]
             if previous is ABSENT:
-                self._unindexed.add(key)
+                self._unindexed.append(key)
             self.byte_size += _entry_size(key, value)  # type: ignore[arg-type]
         self.version += 1
 

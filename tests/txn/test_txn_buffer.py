@@ -62,9 +62,8 @@ class BufferModel:
     def check_index(self) -> None:
         buffer = self.buffer
         assert buffer.entries == self.entries
-        assert not (set(buffer._index) & buffer._unindexed)
-        assert set(buffer._index) | buffer._unindexed == set(self.entries)
-        assert len(buffer._index) == len(set(buffer._index))
+        indexed, pending = list(buffer._index), buffer._unindexed
+        assert sorted(indexed + pending) == sorted(self.entries)  # disjoint, each key once
 
     def run(self, op: tuple) -> None:
         getattr(self, "op_" + op[0])(*op[1:])
