@@ -43,7 +43,8 @@ def error_location(stmt: Any, exc: BaseException) -> tuple[int, int, str]:
     """Line, column and message of an error in the script text.
 
     A statement knows where it starts. A syntax error says where it is inside the statement
-    (" at line 2, column 7" in its message); that is moved into the location, so the user
+    (its ``line``/``col`` attributes, also " at line 2, column 7" in its message); that is
+    moved into the location, so the user
     sees ``script.sql:14:7: syntax error near ...`` pointing at the offending token.
     """
     line = int(getattr(stmt, "line", 1) or 1)
@@ -51,8 +52,10 @@ def error_location(stmt: Any, exc: BaseException) -> tuple[int, int, str]:
     message = describe_error(exc)
     found = _WHERE_IN_STATEMENT.search(message) if isinstance(exc, Error) else None
     if found:
-        inner_line, inner_col = int(found.group(1)), max(int(found.group(2)), 1)
         message = message[: found.start()] + message[found.end():]
+    inner_line, inner_col = getattr(exc, "line", None), getattr(exc, "col", None)
+    if isinstance(inner_line, int) and isinstance(inner_col, int):
+        inner_col = max(inner_col, 1)
         if inner_line <= 1:
             return line, col + inner_col - 1, message
         return line + inner_line - 1, inner_col, message

@@ -112,7 +112,23 @@ def parse_statement(sql: str) -> ParsedStatement:
         raise ProgrammingError("cannot execute several statements at once; use execute_script")
     toks = pieces[0]
     text = sql[toks[0].start : toks[-1].end + 1]
-    return _parse_tokens(text, _tokenize(text))
+    try:
+        return _parse_tokens(text, _tokenize(text))
+    except ProgrammingError as e:
+        offset = getattr(e, "offset", None)
+        if offset is None:
+            raise
+        raise _located(sql, toks[0].start + offset, e.args[0]) from None
+
+
+def _located(sql: str, offset: int, detail: str) -> ProgrammingError:
+    """A syntax error carrying ``line``/``col`` (1-based) of ``offset`` in the user's text."""
+    line = sql.count("\n", 0, offset) + 1
+    col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
+    err = ProgrammingError(f"syntax error at line {line}, column {col}{detail}")
+    err.line = line  # type: ignore[attr-defined]
+    err.col = col  # type: ignore[attr-defined]
+    return err
 
 
 def _refuse_unsupported(tokens: list[Token]) -> None:
@@ -174,7 +190,12 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         inner_text = text[m.end() :] if m else ""
         if not inner_text.strip():
             raise ProgrammingError("syntax error: EXPLAIN needs a statement")
-        inner = _parse_tokens(inner_text, _tokenize(inner_text))
+        try:
+            inner = _parse_tokens(inner_text, _tokenize(inner_text))
+        except ProgrammingError as e:
+            if getattr(e, "offset", None) is not None:
+                e.offset += m.end()  # type: ignore[union-attr,attr-defined]
+            raise
         analyze = bool(m and m.group(1))
         return ParsedStatement("EXPLAIN", text, explain_analyze=analyze, inner=inner, param_count=inner.param_count)
     return _parse_sql(text, toks)
@@ -242,7 +263,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         elif tok.token_type == TokenType.COLON:
             named = True
     rewritten = _apply(text, edits)
-    ast = _sqlglot_parse(rewritten, text)
+    ast = _sqlglot_parse(rewritten, text, edits)
     for node in ast.find_all(exp.Placeholder):
         name = node.this
         if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
@@ -270,17 +291,42 @@ def _apply(text: str, edits: list[_Edit]) -> str:
     return "".join(out)
 
 
-def _sqlglot_parse(sql: str, original: str) -> exp.Expression:
+def _original_offset(rewritten: str, line: int, col: int, edits: list[_Edit]) -> int:
+    """Where (line, col) of the rewritten text (``?`` -> ``:__pN`` ...) was in the original."""
+    pos = 0
+    for _ in range(line - 1):
+        nl = rewritten.find("\n", pos)
+        if nl < 0:
+            break
+        pos = nl + 1
+    target = pos + max(col, 1) - 1
+    shift = 0  # rewritten offset - original offset, so far
+    for e in sorted(edits, key=lambda e: e.start):
+        start_rw = e.start + shift
+        if target < start_rw:
+            break
+        end_rw = start_rw + len(e.replacement)
+        if target < end_rw:
+            return e.start  # inside a replacement: point at what it replaced
+        shift += len(e.replacement) - (e.end - e.start)
+    return target - shift
+
+
+def _sqlglot_parse(sql: str, original: str, edits: list[_Edit] | None = None) -> exp.Expression:
     try:
         trees = sqlglot.parse(sql)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
-        where = f" at line {line}, column {col}" if line else ""
         desc = err.get("description") or str(e)
         near = err.get("highlight")
         near_txt = f' near "{near}"' if near else ""
-        raise ProgrammingError(f"syntax error{where}{near_txt}: {desc}") from None
+        if line:
+            located = ProgrammingError(f"syntax error{near_txt}: {desc}")
+            located.offset = _original_offset(sql, line, col or 1, edits or [])  # type: ignore[attr-defined]
+            located.args = (f"{near_txt}: {desc}",)
+            raise located from None
+        raise ProgrammingError(f"syntax error{near_txt}: {desc}") from None
     except TokenError as e:
         raise ProgrammingError(f"syntax error: {e}") from None
     trees = [t for t in trees if t is not None]
