@@ -28,6 +28,7 @@ from sqlkv.catalog.catalog import Catalog, DescriptorCache
 from sqlkv.errors import (
     ConditionFailedError,
     Error,
+    OperationalError,
     IntegrityError,
     InterfaceError,
     InternalError,
@@ -43,6 +44,7 @@ from sqlkv.txn import TxnManager
 PLAN_CACHE_SIZE = 256
 _TXN_CONTROL = {"BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "ROLLBACK TO"}
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
+_READ_KINDS = {"SELECT", "CHECK DATABASE"}
 
 
 class Database:
@@ -56,6 +58,9 @@ class Database:
         self.engine = engine
         self.txn_manager = TxnManager.for_engine(engine)
         self.descriptors = DescriptorCache()
+        # a read-only database refuses writing statements when they run, not at COMMIT
+        core = getattr(engine, "_core", engine)
+        self.read_only = bool(getattr(core, "read_only", False))
         self._key = key
         self._refs = 1
         self.closed = False
@@ -204,6 +209,7 @@ class Session:
             stmt = parse_statement(sql)
             if stmt.kind == "SELECT" or stmt.kind in _TXN_CONTROL:
                 raise ProgrammingError("executemany() is for DML statements")
+            self._refuse_write(stmt)
             own = not self.in_transaction
             txn = self._ensure_txn(read_only=False)
             try:
@@ -324,6 +330,7 @@ class Session:
         kind = stmt.kind
         if kind in _TXN_CONTROL:
             return self._txn_control(stmt)
+        self._refuse_write(stmt)
         implicit = not self.in_transaction and not self._explicit
         if implicit and self.autocommit:
             read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
@@ -343,6 +350,16 @@ class Session:
             return result
         txn = self._ensure_txn(read_only=False)
         return self._run_in_txn(stmt, params, txn)
+
+    def _refuse_write(self, stmt: ParsedStatement) -> None:
+        if not self.db.read_only:
+            return
+        if stmt.kind == "EXPLAIN" and stmt.inner is not None:
+            if not stmt.explain_analyze:
+                return
+            stmt = stmt.inner
+        if stmt.kind not in _READ_KINDS:
+            raise OperationalError(f"database is read-only: cannot run {stmt.kind} on {self.db.path}")
 
     def _autocommit_done(self, txn):
         def done() -> None:
