@@ -96,3 +96,8 @@ def test_bad_durability_is_rejected(tmp_path):
     with pytest.raises(InterfaceError, match="durability"):
         open_lsm(str(tmp_path / "db"), durability="sometimes")
     assert not os.path.exists(tmp_path / "db")  # rejected before touching the disk
+
+
+def test_unknown_option_is_rejected(tmp_path):
+    with pytest.raises(InterfaceError, match="unknown LSM option.*memtable_sise"):
+        open_lsm(str(tmp_path / "db"), memtable_sise=1)

@@ -17,6 +17,8 @@ from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 
+_OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
+            "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
 _registry_lock = threading.Lock()
 
@@ -28,6 +30,9 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
     cache, default 64 MB), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
     tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``.
     """
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise InterfaceError(f"unknown LSM option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTIONS))}")
     real = os.path.realpath(os.fspath(path))
     with _registry_lock:
         entry = _registry.get(real)
