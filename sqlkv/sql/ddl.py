@@ -38,7 +38,7 @@ from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plan.access import table_scope
 from sqlkv.sql.rowcodec import IndexCodec
 from sqlkv.sql.rowwriter import RowWriter
-from sqlkv.sql.types import INT, assign_cast, type_from_ast
+from sqlkv.sql.types import INT, assign_cast, is_serial, type_from_ast
 from sqlkv.storage.kv import prefix_end
 
 
@@ -82,6 +82,7 @@ class _TableBuilder:
         self.pk_name: str | None = None
         self.uniques: list[tuple[str | None, list[tuple[str, bool]]]] = []
         self.checks: list[CheckDescriptor] = []
+        self.serials: list[str] = []  # SERIAL columns: must be the single-column primary key
 
     def column(self, name: str) -> ColumnDescriptor:
         for c in self.columns:
@@ -102,6 +103,9 @@ def _column_def(cd: exp.ColumnDef, tb: _TableBuilder, col_id: int) -> ColumnDesc
     if kind is None:
         raise ProgrammingError(f'column "{name}" needs a type')
     col = ColumnDescriptor(col_id, name, type_from_ast(kind))
+    if is_serial(kind):
+        col.nullable = False
+        tb.serials.append(name)
     for cons in cd.constraints:
         c = cons.kind
         cname = _name(cons.this) if cons.this is not None else None
@@ -191,6 +195,12 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
         c.nullable = False
     if len(pk_cols) == 1 and pk_cols[0].type.kind == "INT":
         pk_cols[0].auto_increment = True
+    for serial in tb.serials:
+        if len(pk_cols) != 1 or pk_cols[0].name.lower() != serial.lower():
+            raise NotSupportedError(
+                f'SERIAL column "{serial}" must be the table\'s single-column PRIMARY KEY '
+                "(its values are assigned as max(key)+1)"
+            )
     primary = IndexDescriptor(1, tb.pk_name or f"{name}_pkey", [c.id for c in pk_cols], [d for _, d in tb.pk])
     table = TableDescriptor(tb.id, name, tb.columns, primary, next_column_id=next_col)
     _add_families(table, stmt.families)

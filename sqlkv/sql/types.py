@@ -101,12 +101,22 @@ _KIND_BY_AST: dict = {
     _T.LONGBLOB: "BYTES", _T.TINYBLOB: "BYTES",
     _T.DATE: "DATE",
     _T.TIMESTAMP: "TIMESTAMP", _T.DATETIME: "TIMESTAMP", _T.TIMESTAMPNTZ: "TIMESTAMP",
+    # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC (aware inputs are converted)
+    _T.TIMESTAMPTZ: "TIMESTAMP",
 }
 # Names sqlglot keeps as user-defined types but which we know.
 _KIND_BY_NAME = {
     "BYTES": "BYTES", "SIGNED": "INT", "UNSIGNED": "INT", "INT2": "INT", "INT4": "INT",
     "INT8": "INT", "INT64": "INT", "FLOAT4": "FLOAT", "FLOAT8": "FLOAT", "STRING": "TEXT",
+    # INT with an auto-assigned value; the DDL layer checks it is the primary key
+    "SERIAL": "INT", "BIGSERIAL": "INT", "SMALLSERIAL": "INT", "SERIAL4": "INT", "SERIAL8": "INT",
 }
+SERIAL_NAMES = frozenset({"SERIAL", "BIGSERIAL", "SMALLSERIAL", "SERIAL4", "SERIAL8"})
+
+
+def is_serial(dt_node: exp.DataType) -> bool:
+    """``SERIAL`` and friends: INT columns whose value is assigned when omitted."""
+    return dt_node.this == _T.USERDEFINED and str(dt_node.args.get("kind") or "").upper() in SERIAL_NAMES
 
 
 def _type_params(dt_node: exp.DataType) -> list[int]:

@@ -87,3 +87,41 @@ def test_executemany_after_ddl_in_the_same_transaction_plans_once(session, monke
     assert len(calls) == 1
     assert session.execute("SELECT count(*), sum(a) FROM t").fetchall() == [(50, sum(range(50)))]
     session.commit()
+
+
+def test_serial_primary_key_is_assigned_and_timestamptz_is_naive_utc(session):
+    import datetime as dt
+
+    session.execute("CREATE TABLE ev (id SERIAL PRIMARY KEY, at TIMESTAMPTZ, at2 TIMESTAMP WITH TIME ZONE)")
+    session.execute("INSERT INTO ev (at, at2) VALUES ('2024-01-01 12:00:00+02:00', ?)",
+                    (dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=-1))),))
+    res = session.execute("INSERT INTO ev (at) VALUES (NULL)")
+    assert res.lastrowid == 2
+    assert session.execute("SELECT id, at, at2 FROM ev ORDER BY id").fetchall() == [
+        (1, dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 1, 13)),
+        (2, None, None),
+    ]
+    cols = session.execute("SELECT data_type FROM information_schema.columns WHERE table_name = 'ev'").fetchall()
+    assert [c[0] for c in cols][:2] == ["INT", "TIMESTAMP"]
+
+
+def test_serial_outside_the_primary_key_is_refused(session):
+    from sqlkv.errors import NotSupportedError
+
+    with pytest.raises(NotSupportedError, match='SERIAL column "n"'):
+        session.execute("CREATE TABLE t (id INT PRIMARY KEY, n SERIAL)")
+
+
+def test_like_prefix_over_a_descending_index_matches_sqlite(session):
+    words = ["a", "ab", "abc", "abd", "ab\x01", "ac", "b", "aa", "abz", "", "AB", "ab%"]
+    lite = sqlite3.connect(":memory:")
+    lite.execute("PRAGMA case_sensitive_like = ON")
+    for db in (session, lite):
+        db.execute("CREATE TABLE w (id INT PRIMARY KEY, k TEXT)")
+        db.execute("CREATE INDEX w_k_desc ON w (k DESC)")
+    for i, w in enumerate(words):
+        session.execute("INSERT INTO w VALUES (?, ?)", (i, w))
+        lite.execute("INSERT INTO w VALUES (?, ?)", (i, w))
+    for pattern in ("ab%", "a%", "abc%", "b%", "%", "ab_"):
+        q = f"SELECT id, k FROM w WHERE k LIKE '{pattern}' ORDER BY k DESC, id"
+        assert session.execute(q).fetchall() == lite.execute(q).fetchall(), pattern
