@@ -185,3 +185,30 @@ def test_like_prefix_span_and_descending_text_column():
     assert plan(s, "SELECT * FROM w WHERE k LIKE 'ab%'")[-1] == 'scan w@w_pkey /Table/100/1/"ab"…'
     assert rows(s, "SELECT k FROM w WHERE k LIKE 'ab%'") == [("ab",), ("abc",)]
     assert sorted(rows(s, "SELECT d FROM w WHERE d LIKE 'b%'")) == [("b",), ("ba",)]
+
+
+@pytest.mark.parametrize("desc", [False, True])
+def test_limit_with_index_order_prefers_the_ordered_index_over_scan_and_sort(s, desc):
+    """With a LIMIT, a non-covering index that yields the wanted order costs ~LIMIT fetches."""
+    from sqlkv.sql.context import Scope
+    from sqlkv.sql.plan.access import plan_table_access, table_scope
+
+    catalog = s.catalog()
+    users = catalog.get_table("users")
+    env = s._new_env(catalog)
+    scope = Scope(table_scope(users, "users"))
+    age, name = users.column_index(users.column("age").id), users.column_index(users.column("name").id)
+    access = plan_table_access(users, "users", [], scope, env, want_order=[(age, desc)], limit=5,
+                               needed={0, age, name})
+    assert access.ordered
+    assert "users_age_idx" in access.operator.describe()
+    got = [(r[age], r[0], r[name]) for r in access.operator.rows(env.ctx)]
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE users (id INT PRIMARY KEY, name TEXT, age INT)")
+    lite.executemany("INSERT INTO users VALUES (?, ?, ?)", s.execute("SELECT id, name, age FROM users").fetchall())
+    direction = "DESC" if desc else "ASC"
+    want = lite.execute(f"SELECT age, id, name FROM users ORDER BY age {direction}, id {direction} LIMIT 5").fetchall()
+    assert got == want
+    # without a LIMIT the whole table would be fetched row by row: scan + sort is cheaper
+    unlimited = plan_table_access(users, "users", [], scope, env, want_order=[(age, desc)], needed={0, age, name})
+    assert "users_pkey" in unlimited.operator.describe()

@@ -288,6 +288,9 @@ def plan_table_access(
     for index in table.all_indexes():
         primary = index is table.primary_index
         cand = _candidate(table, index, primary, cons, scope, env, want_order or [], needed)
+        if limit is not None and cand.ordered and len(cand.used) == len(filters):
+            # the scan stops after LIMIT rows: it reads (and fetches) only those
+            cand.cost = min(cand.est_rows, float(limit)) * (1.0 if cand.covering else 3.0) + (0 if primary else 0.5)
         candidates.append(cand)
     best = min(candidates, key=lambda c: (c.cost, not c.primary))
     used_ids = {id(n) for n in best.used}
