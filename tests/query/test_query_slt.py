@@ -1,10 +1,10 @@
 """The sqllogictest corpus (SQLite's expected results) as a ratchet, plus the runner's own rules.
 
 The corpus lives beside the repository (``../shared/sqllogictest``); the test skips with a
-message when it is absent. By default each file runs a bounded sample (its first
-``SAMPLE_RECORDS`` records: the tables are created by the first records, the rest are
-independent queries); ``SQLKV_SLT_FULL=1`` runs every record (about 87k; see
-grammar-notes/queries.md for the time it takes). Each file's
+message when it is absent. By default every record of every file runs (about 87k records, a
+few minutes: pytest's duration report shows each file's time); ``SQLKV_SLT_QUICK=1`` runs a
+bounded sample instead (each file's first ``SAMPLE_RECORDS`` records: the tables are created by
+the first records, the rest are independent queries) for quick local iterations. Each file's
 pass rate must stay at or above the floor recorded here -- raise a floor when you fix
 failures, never lower one without a note in grammar-notes/queries.md.
 """
@@ -49,7 +49,7 @@ FLOORS = {
     "random/groupby/slt_good_0.test": 100.0,
     "random/select/slt_good_0.test": 100.0,
 }
-FULL = os.environ.get("SQLKV_SLT_FULL") == "1"
+FULL = os.environ.get("SQLKV_SLT_QUICK") != "1"
 
 
 def _files() -> list[str]:
@@ -70,18 +70,11 @@ def _check(rel: str, max_records: int | None) -> None:
 
 
 @pytest.mark.parametrize("rel", _files() or ["(corpus missing)"])
-def test_corpus_sample(rel):
+def test_corpus(rel):
     if rel == "(corpus missing)":
         pytest.skip(f"sqllogictest corpus not found at {CORPUS}")
     _check(rel, None if FULL else SAMPLE_RECORDS)
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("rel", ["select1.test", "select2.test", "select3.test"])
-def test_select_files_complete(rel):
-    if not FULL:
-        pytest.skip("set SQLKV_SLT_FULL=1 to run select1-3 completely (a few minutes)")
-    _check(rel, None)
 
 
 # -- the runner's rules ---------------------------------------------------------------------------
@@ -95,7 +88,8 @@ def test_format_value_follows_the_reference_rules():
     assert format_value("abc", "I") == "0"
     assert format_value(True, "I") == "1"
     assert format_value(2, "R") == "2.000"
-    assert format_value(2.0005, "R") == "2.001" or format_value(2.0005, "R") == "2.000"
+    assert format_value(2.25, "R") == "2.250"
+    assert format_value(-0.5, "R") == "-0.500"
     assert format_value(1.5, "T") == "1.5"
     assert format_value(3.0, "T") == "3.0"
     assert format_value("", "T") == "(empty)"
