@@ -24,7 +24,7 @@ Secondary indexes:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
@@ -113,6 +113,9 @@ class TableCodec:
         self.single_family = len(self.families) == 1
         self.fam0_suffix = family_suffix(0)
         self.indexes = [IndexCodec(table, idx, self.pk_positions) for idx in table.indexes]
+        # (column id, row position) of every stored (non-key) column, for the fast decoders
+        self.stored_columns = [(cid, p) for cid, p in self.position_of_id.items() if p not in set(self.pk_positions)]
+        self._decoders: dict[frozenset[int] | None, RowDecoder] = {}
 
     def _families(self, table: TableDescriptor) -> list[FamilyLayout]:
         pk = set(self.pk_positions)
@@ -199,16 +202,79 @@ class TableCodec:
             if p is not None:  # ids of dropped columns are ignored
                 row[p] = v
 
-    def fetch(self, reader, pk_prefix: bytes) -> tuple | None:
+    def fetch(self, reader, pk_prefix: bytes, decoder: RowDecoder | None = None) -> tuple | None:
         """Read one row by its key prefix (one get when the table has a single family)."""
         if self.single_family:
-            value = reader.get(pk_prefix + self.fam0_suffix)
+            key = pk_prefix + self.fam0_suffix
+            value = reader.get(key)
             if value is None:
                 return None
-            return self._single(pk_prefix + self.fam0_suffix, value)
-        for row in self.decode_rows(reader.scan(pk_prefix, prefix_end(pk_prefix))):
+            return self._single(key, value) if decoder is None else decoder.one(key, value)
+        pairs = reader.scan(pk_prefix, prefix_end(pk_prefix))
+        for row in self.decode_rows(pairs) if decoder is None else decoder.rows(pairs):
             return row
         return None
 
+    def decoder(self, needed: set[int] | None) -> RowDecoder:
+        """A decoder filling only the ``needed`` row positions (others None); cached."""
+        key = None if needed is None or len(needed) >= self.ncols else frozenset(needed)
+        dec = self._decoders.get(key)
+        if dec is None:
+            dec = self._decoders[key] = RowDecoder(self, key)
+        return dec
+
     def index_entries(self, row: tuple) -> list[tuple[IndexCodec, bytes, bytes, bool]]:
         return [(ic, *ic.entry(row)) for ic in self.indexes]
+
+
+class RowDecoder:
+    """Primary-index KV pairs -> rows, decoding only the columns a plan reads.
+
+    A GROUP BY over two columns of a wide table neither decodes the key (when no key column
+    is needed) nor looks at the other stored columns. Multi-family tables use the general
+    grouping decoder of `TableCodec` (then every column is decoded).
+    """
+
+    def __init__(self, codec: TableCodec, needed: frozenset[int] | None) -> None:
+        self.codec = codec
+        self.ncols = codec.ncols
+        wanted = (lambda p: True) if needed is None else (lambda p: p in needed)
+        self.pk = [(i, p) for i, p in enumerate(codec.pk_positions) if wanted(p)]
+        self.columns = [(cid, p) for cid, p in codec.stored_columns if wanted(p)]
+        self.offset = len(codec.prefix)
+        self.rows: Callable[[Iterable[tuple[bytes, bytes]]], Iterator[tuple]] = (
+            self._single_family_rows if codec.single_family else codec.decode_rows
+        )
+
+    def one(self, key: bytes, value: bytes) -> tuple:
+        for row in self._single_family_rows(((key, value),)):
+            return row
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _single_family_rows(self, pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple]:
+        codec = self.codec
+        ncols, pk, columns, offset = self.ncols, self.pk, self.columns, self.offset
+        npk, pk_desc = codec.npk, codec.pk_desc
+        unpack = decode_row_value
+        if len(pk) == 1 and npk == 1:
+            pk_pos = pk[0][1]
+            for key, value in pairs:
+                row = [None] * ncols
+                row[pk_pos] = decode_key(key, 1, pk_desc, offset)[0][0]
+                if columns:
+                    get = unpack(value).get
+                    for cid, p in columns:
+                        row[p] = get(cid)
+                yield tuple(row)
+            return
+        for key, value in pairs:
+            row = [None] * ncols
+            if pk:
+                vals = decode_key(key, npk, pk_desc, offset)[0]
+                for i, p in pk:
+                    row[p] = vals[i]
+            if columns:
+                get = unpack(value).get
+                for cid, p in columns:
+                    row[p] = get(cid)
+            yield tuple(row)

@@ -89,6 +89,7 @@ class IndexScan(Operator):
         residual: list[Callable[[tuple], bool]] | None = None,
         residual_sql: list[str] | None = None,
         limit: int | None = None,
+        needed: set[int] | None = None,
     ) -> None:
         self.table = table
         self.alias = alias
@@ -103,6 +104,8 @@ class IndexScan(Operator):
         self.limit = limit
         self.codec = codec_for(table)
         self.icodec: IndexCodec | None = None if self.primary else self.codec.index_codec(index.id)
+        # rows fill only the positions the query reads (None elsewhere)
+        self.decoder = self.codec.decoder(needed)
         self.describe_ctx: ExecContext | None = None
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
@@ -116,6 +119,14 @@ class IndexScan(Operator):
         limit = self.limit
         produced = 0
         n = 0
+        if checks is None and limit is None:
+            for span in reversed(spans) if self.reverse else spans:
+                for row in self._span_rows(reader, span, None):
+                    n += 1
+                    if not n & 511:
+                        ctx.check_cancelled()
+                    yield row
+            return
         for span in reversed(spans) if self.reverse else spans:
             # the KV limit is only safe when every row read is a row returned
             for row in self._span_rows(reader, span, limit if checks is None else None):
@@ -131,14 +142,15 @@ class IndexScan(Operator):
 
     def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
         codec = self.codec
+        decoder = self.decoder
         if self.primary:
             if span.point:
-                row = codec.fetch(reader, span.start)
+                row = codec.fetch(reader, span.start, decoder)
                 if row is not None:
                     yield row
                 return
             kv_limit = limit if codec.single_family else None
-            yield from codec.decode_rows(reader.scan(span.start, span.end, self.reverse, kv_limit))
+            yield from decoder.rows(reader.scan(span.start, span.end, self.reverse, kv_limit))
             return
         ic = self.icodec
         assert ic is not None
@@ -152,7 +164,7 @@ class IndexScan(Operator):
             if self.index_only:
                 yield tuple(partial)
                 continue
-            row = codec.fetch(reader, codec.pk_prefix([partial[p] for p in codec.pk_positions]))
+            row = codec.fetch(reader, codec.pk_prefix([partial[p] for p in codec.pk_positions]), decoder)
             if row is not None:
                 yield row
 
@@ -223,6 +235,7 @@ class IndexLookup(Operator):
         self.types = [table.columns[p].type for p in positions]
         self.desc = list(index.descending[: len(order)])
         self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
+        self.decoder = self.codec.decoder(None)
 
     def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
         try:
@@ -234,11 +247,11 @@ class IndexLookup(Operator):
         reader = _CountingReader(ctx.txn, counter)
         if self.primary:
             if self.full:
-                row = self.codec.fetch(reader, base)
+                row = self.codec.fetch(reader, base, self.decoder)
                 if row is not None:
                     yield row
                 return
-            yield from self.codec.decode_rows(reader.scan(base, prefix_end(base), False, None))
+            yield from self.decoder.rows(reader.scan(base, prefix_end(base), False, None))
             return
         ic = self.icodec
         if self.full:
@@ -248,7 +261,8 @@ class IndexLookup(Operator):
             pairs = reader.scan(base, prefix_end(base), False, None)
         for k, v in pairs:
             partial = ic.decode(k, v)
-            row = self.codec.fetch(reader, self.codec.pk_prefix([partial[p] for p in self.codec.pk_positions]))
+            row = self.codec.fetch(reader, self.codec.pk_prefix([partial[p] for p in self.codec.pk_positions]),
+                                   self.decoder)
             if row is not None:
                 yield row
 

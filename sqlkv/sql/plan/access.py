@@ -307,8 +307,21 @@ def plan_table_access(
         residual=[_predicate(n, scope, env) for n in best.used],
         residual_sql=[n.sql() for n in best.used],
         limit=scan_limit,
+        needed=_decoded_positions(table, best, needed, scope),
     )
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
+
+
+def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int], scope: Scope) -> set[int]:
+    """The row positions the scan must decode: the caller's, plus what its residual checks read."""
+    out = set(needed)
+    for node in best.used:
+        for col in node.find_all(exp.Column):
+            pos = _column_pos(col, scope)
+            if pos is None:
+                return set(range(len(table.columns)))  # be safe: decode everything
+            out.add(pos)
+    return out
 
 
 def _predicate(node: exp.Expression, scope: Scope, env):
