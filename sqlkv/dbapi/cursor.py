@@ -31,6 +31,9 @@ class Cursor:
         self._description: tuple[tuple, ...] | None = None
         self.rowcount = -1
         self.lastrowid: int | None = None
+        # a cached plan hands out the same columns list every execution: build its
+        # description once
+        self._described: tuple[Any, tuple[tuple, ...]] | None = None
 
     # -- attributes -------------------------------------------------------------------------
 
@@ -183,7 +186,12 @@ class Cursor:
             self._rows = None
             self._description = None
         else:
-            self._description = tuple(description_entry(col) for col in result.columns)
+            described = self._described
+            if described is not None and described[0] is result.columns:
+                self._description = described[1]
+            else:
+                self._description = tuple(description_entry(col) for col in result.columns)
+                self._described = (result.columns, self._description)
             if rows is None:
                 self._rows = iter(result)
                 self._connection._streaming_started(self)

@@ -247,9 +247,17 @@ class RowDecoder:
         )
 
     def one(self, key: bytes, value: bytes) -> tuple:
-        for row in self._single_family_rows(((key, value),)):
-            return row
-        raise AssertionError("unreachable")  # pragma: no cover
+        """One single-family row (a point get)."""
+        row = [None] * self.ncols
+        if self.pk:
+            vals = decode_key(key, self.codec.npk, self.codec.pk_desc, self.offset)[0]
+            for i, p in self.pk:
+                row[p] = vals[i]
+        if self.columns:
+            get = decode_row_value(value).get
+            for cid, p in self.columns:
+                row[p] = get(cid)
+        return tuple(row)
 
     def _single_family_rows(self, pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple]:
         codec = self.codec

@@ -75,3 +75,40 @@ def test_row_decoder_fills_only_needed_positions(pair):
     part = list(codec.decoder({1, 3}).rows(txn.scan(codec.prefix, prefix_end(codec.prefix))))
     assert part == [(None, r[1], None, r[3], None) for r in full]
     s.commit()
+
+
+def test_point_get_on_a_composite_primary_key_and_unique_index():
+    s = Session(Database.open())
+    lite = sqlite3.connect(":memory:")
+    for sql in ("CREATE TABLE c (a INT, b TEXT, v INT, w TEXT, PRIMARY KEY (a, b DESC))",
+                "CREATE UNIQUE INDEX c_vw ON c (v, w)"):
+        s.execute(sql)
+        lite.execute(sql)
+    rows = [(i % 10, f"k{i}", i, f"w{i % 3}") for i in range(60)]
+    s.executemany("INSERT INTO c VALUES (?, ?, ?, ?)", rows)
+    lite.executemany("INSERT INTO c VALUES (?, ?, ?, ?)", rows)
+    q = "SELECT * FROM c WHERE a = ? AND b = ?"
+    assert plan(s, q, (3, "k13")).splitlines()[-1].strip().startswith("get c@c_pkey")
+    for params in [(3, "k13"), (3, "k14"), (None, "k1"), (3.0, "k3"), (3.5, "k3")]:
+        assert s.execute(q, params).fetchall() == lite.execute(q, params).fetchall(), params
+    q2 = "SELECT a, b FROM c WHERE v = ? AND w = ?"
+    assert plan(s, q2, (13, "w1")).splitlines()[-1].strip().startswith("get c@c_vw")
+    for params in [(13, "w1"), (13, "w2"), (59, "w2")]:
+        assert s.execute(q2, params).fetchall() == lite.execute(q2, params).fetchall(), params
+
+
+def test_cursor_description_is_reused_for_a_cached_plan():
+    import sqlkv.dbapi as dbapi
+
+    con = dbapi.connect(":memory:")
+    cur = con.cursor()
+    cur.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
+    con.commit()  # plans of a schema-changing transaction are not cached
+    cur.execute("SELECT a, b FROM t WHERE a = ?", (1,))
+    cur.fetchall()
+    first = cur.description
+    cur.execute("SELECT a, b FROM t WHERE a = ?", (2,))
+    assert cur.description is first
+    cur.execute("SELECT b FROM t")
+    assert [d[0] for d in cur.description] == ["b"]
+    con.close()
