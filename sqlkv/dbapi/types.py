@@ -79,6 +79,7 @@ ROWID = DBAPITypeObject("ROWID", "ROWID")
 
 # Python types a bound parameter may have, as the SQL layer receives them.
 _PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime)
+_EXACT_PASS = frozenset((*_PASS_THROUGH, type(None)))
 
 
 def adapt_parameter(value: Any, position: int | str) -> Any:
@@ -104,6 +105,13 @@ def adapt_parameters(params: Any) -> Any:
     """Validate a whole parameter set: a sequence for ``?`` or a mapping for ``:name``."""
     if params is None:
         return ()
+    if type(params) is tuple:
+        # the common case: a tuple of plain values passes as it is
+        for value in params:
+            if type(value) not in _EXACT_PASS:
+                break
+        else:
+            return params
     if isinstance(params, dict):
         return {key: adapt_parameter(value, key) for key, value in params.items()}
     if isinstance(params, (str, bytes, bytearray)) or not hasattr(params, "__iter__"):

@@ -56,6 +56,19 @@ def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
     return desc, alias
 
 
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+_EXACT = {"FLOAT": float, "BOOL": bool, "BYTES": bytes}
+
+
+def _exact_type(typ) -> tuple[type | None, int | None]:
+    """(Python type stored unchanged, limit): ints are range-checked, texts width-checked."""
+    if typ.kind == "INT":
+        return int, _INT_MAX
+    if typ.kind == "TEXT":
+        return str, typ.width
+    return _EXACT.get(typ.kind), None
+
+
 class RowChecker:
     """Casts values to their column types and enforces NOT NULL and CHECK constraints."""
 
@@ -63,16 +76,30 @@ class RowChecker:
         self.table = table
         self.types = [(c.type, c.name) for c in table.columns]
         self.not_null = [i for i, c in enumerate(table.columns) if not c.nullable]
+        self.fast = [_exact_type(c.type) for c in table.columns]
         scope = Scope(table_scope(table, alias))
         self.checks = [
             (chk.name, compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks
         ]
 
     def cast_row(self, row: list) -> list:
+        fast = self.fast
         for i, (typ, name) in enumerate(self.types):
             v = row[i]
-            if v is not None:
-                row[i] = assign_cast(v, typ, name)
+            if v is None:
+                continue
+            # the common case -- the value already has the column's exact Python type -- skips
+            # assign_cast (ints still get their 64-bit range check, texts their width check)
+            exact, limit = fast[i]
+            if type(v) is exact:
+                if limit is None:
+                    continue
+                if exact is int:
+                    if _INT_MIN <= v <= _INT_MAX:
+                        continue
+                elif len(v) <= limit:
+                    continue
+            row[i] = assign_cast(v, typ, name)
         return row
 
     def check(self, row: tuple) -> None:

@@ -162,6 +162,10 @@ class TableCodec:
                 out.append((base + fam.suffix, None))
         return out
 
+    def family0_value(self, row: tuple) -> bytes:
+        """The value of a single-family row: every non-NULL stored column."""
+        return encode_row_value({cid: row[p] for cid, p in self.stored_columns if row[p] is not None})
+
     # -- KV -> rows ------------------------------------------------------------------------
 
     def decode_rows(self, pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple]:

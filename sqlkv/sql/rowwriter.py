@@ -41,6 +41,16 @@ class RowWriter:
 
     def insert(self, row: tuple) -> None:
         txn = self.txn
+        codec = self.codec
+        if codec.single_family:
+            key = codec.pk_prefix([row[p] for p in codec.pk_positions]) + codec.fam0_suffix
+            try:
+                txn.put_if_absent(key, codec.family0_value(row))
+            except ConditionFailedError:
+                raise self._duplicate(pkey_name(self.table), codec.pk_positions, row) from None
+            for ic in codec.indexes:
+                self._put_entry(ic, row, *ic.entry(row))
+            return
         for key, value in self.codec.primary_kvs(row):
             if value is None:
                 continue

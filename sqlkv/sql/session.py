@@ -228,11 +228,19 @@ class Session:
         last = None
         dml = stmt.kind in ("INSERT", "UPDATE", "DELETE")
         prepared = self.prepare(stmt) if dml else None
+        ctx = None
+        execute = prepared.plan.execute if prepared is not None else None
         for params in seq_of_params:
             if prepared is not None:
-                ctx = self._bind(prepared, params)
-                self._current_ctx = ctx
-                res = prepared.plan.execute(ctx)
+                if ctx is None:
+                    ctx = self._bind(prepared, params)  # txn, now, catalog: once per batch
+                    self._current_ctx = ctx
+                else:
+                    if type(params) is not tuple or len(params) != prepared.stmt.param_count:
+                        self._check_params(prepared.stmt, params)
+                    ctx.params = () if params is None else params
+                    ctx.check_cancelled()
+                res = execute(ctx)
             else:
                 res = self._run(stmt, params)
             if res.rowcount > 0:

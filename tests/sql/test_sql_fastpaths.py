@@ -112,3 +112,26 @@ def test_cursor_description_is_reused_for_a_cached_plan():
     cur.execute("SELECT b FROM t")
     assert [d[0] for d in cur.description] == ["b"]
     con.close()
+
+
+def test_executemany_batch_keeps_type_checks_and_is_atomic():
+    from sqlkv.errors import DataError
+
+    s = Session(Database.open())
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(3), f FLOAT, d DECIMAL(5,2), ok BOOL)")
+    s.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+                  [(1, "abc", 1, 1.5, True), (2, "ab ", 2.5, None, None), (3, "x  ", None, 3, False)])
+    assert s.execute("SELECT * FROM t ORDER BY id").fetchall() == [
+        (1, "abc", 1.0, __import__("decimal").Decimal("1.50"), True),
+        (2, "ab ", 2.5, None, None),
+        (3, "x  ", None, __import__("decimal").Decimal("3.00"), False),
+    ]
+    bad = [[(4, "abcd", None, None, None)], [(5, "a", None, None, None), (2**63, "b", None, None, None)],
+           [(6, "a", "x", None, None)], [(7, True, None, None, None)], [(8, "a", None, None, 1)]]
+    for rows in bad:
+        with pytest.raises(DataError):
+            s.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
+    # a failing batch writes nothing (the batch is one statement)
+    assert s.execute("SELECT count(*) FROM t").fetchall() == [(3,)]
+    s.executemany("INSERT INTO t (id, name) VALUES (?, ?)", [(9, "abc   ")])  # trailing blanks trimmed
+    assert s.execute("SELECT name FROM t WHERE id = 9").fetchall() == [("abc",)]
