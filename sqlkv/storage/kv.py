@@ -133,6 +133,18 @@ class Engine(KVReader):
         Raises `ConditionFailedError` (nothing written) when a condition does not hold.
         """
 
+    def write_nowait(self, batch: WriteBatch) -> int:
+        """Apply ``batch`` like `write` but return before it is durable; pair with `wait_durable`.
+
+        Lets a caller that serialises commits (the transaction manager) release its lock before
+        the fsync, so concurrent commits share one. Engines without a separate sync step write
+        durably here.
+        """
+        return self.write(batch)
+
+    def wait_durable(self, seq: int) -> None:
+        """Block until the batch numbered ``seq`` is durable per the engine's durability mode."""
+
     @abstractmethod
     def snapshot(self) -> Snapshot:
         """A read view of the current state."""
