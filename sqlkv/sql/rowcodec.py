@@ -63,6 +63,8 @@ class IndexCodec:
             self.full_desc[len(self.key_desc) + i] = pk_desc[pk_positions.index(p)]
         # every column position an index-only scan can fill
         self.covered = set(self.key_positions) | set(self.extra_pk_positions) | set(self.storing_positions)
+        # every column whose change can change this index's entry
+        self.all_positions = sorted(self.covered)
 
     def entry(self, row: tuple) -> tuple[bytes, bytes, bool]:
         """``(key, value, conditional)``: conditional entries are put with put_if_absent."""

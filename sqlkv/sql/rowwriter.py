@@ -93,6 +93,8 @@ class RowWriter:
                 if value is not None:
                     self.txn.delete(key)
         for ic in codec.indexes:
+            if not _changed(ic.all_positions, old, new):
+                continue  # none of the index's columns changed: its entry stays as it is
             old_key = ic.entry(old)[0]
             if old_key != ic.entry(new)[0]:
                 self.txn.delete(old_key)
@@ -103,13 +105,20 @@ class RowWriter:
         moved = codec.pk_values(old) != codec.pk_values(new)
         if moved:
             self.insert_primary(new)
+        elif codec.single_family:
+            self.txn.put(codec.row_key(new), codec.family0_value(new))
         else:
+            unchanged = {f.suffix for f in codec.families if f.id != 0 and not _changed(f.positions, old, new)}
             for key, value in codec.primary_kvs(new):
+                if key[-1:] in unchanged:
+                    continue  # a family none of whose columns changed keeps its KV pair
                 if value is None:
                     self.txn.delete(key)
                 else:
                     self.txn.put(key, value)
         for ic in codec.indexes:
+            if not _changed(ic.all_positions, old, new):
+                continue
             old_entry = ic.entry(old)
             new_entry = ic.entry(new)
             if old_entry[0] != new_entry[0]:
@@ -128,3 +137,15 @@ class RowWriter:
                     raise self._duplicate(pkey_name(self.table), self.codec.pk_positions, row) from None
             else:
                 self.txn.put(key, value)
+
+
+def _changed(positions: list[int], old: tuple, new: tuple) -> bool:
+    """Whether any of these columns differs. Floats always count as changed (0.0 == -0.0 but
+    they may encode differently), so the caller compares the encoded entries then."""
+    for p in positions:
+        o, n = old[p], new[p]
+        if o is n:
+            continue
+        if type(o) is not type(n) or type(o) is float or o != n:
+            return True
+    return False

@@ -135,3 +135,33 @@ def test_executemany_batch_keeps_type_checks_and_is_atomic():
     assert s.execute("SELECT count(*) FROM t").fetchall() == [(3,)]
     s.executemany("INSERT INTO t (id, name) VALUES (?, ?)", [(9, "abc   ")])  # trailing blanks trimmed
     assert s.execute("SELECT name FROM t WHERE id = 9").fetchall() == [("abc",)]
+
+
+def test_updates_touching_some_indexes_and_families_keep_indexes_consistent():
+    s = Session(Database.open())
+    lite = sqlite3.connect(":memory:")
+    s.execute("CREATE TABLE u (id INT PRIMARY KEY, a INT, b TEXT, c FLOAT, d TEXT, FAMILY f1 (c, d))")
+    lite.execute("CREATE TABLE u (id INT PRIMARY KEY, a INT, b TEXT, c FLOAT, d TEXT)")
+    for sql in ("CREATE INDEX u_a ON u (a)", "CREATE UNIQUE INDEX u_b ON u (b)", "CREATE INDEX u_c ON u (c) STORING (d)"):
+        s.execute(sql)
+        lite.execute(sql.replace(" STORING (d)", ""))
+    rows = [(i, i % 5, f"b{i}", float(i % 3) if i % 4 else -0.0, None if i % 2 else f"d{i}") for i in range(40)]
+    s.executemany("INSERT INTO u VALUES (?, ?, ?, ?, ?)", rows)
+    lite.executemany("INSERT INTO u VALUES (?, ?, ?, ?, ?)", rows)
+    updates = [
+        "UPDATE u SET a = a + 1 WHERE id < 10",
+        "UPDATE u SET d = 'x' || id WHERE id % 3 = 0",
+        "UPDATE u SET c = 0.0 WHERE c = 0",
+        "UPDATE u SET b = b || 'z' WHERE id > 30",
+        "UPDATE u SET d = NULL, c = NULL WHERE id % 7 = 1",
+        "UPDATE u SET a = a WHERE id = 5",
+        "UPDATE u SET id = id + 100 WHERE id = 2",
+    ]
+    queries = ["SELECT * FROM u", "SELECT id, a FROM u WHERE a = 2", "SELECT id, b FROM u WHERE b = 'b33z'",
+               "SELECT id, c, d FROM u WHERE c = 0", "SELECT id, d FROM u WHERE c IS NULL"]
+    for upd in updates:
+        s.execute(upd)
+        lite.execute(upd)
+        for q in queries:
+            assert sorted(s.execute(q).fetchall(), key=repr) == sorted(lite.execute(q).fetchall(), key=repr), (upd, q)
+    assert s.execute("CHECK DATABASE").fetchall() == []
