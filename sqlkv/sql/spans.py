@@ -165,11 +165,12 @@ class SpanBuilder:
         self._single_point = (
             len(b) == 1 and self.point_width == 1 and b[0].eq is not None and len(b[0].eq) == 1
         )
-        # ``a = x AND b = y`` on the whole of a unique key: one point, no product/dedupe/sort
-        self._multi_point = (
-            len(b) > 1 and self.point_width == len(b)
-            and all(x.eq is not None and len(x.eq) == 1 and not x.is_null for x in b)
+        # ``a = x [AND b = y]`` (one value per column): one prefix span -- a point when it pins
+        # a whole unique key -- without the product/dedupe/sort of the general case
+        self._one_prefix = bool(b) and not self._single_point and all(
+            x.eq is not None and len(x.eq) == 1 and not x.is_null for x in b
         )
+        self._one_prefix_point = self.point_width == len(b)
 
     @property
     def n_eq(self) -> int:
@@ -191,10 +192,10 @@ class SpanBuilder:
             value = coerce_key_value(node_fn[1](()), self.types[0], "eq")
             base = encode_key([value], self.desc, self.prefix)
             return [Span(base, prefix_end(base), True)]
-        if self._multi_point:
+        if self._one_prefix:
             values = [coerce_key_value(b.eq[0][1](()), t, "eq") for b, t in zip(self.bounds, self.types)]  # type: ignore[index]
             base = encode_key(values, self.desc, self.prefix)
-            return [Span(base, prefix_end(base), True)]
+            return [Span(base, prefix_end(base), self._one_prefix_point)]
         eq_bounds = [b for b in self.bounds if b.is_equality]
         choices: list[list[Any]] = []
         for i, b in enumerate(eq_bounds):
