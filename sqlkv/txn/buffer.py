@@ -81,10 +81,14 @@ class WriteBuffer:
 
     def sorted_index(self) -> SortedList:
         """The keys of ``entries`` in order (valid until the next write)."""
-        if self._unindexed:
-            # One bulk update: SortedList re-sorts everything at once when the batch is large
-            # and inserts key by key when it is small, so each key is indexed once either way.
-            self._index.update(self._unindexed)
+        pending = self._unindexed
+        if pending:
+            if len(pending) == 1:  # a scan after each write (UPDATE/DELETE over a range)
+                self._index.add(pending[0])
+            else:
+                # One bulk update: SortedList re-sorts everything at once when the batch is
+                # large and inserts key by key when it is small; each key is indexed once.
+                self._index.update(pending)
             self._unindexed = []
         return self._index
 
