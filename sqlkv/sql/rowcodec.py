@@ -63,6 +63,9 @@ class IndexCodec:
             self.full_desc[len(self.key_desc) + i] = pk_desc[pk_positions.index(p)]
         # every column position an index-only scan can fill
         self.covered = set(self.key_positions) | set(self.extra_pk_positions) | set(self.storing_positions)
+        # the key ends with the whole PK encoded as the primary index encodes it: a row fetch
+        # can reuse those bytes instead of decoding and re-encoding the PK
+        self.pk_bytes_in_key = self.extra_pk_positions == list(pk_positions)
         # every column whose change can change this index's entry
         self.all_positions = sorted(self.covered)
 
@@ -76,6 +79,16 @@ class IndexCodec:
             return key, encode_values(extra + storing), True
         key = encode_key(key_vals + extra, self.full_desc, self.prefix)
         return key, (encode_values(storing) if storing else _EMPTY_LIST), False
+
+    def row_key_prefix(self, key: bytes, table_prefix: bytes) -> bytes | None:
+        """The primary-index key prefix of the entry's row, cut from the entry key when it
+        holds the PK (non-unique form); None when the caller must decode the entry."""
+        if not self.pk_bytes_in_key:
+            return None
+        _vals, end = decode_key(key, len(self.key_positions), self.key_desc, len(self.prefix))
+        if end >= len(key):
+            return None  # unique form: the PK is in the value
+        return table_prefix + key[end:]
 
     def decode(self, key: bytes, value: bytes) -> list:
         """A row list with the covered positions filled (others None)."""

@@ -165,3 +165,25 @@ def test_updates_touching_some_indexes_and_families_keep_indexes_consistent():
         for q in queries:
             assert sorted(s.execute(q).fetchall(), key=repr) == sorted(lite.execute(q).fetchall(), key=repr), (upd, q)
     assert s.execute("CHECK DATABASE").fetchall() == []
+
+
+def test_index_fetches_reuse_the_pk_bytes_of_the_entry_key():
+    s = Session(Database.open())
+    lite = sqlite3.connect(":memory:")
+    for sql in ("CREATE TABLE k (a INT, b TEXT, x INT, y TEXT, z INT, PRIMARY KEY (a DESC, b))",
+                "CREATE INDEX k_x ON k (x)", "CREATE UNIQUE INDEX k_y ON k (y)", "CREATE INDEX k_za ON k (z, a)",
+                "CREATE TABLE p (id INT PRIMARY KEY, x INT)"):
+        s.execute(sql)
+        lite.execute(sql)
+    rows = [(i % 6, f"b{i}", i % 4, None if i % 3 == 0 else f"y{i}", i % 5) for i in range(50)]
+    s.executemany("INSERT INTO k VALUES (?, ?, ?, ?, ?)", rows)
+    lite.executemany("INSERT INTO k VALUES (?, ?, ?, ?, ?)", rows)
+    s.executemany("INSERT INTO p VALUES (?, ?)", [(i, i % 5) for i in range(8)])
+    lite.executemany("INSERT INTO p VALUES (?, ?)", [(i, i % 5) for i in range(8)])
+    for q, params in [("SELECT * FROM k WHERE x = ?", (2,)), ("SELECT * FROM k WHERE y = ?", ("y7",)),
+                      ("SELECT * FROM k WHERE y IS NULL", ()), ("SELECT * FROM k WHERE z = ? AND a = ?", (3, 3)),
+                      ("SELECT * FROM k WHERE x > ?", (1,)),
+                      ("SELECT p.id, k.b, k.y FROM p JOIN k ON k.x = p.x WHERE p.id < ?", (6,))]:
+        got = sorted(s.execute(q, params).fetchall(), key=repr)
+        assert got == sorted(lite.execute(q, params).fetchall(), key=repr), q
+    assert "k@k_x" in plan(s, "SELECT * FROM k WHERE x = ?", (2,))

@@ -159,12 +159,17 @@ class IndexScan(Operator):
             pairs = [] if value is None else [(span.start, value)]
         else:
             pairs = reader.scan(span.start, span.end, self.reverse, limit)
+        if self.index_only:
+            for key, value in pairs:
+                yield tuple(ic.decode(key, value))
+            return
+        table_prefix = codec.prefix
         for key, value in pairs:
-            partial = ic.decode(key, value)
-            if self.index_only:
-                yield tuple(partial)
-                continue
-            row = codec.fetch(reader, codec.pk_prefix([partial[p] for p in codec.pk_positions]), decoder)
+            row_prefix = ic.row_key_prefix(key, table_prefix)
+            if row_prefix is None:
+                partial = ic.decode(key, value)
+                row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
+            row = codec.fetch(reader, row_prefix, decoder)
             if row is not None:
                 yield row
 
@@ -259,10 +264,13 @@ class IndexLookup(Operator):
             pairs = [] if value is None else [(base, value)]
         else:
             pairs = reader.scan(base, prefix_end(base), False, None)
+        codec = self.codec
         for k, v in pairs:
-            partial = ic.decode(k, v)
-            row = self.codec.fetch(reader, self.codec.pk_prefix([partial[p] for p in self.codec.pk_positions]),
-                                   self.decoder)
+            row_prefix = ic.row_key_prefix(k, codec.prefix)
+            if row_prefix is None:
+                partial = ic.decode(k, v)
+                row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
+            row = codec.fetch(reader, row_prefix, self.decoder)
             if row is not None:
                 yield row
 
