@@ -12,6 +12,7 @@ pinned Version (an open scan) lists them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.storage.lsm.compaction import (
@@ -50,11 +51,20 @@ def flush_loop(core: LSMCore) -> None:
             mem = core.imm[0]
         try:
             flush_memtable(core, mem)
+        except CompactionAborted:  # closing: the memtable's WAL segments still hold its data
+            with core.bg_cond:
+                core.stats_counters["flushes_aborted"] += 1
+            return
         except BaseException as exc:  # keep the store readable; writers will see the error
             with core.bg_cond:
                 core.bg_error = exc
                 core.bg_cond.notify_all()
             return
+
+
+def _stop_check(core: LSMCore) -> Callable[[], bool]:
+    """What flushes and compactions poll: stop once `close()` has begun (it must not wait)."""
+    return lambda: core.closing
 
 
 def flush_memtable(core: LSMCore, mem: Memtable) -> None:
@@ -63,9 +73,10 @@ def flush_memtable(core: LSMCore, mem: Memtable) -> None:
         version = core.version
     tombs = TombstoneIndex(version.tombstones + mem.range_tombstones)
     stats: dict = {}
-    entries = gc_entries(mem.sorted_entries(), snapshots, published, tombs, False, stats)
+    stop = _stop_check(core)
+    entries = gc_entries(mem.sorted_entries(), snapshots, published, tombs, False, stats, stop)
     infos = write_tables(entries, core.path, core.new_file_number, 1 << 62, core.opts.block_size,
-                         mem.max_seq, lambda: False)
+                         mem.max_seq, stop)
     with core.bg_cond:
         current = core.version
         levels = [list(level) for level in current.levels]
@@ -117,6 +128,8 @@ def compaction_loop(core: LSMCore) -> None:
             with core.compaction_mutex:
                 did_work = run_one_compaction(core, pointers)
         except CompactionAborted:
+            with core.bg_cond:
+                core.stats_counters["compactions_aborted"] += 1
             return
         except BaseException as exc:
             with core.bg_cond:
@@ -150,10 +163,11 @@ def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = F
         stats: dict = {}
         runs = input_runs(job, version.readers)
         tombs = TombstoneIndex(version.tombstones)
-        entries = gc_entries(merged_entries(runs), snapshots, published, tombs, job.bottom, stats)
+        stop = _stop_check(core)
+        entries = gc_entries(merged_entries(runs), snapshots, published, tombs, job.bottom, stats, stop)
         target = core.opts.target_file_size
         outputs = write_tables(entries, core.path, core.new_file_number, target,
-                               core.opts.block_size, checked_seq, lambda: core.closing)
+                               core.opts.block_size, checked_seq, stop)
         core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
     with core.bg_cond:
         _install_compaction(core, job, outputs)
@@ -248,6 +262,8 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "open_snapshots": len(core.snapshots),
             "flushes": counters["flushes"],
             "compactions": counters["compactions"],
+            "flushes_aborted": counters["flushes_aborted"],
+            "compactions_aborted": counters["compactions_aborted"],
             "files_dropped_by_range_tombstone": counters["files_dropped_by_tombstone"],
             "versions_dropped": counters["versions_dropped"],
             "write_stalls": counters["write_stalls"],

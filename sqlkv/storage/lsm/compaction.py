@@ -235,13 +235,22 @@ def _chain(readers: Iterable[TableReader]) -> Iterator[Entry]:
 
 
 def gc_entries(entries: Iterable[Entry], snapshots: list[int], published_seq: int,
-               tombs: TombstoneIndex, bottom: bool, stats: dict) -> Iterator[tuple]:
-    """Drop what no reader can see; yield ``(key, seq, value, tombstone seqs still needed)``."""
+               tombs: TombstoneIndex, bottom: bool, stats: dict,
+               should_stop: Callable[[], bool] | None = None) -> Iterator[tuple]:
+    """Drop what no reader can see; yield ``(key, seq, value, tombstone seqs still needed)``.
+
+    ``should_stop`` is polled every 4096 *input* entries (a run of dropped versions yields
+    nothing for a long time) and raises `CompactionAborted` when it says so.
+    """
     nsnap = len(snapshots)
     prev_key = None
     prev_stripe = -1
     dropped = 0
+    seen = 0
     for key, seq, value in entries:
+        seen += 1
+        if not seen & 0xFFF and should_stop is not None and should_stop():
+            raise CompactionAborted()
         if seq > published_seq:
             stripe = -2 - seq  # unpublished versions each form their own stripe
             limit = seq
@@ -311,7 +320,8 @@ def write_tables(entries: Iterable[tuple], directory: str, new_number: Callable[
 
 
 class CompactionAborted(Exception):
-    """The engine is closing; the partial outputs were removed."""
+    """The engine is closing: a flush or compaction stopped early; its partial outputs were
+    removed (and a crash before that leaves only files no MANIFEST lists, deleted at open)."""
 
 
 def table_path(directory: str, number: int) -> str:

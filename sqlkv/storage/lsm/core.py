@@ -29,7 +29,7 @@ from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, 
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import background
 from sqlkv.storage.lsm.cache import BlockCache
-from sqlkv.storage.lsm.compaction import CompactionOptions, table_path
+from sqlkv.storage.lsm.compaction import CompactionAborted, CompactionOptions, table_path
 from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge
 from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
@@ -107,6 +107,7 @@ class LSMCore:
         self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
                                "gets": 0, "tables_probed": 0, "bloom_negatives": 0,
                                "flushes": 0, "compactions": 0, "write_stalls": 0,
+                               "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
         self._lock_file = self._open_directory()
         try:
@@ -443,7 +444,10 @@ class LSMCore:
         if self.read_only:
             return
         self.flush()
-        background.compact_fully(self)
+        try:
+            background.compact_fully(self)
+        except CompactionAborted:
+            raise InterfaceError(f"database {self.path} was closed during compact()") from None
 
     def close(self) -> None:
         if self.closed:

@@ -1,0 +1,118 @@
+"""close() does not wait for background work: an in-flight flush or compaction is aborted,
+its partial output removed, and a reopen recovers every write (from the WAL) and the tables."""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+import time
+
+from sqlkv.storage.kv import WriteBatch
+from sqlkv.storage.lsm import background, open_lsm
+from tests.storage.conftest import model_scan
+
+GATE_AT = 5000  # entries the gated job reads before it parks until close() begins
+
+
+def _gate_thread(monkeypatch, thread_name: str) -> tuple[threading.Event, list]:
+    """Make the background thread ``thread_name`` park mid-job until its store starts closing.
+
+    Returns an event set once it is parked, and a one-slot list the test fills with the core.
+    """
+    real = background.gc_entries
+    parked = threading.Event()
+    holder: list = []
+
+    def gated(entries, *args):
+        if threading.current_thread().name != thread_name:
+            return real(entries, *args)
+
+        def slow():
+            for i, entry in enumerate(entries):
+                if i == GATE_AT:
+                    parked.set()
+                    deadline = time.monotonic() + 60
+                    while not holder[0].closing and time.monotonic() < deadline:
+                        time.sleep(0.001)
+                yield entry
+        return real(slow(), *args)
+
+    monkeypatch.setattr(background, "gc_entries", gated)
+    return parked, holder
+
+
+def _write(engine, model: dict, keys: range, tag: bytes) -> None:
+    batch = WriteBatch()
+    for i in keys:
+        key, value = b"key%06d" % i, tag + b"%06d" % i + b"x" * 60
+        batch.put(key, value)
+        model[key] = value
+    engine.write(batch)
+
+
+def _table_files(path) -> set[int]:
+    return {int(os.path.basename(p)[:-4]) for p in glob.glob(os.path.join(str(path), "*.sst"))}
+
+
+def _check_model(path, model: dict) -> None:
+    engine = open_lsm(str(path))
+    try:
+        assert list(engine.scan(b"", None)) == model_scan(model, b"", None, False, None)
+        engine.compact()
+        assert list(engine.scan(b"", None, reverse=True)) == model_scan(model, b"", None, True, None)
+    finally:
+        engine.close()
+
+
+def test_close_aborts_in_flight_flush(tmp_path, monkeypatch):
+    parked, holder = _gate_thread(monkeypatch, "sqlkv-lsm-flush")
+    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20)
+    core = engine._core
+    holder.append(core)
+    model: dict = {}
+    for start in range(0, 12000, 1000):
+        _write(engine, model, range(start, start + 1000), b"a")
+    flusher = threading.Thread(target=engine.flush)  # rotates, then waits for the flush
+    flusher.start()
+    assert parked.wait(30), "the flush never reached the gate"
+    _write(engine, model, range(500, 1500), b"b")  # writes go on into the new memtable
+    engine.close()
+    flusher.join(30)
+    assert not flusher.is_alive()
+    assert core.stats_counters["flushes_aborted"] == 1
+    assert core.stats_counters["flushes"] == 0
+    assert _table_files(tmp_path) == set()  # the half-written table is gone
+    _check_model(tmp_path, model)
+
+
+def test_close_aborts_in_flight_compaction(tmp_path, monkeypatch):
+    parked, holder = _gate_thread(monkeypatch, "sqlkv-lsm-compaction")
+    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20, l0_trigger=2)
+    core = engine._core
+    holder.append(core)
+    model: dict = {}
+    _write(engine, model, range(0, 6000), b"a")
+    engine.flush()
+    _write(engine, model, range(3000, 9000), b"b")
+    engine.flush()  # two L0 tables: the compaction thread starts merging them
+    assert parked.wait(30), "the compaction never reached the gate"
+    live = {t.number for level in core.version.levels for t in level}
+    _write(engine, model, range(100, 200), b"c")
+    engine.close()
+    assert core.stats_counters["compactions_aborted"] == 1
+    assert core.stats_counters["compactions"] == 0
+    assert _table_files(tmp_path) == live  # inputs kept, partial outputs removed
+    _check_model(tmp_path, model)
+
+
+def test_stray_table_from_a_crash_mid_flush_is_ignored(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="normal")
+    model: dict = {}
+    _write(engine, model, range(0, 100), b"a")
+    engine.close()
+    stray = os.path.join(str(tmp_path), "999999.sst")
+    with open(stray, "wb") as f:
+        f.write(b"half a table" * 100)
+    _check_model(tmp_path, model)
+    assert not os.path.exists(stray)
