@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
+from sqlkv.errors import ConditionFailedError
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.memory import MemoryEngine
@@ -109,5 +112,106 @@ def test_concurrent_writers_group_commit(tmp_path, monkeypatch):
             t.join()
         assert len(list(engine.scan(b"t", b"u"))) == 6 * per_thread
         assert engine.stats()["wal_fsyncs"] < 6 * per_thread
+    finally:
+        engine.close()
+
+
+def _slow_fdatasync(monkeypatch) -> None:
+    import os
+    import time
+
+    real_fdatasync = os.fdatasync
+
+    def slow_fdatasync(fd):
+        time.sleep(0.01)
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+
+
+def test_write_nowait_under_a_commit_lock_shares_fsyncs(tmp_path, monkeypatch):
+    """The transaction manager's pattern: write_nowait under its lock, wait_durable outside."""
+    engine = open_lsm(str(tmp_path), durability="full")
+    _slow_fdatasync(monkeypatch)
+    commit_lock = threading.Lock()
+    per_thread, nthreads = 15, 6
+    seqs: list[int] = []
+
+    def commit_some(t: int) -> None:
+        for i in range(per_thread):
+            batch = WriteBatch()
+            batch.put(b"t%d-%03d" % (t, i), b"v%d" % i)
+            with commit_lock:
+                seq = engine.write_nowait(batch)
+            engine.wait_durable(seq)
+            assert engine.last_seq >= seq  # durable means published
+            seqs.append(seq)
+
+    try:
+        before = engine.stats()["wal_fsyncs"]
+        threads = [threading.Thread(target=commit_some, args=(t,)) for t in range(nthreads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        commits = nthreads * per_thread
+        assert sorted(seqs) == list(range(1, commits + 1))
+        expected = [(b"t%d-%03d" % (t, i), b"v%d" % i) for t in range(nthreads) for i in range(per_thread)]
+        assert list(engine.scan(b"t", b"u")) == sorted(expected)
+        assert engine.stats()["wal_fsyncs"] - before < commits
+    finally:
+        engine.close()
+
+
+def test_write_nowait_is_invisible_until_durable(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="full")
+    try:
+        batch = WriteBatch()
+        batch.put_if_absent(b"k", b"first")
+        seq = engine.write_nowait(batch)
+        assert engine.get(b"k") is None  # not fsynced yet: readers must not see it
+        assert engine.last_seq < seq
+        with engine.snapshot() as snap:
+            assert snap.seq < seq
+        again = WriteBatch()
+        again.put_if_absent(b"k", b"second")  # conditions see the applied, undurable batch
+        with pytest.raises(ConditionFailedError):
+            engine.write_nowait(again)
+        engine.wait_durable(seq)
+        assert engine.get(b"k") == b"first"
+        assert engine.last_seq == seq
+        engine.wait_durable(seq)  # already durable: returns at once
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("durability", ["normal", "off"])
+def test_write_nowait_is_visible_at_once_below_full(tmp_path, durability):
+    engine = open_lsm(str(tmp_path), durability=durability)
+    try:
+        batch = WriteBatch()
+        batch.put(b"k", b"v")
+        seq = engine.write_nowait(batch)
+        assert engine.get(b"k") == b"v" and engine.last_seq == seq
+        engine.wait_durable(seq)
+    finally:
+        engine.close()
+    engine = open_lsm(str(tmp_path))
+    try:
+        assert engine.get(b"k") == b"v"
+    finally:
+        engine.close()
+
+
+def test_wait_durable_after_close_returns(tmp_path):
+    engine = open_lsm(str(tmp_path), durability="full")
+    batch = WriteBatch()
+    batch.put(b"k", b"v")
+    seq = engine.write_nowait(batch)
+    engine.close()  # close syncs the WAL
+    engine.wait_durable(seq)
+    engine = open_lsm(str(tmp_path))
+    try:
+        assert engine.get(b"k") == b"v"
     finally:
         engine.close()

@@ -20,11 +20,12 @@ CHILD = textwrap.dedent(
     import sys, threading
     from sqlkv.storage.kv import WriteBatch
     from sqlkv.storage.lsm import open_lsm
-    path, durability, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    path, durability, start, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     engine = open_lsm(path, durability=durability, memtable_size=32 * 1024, block_size=1024,
                       target_file_size=32 * 1024, level_base_bytes=128 * 1024)
     out = sys.stdout
     ack_lock = threading.Lock()
+    commit_lock = threading.Lock()  # "nowait": the transaction manager's pattern
     def writer(first, step):
         i = first
         while True:
@@ -35,7 +36,12 @@ CHILD = textwrap.dedent(
             if i % 7 == 0:
                 batch.delete_range(b"b%08d/0001" % i, b"b%08d/0003" % i)
                 batch.put(b"b%08d/0001" % i, b"again")
-            engine.write(batch)
+            if mode == "nowait":
+                with commit_lock:
+                    seq = engine.write_nowait(batch)
+                engine.wait_durable(seq)
+            else:
+                engine.write(batch)
             with ack_lock:
                 out.write("%d %d\\n" % (i, width))
                 out.flush()
@@ -55,9 +61,10 @@ def expected_batch(i: int, width: int) -> dict[bytes, bytes]:
     return keys
 
 
-def run_round(path: str, durability: str, start: int, rng: random.Random) -> tuple[dict[int, int], int]:
+def run_round(path: str, durability: str, start: int, rng: random.Random,
+              mode: str) -> tuple[dict[int, int], int]:
     env = dict(os.environ, PYTHONPATH=os.getcwd())
-    child = subprocess.Popen([sys.executable, "-c", CHILD, path, durability, str(start)],
+    child = subprocess.Popen([sys.executable, "-c", CHILD, path, durability, str(start), mode],
                              stdout=subprocess.PIPE, env=env)
     time.sleep(0.6 + rng.random() * 0.8)  # let it import, then write for a while
     child.send_signal(signal.SIGKILL)
@@ -85,24 +92,27 @@ def check_store(path: str, acked: dict[int, int]) -> None:
         engine.close()
 
 
-@pytest.mark.parametrize("durability", ["full", "normal"])
-def test_sigkill_keeps_acknowledged_batches(tmp_path, durability):
+MODES = [("full", "write"), ("normal", "write"), ("full", "nowait")]
+
+
+@pytest.mark.parametrize("durability,mode", MODES)
+def test_sigkill_keeps_acknowledged_batches(tmp_path, durability, mode):
     rounds = int(os.environ.get("SQLKV_CRASH_ROUNDS", "3"))
-    _crash_rounds(str(tmp_path / "db"), durability, rounds)
+    _crash_rounds(str(tmp_path / "db"), durability, rounds, mode)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("durability", ["full", "normal"])
-def test_sigkill_many_rounds(tmp_path, durability):
-    _crash_rounds(str(tmp_path / "db"), durability, 15)
+@pytest.mark.parametrize("durability,mode", MODES)
+def test_sigkill_many_rounds(tmp_path, durability, mode):
+    _crash_rounds(str(tmp_path / "db"), durability, 15, mode)
 
 
-def _crash_rounds(path: str, durability: str, rounds: int) -> None:
+def _crash_rounds(path: str, durability: str, rounds: int, mode: str = "write") -> None:
     rng = random.Random(rounds * 7919 + len(durability))
     acked: dict[int, int] = {}
     start = 0
     for _ in range(rounds):
-        acks, last = run_round(path, durability, start, rng)
+        acks, last = run_round(path, durability, start, rng, mode)
         acked.update(acks)
         check_store(path, acked)
         start = last + 2 + (last % 2)

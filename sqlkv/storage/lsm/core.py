@@ -179,7 +179,7 @@ class LSMCore:
         self.wal: WalWriter | None = None
         if not self.read_only:
             number = self.new_file_number()
-            self.wal = WalWriter(wal_path(self.path, number), self.durability)
+            self.wal = WalWriter(wal_path(self.path, number), self.durability, last_seq)
             mem.wal_numbers.append(number)
             if fresh:
                 self.write_manifest()
@@ -337,6 +337,14 @@ class LSMCore:
     # -- writes ---------------------------------------------------------------------------
 
     def write(self, batch: WriteBatch) -> int:
+        last = self.write_nowait(batch)
+        self.wait_durable(last)
+        return last
+
+    def write_nowait(self, batch: WriteBatch) -> int:
+        """Check the conditions, append the WAL record, apply the batch; return its seq without
+        waiting for the fsync. Under "full" the batch is visible to readers only once durable
+        (`wait_durable`, or any later fsync, publishes it)."""
         self.check_open()
         if self.read_only:
             raise OperationalError(f"database {self.path} is open read-only")
@@ -353,11 +361,13 @@ class LSMCore:
                     raise ConditionFailedError(key, actual)
             base = self.applied_seq + 1
             last = base + count - 1
-            end_offset = self.wal.append(encode_record(base, count, ops))  # type: ignore[union-attr]
+            wal = self.wal
+            wal.append(encode_record(base, count, ops))  # type: ignore[union-attr]
             mem = self.mem
             with mem.lock:
                 mem.apply(ops, base)
             self.applied_seq = last
+            wal.note_applied(last)  # type: ignore[union-attr]
             self.stats_counters["user_bytes"] += batch.byte_size
             if self.durability != "full":
                 self.visible_seq = last
@@ -367,14 +377,22 @@ class LSMCore:
                     self._rotate_memtable()  # flush soon, so compaction can drop the files
             if self.mem.size >= self.memtable_size:
                 self._rotate_memtable()
-        if self.durability == "full":
-            self.wal.sync_to(end_offset)  # type: ignore[union-attr]
-            with self._publish_lock:
-                if last > self.visible_seq:
-                    self.visible_seq = last
         if self.imm and not self.threads:
             background.wait_for_flushes(self)
         return last
+
+    def wait_durable(self, seq: int) -> None:
+        """Block until batch ``seq`` is durable per the durability mode, then publish it (and
+        every batch the same fsync covered) to readers. Concurrent waiters share fsyncs."""
+        if self.durability != "full" or seq <= self.visible_seq:
+            return
+        if seq > self.applied_seq:
+            raise InterfaceError(f"database {self.path}: no batch numbered {seq} was written "
+                                 f"(last is {self.applied_seq})")
+        synced = self.wal.sync_seq(seq)  # type: ignore[union-attr]
+        with self._publish_lock:
+            if synced > self.visible_seq:
+                self.visible_seq = synced
 
     def _hides_much(self, ranges: list[tuple[bytes, bytes]]) -> bool:
         """Whether range deletes cover more table bytes than a memtable holds (DROP TABLE)."""

@@ -93,6 +93,13 @@ class LSMEngine(Engine):
     def write(self, batch: WriteBatch) -> int:
         return self._live().write(batch)
 
+    def write_nowait(self, batch: WriteBatch) -> int:
+        return self._live().write_nowait(batch)
+
+    def wait_durable(self, seq: int) -> None:
+        # No closed-check: close() syncs the WAL, so waiting after it returns at once.
+        self._core.wait_durable(seq)
+
     def snapshot(self) -> Snapshot:
         core = self._live()
         sid, seq = core.register_snapshot()

@@ -13,7 +13,7 @@ so.
 
 Durability: ``full`` fsyncs before acknowledging, with group commit -- a writer that finds an
 fsync in progress waits for it, and the next leader's fsync covers every record written
-meanwhile; ``normal`` hands each record to the OS (survives a process crash); ``off`` buffers in
+meanwhile (the clock is the batch seq: ``sync_seq(seq)`` waits until ``synced_seq >= seq``); ``normal`` hands each record to the OS (survives a process crash); ``off`` buffers in
 memory and writes when 1 MB piles up, at rotation and at close.
 """
 
@@ -52,15 +52,16 @@ def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
 class WalWriter:
     """Appends records to the current segment; `sync_to` implements group commit."""
 
-    def __init__(self, path: str, durability: str) -> None:
+    def __init__(self, path: str, durability: str, last_seq: int = 0) -> None:
         self.durability = durability
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._buffer = bytearray()
         self._cond = threading.Condition()
         self._syncing = False
-        self.written = 0  # logical bytes appended over all segments (the group-commit clock)
-        self.synced = 0
+        self.written = 0  # logical bytes appended over all segments
+        self.written_seq = last_seq  # last batch seq written and applied (`note_applied`)
+        self.synced_seq = last_seq  # every batch up to this seq is fsynced (the group-commit clock)
         self.syncs = 0
 
     def append(self, record: bytes) -> int:
@@ -79,15 +80,29 @@ class WalWriter:
             _write_all(self._fd, self._buffer)
             self._buffer = bytearray()
 
-    def sync_to(self, offset: int) -> None:
-        """Return once every byte up to ``offset`` is fsynced, sharing fsyncs between threads."""
+    def note_applied(self, seq: int) -> None:
+        """Record that the batch ``seq`` (whose record was appended) is applied to the memtable:
+        from now on an fsync that starts covers it (caller holds the engine's write lock).
+
+        Noting after the apply, not at append, keeps a published seq from running ahead of the
+        memtable: a leader only ever publishes seqs that readers can fully see."""
         with self._cond:
-            while self.synced < offset:
+            self.written_seq = seq
+
+    def sync_seq(self, seq: int) -> int:
+        """Return once batch ``seq`` is fsynced; returns the synced seq (>= ``seq``).
+
+        Group commit: the first waiter becomes the leader and fsyncs for every batch noted so
+        far; waiters arriving meanwhile sleep, and the next leader's fsync covers them all."""
+        with self._cond:
+            while self.synced_seq < seq:
                 if self._syncing:
                     self._cond.wait()
                     continue
+                if self._fd < 0:  # closed: close() synced everything it had
+                    break
                 self._syncing = True
-                target, fd = self.written, self._fd
+                target, fd = self.written_seq, self._fd
                 self._cond.release()
                 try:
                     os.fdatasync(fd)
@@ -95,8 +110,9 @@ class WalWriter:
                     self._cond.acquire()
                     self._syncing = False
                     self.syncs += 1
-                    self.synced = max(self.synced, target)
+                    self.synced_seq = max(self.synced_seq, target)
                     self._cond.notify_all()
+            return self.synced_seq
 
     def rotate(self, new_path: str) -> None:
         """Finish the current segment and continue in ``new_path`` (caller holds the write lock)."""
@@ -106,7 +122,7 @@ class WalWriter:
             self._drain_buffer()
             if self.durability == "full":
                 os.fdatasync(self._fd)
-                self.synced = self.written
+                self.synced_seq = self.written_seq
             os.close(self._fd)
             self._fd = os.open(new_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             self.path = new_path
@@ -122,7 +138,8 @@ class WalWriter:
             os.fdatasync(self._fd)  # a clean close leaves everything on disk, whatever the mode
             os.close(self._fd)
             self._fd = -1
-            self.synced = self.written
+            self.synced_seq = self.written_seq
+            self._cond.notify_all()
 
 
 def _only_zeros(data: bytes, start: int) -> bool:
