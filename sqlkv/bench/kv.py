@@ -12,6 +12,7 @@ RocksDB (via ``rocksdict``) joins when that package is importable.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -35,6 +36,7 @@ class Result:
     times: dict[str, float] = field(default_factory=dict)  # phase -> seconds per unit
     units: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    final_stats: dict | None = None  # the LSM engine's stats() before its last close
 
 
 def key_of(i: int) -> bytes:
@@ -291,6 +293,8 @@ def run_all(makers: list[Callable[[], object]], w: Workload, log: Callable[[str]
         res.times["space amp (3x overwrite+compact)"] = amp
         res.units["space amp (3x overwrite+compact)"] = "x"
         log(f"  {res.name:10s} space amp after 3x overwrite + compact: {amp:.3f}")
+        if isinstance(target, LSMTarget):
+            res.final_stats = target.engine.stats()
         target.close()
     return results
 
@@ -302,6 +306,7 @@ def run(argv: list[str] | None = None) -> int:
     parser.add_argument("--durability", choices=list(SYNCHRONOUS), default="normal",
                         help="LSM durability / sqlite synchronous level (default normal)")
     parser.add_argument("--cache-mb", type=int, default=256, help="block / page cache size in MB (default 256)")
+    parser.add_argument("--stats", action="store_true", help="print the LSM engine's stats() at the end")
     parser.add_argument("--engines", default="lsm,sqlite,rocksdb", help="comma-separated subset to run")
     args = parser.parse_args(argv)
     base = args.dir or tempfile.mkdtemp(prefix="sqlkv-bench-")
@@ -331,6 +336,11 @@ def run(argv: list[str] | None = None) -> int:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)
     _report(results)
+    if args.stats:
+        for r in results:
+            if r.final_stats is not None:
+                print(f"{r.name} stats() at the end of the run:")
+                print(json.dumps(r.final_stats, indent=1, default=str))
     return 0
 
 
