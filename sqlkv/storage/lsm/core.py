@@ -62,7 +62,7 @@ def wal_path(directory: str, number: int) -> str:
 class ReadState:
     """What a reader needs, swapped as one object: memtables newest first and the version."""
 
-    __slots__ = ("mems", "version", "l0", "levels", "has_tombstones")
+    __slots__ = ("mems", "version", "l0", "levels", "scan_l0", "scan_levels", "has_tombstones")
 
     def __init__(self, mems: tuple[Memtable, ...], version: Version) -> None:
         self.mems = mems
@@ -74,6 +74,14 @@ class ReadState:
             for i, level in enumerate(version.levels) if i > 0 and level
         ]
         self.has_tombstones = bool(version.tombstones)
+        # For scans: L0 as (reader, smallest, largest, max_seq), and per non-empty level L1..
+        # its largest keys (bisect), smallest keys and the same tuples.
+        self.scan_l0 = [(readers[t.number], t.smallest, t.largest, t.max_seq) for t in version.levels[0]]
+        self.scan_levels = [
+            (version.level_largest[i], version.level_smallest[i],
+             [(readers[t.number], t.smallest, t.largest, t.max_seq) for t in level])
+            for i, level in enumerate(version.levels) if i > 0 and level
+        ]
 
 
 class LSMCore:
@@ -306,21 +314,34 @@ class LSMCore:
         except BaseException:
             self.unpin(state.version)
             raise
+        if not sources[0]:  # no source can hold a key of the range
+            self.unpin(state.version)
+            return iter(_EMPTY)
         scan = pinned_scan(self, state.version, sources, seq, reverse)
         next(scan)  # prime: the version is released when the generator ends or is collected
         return islice(scan, limit) if limit is not None else scan
 
     def _cursors(self, state: ReadState, start: bytes, end: bytes | None, reverse: bool) -> tuple[list, list]:
+        """One cursor per source that can hold a key of ``[start, end)``: memtables holding
+        one, L0 tables whose key range meets it, and per level the tables found by bisect (a
+        lone table gets a plain `TableCursor`). A short scan thus opens one or two cursors."""
+        cursors: list = [MemCursor(m, start, end, reverse) for m in state.mems
+                         if m.data and m.has_keys_in(start, end)]
+        for reader, smallest, largest, max_seq in state.scan_l0:
+            if largest >= start and (end is None or smallest < end):
+                cursors.append(TableCursor(reader, start, end, reverse, max_seq))
+        for largest_keys, smallest_keys, tables in state.scan_levels:
+            first = bisect_left(largest_keys, start)
+            last = first
+            count = len(largest_keys)
+            while last < count and (end is None or smallest_keys[last] < end):
+                last += 1
+            if last - first == 1:
+                reader, _, _, max_seq = tables[first]
+                cursors.append(TableCursor(reader, start, end, reverse, max_seq))
+            elif last > first:
+                cursors.append(LevelCursor(tables[first:last], start, end, reverse))
         version = state.version
-        cursors: list = [MemCursor(m, start, end, reverse) for m in state.mems if m.data]
-        for t in version.levels[0]:
-            if t.largest >= start and (end is None or t.smallest < end):
-                cursors.append(TableCursor(version.readers[t.number], start, end, reverse, t.max_seq))
-        for level in version.levels[1:]:
-            tables = [(version.readers[t.number], t.smallest, t.largest, t.max_seq) for t in level
-                      if t.largest >= start and (end is None or t.smallest < end)]
-            if tables:
-                cursors.append(LevelCursor(tables, start, end, reverse))
         tombs = [version.tomb_index] if version.tombstones else []
         tombs += [m.tombstone_index() for m in state.mems if m.range_tombstones]
         return cursors, tombs

@@ -11,7 +11,9 @@ the end of the run of entries below that bound, and emits the whole run from tha
 A table source whose current key lies in a range-tombstone fragment deleted above every seq
 in that table jumps past the fragment (a seek, not a walk), so a scan right after a mass
 ``delete_range`` costs about what a scan of the survivors costs. When only one source overlaps
-the range the run is the whole chunk, and a chunk that is
+the range (the usual short scan: the engine opens cursors only on sources whose key range, or
+memtable, can hold a key of the span) and no range tombstone exists, there is no merge at all,
+and a chunk that is
 "simple" (one version per key, no tombstones, every seq visible) is emitted with a single
 ``zip``. Keys present in several sources at once are resolved one at a time (a "tie"): the
 newest version at or below the read seq wins. Point tombstones and range tombstones (checked
@@ -170,15 +172,28 @@ class _Head:
 
 def merge(cursors: list, read_seq: int, tombs: list[TombstoneIndex], reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     """Visible pairs at ``read_seq`` from all cursors, in scan order."""
+    tombs = [t for t in tombs if t]
+    if len(cursors) == 1 and not tombs:
+        return _single_source(cursors[0], read_seq, reverse)
     heads = []
     for cursor in cursors:
         head = _Head(cursor)
         if head.advance(reverse):
             heads.append(head)
-    tombs = [t for t in tombs if t]
     if reverse:
         return _merge_reverse(heads, read_seq, tombs)
     return _merge_forward(heads, read_seq, tombs)
+
+
+def _single_source(cursor, read_seq: int, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+    """The short-scan fast path: one source and no range tombstones, so no merging -- each
+    chunk (which holds every version of its keys) is filtered on its own."""
+    head = _Head(cursor)
+    while head.advance(reverse):
+        if reverse:
+            yield from _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
+        else:
+            yield from _run_forward(head, 0, len(head.keys), read_seq, [])
 
 
 def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:

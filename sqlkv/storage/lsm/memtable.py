@@ -109,6 +109,15 @@ class Memtable:
             self._new_keys = []
         return self._sorted
 
+    def has_keys_in(self, start: bytes, end: bytes | None) -> bool:
+        """Whether some key lies in ``[start, end)`` (one bisect: lets a short scan skip us).
+
+        A scan may trust a False: keys added later carry seqs above its read seq."""
+        with self.lock:
+            keys = self._sorted_keys()
+            i = keys.bisect_left(start)
+            return i < len(keys) and (end is None or keys[i] < end)
+
     def page(self, lo: bytes, hi: bytes | None, lo_inclusive: bool, hi_inclusive: bool,
              reverse: bool) -> tuple[list, list, list, bool]:
         """Up to SCAN_PAGE keys in the range as parallel lists, ascending, newest version first.
