@@ -69,15 +69,20 @@ class IndexCodec:
         # every column whose change can change this index's entry
         self.all_positions = sorted(self.covered)
 
-    def entry(self, row: tuple) -> tuple[bytes, bytes, bool]:
-        """``(key, value, conditional)``: conditional entries are put with put_if_absent."""
+    def entry(self, row: tuple, pk_bytes: bytes | None = None) -> tuple[bytes, bytes, bool]:
+        """``(key, value, conditional)``: conditional entries are put with put_if_absent.
+
+        ``pk_bytes`` (the row's encoded PK, as in its primary key) saves encoding the PK again
+        when the entry key ends with the whole PK."""
         key_vals = [row[p] for p in self.key_positions]
-        extra = [row[p] for p in self.extra_pk_positions]
         storing = [row[p] for p in self.storing_positions]
         if self.unique and None not in key_vals:
             key = encode_key(key_vals, self.key_desc, self.prefix)
-            return key, encode_values(extra + storing), True
-        key = encode_key(key_vals + extra, self.full_desc, self.prefix)
+            return key, encode_values([row[p] for p in self.extra_pk_positions] + storing), True
+        if pk_bytes is not None and self.pk_bytes_in_key:
+            key = encode_key(key_vals, self.key_desc, self.prefix) + pk_bytes
+        else:
+            key = encode_key(key_vals + [row[p] for p in self.extra_pk_positions], self.full_desc, self.prefix)
         return key, (encode_values(storing) if storing else _EMPTY_LIST), False
 
     def row_key_prefix(self, key: bytes, table_prefix: bytes) -> bytes | None:

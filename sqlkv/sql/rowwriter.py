@@ -43,13 +43,15 @@ class RowWriter:
         txn = self.txn
         codec = self.codec
         if codec.single_family:
-            key = codec.pk_prefix([row[p] for p in codec.pk_positions]) + codec.fam0_suffix
+            base = codec.pk_prefix([row[p] for p in codec.pk_positions])
             try:
-                txn.put_if_absent(key, codec.family0_value(row))
+                txn.put_if_absent(base + codec.fam0_suffix, codec.family0_value(row))
             except ConditionFailedError:
                 raise self._duplicate(pkey_name(self.table), codec.pk_positions, row) from None
-            for ic in codec.indexes:
-                self._put_entry(ic, row, *ic.entry(row))
+            if codec.indexes:
+                pk_bytes = base[len(codec.prefix):]
+                for ic in codec.indexes:
+                    self._put_entry(ic, row, *ic.entry(row, pk_bytes))
             return
         for key, value in self.codec.primary_kvs(row):
             if value is None:
