@@ -113,8 +113,8 @@ class IndexScan(Operator):
         if not self.builder.bounds:
             spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
         st = ctx.stats_for(self)
-        counter = _Counter(st)
-        reader = _CountingReader(ctx.txn, counter)
+        # counting wrappers only under EXPLAIN ANALYZE: plain runs read the transaction directly
+        reader = ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
         checks = None if exact else self.residual
         limit = self.limit
         produced = 0
@@ -248,8 +248,8 @@ class IndexLookup(Operator):
         except (_Empty, _Inexact):
             return  # NULL never joins; a value of another type never equals a key value
         base = encode_key(vals, self.desc, self.prefix)
-        counter = _Counter(ctx.stats_for(self))
-        reader = _CountingReader(ctx.txn, counter)
+        st = ctx.stats_for(self)
+        reader = ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
         if self.primary:
             if self.full:
                 row = self.codec.fetch(reader, base, self.decoder)
