@@ -28,6 +28,7 @@ class Cursor:
         self.arraysize = 1
         self._closed = False
         self._rows: Iterator[tuple] | None = None
+        self._result: Any = None  # the session Result whose rows _rows reads (closed on reset)
         self._description: tuple[tuple, ...] | None = None
         self.rowcount = -1
         self.lastrowid: int | None = None
@@ -173,6 +174,10 @@ class Cursor:
         return self._rows
 
     def _reset(self) -> None:
+        result, self._result = self._result, None
+        if result is not None:
+            # releases the plan the result reads through, even if it was never iterated
+            result.close()
         self._rows = None
         self._description = None
         self.rowcount = -1
@@ -194,6 +199,7 @@ class Cursor:
                 self._described = (result.columns, self._description)
             if rows is None:
                 self._rows = iter(result)
+                self._result = result
                 self._connection._streaming_started(self)
             else:
                 self._rows = rows
@@ -202,3 +208,4 @@ class Cursor:
         """Read the rest of a lazy result now (another statement is about to run)."""
         if self._rows is not None:
             self._rows = iter(list(self._rows))
+            self._result = None  # read to its end: already finished

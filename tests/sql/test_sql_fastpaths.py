@@ -104,8 +104,7 @@ def test_cursor_description_is_reused_for_a_cached_plan():
     cur = con.cursor()
     cur.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
     con.commit()  # plans of a schema-changing transaction are not cached
-    cur.execute("SELECT a, b FROM t WHERE a = ?", (1,))
-    cur.fetchall()
+    cur.execute("SELECT a, b FROM t WHERE a = ?", (1,))  # never fetched: released on the next execute
     first = cur.description
     cur.execute("SELECT a, b FROM t WHERE a = ?", (2,))
     assert cur.description is first
