@@ -26,11 +26,12 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
 from sqlkv.storage.lsm.memtable import Memtable
-from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers, skip_target
+from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers, none_between, skip_target
 from sqlkv.storage.lsm.sstable.block import NEVER_SIMPLE
 from sqlkv.storage.lsm.sstable.reader import TableReader
 
 Chunk = tuple[list, list, list, int]
+_NO_TOMBS: list = []
 
 
 class MemCursor:
@@ -249,6 +250,8 @@ def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[t
 
 def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
     keys, seqs, values = head.keys, head.seqs, head.values
+    if tombs and none_between(tombs, keys[a], keys[b - 1]):
+        tombs = _NO_TOMBS  # the run lies between fragments: no per-entry checks
     if head.simple <= read_seq and not tombs:
         if a == 0 and b == len(keys):
             yield from zip(keys, values)
@@ -318,6 +321,8 @@ def _merge_reverse(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[t
 def _run_reverse(head: _Head, a: int, top: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
     """Entries ``a..top`` (inclusive) in descending key order."""
     keys, seqs, values = head.keys, head.seqs, head.values
+    if tombs and none_between(tombs, keys[a], keys[top]):
+        tombs = _NO_TOMBS
     if head.simple <= read_seq and not tombs:
         yield from zip(reversed(keys[a: top + 1]), reversed(values[a: top + 1]))
         return

@@ -90,3 +90,16 @@ def any_covers(indexes: list[TombstoneIndex], key: bytes, version_seq: int, read
         if index.covers(key, version_seq, read_seq):
             return True
     return False
+
+
+def none_between(indexes: list[TombstoneIndex], low: bytes, high: bytes) -> bool:
+    """True when no tombstone of any index covers a key of ``[low, high]`` (both in one
+    uncovered gap between fragments): a scan may then emit that stretch unchecked."""
+    for index in indexes:
+        bounds = index.bounds
+        i = bisect_right(bounds, low) - 1
+        if i != bisect_right(bounds, high) - 1:
+            return False
+        if 0 <= i < len(index.seqs) and index.seqs[i]:
+            return False
+    return True
