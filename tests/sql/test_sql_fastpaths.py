@@ -58,7 +58,7 @@ QUERIES = [
 
 
 @pytest.mark.parametrize("sql", QUERIES)
-def test_scans_decoding_only_needed_columns_match_sqlite(pair, sql):
+def test_scans_match_sqlite(pair, sql):
     same(pair, sql)
 
 
@@ -186,3 +186,15 @@ def test_index_fetches_reuse_the_pk_bytes_of_the_entry_key():
         got = sorted(s.execute(q, params).fetchall(), key=repr)
         assert got == sorted(lite.execute(q, params).fetchall(), key=repr), q
     assert "k@k_x" in plan(s, "SELECT * FROM k WHERE x = ?", (2,))
+
+
+def test_join_using_columns_are_decoded(pair):
+    s, lite = pair
+    for sql in ("CREATE TABLE cu (cust INT PRIMARY KEY, region TEXT)",):
+        s.execute(sql)
+        lite.execute(sql)
+    s.executemany("INSERT INTO cu VALUES (?, ?)", [(i, f"r{i % 3}") for i in range(0, 30, 2)])
+    lite.executemany("INSERT INTO cu VALUES (?, ?)", [(i, f"r{i % 3}") for i in range(0, 30, 2)])
+    same(pair, "SELECT o.id, region FROM o JOIN cu USING (cust) WHERE o.amount < 100")
+    same(pair, "SELECT count(*) FROM o JOIN cu USING (cust)")
+    same(pair, "SELECT region, sum(amount) FROM o LEFT JOIN cu USING (cust) GROUP BY region")

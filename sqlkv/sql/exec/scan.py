@@ -3,8 +3,8 @@
 ``SELECT * FROM users WHERE id IN (3, 7)`` plans to an `IndexScan` of ``users@users_pkey``
 whose `SpanBuilder` yields two point spans at execution time; each becomes one ``txn.get`` of
 the row's family-0 key (or a scan of the row's prefix when the table has several families),
-decoded by the table's `RowDecoder` into a tuple of all columns, of which only those the
-query reads are filled (the others are None). A range span becomes a lazy ``txn.scan``; for a
+decoded by the table's `RowDecoder` into a tuple of all columns (it can fill only the columns
+the query reads, leaving the others None: see `access.DECODE_ONLY_NEEDED`). A range span becomes a lazy ``txn.scan``; for a
 secondary index each entry is decoded and, unless the index covers the query (index-only), the
 row is fetched by primary key (whose bytes a non-unique entry key already ends with). KV operations and rows are counted into
 ``ctx.stats_for(op)`` for EXPLAIN ANALYZE; long scans call ``ctx.check_cancelled()``.

@@ -29,6 +29,10 @@ from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan, codec_for
 from sqlkv.sql.spans import ColumnBounds, SpanBuilder
 
 DEFAULT_TABLE_ROWS = 1000.0
+# Whether primary-index scans decode only the ``needed`` columns (the rest stay None). Off
+# until the join planner's ``needed`` also lists the columns of ``JOIN ... USING (a)``, which
+# no column reference in the query names: with it on, such a join would compare NULLs.
+DECODE_ONLY_NEEDED = False
 
 
 @dataclass
@@ -307,7 +311,7 @@ def plan_table_access(
         residual=[_predicate(n, scope, env) for n in best.used],
         residual_sql=[n.sql() for n in best.used],
         limit=scan_limit,
-        needed=_decoded_positions(table, best, needed, scope),
+        needed=_decoded_positions(table, best, needed, scope) if DECODE_ONLY_NEEDED else None,
     )
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
 
