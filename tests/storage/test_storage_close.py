@@ -116,3 +116,31 @@ def test_stray_table_from_a_crash_mid_flush_is_ignored(tmp_path):
         f.write(b"half a table" * 100)
     _check_model(tmp_path, model)
     assert not os.path.exists(stray)
+
+
+def test_close_aborts_a_compact_call_in_another_thread(tmp_path, monkeypatch):
+    from sqlkv.errors import InterfaceError
+
+    parked, holder = _gate_thread(monkeypatch, "compact-caller")
+    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20, l0_trigger=50)
+    holder.append(engine._core)
+    model: dict = {}
+    _write(engine, model, range(0, 6000), b"a")
+    engine.flush()
+    _write(engine, model, range(3000, 9000), b"b")
+    errors: list = []
+
+    def compact() -> None:
+        try:
+            engine.compact()
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            errors.append(exc)
+
+    caller = threading.Thread(target=compact, name="compact-caller")
+    caller.start()
+    assert parked.wait(30), "compact() never reached the gate"
+    engine.close()
+    caller.join(30)
+    assert not caller.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], InterfaceError), errors
+    _check_model(tmp_path, model)

@@ -496,6 +496,8 @@ class LSMCore:
             self.bg_cond.notify_all()
         for thread in self.threads:
             thread.join()
+        with self.compaction_mutex:  # a compact() call in another thread aborts (see above)
+            pass
         with self.write_lock:
             self.closed = True
             if self.wal is not None:
