@@ -14,8 +14,9 @@ Walk two concurrent ``UPDATE accounts SET balance = balance + 1 WHERE id = 1`` t
 
 The log keeps only what some active read-write transaction could still conflict with: entries
 older than the oldest active snapshot are pruned at each commit, and nothing is logged while a
-transaction commits alone. The commit lock covers validation and the engine write only; reads,
-building the batch and building the read/write spans happen outside it.
+transaction commits alone. The commit lock covers validation and applying the batch only; reads,
+building the batch and building the read/write spans happen outside it, and so does waiting for
+the batch to be durable (`Engine.wait_durable`), so concurrent commits share one fsync.
 
 Writes that reach the engine without this manager (a direct ``engine.write``) cannot be checked
 key by key. At each commit the manager compares the engine's sequence number with the last one it
@@ -83,6 +84,7 @@ class TxnManager:
         self.max_txn_bytes = max_txn_bytes
         self.max_log_keys = max_log_keys
         self._commit_lock = threading.Lock()
+        self._last_applied_seq = 0  # the last batch this manager applied (maybe not yet durable)
         self._registry_lock = threading.RLock()  # RLock: finalizers may run during a GC inside it
         self._active: dict[int, _ActiveTxn] = {}
         self._ids = itertools.count(1)
@@ -121,7 +123,13 @@ class TxnManager:
             # Registered before the snapshot exists, with a seq no newer than it will be, so a
             # commit racing with this begin either logs its writes or is inside the snapshot.
             self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only)
+            applied = self._last_applied_seq
         try:
+            if not read_only:
+                # A commit applied before we registered may not have logged its writes for us
+                # and may not be visible yet (its fsync is in flight): wait until it is, so our
+                # snapshot contains it.
+                engine.wait_durable(applied)
             snapshot = engine.snapshot()
         except BaseException:
             self._release_txn(txn_id, None)
@@ -203,7 +211,10 @@ class TxnManager:
                 if reads is None:
                     reads = txn._read_spans()
                 self._validate(txn, reads)
-            seq = engine.write(batch)
+            # Applied under the lock, made durable outside it: commits that queue behind this
+            # one share its fsync (group commit) instead of each waiting for their own.
+            seq = engine.write_nowait(batch)
+            self._last_applied_seq = seq
             # Engines may number a batch with several seqs (one per op), so a gap below ``seq``
             # proves nothing; a write around us after this point is seen by the next commit.
             self._last_seen_seq = max(self._last_seen_seq, seq)
@@ -212,6 +223,7 @@ class TxnManager:
                 self._append(_LoggedCommit(seq, writes if writes is not None else txn._write_spans()))
             self._prune()
             self._commits += 1
+        engine.wait_durable(seq)
         return seq
 
     def _needs_validation(self, snapshot_seq: int) -> bool:
