@@ -58,7 +58,8 @@ SCALARS = st.one_of(
     TEXT1.map(lambda e: f"length({e})"),
     st.tuples(TEXT1, TEXT1).map(lambda t: f"instr({t[0]}, {t[1]})"),
     st.tuples(TEXT1, st.sampled_from(["=", "<>", "<", ">="]), TEXT1).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
-    st.tuples(TEXT1, words.map(quote)).map(lambda t: f"({t[0]} LIKE {t[1]})"),
+    # lower(): the subject may contain upper() of the data, where the two LIKEs differ on purpose.
+    st.tuples(TEXT1, words.map(quote)).map(lambda t: f"(lower({t[0]}) LIKE {t[1]})"),
 )
 
 
