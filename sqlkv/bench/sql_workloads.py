@@ -25,6 +25,7 @@ from sqlkv.bench.sql_data import (
 )
 from sqlkv.bench.sql_engines import BenchEngine
 from sqlkv.bench.sql_timing import Stopwatch
+from sqlkv.bench.sql_report import UNKNOWN
 
 Results = list[Any]
 WorkloadFn = Callable[[BenchEngine, Dataset, Stopwatch, int], Results]
@@ -200,7 +201,7 @@ def _write_in_batches(engine: BenchEngine, sql: str, params: list[tuple], watch:
                 rowcounts.append(cursor.rowcount)
             engine.commit()
     # DuckDB's rowcount is always -1; the check query still catches lost writes there.
-    return rowcounts if engine.reports_rowcount else []
+    return rowcounts if engine.reports_rowcount else [UNKNOWN] * len(rowcounts)
 
 
 # 9-10. Top-N and reopening --------------------------------------------------------------------

@@ -32,7 +32,7 @@ DEFAULT_TABLE_ROWS = 1000.0
 # Whether primary-index scans decode only the ``needed`` columns (the rest stay None). Off
 # until the join planner's ``needed`` also lists the columns of ``JOIN ... USING (a)``, which
 # no column reference in the query names: with it on, such a join would compare NULLs.
-DECODE_ONLY_NEEDED = False
+DECODE_ONLY_NEEDED = True
 
 
 @dataclass

@@ -140,6 +140,10 @@ class FromPlanner:
                 return  # SELECT * / t.*: all columns
             if isinstance(node, exp.Column):
                 names.setdefault(node.name.lower(), set()).add(node.table.lower() if node.table else None)
+            elif isinstance(node, exp.Join):
+                # JOIN ... USING (a): `a` is read from both sides though no Column node names it.
+                for ident in node.args.get("using") or ():
+                    names.setdefault(ident.name.lower(), set()).add(None)
         self.referenced = names
 
     def needed(self, s: int) -> set[int] | None:

@@ -104,7 +104,10 @@ class SelectBuilder:
                 and sources[0].table is not None:
             want_order = self._want_order(order, items, sources[0].columns)
         limit_hint = None
-        if not where and not order and not aggregating and not distinct and not windowing:
+        # The LIMIT can be pushed into the scan when nothing between them drops or reorders rows:
+        # WHERE conjuncts the spans do not enforce come back as `remaining` and block it there.
+        if not aggregating and not distinct and not windowing and len(sources) == 1 \
+                and (not order or want_order is not None):
             limit_hint = self._constant_limit()
         fr = fp.plan(want_order, limit_hint)
         op = p.filter(fr.operator, fr.remaining, fr.scope)
