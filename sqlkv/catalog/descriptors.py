@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlkv.errors import ProgrammingError
-from sqlkv.sql.types import SqlType
+from sqlkv.catalog.types import SqlType
 
 PRIMARY_INDEX_ID = 1
 

@@ -20,7 +20,7 @@ from sqlkv.errors import DataError
 from sqlkv.sql.expr.dates import Interval, add_interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.expr.operators import INTERVAL, NUMERIC_KINDS, kind_of, operator_error, to_timestamp
-from sqlkv.sql.types import DATE, DECIMAL, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, SqlType
+from sqlkv.catalog.types import DATE, DECIMAL, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, SqlType
 
 _NUMERIC = NUMERIC_KINDS
 

@@ -36,7 +36,7 @@ from sqlkv.sql.expr.operators import (
     logic_or,
     unify,
 )
-from sqlkv.sql.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
+from sqlkv.catalog.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
 
 Handler = Callable[["Compiler", exp.Expression], Compiled]
 _HANDLERS: dict[type, Handler] = {}

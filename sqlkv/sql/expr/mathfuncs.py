@@ -12,7 +12,7 @@ from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from sqlkv.errors import DataError
-from sqlkv.sql.types import INT_MIN, check_int_range
+from sqlkv.catalog.types import INT_MIN, check_int_range
 
 Number = int | float | Decimal
 
