@@ -54,6 +54,9 @@ class BenchEngine:
     def begin(self) -> None:
         """Start a transaction. PEP 249 drivers with autocommit off begin implicitly."""
 
+    def settle(self) -> None:
+        """Finish background work a load left behind (sqlkv's flushes and compactions)."""
+
     def commit(self) -> None:
         self.connection.commit()
 
@@ -96,6 +99,9 @@ class SqlkvEngine(BenchEngine):
 
         self.directory.mkdir(parents=True, exist_ok=True)
         self.connection = sqlkv.connect(str(self.directory), durability=self.durability)
+
+    def settle(self) -> None:
+        self.connection.session.db.engine.finish_background_work()
 
     def version(self) -> str:
         import sqlkv

@@ -336,3 +336,24 @@ def test_short_scans_match_model_across_sources(tmp_path):
         snap.close()
     finally:
         engine.close()
+
+
+def test_finish_background_work_pays_the_compaction_debt(tmp_path):
+    # No background threads: whatever is owed stays owed until someone pays it.
+    engine = open_lsm(str(tmp_path), durability="off", background_threads=0, **SMALL)
+    try:
+        model = {}
+        for round_ in range(4):
+            batch = WriteBatch()
+            for i in range(0, 3000, 1 + round_):
+                key, value = b"k%06d" % i, b"v%d" % round_
+                batch.put(key, value)
+                model[key] = value
+            engine.write(batch)
+            engine.flush()
+        assert engine.stats()["pending_compaction_bytes"] > 0
+        engine.finish_background_work()
+        assert engine.stats()["pending_compaction_bytes"] == 0
+        assert dict(engine.scan(b"", None)) == model
+    finally:
+        engine.close()

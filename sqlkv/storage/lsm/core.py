@@ -478,6 +478,16 @@ class LSMCore:
                 self._rotate_memtable()
         background.wait_for_flushes(self)
 
+    def finish_background_work(self) -> None:
+        self.check_open()
+        if self.read_only:
+            return
+        background.wait_for_flushes(self)
+        try:
+            background.run_pending_compactions(self)
+        except CompactionAborted:
+            raise InterfaceError(f"database {self.path} was closed during finish_background_work()") from None
+
     def compact(self) -> None:
         self.check_open()
         if self.read_only:

@@ -115,6 +115,9 @@ class LSMEngine(Engine):
     def compact(self) -> None:
         self._live().compact()
 
+    def finish_background_work(self) -> None:
+        self._live().finish_background_work()
+
     def stats(self) -> dict[str, Any]:
         return self._live().stats()
 
