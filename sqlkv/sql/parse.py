@@ -336,6 +336,12 @@ def _sqlglot_parse(sql: str, original: str, edits: list[_Edit] | None = None) ->
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
         raise ProgrammingError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
+    # sqlglot accepts a few truncated forms silently; they are syntax errors in SQL.
+    for node in tree.walk():
+        if isinstance(node, exp.Select) and not node.expressions:
+            raise ProgrammingError("syntax error: SELECT without a select list")
+        if isinstance(node, exp.Group) and not node.expressions and not node.args.get("all"):
+            raise ProgrammingError("syntax error: GROUP BY without an expression")
     return tree
 
 

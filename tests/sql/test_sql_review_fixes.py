@@ -125,3 +125,13 @@ def test_like_prefix_over_a_descending_index_matches_sqlite(session):
     for pattern in ("ab%", "a%", "abc%", "b%", "%", "ab_"):
         q = f"SELECT id, k FROM w WHERE k LIKE '{pattern}' ORDER BY k DESC, id"
         assert session.execute(q).fetchall() == lite.execute(q).fetchall(), pattern
+
+
+@pytest.mark.parametrize("sql", ["SELECT", "SELECT * FROM t GROUP BY", "select from t"])
+def test_truncated_statements_are_syntax_errors(sql):
+    from sqlkv.sql.session import Database, Session
+
+    session = Session(Database.open(":memory:"))
+    session.execute("CREATE TABLE t (a INT)")
+    with pytest.raises(ProgrammingError, match="syntax error"):
+        session.execute(sql)
