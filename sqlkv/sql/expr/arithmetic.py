@@ -19,7 +19,14 @@ from decimal import Decimal, DivisionByZero, InvalidOperation
 from sqlkv.errors import DataError
 from sqlkv.sql.expr.dates import Interval, add_interval
 from sqlkv.sql.expr.env import Compiled, RowFn
-from sqlkv.sql.expr.operators import INTERVAL, NUMERIC_KINDS, kind_of, operator_error, to_timestamp
+from sqlkv.sql.expr.operators import (
+    INTERVAL,
+    NUMERIC_KINDS,
+    kind_of,
+    null_propagating,
+    operator_error,
+    to_timestamp,
+)
 from sqlkv.catalog.types import DATE, DECIMAL, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, SqlType
 
 _NUMERIC = NUMERIC_KINDS
@@ -254,16 +261,7 @@ def _numeric_closure(op: Callable, fa: RowFn, fb: RowFn, check_int: bool) -> Row
 
         return int_op
 
-    def num_op(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        if b is None:
-            return None
-        return op(a, b)
-
-    return num_op
+    return null_propagating(fa, fb, op)
 
 
 def negate(p: Compiled) -> tuple[RowFn, SqlType]:

@@ -34,6 +34,7 @@ from sqlkv.sql.expr.operators import (
     logic_and,
     logic_not,
     logic_or,
+    null_propagating,
     unify,
 )
 from sqlkv.catalog.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
@@ -287,21 +288,8 @@ def _concat_op(c: Compiler, node: exp.DPipe) -> Compiled:
     left, right = c.compile(node.this), c.compile(node.expression)
     fa, fb = left.fn, right.fn
     if left.type.kind == "BYTES" and right.type.kind == "BYTES":
-        return c.derived(_null_or(fa, fb, operator.add), left.type, [left, right])
-    return c.derived(_null_or(fa, fb, lambda a, b: to_text(a) + to_text(b)), TEXT, [left, right])
-
-
-def _null_or(fa: RowFn, fb: RowFn, op: Callable) -> RowFn:
-    def apply(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        if b is None:
-            return None
-        return op(a, b)
-
-    return apply
+        return c.derived(null_propagating(fa, fb, operator.add), left.type, [left, right])
+    return c.derived(null_propagating(fa, fb, lambda a, b: to_text(a) + to_text(b)), TEXT, [left, right])
 
 
 # ---------------------------------------------------------------- comparison and logic

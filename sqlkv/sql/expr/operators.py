@@ -200,16 +200,7 @@ def comparison(op: str, left: Compiled, right: Compiled, unified: Unified | None
             return _COLUMN_CONST_EXPR[op](i, c)
         return lambda r: None if (a := fa(r)) is None else cmp(a, c)
 
-    def compare(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        if b is None:
-            return None
-        return cmp(a, b)
-
-    return compare
+    return null_propagating(fa, fb, cmp)
 
 
 def comparison_predicate(op: str, left: Compiled, right: Compiled, unified: Unified | None = None) -> RowFn:
@@ -333,3 +324,17 @@ def logic_or(fns: list[RowFn]) -> RowFn:
 
 def logic_not(fn: RowFn) -> RowFn:
     return lambda r: None if (v := fn(r)) is None else not v
+
+
+def null_propagating(fa: RowFn, fb: RowFn, op: Callable[[object, object], object]) -> RowFn:
+    """``op(fa(r), fb(r))``, or NULL as soon as either side is NULL (``fb`` not evaluated then)."""
+    def apply(r: tuple) -> object:
+        a = fa(r)
+        if a is None:
+            return None
+        b = fb(r)
+        if b is None:
+            return None
+        return op(a, b)
+
+    return apply
