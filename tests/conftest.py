@@ -7,6 +7,7 @@ commit alone. Local runs keep exploring fresh random examples.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -21,3 +22,13 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("sqlkv-ci" if os.environ.get("CI") else "sqlkv")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Soak tests marked slow run only with SQLKV_SLOW=1 or an explicit ``-m slow``, in any folder."""
+    if os.environ.get("SQLKV_SLOW") or "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow soak test: set SQLKV_SLOW=1 to run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -34,13 +34,3 @@ def apply_ops(model: dict, ops: list) -> None:
 @pytest.fixture
 def small_options() -> dict:
     return dict(SMALL)
-
-
-def pytest_collection_modifyitems(config, items):
-    """Soak tests marked slow run only with SQLKV_SLOW=1 or an explicit ``-m slow``."""
-    if os.environ.get("SQLKV_SLOW") or "slow" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="slow soak test: set SQLKV_SLOW=1 to run")
-    for item in items:
-        if "slow" in item.keywords and "tests/storage" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(skip)
