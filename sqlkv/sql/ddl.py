@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
@@ -50,6 +52,92 @@ def _name(node: Any) -> str:
     if isinstance(node, exp.Ordered):
         return _name(node.this)
     return str(node.name if hasattr(node, "name") else node).lower()
+
+
+# Schemas whose tables are virtual (read-only views of the catalog and the KV store).
+RESERVED_SCHEMAS = ("information_schema", "sqlkv_internal", "pg_catalog")
+
+
+def _qualified(node: Any) -> str:
+    """The name a table reference resolves to: ``schema.name`` for a reserved schema.
+
+    ``public.t`` is ``t``; any other schema is refused rather than silently dropped (sqlkv
+    has one schema). A quoted ``"information_schema.tables"`` keeps its dot.
+    """
+    if not isinstance(node, exp.Table):
+        return _name(node)
+    name = _name(node.this)
+    if node.args.get("catalog") is not None:
+        raise NotSupportedError(f'cross-database references are not supported: "{node.sql()}"')
+    db = node.args.get("db")
+    if db is None:
+        return name
+    schema = _name(db)
+    if schema in RESERVED_SCHEMAS:
+        return f"{schema}.{name}"
+    if schema == "public":
+        return name
+    raise NotSupportedError(f'schema "{schema}" does not exist (sqlkv has only the public schema): "{schema}.{name}"')
+
+
+def _new_name(node: Any, what: str) -> str:
+    """The name of a table/view/index being created: never in a reserved schema, never dotted."""
+    name = _qualified(node)
+    if "." in name:
+        schema = name.split(".", 1)[0].lower()
+        if schema in RESERVED_SCHEMAS:
+            raise ProgrammingError(f'cannot create {what} "{name}": schema "{schema}" is reserved for system tables')
+        raise ProgrammingError(f'{what} name "{name}" cannot contain "."')
+    return name
+
+
+def _refuse_virtual(name: str, catalog, action: str) -> None:
+    """DDL never targets a virtual table (information_schema.*, sqlkv_internal.*)."""
+    if "." in name and catalog.virtual is not None and catalog.virtual(name) is not None:
+        raise ProgrammingError(f'cannot {action} virtual table "{name}"')
+    if "." in name and name.split(".", 1)[0].lower() in RESERVED_SCHEMAS:
+        raise ProgrammingError(f'cannot {action} "{name}": schema "{name.split(".", 1)[0].lower()}" is reserved')
+
+
+def _refuse_table_properties(ast: exp.Create, name: str) -> None:
+    """TEMP, UNLOGGED, WITH (storage parameters), ON COMMIT...: refused, never ignored."""
+    props = ast.args.get("properties")
+    for prop in props.expressions if props is not None else []:
+        if isinstance(prop, exp.TemporaryProperty):
+            raise NotSupportedError(f'TEMP/TEMPORARY tables and views are not supported ("{name}")')
+        if isinstance(prop, exp.UnloggedProperty):
+            raise NotSupportedError(f'UNLOGGED tables are not supported ("{name}")')
+        if isinstance(prop, exp.Property):
+            raise NotSupportedError(f'storage parameter WITH ({prop.sql()}) is not supported ("{name}")')
+        raise NotSupportedError(f'clause "{prop.sql()}" is not supported ("{name}")')
+
+
+_NULLS_ORDER = re.compile(r"\bNULLS\s+(FIRST|LAST)\b", re.IGNORECASE)
+_ORDERED_METHODS = ("BTREE", "PREFIX", "LSM")
+
+
+def _refuse_index_clauses(stmt: ParsedStatement, params: Any, table: str) -> None:
+    """CREATE INDEX clauses sqlkv does not implement are errors, never no-ops."""
+    ast = stmt.ast
+    if ast.args.get("concurrently"):
+        raise NotSupportedError(f'CREATE INDEX CONCURRENTLY is not supported (index on "{table}")')
+    if params is None:
+        return
+    using = params.args.get("using")
+    if using is not None and _name(using).upper() not in _ORDERED_METHODS:
+        raise NotSupportedError(f'index method USING {_name(using).upper()} is not supported (only ordered indexes)')
+    if params.args.get("with_storage"):
+        raise NotSupportedError(f"storage parameters WITH (...) on an index are not supported (index on \"{table}\")")
+    if params.args.get("tablespace") is not None:
+        raise NotSupportedError(f'TABLESPACE is not supported (index on "{table}")')
+    if params.args.get("where") is not None:
+        raise NotSupportedError(f'partial indexes (CREATE INDEX ... WHERE) are not supported (index on "{table}")')
+    if params.args.get("include"):
+        raise NotSupportedError(f'INCLUDE is not supported here; use STORING (...) (index on "{table}")')
+    if _NULLS_ORDER.search(stmt.sql):
+        raise NotSupportedError(
+            f'NULLS FIRST/LAST in an index is not supported: NULLs sort first in ascending keys (index on "{table}")'
+        )
 
 
 def execute_ddl(stmt: ParsedStatement, catalog, env) -> StatementResult:
@@ -119,8 +207,12 @@ def _column_def(cd: exp.ColumnDef, tb: _TableBuilder, col_id: int) -> ColumnDesc
             col.default_sql = c.this.sql()
         elif isinstance(c, exp.CheckColumnConstraint):
             tb.checks.append(CheckDescriptor(cname or f"{tb.name}_{name}_check", c.this.sql()))
-        elif isinstance(c, (exp.AutoIncrementColumnConstraint, exp.CollateColumnConstraint)):
+        elif isinstance(c, exp.AutoIncrementColumnConstraint):
             continue
+        elif isinstance(c, exp.CollateColumnConstraint):
+            # text compares by code point: only the binary collation is what sqlkv does
+            if _name(c.this).upper() not in ("C", "POSIX", "BINARY", "DEFAULT", "UCS_BASIC"):
+                raise NotSupportedError(f'COLLATE {c.this.sql()} is not supported (column "{name}"); only "C"')
         elif isinstance(c, exp.Reference):
             raise NotSupportedError(f'foreign keys are not supported (column "{name}")')
         else:
@@ -163,7 +255,8 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
     schema = ast.this
     if not isinstance(schema, exp.Schema):
         raise NotSupportedError("CREATE TABLE ... AS SELECT is not supported; create the table, then INSERT ... SELECT")
-    name = _name(schema.this)
+    name = _new_name(schema.this, "table")
+    _refuse_table_properties(ast, name)
     if catalog.name_taken(name):
         if ast.args.get("exists"):
             return
@@ -219,11 +312,15 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
 
 def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]]) -> None:
     pk = set(table.primary_index.column_ids)
+    seen: dict[int, str] = {}
     for fname, cols in families:
         fam = FamilyDescriptor(table.next_family_id, fname, [])
         table.next_family_id += 1
         for cn in cols:
             col = table.column(cn)
+            if col.id in seen:
+                raise ProgrammingError(f'column "{col.name}" is listed in two families ("{seen[col.id]}", "{fname}")')
+            seen[col.id] = fname
             if col.id in pk:
                 continue  # key columns live in the key, not in a family
             col.family_id = fam.id
@@ -263,10 +360,14 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     index = ast.this
     if not isinstance(index, exp.Index) or index.args.get("table") is None:
         raise ProgrammingError("syntax error: expected CREATE INDEX name ON table (columns)")
-    table = _copy(catalog.get_table(_name(index.args["table"])))
+    tname = _qualified(index.args["table"])
+    _refuse_virtual(tname, catalog, "index")
+    table = catalog.get_table(tname)
     if table.virtual is not None:
         raise ProgrammingError(f'cannot index virtual table "{table.name}"')
+    table = _copy(table)
     params = index.args.get("params")
+    _refuse_index_clauses(stmt, params, table.name)
     cols_nodes = params.args.get("columns") if params is not None else None
     if not cols_nodes:
         raise ProgrammingError("CREATE INDEX needs a column list")
@@ -280,7 +381,7 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
         desc.append(bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False)
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("index lists a column twice")
-    iname = _name(index.this) if index.this is not None else f"{table.name}_{'_'.join(c.name for c in cols)}_idx"
+    iname = _new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(c.name for c in cols)}_idx"
     for other in catalog.list_tables():
         if other.find_index(iname) is not None:
             if ast.args.get("exists"):
@@ -331,7 +432,7 @@ def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecConte
 
 def _drop_index(ast: exp.Drop, catalog) -> None:
     for node in ast.expressions if ast.expressions else ast.args.get("tables") or []:
-        iname = _name(node)
+        iname = _qualified(node)
         owner = None
         for table in catalog.list_tables():
             idx = table.find_index(iname)
@@ -362,7 +463,8 @@ def drop(ast: exp.Drop, catalog, env) -> None:
     if kind not in ("TABLE", "VIEW"):
         raise NotSupportedError(f"DROP {kind} is not supported")
     for node in ast.args.get("tables") or ast.expressions:
-        name = _name(node)
+        name = _qualified(node)
+        _refuse_virtual(name, catalog, "drop")
         desc = catalog.find_any(name)
         if desc is None or desc.kind != kind.lower():
             if desc is not None and not ast.args.get("exists"):
@@ -385,7 +487,8 @@ def create_view(ast: exp.Create, catalog, env) -> None:
     if isinstance(target, exp.Schema):
         names = [_name(i) for i in target.expressions]
         target = target.this
-    name = _name(target)
+    name = _new_name(target, "view")
+    _refuse_table_properties(ast, name)
     query = ast.expression
     existing = catalog.find_any(name)
     if existing is not None:
@@ -412,7 +515,8 @@ def create_view(ast: exp.Create, catalog, env) -> None:
 
 
 def alter_table(ast: exp.Alter, catalog, env) -> None:
-    name = _name(ast.this)
+    name = _qualified(ast.this)
+    _refuse_virtual(name, catalog, "alter")
     table = catalog.find_table(name)
     if table is None:
         if ast.args.get("exists"):
@@ -437,7 +541,7 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
         elif isinstance(action, exp.RenameColumn):
             _rename_column(table, _name(action.this), _name(action.args["to"]), catalog)
         elif isinstance(action, exp.AlterRename):
-            new = _name(action.this)
+            new = _new_name(action.this, "table")
             if catalog.name_taken(new):
                 raise ProgrammingError(f'relation "{new}" already exists')
             old = table.name

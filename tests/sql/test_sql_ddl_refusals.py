@@ -1,0 +1,132 @@
+"""DDL never targets virtual tables or reserved schemas, and unimplemented clauses are refused.
+
+Each statement here used to be accepted: an index on ``information_schema.tables`` wrote a
+descriptor with id 0, ``CREATE TABLE information_schema.tables`` created ``tables``, and TEMP,
+storage parameters, USING HASH, CONCURRENTLY, NULLS FIRST... were silently ignored.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.sql.session import Session
+from tests.sql.core_support import open_db, rows
+
+
+@pytest.fixture
+def s(tmp_path):
+    db = open_db("lsm", tmp_path)
+    session = Session(db)
+    session.execute("CREATE TABLE tables (a INT)")  # a user table sharing the virtual table's short name
+    yield session
+    session.close()
+    db.close()
+
+
+def _table_names(s) -> list[str]:
+    return [r[0] for r in rows(s, "SELECT table_name FROM information_schema.tables ORDER BY 1")]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        'CREATE INDEX ix ON "information_schema.tables"(table_name)',
+        "CREATE INDEX ix ON information_schema.tables(table_name)",
+        'CREATE INDEX ix ON "sqlkv_internal.kv"(key)',
+        'CREATE UNIQUE INDEX ix ON "information_schema.columns"(column_name)',
+        'DROP TABLE "information_schema.tables"',
+        "DROP TABLE information_schema.tables",
+        "DROP TABLE IF EXISTS information_schema.tables",
+        'ALTER TABLE "sqlkv_internal.kv" ADD COLUMN z INT',
+        "ALTER TABLE information_schema.tables RENAME TO x",
+        'INSERT INTO "information_schema.tables" VALUES (1)',
+        'DELETE FROM "sqlkv_internal.kv"',
+        'UPDATE "information_schema.tables" SET table_name = 1',
+        'TRUNCATE "information_schema.tables"',
+    ],
+)
+def test_no_ddl_or_dml_on_virtual_tables(s, sql):
+    before = _table_names(s)
+    with pytest.raises(ProgrammingError, match="virtual table|reserved|cannot modify"):
+        s.execute(sql)
+    assert _table_names(s) == before
+    assert rows(s, "SELECT count(*) FROM tables") == [(0,)]  # the user's table was not touched
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE information_schema.tables (a INT)",
+        "CREATE TABLE sqlkv_internal.mine (a INT)",
+        'CREATE TABLE "information_schema.x" (a INT)',
+        "CREATE VIEW information_schema.v AS SELECT 1",
+        "ALTER TABLE tables RENAME TO information_schema.t2",
+    ],
+)
+def test_names_in_reserved_schemas_are_refused_not_stripped(s, sql):
+    with pytest.raises(ProgrammingError, match="reserved"):
+        s.execute(sql)
+    assert _table_names(s) == ["tables"]
+
+
+def test_other_schemas_are_refused_public_is_the_default(s):
+    with pytest.raises(NotSupportedError, match='schema "foo"'):
+        s.execute("CREATE TABLE foo.bar (a INT)")
+    with pytest.raises(NotSupportedError, match='schema "foo"'):
+        s.execute("DROP TABLE foo.tables")
+    s.execute("CREATE TABLE public.pt (a INT)")
+    assert _table_names(s) == ["pt", "tables"]
+    s.execute("DROP TABLE public.pt")
+    assert _table_names(s) == ["tables"]
+
+
+def test_virtual_index_refusal_survives_reopen(tmp_path):
+    db = open_db("lsm", tmp_path)
+    s = Session(db)
+    with pytest.raises(ProgrammingError):
+        s.execute('CREATE INDEX ix ON "sqlkv_internal.kv"(key)')
+    s.close()
+    db.close()
+    db = open_db("lsm", tmp_path)
+    s = Session(db)
+    assert _table_names(s) == []
+    s.close()
+    db.close()
+
+
+@pytest.mark.parametrize(
+    "sql, clause",
+    [
+        ("CREATE TEMP TABLE x (a INT)", "TEMP"),
+        ("CREATE TEMPORARY TABLE x (a INT)", "TEMP"),
+        ("CREATE TEMP VIEW x AS SELECT 1", "TEMP"),
+        ("CREATE UNLOGGED TABLE x (a INT)", "UNLOGGED"),
+        ("CREATE TABLE x (a INT) WITH (fillfactor = 70)", "fillfactor"),
+        ("CREATE TABLE x (a INT) WITH (ttl_expire_after = '1 day')", "ttl_expire_after"),
+        ("CREATE TABLE x (a INT, b INT, FAMILY f1 (a, b), FAMILY f2 (b))", "two families"),
+        ("CREATE TABLE x (a TEXT COLLATE \"de_DE\")", "COLLATE"),
+        ("CREATE INDEX x ON tables USING HASH (a)", "HASH"),
+        ("CREATE INDEX x ON tables USING gin (a)", "GIN"),
+        ("CREATE INDEX CONCURRENTLY x ON tables (a)", "CONCURRENTLY"),
+        ("CREATE INDEX x ON tables (a NULLS FIRST)", "NULLS"),
+        ("CREATE INDEX x ON tables (a DESC NULLS LAST)", "NULLS"),
+        ("CREATE INDEX x ON tables (a) WITH (fillfactor = 70)", "storage parameters"),
+        ("CREATE INDEX x ON tables (a) TABLESPACE pg_default", "TABLESPACE"),
+        ("CREATE INDEX x ON tables (a) WHERE a > 0", "partial"),
+        ("CREATE INDEX x ON tables (lower(a))", "expression"),
+    ],
+)
+def test_unimplemented_clauses_are_refused(s, sql, clause):
+    with pytest.raises((NotSupportedError, ProgrammingError), match=clause):
+        s.execute(sql)
+    assert _table_names(s) == ["tables"]
+    assert rows(s, "SELECT count(*) FROM information_schema.indexes WHERE index_name = 'x'") == [(0,)]
+
+
+def test_implemented_variants_still_work(s):
+    s.execute('CREATE TABLE c (a TEXT COLLATE "C", b INT, FAMILY f1 (a), FAMILY f2 (b))')
+    s.execute("CREATE INDEX ia ON c USING btree (a DESC)")
+    s.execute("CREATE INDEX ib ON c (b) STORING (a)")
+    s.execute("INSERT INTO c VALUES ('x', 1), ('y', 2)")
+    assert rows(s, "SELECT a FROM c WHERE a >= 'x' ORDER BY a DESC") == [("y",), ("x",)]
