@@ -61,8 +61,9 @@ RESERVED_SCHEMAS = ("information_schema", "sqlkv_internal", "pg_catalog")
 def _qualified(node: Any) -> str:
     """The name a table reference resolves to: ``schema.name`` for a reserved schema.
 
-    ``public.t`` is ``t``; any other schema is refused rather than silently dropped (sqlkv
-    has one schema). A quoted ``"information_schema.tables"`` keeps its dot.
+    Any other schema is refused rather than silently dropped: sqlkv has one unnamed schema
+    (queries do not accept ``public.t`` either). A quoted ``"information_schema.tables"``
+    keeps its dot.
     """
     if not isinstance(node, exp.Table):
         return _name(node)
@@ -75,9 +76,7 @@ def _qualified(node: Any) -> str:
     schema = _name(db)
     if schema in RESERVED_SCHEMAS:
         return f"{schema}.{name}"
-    if schema == "public":
-        return name
-    raise NotSupportedError(f'schema "{schema}" does not exist (sqlkv has only the public schema): "{schema}.{name}"')
+    raise NotSupportedError(f'schema "{schema}" is not supported (sqlkv has one unnamed schema): "{schema}.{name}"')
 
 
 def _new_name(node: Any, what: str) -> str:
