@@ -162,8 +162,9 @@ def _run_check(argv: list[str]) -> int:
         return 1
     try:
         from sqlkv.sql.check import check_database
+        from sqlkv.sql.session import Database, Session
 
-        session = open_session(args.database)
+        session = Session(Database.open(args.database, create=False), autocommit=True)  # never creates
         try:
             problems = check_database(session)
         finally:

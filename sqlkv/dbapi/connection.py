@@ -205,13 +205,16 @@ def connect(
     cache_size: int | None = None,
     read_only: bool = False,
     check_same_thread: bool = True,
+    create: bool = True,
     **options: Any,
 ) -> Connection:
     """Open a PEP 249 connection to ``database``: ``":memory:"`` or a database directory.
 
     ``autocommit`` (default False: statements run in a transaction until ``commit()``),
     ``durability`` ("full": fsync every commit, "normal", "off"), ``cache_size`` (bytes of
-    block cache), ``read_only``. Other keyword options go to the storage engine.
+    block cache), ``read_only``, ``create`` (default True: a missing path or an empty
+    directory becomes a new database; never when read-only; a directory holding other files
+    is always refused). Other keyword options go to the storage engine.
     """
     from sqlkv.sql.session import Database, Session  # the SQL layer sits below the driver
 
@@ -229,6 +232,8 @@ def connect(
         options["cache_size"] = cache_size
     if read_only:
         options["read_only"] = True
+    if not create:
+        options["create"] = False
     db = Database.open(database, **options)
     session = Session(db, autocommit=autocommit)
     return Connection(session, database, check_same_thread=check_same_thread)

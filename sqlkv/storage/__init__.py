@@ -11,16 +11,20 @@ from sqlkv.storage.kv import Engine, KVReader, Snapshot, WriteBatch, prefix_end
 from sqlkv.storage.memory import MemoryEngine
 
 
-def open_engine(database: str, **options: Any) -> Engine:
+def open_engine(database: str, create: bool = True, **options: Any) -> Engine:
     """``":memory:"`` gives a fresh MemoryEngine; anything else is an LSM database directory.
 
+    ``create``: a missing path or an empty directory becomes a new database (never when
+    ``read_only``); a directory holding other files is refused either way.
     Options (LSM): ``durability`` ("full" | "normal" | "off"), ``cache_size`` (bytes),
     ``memtable_size`` (bytes), ``read_only``.
     """
     if database == ":memory:":
         return MemoryEngine()
     from sqlkv.storage.lsm import open_lsm  # imported lazily: the LSM pulls in threads and files
+    from sqlkv.storage.lsm.probe import probe_directory
 
+    probe_directory(database, create and not options.get("read_only", False))
     return open_lsm(database, **options)
 
 
