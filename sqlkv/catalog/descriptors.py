@@ -66,9 +66,12 @@ class IndexDescriptor:
     descending: list[bool]
     unique: bool = False
     storing: list[int] = field(default_factory=list)
+    # A partial index's WHERE predicate (SQL text over the table's column names): only rows
+    # for which it is TRUE have an entry, and a unique partial index constrains only those.
+    predicate: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "id": self.id,
             "name": self.name,
             "columns": list(self.column_ids),
@@ -76,10 +79,15 @@ class IndexDescriptor:
             "unique": self.unique,
             "storing": list(self.storing),
         }
+        if self.predicate is not None:
+            d["where"] = self.predicate
+        return d
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> IndexDescriptor:
-        return IndexDescriptor(d["id"], d["name"], list(d["columns"]), list(d["desc"]), d["unique"], list(d["storing"]))
+        return IndexDescriptor(
+            d["id"], d["name"], list(d["columns"]), list(d["desc"]), d["unique"], list(d["storing"]), d.get("where")
+        )
 
 
 @dataclass

@@ -170,6 +170,8 @@ def create_index_sql(table: Any, index: Any) -> str:
     if index.storing:
         stored = ", ".join(quote_ident(table.column_by_id(c).name) for c in index.storing)
         text += f" STORING ({stored})"
+    if getattr(index, "predicate", None) is not None:
+        text += f" WHERE {index.predicate}"
     return text + ";"
 
 

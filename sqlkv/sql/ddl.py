@@ -129,8 +129,6 @@ def _refuse_index_clauses(stmt: ParsedStatement, params: Any, table: str) -> Non
         raise NotSupportedError(f"storage parameters WITH (...) on an index are not supported (index on \"{table}\")")
     if params.args.get("tablespace") is not None:
         raise NotSupportedError(f'TABLESPACE is not supported (index on "{table}")')
-    if params.args.get("where") is not None:
-        raise NotSupportedError(f'partial indexes (CREATE INDEX ... WHERE) are not supported (index on "{table}")')
     if params.args.get("include"):
         raise NotSupportedError(f'INCLUDE is not supported here; use STORING (...) (index on "{table}")')
     if _NULLS_ORDER.search(stmt.sql):
@@ -393,11 +391,38 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
             continue
         storing.append(col.id)
     unique = bool(ast.args.get("unique"))
-    idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], desc, unique, storing)
+    where = params.args.get("where")
+    predicate = _index_predicate(where.this, table, env) if where is not None else None
+    idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], desc, unique, storing, predicate)
     table.next_index_id += 1
     table.indexes.append(idx)
     catalog.update(table)
     _backfill_index(table, idx, env.ctx)
+
+
+# functions whose value changes between calls: a partial index's predicate must not use them
+_VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_random", "uuid")
+
+
+def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:
+    """The SQL text of a partial index's WHERE, checked: immutable, over this table's columns."""
+    for n in node.walk():
+        if isinstance(n, (exp.Select, exp.Subquery, exp.Exists)):
+            raise NotSupportedError(f'a partial index predicate cannot contain a subquery (index on "{table.name}")')
+        if isinstance(n, (exp.Placeholder, exp.Parameter)):
+            raise ProgrammingError(f'a partial index predicate cannot contain parameters (index on "{table.name}")')
+        if isinstance(n, exp.Func):
+            fname = (n.sql_name() if not isinstance(n, exp.Anonymous) else str(n.this)).lower()
+            if fname.startswith(_VOLATILE):
+                raise ProgrammingError(
+                    f'functions in a partial index predicate must be immutable: {n.sql()} (index on "{table.name}")'
+                )
+        if isinstance(n, exp.Column):
+            if n.table:
+                n.set("table", None)  # t.a: the index's own table is the only one in scope
+            table.column(n.name)
+    compile_expr(node, Scope(table_scope(table, table.name)), env)  # unknown functions, type errors
+    return node.sql()
 
 
 def _table_rows(table: TableDescriptor, txn):
@@ -414,6 +439,8 @@ def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecConte
     for n, row in enumerate(_table_rows(table, txn)):
         if n % 512 == 0:
             ctx.check_cancelled()
+        if not ic.holds(row):
+            continue
         key, value, conditional = ic.entry(row)
         if conditional:
             try:
@@ -604,7 +631,8 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
                 if value is not None:
                     txn.put(key, value)
         for ic in new_indexes:
-            writer._put_entry(ic, new, *ic.entry(new))
+            if ic.holds(new):
+                writer._put_entry(ic, new, *ic.entry(new))
 
 
 def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -> None:

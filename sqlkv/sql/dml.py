@@ -229,10 +229,13 @@ class InsertPlan:
         if want == set(self.codec.pk_positions):
             return None
         for ic in self.codec.indexes:
-            if ic.unique and set(ic.key_positions) == want:
+            if ic.unique and set(ic.key_positions) == want and ic.predicate is None:
                 return ic
+        # like PostgreSQL without ON CONFLICT (...) WHERE: a partial unique index is no arbiter
+        partial = [ic.name for ic in self.codec.indexes if ic.unique and set(ic.key_positions) == want]
+        hint = f" (unique index \"{partial[0]}\" is partial: it is not an ON CONFLICT target)" if partial else ""
         raise ProgrammingError(
-            "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification" + hint
         )
 
     def _arbiter_named(self, name: str):
@@ -240,6 +243,9 @@ class InsertPlan:
             return None
         for ic in self.codec.indexes:
             if ic.unique and ic.name.lower() == name.lower():
+                if ic.predicate is not None:
+                    raise ProgrammingError(f'"{ic.name}" is a partial unique index, not a constraint: '
+                                           "it cannot be an ON CONFLICT target")
                 return ic
         raise ProgrammingError(f'constraint "{name}" for table "{self.table.name}" does not exist')
 
@@ -338,6 +344,8 @@ class InsertPlan:
         codec = self.codec
         if arbiter is None:
             return codec.fetch(txn, codec.pk_prefix(codec.pk_values(row)))
+        if not arbiter.holds(row):
+            return None  # outside a partial index's predicate: nothing to conflict with
         key, _value, conditional = arbiter.entry(row)
         if not conditional:
             return None  # a NULL in a unique column never conflicts

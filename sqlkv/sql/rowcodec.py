@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
@@ -42,6 +43,23 @@ class FamilyLayout:
     suffix: bytes
     positions: list[int]  # non-key columns stored in this family (row positions)
     column_ids: list[int]
+
+
+def _index_predicate(table: TableDescriptor, index: IndexDescriptor) -> tuple[Any, set[int]]:
+    """A partial index's predicate compiled to a TRUE-only row closure, and the columns it reads."""
+    if index.predicate is None:
+        return None, set()
+    import sqlglot
+    from sqlglot import exp
+
+    from sqlkv.sql.context import Scope
+    from sqlkv.sql.expr import compile_predicate
+    from sqlkv.sql.expr.env import CompileEnv
+    from sqlkv.sql.plan.access import table_scope
+
+    node = sqlglot.parse_one(index.predicate)
+    positions = {table.column_index(table.column(c.name).id) for c in node.find_all(exp.Column)}
+    return compile_predicate(node, Scope(table_scope(table, table.name)), CompileEnv()), positions
 
 
 class IndexCodec:
@@ -66,8 +84,14 @@ class IndexCodec:
         # the key ends with the whole PK encoded as the primary index encodes it: a row fetch
         # can reuse those bytes instead of decoding and re-encoding the PK
         self.pk_bytes_in_key = self.extra_pk_positions == list(pk_positions)
-        # every column whose change can change this index's entry
-        self.all_positions = sorted(self.covered)
+        # a partial index: only rows satisfying the predicate have an entry
+        self.predicate, pred_positions = _index_predicate(table, index)
+        # every column whose change can change this index's entry (or whether there is one)
+        self.all_positions = sorted(self.covered | pred_positions)
+
+    def holds(self, row: tuple) -> bool:
+        """Whether the row has an entry in this index (always, unless the index is partial)."""
+        return self.predicate is None or self.predicate(row)
 
     def entry(self, row: tuple, pk_bytes: bytes | None = None) -> tuple[bytes, bytes, bool]:
         """``(key, value, conditional)``: conditional entries are put with put_if_absent.

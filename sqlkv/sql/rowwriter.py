@@ -51,7 +51,8 @@ class RowWriter:
             if codec.indexes:
                 pk_bytes = base[len(codec.prefix):]
                 for ic in codec.indexes:
-                    self._put_entry(ic, row, *ic.entry(row, pk_bytes))
+                    if ic.predicate is None or ic.predicate(row):
+                        self._put_entry(ic, row, *ic.entry(row, pk_bytes))
             return
         for key, value in self.codec.primary_kvs(row):
             if value is None:
@@ -64,7 +65,8 @@ class RowWriter:
             else:
                 txn.put(key, value)
         for ic in self.codec.indexes:
-            self._put_entry(ic, row, *ic.entry(row))
+            if ic.holds(row):
+                self._put_entry(ic, row, *ic.entry(row))
 
     def _put_entry(self, ic: IndexCodec, row: tuple, key: bytes, value: bytes, conditional: bool) -> None:
         if conditional:
@@ -81,7 +83,8 @@ class RowWriter:
             if value is not None:  # an all-NULL family has no key to delete
                 txn.delete(key)
         for ic in self.codec.indexes:
-            txn.delete(ic.entry(row)[0])
+            if ic.holds(row):
+                txn.delete(ic.entry(row)[0])
 
     def update(self, old: tuple, new: tuple) -> None:
         self.remove_changed(old, new)
@@ -97,8 +100,10 @@ class RowWriter:
         for ic in codec.indexes:
             if not _changed(ic.all_positions, old, new):
                 continue  # none of the index's columns changed: its entry stays as it is
+            if ic.predicate is not None and not ic.predicate(old):
+                continue  # a partial index without an entry for the old row
             old_key = ic.entry(old)[0]
-            if old_key != ic.entry(new)[0]:
+            if not ic.holds(new) or old_key != ic.entry(new)[0]:
                 self.txn.delete(old_key)
 
     def add_changed(self, old: tuple, new: tuple) -> None:
@@ -121,6 +126,12 @@ class RowWriter:
         for ic in codec.indexes:
             if not _changed(ic.all_positions, old, new):
                 continue
+            if ic.predicate is not None:
+                if not ic.predicate(new):
+                    continue  # the new row has no entry (an old one was deleted in phase 1)
+                if not ic.predicate(old):
+                    self._put_entry(ic, new, *ic.entry(new))
+                    continue
             old_entry = ic.entry(old)
             new_entry = ic.entry(new)
             if old_entry[0] != new_entry[0]:

@@ -39,6 +39,7 @@ _SCHEMAS = {
         ("is_primary", BOOL),
         ("column_names", TEXT),
         ("storing_names", TEXT),
+        ("predicate", TEXT),  # a partial index's WHERE, else NULL
     ],
     "sqlkv_internal.kv": [
         ("table_name", TEXT),
@@ -96,7 +97,8 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
             for cid, desc in zip(idx.column_ids, idx.descending):
                 names.append(t.column_by_id(cid).name + (" DESC" if desc else ""))
             storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
-            yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing)
+            yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing,
+                   idx.predicate)
 
 
 def names_lookup(tables: dict[int, TableDescriptor]):

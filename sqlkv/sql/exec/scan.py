@@ -179,6 +179,8 @@ class IndexScan(Operator):
     def describe(self) -> str:
         verb = "scan"
         text = f"{self.table.name}@{self.index.name}"
+        if self.index.predicate is not None:
+            text += f" (partial: WHERE {self.index.predicate})"
         if self.index_only:
             text += " (index-only)"
         if self.reverse:

@@ -289,8 +289,14 @@ def plan_table_access(
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
     candidates = []
+    filter_keys: set[str] | None = None
     for index in table.all_indexes():
         primary = index is table.primary_index
+        if index.predicate is not None:
+            if filter_keys is None:
+                filter_keys = {conjunct_key(f) for f in filters}
+            if not partial_index_applies(index, filter_keys):
+                continue  # the index lacks the rows outside its predicate
         cand = _candidate(table, index, primary, cons, scope, env, want_order or [], needed)
         if limit is not None and cand.ordered and len(cand.used) == len(filters):
             # the scan stops after LIMIT rows: it reads (and fetches) only those
@@ -314,6 +320,30 @@ def plan_table_access(
         needed=_decoded_positions(table, best, needed, scope) if DECODE_ONLY_NEEDED else None,
     )
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
+
+
+def conjunct_key(node: exp.Expression) -> str:
+    """A conjunct's SQL with column qualifiers dropped and unquoted names lower-cased."""
+
+    def strip(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column):
+            ident = n.this
+            name = ident.this if getattr(ident, "quoted", False) else str(n.name).lower()
+            return exp.Column(this=exp.Identifier(this=name, quoted=True))
+        return n
+
+    return node.transform(strip, copy=True).sql()
+
+
+def partial_index_applies(index: IndexDescriptor, filter_keys: set[str]) -> bool:
+    """A partial index serves a query when each conjunct of its predicate is one of the query's
+    (so every row the query can return satisfies the predicate and is in the index)."""
+    import sqlglot
+
+    from sqlkv.sql.plan.names import split_conjuncts
+
+    pred = sqlglot.parse_one(index.predicate)
+    return all(conjunct_key(c) in filter_keys for c in split_conjuncts(pred))
 
 
 def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int], scope: Scope) -> set[int]:
@@ -404,6 +434,8 @@ def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scop
     best = None
     for index in table.all_indexes():
         primary = index is table.primary_index
+        if index.predicate is not None:
+            continue  # a lookup has no filter that could imply a partial index's predicate
         lead = [table.column_index(c) for c in index.column_ids][: len(key_columns)]
         if set(lead) != want or len(lead) != len(key_columns):
             continue
