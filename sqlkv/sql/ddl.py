@@ -106,7 +106,7 @@ def _refuse_table_properties(ast: exp.Create, name: str) -> None:
             raise NotSupportedError(f'TEMP/TEMPORARY tables and views are not supported ("{name}")')
         if isinstance(prop, exp.UnloggedProperty):
             raise NotSupportedError(f'UNLOGGED tables are not supported ("{name}")')
-        if isinstance(prop, exp.Property):
+        if type(prop) is exp.Property:
             raise NotSupportedError(f'storage parameter WITH ({prop.sql()}) is not supported ("{name}")')
         raise NotSupportedError(f'clause "{prop.sql()}" is not supported ("{name}")')
 
@@ -135,6 +135,20 @@ def _refuse_index_clauses(stmt: ParsedStatement, params: Any, table: str) -> Non
         raise NotSupportedError(
             f'NULLS FIRST/LAST in an index is not supported: NULLs sort first in ascending keys (index on "{table}")'
         )
+
+
+def _refuse_key_options(node: exp.Expression, what: str) -> None:
+    """PRIMARY KEY / UNIQUE extras (USING HASH, INCLUDE, DEFERRABLE, NULLS NOT DISTINCT...)."""
+    if node.args.get("nulls"):
+        raise NotSupportedError(f"UNIQUE NULLS NOT DISTINCT is not supported ({what})")
+    options = node.args.get("options")
+    if options:
+        raise NotSupportedError(f"constraint option {' '.join(str(o) for o in options)} is not supported ({what})")
+    params = node.args.get("include")
+    if params is not None:
+        extra = {k: v for k, v in params.args.items() if v and k != "with_storage"}
+        if extra or params.args.get("with_storage"):
+            raise NotSupportedError(f"{params.sql() or 'index parameters'} on a key is not supported ({what})")
 
 
 def execute_ddl(stmt: ParsedStatement, catalog, env) -> StatementResult:
@@ -194,6 +208,8 @@ def _column_def(cd: exp.ColumnDef, tb: _TableBuilder, col_id: int) -> ColumnDesc
     for cons in cd.constraints:
         c = cons.kind
         cname = _name(cons.this) if cons.this is not None else None
+        if isinstance(c, (exp.PrimaryKeyColumnConstraint, exp.UniqueColumnConstraint)):
+            _refuse_key_options(c, f'column "{name}"')
         if isinstance(c, exp.PrimaryKeyColumnConstraint):
             tb.set_pk([(name, bool(c.args.get("desc")))], cname)
         elif isinstance(c, exp.NotNullColumnConstraint):
@@ -232,6 +248,8 @@ def _table_constraint(node: exp.Expression, tb: _TableBuilder, directions: dict[
         for inner in node.expressions:
             _table_constraint(inner, tb, directions, _name(node.this))
         return
+    if isinstance(node, (exp.PrimaryKey, exp.UniqueColumnConstraint)):
+        _refuse_key_options(node, f'table "{tb.name}"')
     if isinstance(node, exp.PrimaryKey):
         tb.set_pk(_key_list(node, directions), cname)
     elif isinstance(node, exp.UniqueColumnConstraint):
@@ -254,6 +272,8 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
         raise NotSupportedError("CREATE TABLE ... AS SELECT is not supported; create the table, then INSERT ... SELECT")
     name = _new_name(schema.this, "table")
     _refuse_table_properties(ast, name)
+    if ast.args.get("replace"):
+        raise NotSupportedError(f'CREATE OR REPLACE TABLE is not supported ("{name}"); DROP TABLE IF EXISTS first')
     if catalog.name_taken(name):
         if ast.args.get("exists"):
             return
@@ -357,6 +377,8 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     index = ast.this
     if not isinstance(index, exp.Index) or index.args.get("table") is None:
         raise ProgrammingError("syntax error: expected CREATE INDEX name ON table (columns)")
+    if ast.args.get("replace"):
+        raise NotSupportedError("CREATE OR REPLACE INDEX is not supported; DROP INDEX IF EXISTS first")
     tname = _qualified(index.args["table"])
     _refuse_virtual(tname, catalog, "index")
     table = catalog.get_table(tname)
@@ -481,8 +503,18 @@ def _drop_index(ast: exp.Drop, catalog) -> None:
 # -- DROP --------------------------------------------------------------------------------------
 
 
+def _refuse_drop_options(ast: exp.Drop, what: str) -> None:
+    # no foreign keys, and views are not tracked as dependents: CASCADE could not do its job
+    if ast.args.get("cascade"):
+        raise NotSupportedError(f"{what} ... CASCADE is not supported (sqlkv does not track dependent objects)")
+    for opt in ("purge", "force", "sync", "materialized", "temporary", "constraints"):
+        if ast.args.get(opt):
+            raise NotSupportedError(f"{what} ... {opt.upper()} is not supported")
+
+
 def drop(ast: exp.Drop, catalog, env) -> None:
     kind = str(ast.args.get("kind") or "").upper()
+    _refuse_drop_options(ast, f"DROP {kind}")
     if kind == "INDEX":
         _drop_index(ast, catalog)
         return
@@ -555,6 +587,7 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
         if isinstance(action, exp.ColumnDef):
             _add_column(table, action, catalog, env)
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
+            _refuse_drop_options(action, "DROP COLUMN")
             for col_node in action.args.get("tables") or action.expressions:
                 _drop_column(table, _name(col_node), bool(action.args.get("exists")), catalog)
         elif isinstance(action, exp.Command) and str(action.this).upper() == "DROP":

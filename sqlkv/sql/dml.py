@@ -199,6 +199,10 @@ class InsertPlan:
             raise NotSupportedError("ON DUPLICATE KEY UPDATE is not supported; use ON CONFLICT")
         action = str(conflict.args.get("action") or "").upper()
         keys = conflict.args.get("conflict_keys") or []
+        if conflict.args.get("index_predicate") is not None:
+            raise NotSupportedError(
+                "ON CONFLICT (...) WHERE is not supported (partial unique indexes are no ON CONFLICT target)"
+            )
         cname = conflict.args.get("constraint")
         if keys:
             names = [k.this.name if isinstance(k, exp.Ordered) else k.name for k in keys]
@@ -455,6 +459,11 @@ class TruncatePlan:
     columns = None
 
     def __init__(self, ast: exp.TruncateTable, catalog, env) -> None:
+        # TRUNCATE always restarts the auto-assigned key (RESTART IDENTITY); no dependents to cascade to
+        if str(ast.args.get("identity") or "").upper() == "CONTINUE":
+            raise NotSupportedError("TRUNCATE ... CONTINUE IDENTITY is not supported (TRUNCATE restarts row ids)")
+        if str(ast.args.get("option") or "").upper() == "CASCADE":
+            raise NotSupportedError("TRUNCATE ... CASCADE is not supported (sqlkv does not track dependent objects)")
         self.tables = [target_table(t, catalog)[0] for t in ast.expressions]
 
     def execute(self, ctx: ExecContext) -> StatementResult:

@@ -124,6 +124,16 @@ def test_virtual_index_refusal_survives_reopen(tmp_path):
         ("CREATE INDEX x ON tables (a) WITH (fillfactor = 70)", "storage parameters"),
         ("CREATE INDEX x ON tables (a) TABLESPACE pg_default", "TABLESPACE"),
         ("CREATE INDEX x ON tables (lower(a))", "expression"),
+        ("CREATE OR REPLACE TABLE x (a INT)", "OR REPLACE"),
+        ("CREATE OR REPLACE INDEX x ON tables (a)", "OR REPLACE"),
+        ("CREATE TABLE x (a INT) PARTITION BY RANGE (a)", "PARTITION"),
+        ("CREATE TABLE x (a INT) INHERITS (tables)", "INHERITS"),
+        ("CREATE TABLE x (a INT, PRIMARY KEY (a) USING HASH)", "HASH"),
+        ("CREATE TABLE x (a INT, UNIQUE (a) DEFERRABLE)", "DEFERRABLE"),
+        ("CREATE TABLE x (a INT PRIMARY KEY DEFERRABLE)", "DEFERRABLE"),
+        ("CREATE TABLE x (a INT, UNIQUE NULLS NOT DISTINCT (a))", "NULLS NOT DISTINCT"),
+        ("CREATE TABLE x (a INT UNIQUE NULLS NOT DISTINCT)", "NULLS NOT DISTINCT"),
+        ("CREATE TABLE x (a INT, UNIQUE (a) INCLUDE (a))", "INCLUDE"),
     ],
 )
 def test_unimplemented_clauses_are_refused(s, sql, clause):
@@ -139,3 +149,21 @@ def test_implemented_variants_still_work(s):
     s.execute("CREATE INDEX ib ON c (b) STORING (a)")
     s.execute("INSERT INTO c VALUES ('x', 1), ('y', 2)")
     assert rows(s, "SELECT a FROM c WHERE a >= 'x' ORDER BY a DESC") == [("y",), ("x",)]
+
+
+@pytest.mark.parametrize(
+    "sql, clause",
+    [
+        ("DROP TABLE tables CASCADE", "CASCADE"),
+        ("DROP INDEX tables_pkey CASCADE", "CASCADE"),
+        ("ALTER TABLE tables DROP COLUMN a CASCADE", "CASCADE"),
+        ("TRUNCATE tables CASCADE", "CASCADE"),
+        ("TRUNCATE tables CONTINUE IDENTITY", "CONTINUE IDENTITY"),
+        ("INSERT INTO tables VALUES (1) ON CONFLICT (a) WHERE a > 0 DO NOTHING", "ON CONFLICT"),
+    ],
+)
+def test_unimplemented_options_of_other_statements_are_refused(s, sql, clause):
+    s.execute("INSERT INTO tables VALUES (5)")
+    with pytest.raises(NotSupportedError, match=clause):
+        s.execute(sql)
+    assert rows(s, "SELECT a FROM tables") == [(5,)]
