@@ -124,7 +124,12 @@ class Catalog:
         out = []
         end = prefix_end(_DESCRIPTORS)
         for _key, data in self.txn.scan(_DESCRIPTORS, end):
-            out.append(descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False)))
+            desc = descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False))
+            if desc.id < FIRST_USER_TABLE_ID:
+                # an index once created on a virtual table wrote its descriptor under id 0;
+                # no real table or view has such an id, so it is skipped, never listed
+                continue
+            out.append(desc)
         return sorted(out, key=lambda d: d.name)
 
     def list_tables(self) -> list[TableDescriptor]:
