@@ -677,10 +677,10 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
     if col.id in table.primary_index.column_ids:
         raise ProgrammingError(f'cannot drop column "{col.name}": it is part of the primary key')
     for idx in table.indexes:
-        if col.id in idx.column_ids or col.id in idx.storing:
+        if col.id in idx.column_ids or col.id in idx.storing or _mentions(idx.predicate, col.name):
             raise ProgrammingError(f'cannot drop column "{col.name}": index "{idx.name}" uses it (drop the index first)')
     for chk in table.checks:
-        if any(c.name.lower() == col.name.lower() for c in sqlglot.parse_one(chk.expr_sql).find_all(exp.Column)):
+        if _mentions(chk.expr_sql, col.name):
             raise ProgrammingError(f'cannot drop column "{col.name}": check constraint "{chk.name}" uses it')
     if sum(1 for c in table.columns if not c.hidden) == 1 and not col.hidden:
         raise ProgrammingError(f'cannot drop the only column of table "{table.name}"')
@@ -691,15 +691,28 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
     catalog.update(table)
 
 
+def _mentions(expr_sql: str | None, column: str) -> bool:
+    if expr_sql is None:
+        return False
+    return any(c.name.lower() == column.lower() for c in sqlglot.parse_one(expr_sql).find_all(exp.Column))
+
+
+def _renamed(expr_sql: str, old: str, new: str) -> str:
+    tree = sqlglot.parse_one(expr_sql)
+    for c in tree.find_all(exp.Column):
+        if c.name.lower() == old.lower():
+            c.set("this", exp.to_identifier(new))
+    return tree.sql()
+
+
 def _rename_column(table: TableDescriptor, old: str, new: str, catalog) -> None:
     col = table.column(old)
     if table.find_column(new) is not None:
         raise ProgrammingError(f'column "{new}" of relation "{table.name}" already exists')
     for chk in table.checks:
-        tree = sqlglot.parse_one(chk.expr_sql)
-        for c in tree.find_all(exp.Column):
-            if c.name.lower() == col.name.lower():
-                c.set("this", exp.to_identifier(new))
-        chk.expr_sql = tree.sql()
+        chk.expr_sql = _renamed(chk.expr_sql, col.name, new)
+    for idx in table.indexes:  # a partial index's predicate names columns too
+        if _mentions(idx.predicate, col.name):
+            idx.predicate = _renamed(idx.predicate, col.name, new)
     col.name = new
     catalog.update(table)

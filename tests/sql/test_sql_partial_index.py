@@ -194,3 +194,22 @@ def test_dump_text_keeps_the_predicate():
     table = TableDescriptor(100, "t", cols, IndexDescriptor(1, "t_pkey", [1], [False]))
     idx = IndexDescriptor(2, "i", [2], [False], True, [], "a > 0")
     assert create_index_sql(table, idx) == 'CREATE UNIQUE INDEX i ON t (a) WHERE a > 0;'
+
+
+def test_alter_column_keeps_the_predicate_consistent(tmp_path):
+    db, s = _open(tmp_path / "db")
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, k INT)")
+    s.execute("CREATE UNIQUE INDEX t_a ON t (a) WHERE k > 0")
+    s.execute("INSERT INTO t VALUES (1, 5, 1), (2, 5, 0)")
+    with pytest.raises(ProgrammingError, match='index "t_a" uses it'):
+        s.execute("ALTER TABLE t DROP COLUMN k")
+    s.execute("ALTER TABLE t RENAME COLUMN k TO live")
+    assert rows(s, "SELECT predicate FROM information_schema.indexes WHERE index_name = 't_a'") == [("live > 0",)]
+    with pytest.raises(IntegrityError):
+        s.execute("INSERT INTO t VALUES (3, 5, 2)")
+    s.execute("INSERT INTO t VALUES (3, 5, 0)")
+    assert "t@t_a (partial: WHERE live > 0)" in _explain(s, "SELECT id FROM t WHERE a = 5 AND live > 0")
+    assert rows(s, "SELECT id FROM t WHERE a = 5 AND live > 0") == [(1,)]
+    assert rows(s, "CHECK DATABASE") == []
+    s.close()
+    db.close()
