@@ -36,6 +36,14 @@ def _explain(s: Session, sql: str) -> str:
     return "\n".join(r[0] for r in rows(s, "EXPLAIN " + sql))
 
 
+def _both_refuse(s: Session, lite: sqlite3.Connection, sql: str, lite_error: type, error: type, match: str | None = None) -> None:
+    """sqlite3 and sqlkv both refuse ``sql`` (with the PEP 249 class each uses)."""
+    with pytest.raises(lite_error):
+        lite.execute(sql)
+    with pytest.raises(error, match=match):
+        s.execute(sql)
+
+
 def _random_statement(rng: random.Random) -> tuple[str, tuple]:
     i, a, b, k = rng.randint(1, 30), rng.randint(1, 6), rng.choice([None, 1, 2, 3]), rng.randint(-1, 2)
     kind = rng.randrange(6)
@@ -113,10 +121,7 @@ def test_backfill_unique_partial_and_reopen(tmp_path):
     lite.execute("CREATE UNIQUE INDEX u_email ON u (email) WHERE deleted = 0")
     entries = rows(s, "SELECT count(*) FROM \"sqlkv_internal.kv\" WHERE index_name = 'u_email'")
     assert entries == [(2,)]  # rows 2 and 4 only
-    with pytest.raises(sqlite3.IntegrityError):
-        lite.execute("INSERT INTO u VALUES (5, 'a', 0)")
-    with pytest.raises(IntegrityError, match="u_email"):
-        s.execute("INSERT INTO u VALUES (5, 'a', 0)")
+    _both_refuse(s, lite, "INSERT INTO u VALUES (5, 'a', 0)", sqlite3.IntegrityError, IntegrityError, "u_email")
     # a unique backfill that does violate inside the predicate fails and leaves nothing
     with pytest.raises(IntegrityError, match="u_bad"):
         s.execute("CREATE UNIQUE INDEX u_bad ON u (email) WHERE deleted = 1")
@@ -129,10 +134,7 @@ def test_backfill_unique_partial_and_reopen(tmp_path):
     ]
     s.execute("INSERT INTO u VALUES (5, 'a', 1)")
     lite.execute("INSERT INTO u VALUES (5, 'a', 1)")
-    with pytest.raises(IntegrityError):
-        s.execute("UPDATE u SET deleted = 0 WHERE id = 5")
-    with pytest.raises(sqlite3.IntegrityError):
-        lite.execute("UPDATE u SET deleted = 0 WHERE id = 5")
+    _both_refuse(s, lite, "UPDATE u SET deleted = 0 WHERE id = 5", sqlite3.IntegrityError, IntegrityError)
     q = "SELECT * FROM u ORDER BY id"
     assert rows(s, q) == lite.execute(q).fetchall()
     assert rows(s, "CHECK DATABASE") == []
@@ -148,10 +150,8 @@ def test_on_conflict_target_must_not_pick_a_partial_index(tmp_path):
         conn.execute("CREATE UNIQUE INDEX u_email ON u (email) WHERE deleted = 0")
         conn.execute("INSERT INTO u VALUES (1, 'a', 0)")
     # PostgreSQL and sqlite3: without a matching WHERE the target names no constraint
-    with pytest.raises(sqlite3.OperationalError):
-        lite.execute("INSERT INTO u VALUES (2, 'a', 0) ON CONFLICT (email) DO NOTHING")
-    with pytest.raises(ProgrammingError, match="partial"):
-        s.execute("INSERT INTO u VALUES (2, 'a', 0) ON CONFLICT (email) DO NOTHING")
+    target = "INSERT INTO u VALUES (2, 'a', 0) ON CONFLICT (email) DO NOTHING"
+    _both_refuse(s, lite, target, sqlite3.OperationalError, ProgrammingError, "partial")
     with pytest.raises(ProgrammingError, match="partial"):
         s.execute("INSERT INTO u VALUES (2, 'a', 0) ON CONFLICT ON CONSTRAINT u_email DO NOTHING")
     # without a target every unique index arbitrates, a partial one only inside its predicate
