@@ -36,6 +36,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """Exit quietly when stdout's reader closed the pipe (`sqlkv db -c ... | head`), as Unix tools do.
+
+    Python's own flush at exit would hit the closed pipe again and print a traceback, so stdout is
+    pointed at /dev/null first. The status is 128 + SIGPIPE, what a tool killed by the signal reports.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + 13
 
 
 # -- sqlkv [DATABASE] ------------------------------------------------------------------------

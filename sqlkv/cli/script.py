@@ -88,6 +88,8 @@ def run_statements(session: Any, text: str, source: str, run: ScriptRun) -> int:
             if result.columns is not None:
                 names = [col.name for col in result.columns]
                 render(names, result, run.out, run.render)
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main() exits quietly
         except Exception as exc:  # noqa: BLE001 - every failure is reported the same way
             if not isinstance(exc, Error) and os.environ.get("SQLKV_DEBUG"):
                 traceback.print_exc(file=run.err)

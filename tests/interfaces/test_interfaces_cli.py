@@ -165,3 +165,20 @@ def test_bench_delegates_to_the_benchmark(suite: str) -> None:
     result = run_sqlkv("bench", suite, "--help")
     assert result.status == 0, result.err
     assert f"sqlkv bench {suite}" in result.out
+
+
+def test_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    """`sqlkv db -c ... | head -1`: no 'internal error', no traceback, the status of SIGPIPE."""
+    import subprocess
+    import sys
+
+    sql = "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 200000) SELECT x FROM s"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqlkv.cli", "-c", sql, "--mode", "csv"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `head` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
