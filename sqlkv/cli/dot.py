@@ -24,6 +24,7 @@ from sqlkv.cli.introspect import (
     dump_lines,
 )
 from sqlkv.cli.render import MODES, render
+from sqlkv.cli.script import ScriptFileError, read_script
 from sqlkv.errors import ProgrammingError
 
 
@@ -183,10 +184,9 @@ def cmd_read(shell: Any, args: list[str]) -> None:
     if len(args) != 1:
         raise DotError("usage: .read FILE")
     try:
-        with open(args[0], encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise DotError(f"cannot read {args[0]}: {exc.strerror}") from None
+        text = read_script(args[0])
+    except ScriptFileError as exc:
+        raise DotError(str(exc)) from None
     shell.run_sql(text)
 
 

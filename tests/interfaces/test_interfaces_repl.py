@@ -331,3 +331,13 @@ def test_ctrl_c_cancels_a_running_statement_and_keeps_the_session(tmp_path: Path
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+def test_read_of_a_directory_or_binary_file_is_a_clear_error(tmp_path: Path) -> None:
+    binary = tmp_path / "b.sql"
+    binary.write_bytes(b"SELECT 1;\0")
+    _, err = drive(lines(f".read {tmp_path}", f".read {binary}", ".read /dev/zero") + EOF_KEY)
+    assert "internal error" not in err
+    assert f"cannot read {tmp_path}: Is a directory" in err
+    assert f"{binary}: not a text file (NUL byte at offset 9)" in err
+    assert "/dev/zero: not a text file (NUL byte at offset 0)" in err
