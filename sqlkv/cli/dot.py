@@ -213,6 +213,8 @@ def cmd_import(shell: Any, args: list[str]) -> None:
     path, table = args
     if not os.path.exists(path):
         raise DotError(f"cannot read {path}: no such file")
+    if os.path.isdir(path):
+        raise DotError(f"cannot read {path}: Is a directory")
     count = import_csv(shell.state.session, path, table, progress=shell.state.interactive)
     shell.state.out.write(f"imported {count} row{'' if count == 1 else 's'} into {table}\n")
 

@@ -341,3 +341,29 @@ def test_read_of_a_directory_or_binary_file_is_a_clear_error(tmp_path: Path) -> 
     assert f"cannot read {tmp_path}: Is a directory" in err
     assert f"{binary}: not a text file (NUL byte at offset 9)" in err
     assert "/dev/zero: not a text file (NUL byte at offset 0)" in err
+
+
+def test_import_is_atomic_and_bad_files_are_clear_errors(tmp_path: Path) -> None:
+    """A refused record undoes the whole import, including the table it created (issue 10)."""
+    session = open_session(":memory:")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b\n" + "x,y\n" * 3000 + "only-one\n")  # the bad record comes after full batches
+    not_utf8 = tmp_path / "latin1.csv"
+    not_utf8.write_bytes(b"a,b\ncaf\xe9,1\n")
+    _, err = drive(lines(f".import {ragged} fresh", f".import {not_utf8} other", f".import {tmp_path} d")
+                   + EOF_KEY, session)
+    assert "record 3001 has 1 fields, expected 2" in err
+    assert "not UTF-8 text" in err
+    assert f"cannot read {tmp_path}: Is a directory" in err
+    assert "internal error" not in err
+    assert session.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN "
+                           "('fresh', 'other', 'd')").fetchall() == [(0,)]
+
+    # inside an open transaction only the import is undone, the user's work stays
+    session.execute("CREATE TABLE fresh (a TEXT, b TEXT)")
+    session.execute("BEGIN")
+    session.execute("INSERT INTO fresh VALUES ('mine', 'too')")
+    _, err = drive(lines(f".import {ragged} fresh") + EOF_KEY, session)
+    assert "record 3001" in err
+    session.execute("COMMIT")
+    assert session.execute("SELECT a, b FROM fresh").fetchall() == [("mine", "too")]
