@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -85,9 +86,17 @@ def cmd_quit(shell: Any, args: list[str]) -> None:
 def cmd_tables(shell: Any, args: list[str]) -> None:
     reader = SchemaReader(shell.state.session)
     names = [t.name for t in reader.tables()] + [v.name for v in reader.views()]
-    pattern = args[0].lower() if args else None
-    shell.state.out.write("\n".join(n for n in sorted(names) if not pattern or pattern in n.lower()))
-    shell.state.out.write("\n" if names else "")
+    if args:
+        matches = like_matcher(args[0])
+        names = [n for n in names if matches(n)]
+    shell.state.out.write("".join(n + "\n" for n in sorted(names)))
+
+
+def like_matcher(pattern: str) -> Callable[[str], bool]:
+    """A case-insensitive SQL LIKE test (``%`` any run, ``_`` one character), as sqlite3's ``.tables``."""
+    parts = ("." if ch == "_" else ".*" if ch == "%" else re.escape(ch) for ch in pattern)
+    compiled = re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+    return lambda name: compiled.fullmatch(name) is not None
 
 
 def cmd_schema(shell: Any, args: list[str]) -> None:

@@ -367,3 +367,18 @@ def test_import_is_atomic_and_bad_files_are_clear_errors(tmp_path: Path) -> None
     assert "record 3001" in err
     session.execute("COMMIT")
     assert session.execute("SELECT a, b FROM fresh").fetchall() == [("mine", "too")]
+
+
+def test_tables_pattern_is_a_like_pattern() -> None:
+    session = open_session(":memory:")
+    for name in ("customers", "cust_notes", "orders", "custard"):
+        session.execute(f"CREATE TABLE {name} (k INT PRIMARY KEY)")
+    session.execute("CREATE VIEW customer_view AS SELECT k FROM customers")
+    out, err = drive(lines(".tables cust%", ".tables CUST_%", ".tables %ers", ".tables cust") + EOF_KEY, session)
+    assert err == ""
+    assert out.split("\n")[2:] == [  # after the two banner lines
+        "cust_notes", "custard", "customer_view", "customers",   # cust%
+        "cust_notes", "custard", "customer_view", "customers",   # CUST_% (_ is any one character)
+        "customers", "orders",                                   # %ers
+        "",                                                      # cust: no table has exactly that name
+    ]
