@@ -421,3 +421,12 @@ def test_unknown_connect_option_is_refused_for_memory_too(tmp_path) -> None:
         with pytest.raises(sqlkv.InterfaceError, match="durabilty"):
             sqlkv.connect(database, durabilty="off")
     sqlkv.connect(":memory:", memtable_size=1 << 20).close()
+
+
+def test_time_parameter_is_refused_not_turned_into_text() -> None:
+    conn = sqlkv.connect(":memory:")
+    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter 1 is a datetime.time.*no TIME type"):
+        conn.execute("SELECT ?", (datetime.time(13, 45),))
+    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter :t is a datetime.time"):
+        conn.execute("SELECT :t", {"t": datetime.time(13, 45)})
+    assert conn.execute("SELECT ?", (datetime.time(13, 45).isoformat(),)).fetchall() == [("13:45:00",)]
