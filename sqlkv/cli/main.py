@@ -132,7 +132,9 @@ def _run_database(args: argparse.Namespace) -> int:
     try:
         session = open_session(args.database, args)
     except Error as exc:
-        sys.stderr.write(f"sqlkv: {args.database}: {describe_error(exc)}\n")
+        message = describe_error(exc)
+        named = args.database in message  # most open errors already name the path: don't say it twice
+        sys.stderr.write(f"sqlkv: {message}\n" if named else f"sqlkv: {args.database}: {message}\n")
         return 1
     try:
         run = ScriptRun(render=RenderOptions(mode=args.mode, headers=args.headers),

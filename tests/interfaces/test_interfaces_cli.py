@@ -211,3 +211,17 @@ def test_script_from_dev_zero_and_directory_are_clear_errors(tmp_path: Path) -> 
     assert (result.status, result.err) == (1, "sqlkv: /dev/zero: not a text file (NUL byte at offset 0)\n")
     result = run_sqlkv("-f", str(tmp_path))
     assert (result.status, result.err) == (1, f"sqlkv: cannot read {tmp_path}: Is a directory\n")
+
+
+def test_locked_database_error_names_the_path_once(tmp_path: Path) -> None:
+    import sqlkv
+
+    path = str(tmp_path / "db")
+    conn = sqlkv.connect(path)
+    try:
+        result = run_sqlkv(path, "-c", "SELECT 1")
+    finally:
+        conn.close()
+    assert result.status == 1
+    assert result.err.count(path) == 1, result.err
+    assert "locked" in result.err
