@@ -196,7 +196,7 @@ def cmd_read(shell: Any, args: list[str]) -> None:
         text = read_script(args[0])
     except ScriptFileError as exc:
         raise DotError(str(exc)) from None
-    shell.run_sql(text)
+    shell.run_sql(text, source=args[0])
 
 
 def cmd_dump(shell: Any, args: list[str]) -> None:

@@ -382,3 +382,13 @@ def test_tables_pattern_is_a_like_pattern() -> None:
         "customers", "orders",                                   # %ers
         "",                                                      # cust: no table has exactly that name
     ]
+
+
+def test_read_errors_carry_file_line_col(tmp_path: Path) -> None:
+    script = tmp_path / "s.sql"
+    script.write_text("CREATE TABLE t (k INT PRIMARY KEY);\nINSERT INTO t VALUES (1);\n  INSERT INTO t VALUES (1);\n")
+    session = open_session(":memory:")
+    _, err = drive(lines(f".read {script}") + EOF_KEY, session)
+    assert err.startswith(f"Error: {script}:3:3: "), err
+    assert "duplicate" in err
+    assert session.execute("SELECT k FROM t").fetchall() == [(1,)]
