@@ -225,3 +225,13 @@ def test_locked_database_error_names_the_path_once(tmp_path: Path) -> None:
     assert result.status == 1
     assert result.err.count(path) == 1, result.err
     assert "locked" in result.err
+
+
+def test_syntax_errors_speak_sql_not_sqlglot() -> None:
+    result = run_sqlkv("-c", "CREATE TABLE t (id INT PRIMARY KEY); SELECT * FROM t WHERE id = = 3")
+    assert result.status == 1
+    assert "expected an expression after =" in result.err
+    assert "sqlglot" not in result.err and "<class" not in result.err
+    result = run_sqlkv("-c", "SHOW TABLES")
+    assert result.status == 1
+    assert "Falling back" not in result.err and result.err.count("\n") == 1, result.err
