@@ -16,11 +16,12 @@ import csv
 import datetime
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sqlkv.cli.introspect import SchemaReader, quote_ident
-from sqlkv.errors import DataError, Error
+from sqlkv.errors import DataError, Error, OperationalError
 
 BATCH_ROWS = 1000
 
@@ -74,7 +75,44 @@ def _count_lines(path: str) -> int:
 
 
 def import_csv(session: Any, path: str, table_name: str, progress: bool = False) -> int:
-    """Load ``path`` into ``table_name``; return the number of rows inserted."""
+    """Load ``path`` into ``table_name``; return the number of rows inserted.
+
+    All or nothing: the table it creates and every batch run in one transaction (a savepoint
+    inside the user's open transaction), undone if any record is refused. A file that cannot be
+    read, is not UTF-8 or is not well-formed CSV is a DataError/OperationalError naming it.
+    """
+    with _atomically(session):
+        try:
+            return _import(session, path, table_name, progress)
+        except OSError as exc:
+            raise OperationalError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+        except csv.Error as exc:
+            raise DataError(f"{path}: malformed CSV: {exc}") from None
+
+
+@contextmanager
+def _atomically(session: Any) -> Iterator[None]:
+    if session.in_transaction:
+        session.execute("SAVEPOINT sqlkv_import")
+        try:
+            yield
+        except BaseException:
+            session.execute("ROLLBACK TO SAVEPOINT sqlkv_import")
+            raise
+        session.execute("RELEASE SAVEPOINT sqlkv_import")
+        return
+    session.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        session.rollback()
+        raise
+    session.commit()
+
+
+def _import(session: Any, path: str, table_name: str, progress: bool) -> int:
     reader = SchemaReader(session)
     with open(path, newline="", encoding="utf-8-sig") as fh:
         rows = csv.reader(fh)

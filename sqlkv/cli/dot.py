@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,6 +25,7 @@ from sqlkv.cli.introspect import (
     dump_lines,
 )
 from sqlkv.cli.render import MODES, render
+from sqlkv.cli.script import ScriptFileError, read_script
 from sqlkv.errors import ProgrammingError
 
 
@@ -84,9 +86,17 @@ def cmd_quit(shell: Any, args: list[str]) -> None:
 def cmd_tables(shell: Any, args: list[str]) -> None:
     reader = SchemaReader(shell.state.session)
     names = [t.name for t in reader.tables()] + [v.name for v in reader.views()]
-    pattern = args[0].lower() if args else None
-    shell.state.out.write("\n".join(n for n in sorted(names) if not pattern or pattern in n.lower()))
-    shell.state.out.write("\n" if names else "")
+    if args:
+        matches = like_matcher(args[0])
+        names = [n for n in names if matches(n)]
+    shell.state.out.write("".join(n + "\n" for n in sorted(names)))
+
+
+def like_matcher(pattern: str) -> Callable[[str], bool]:
+    """A case-insensitive SQL LIKE test (``%`` any run, ``_`` one character), as sqlite3's ``.tables``."""
+    parts = ("." if ch == "_" else ".*" if ch == "%" else re.escape(ch) for ch in pattern)
+    compiled = re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+    return lambda name: compiled.fullmatch(name) is not None
 
 
 def cmd_schema(shell: Any, args: list[str]) -> None:
@@ -183,11 +193,10 @@ def cmd_read(shell: Any, args: list[str]) -> None:
     if len(args) != 1:
         raise DotError("usage: .read FILE")
     try:
-        with open(args[0], encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise DotError(f"cannot read {args[0]}: {exc.strerror}") from None
-    shell.run_sql(text)
+        text = read_script(args[0])
+    except ScriptFileError as exc:
+        raise DotError(str(exc)) from None
+    shell.run_sql(text, source=args[0])
 
 
 def cmd_dump(shell: Any, args: list[str]) -> None:
@@ -213,6 +222,8 @@ def cmd_import(shell: Any, args: list[str]) -> None:
     path, table = args
     if not os.path.exists(path):
         raise DotError(f"cannot read {path}: no such file")
+    if os.path.isdir(path):
+        raise DotError(f"cannot read {path}: Is a directory")
     count = import_csv(shell.state.session, path, table, progress=shell.state.interactive)
     shell.state.out.write(f"imported {count} row{'' if count == 1 else 's'} into {table}\n")
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
@@ -74,44 +75,42 @@ class SchemaReader:
     def __init__(self, session: Any) -> None:
         self.session = session
 
-    def _catalog(self) -> tuple[Any, Any]:
+    @contextmanager
+    def _catalog(self) -> Iterator[Any]:
+        """A catalog reading in the session's open transaction (so it sees its own uncommitted
+        DDL, e.g. the table `.import` creates), else in a read-only transaction of its own."""
         from sqlkv.catalog import Catalog
 
         db = self.session.db
+        cache = getattr(db, "descriptor_cache", None)
+        if self.session.in_transaction:
+            yield Catalog(self.session._txn, None)  # uncommitted descriptors bypass the shared cache
+            return
         txn = db.txn_manager.begin(read_only=True)
-        return txn, Catalog(txn, getattr(db, "descriptor_cache", None))
+        try:
+            yield Catalog(txn, cache)
+        finally:
+            txn.rollback()
 
     def tables(self) -> list[Any]:
         """User tables (not views, not virtual tables), by name."""
-        txn, catalog = self._catalog()
-        try:
+        with self._catalog() as catalog:
             return sorted(
                 (t for t in catalog.list_tables() if getattr(t, "virtual", None) is None),
                 key=lambda t: t.name,
             )
-        finally:
-            txn.rollback()
 
     def views(self) -> list[Any]:
-        txn, catalog = self._catalog()
-        try:
+        with self._catalog() as catalog:
             return sorted(catalog.list_views(), key=lambda v: v.name)
-        finally:
-            txn.rollback()
 
     def find_table(self, name: str) -> Any | None:
-        txn, catalog = self._catalog()
-        try:
+        with self._catalog() as catalog:
             return catalog.find_table(name)
-        finally:
-            txn.rollback()
 
     def find_view(self, name: str) -> Any | None:
-        txn, catalog = self._catalog()
-        try:
+        with self._catalog() as catalog:
             return catalog.get_view(name)
-        finally:
-            txn.rollback()
 
     def names(self) -> dict[str, list[str]]:
         """Table and view names -> their visible column names (for completion)."""

@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from sqlkv.cli.render import MODES, RenderOptions
-from sqlkv.cli.script import ScriptRun, describe_error, run_statements
+from sqlkv.cli.script import ScriptFileError, ScriptRun, describe_error, read_script, run_statements
 from sqlkv.errors import Error
 
 SUBCOMMANDS = ("test", "check", "bench")
@@ -36,9 +36,36 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """Exit quietly when stdout's reader closed the pipe (`sqlkv db -c ... | head`), as Unix tools do.
+
+    Python's own flush at exit would hit the closed pipe again and print a traceback, so stdout is
+    pointed at /dev/null first. The status is 128 + SIGPIPE, what a tool killed by the signal reports.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + 13
 
 
 # -- sqlkv [DATABASE] ------------------------------------------------------------------------
+
+
+class _TaggedAppend(argparse.Action):
+    """Append ``(tag, value)`` to a list shared by several options, keeping their relative order."""
+
+    def __init__(self, *args: Any, tag: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tag = tag
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        items = list(getattr(namespace, self.dest) or [])
+        items.append((self.tag, values))
+        setattr(namespace, self.dest, items)
 
 
 def _database_parser() -> argparse.ArgumentParser:
@@ -52,9 +79,12 @@ def _database_parser() -> argparse.ArgumentParser:
         "database", nargs="?", default=":memory:",
         help="database directory (created if missing); default: a temporary in-memory database",
     )
-    parser.add_argument("-c", "--command", action="append", default=[], metavar="SQL",
+    # -c and -f share one list so that they run in the order given on the command line
+    parser.add_argument("-c", "--command", dest="sources", action=_TaggedAppend, tag="command",
+                        default=[], metavar="SQL",
                         help="run these ;-separated statements and exit (repeatable)")
-    parser.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
+    parser.add_argument("-f", "--file", dest="sources", action=_TaggedAppend, tag="file",
+                        default=[], metavar="FILE",
                         help="run the statements in FILE and exit (repeatable)")
     parser.add_argument("--mode", choices=MODES, default="table", help="output mode (default: table)")
     parser.add_argument("--headers", action=argparse.BooleanOptionalAction, default=True,
@@ -102,15 +132,22 @@ def _run_database(args: argparse.Namespace) -> int:
     try:
         session = open_session(args.database, args)
     except Error as exc:
-        sys.stderr.write(f"sqlkv: {args.database}: {describe_error(exc)}\n")
+        message = describe_error(exc)
+        named = args.database in message  # most open errors already name the path: don't say it twice
+        sys.stderr.write(f"sqlkv: {message}\n" if named else f"sqlkv: {args.database}: {message}\n")
         return 1
     try:
         run = ScriptRun(render=RenderOptions(mode=args.mode, headers=args.headers),
                         keep_going=args.keep_going, echo=args.echo)
-        if args.file or args.command:
+        if args.sources:
             return _run_sources(session, args, run)
         if not sys.stdin.isatty():
-            return run_statements(session, sys.stdin.read(), "<stdin>", run)
+            try:
+                text = read_script("<stdin>", sys.stdin.buffer)
+            except ScriptFileError as exc:
+                sys.stderr.write(f"sqlkv: {exc}\n")
+                return 1
+            return run_statements(session, text, "<stdin>", run)
         from sqlkv.cli.repl import Repl
 
         return Repl(session, args.database, render=run.render).run()
@@ -121,14 +158,15 @@ def _run_database(args: argparse.Namespace) -> int:
 def _run_sources(session: Any, args: argparse.Namespace, run: ScriptRun) -> int:
     status = 0
     sources: list[tuple[str, str]] = []
-    for path in args.file:
+    for kind, value in args.sources:  # every file is read before anything runs
+        if kind == "command":
+            sources.append(("<command>", value))
+            continue
         try:
-            with open(path, encoding="utf-8") as fh:
-                sources.append((path, fh.read()))
-        except OSError as exc:
-            sys.stderr.write(f"sqlkv: cannot read {path}: {exc.strerror}\n")
+            sources.append((value, read_script(value)))
+        except ScriptFileError as exc:
+            sys.stderr.write(f"sqlkv: {exc}\n")
             return 1
-    sources += [("<command>", text) for text in args.command]
     for name, text in sources:
         status = max(status, run_statements(session, text, name, run))
         if status and not run.keep_going:

@@ -10,8 +10,8 @@
 
 `render` takes the column names and a row iterator and writes to a text stream as it goes.
 csv, json and line modes stream row by row. The aligned modes (table, box, markdown) need
-column widths, so they read rows in pages of `PAGE_ROWS`: widths come from the first page and
-grow for later pages when needed, so a huge result never sits in memory whole. Widths are
+column widths over every row before printing the first: a result longer than `PAGE_ROWS` is
+measured while it is spilled to a temporary file, so a huge result never sits in memory whole. Widths are
 measured with ``wcwidth`` (a prompt-toolkit dependency) so CJK text and emoji line up.
 
 This is a small hand-written renderer rather than a library: none of the project's
@@ -23,12 +23,14 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
 from typing import Any, TextIO
 
+import msgpack
 from wcwidth import wcswidth
 
 MODES = ("table", "box", "csv", "json", "line", "markdown")
@@ -153,29 +155,50 @@ def _render_aligned(
     widths = [_width(n) if opts.headers else 1 for n in names]
     if opts.mode == "markdown":
         widths = [max(w, 3) for w in widths]  # a markdown separator needs at least '---'
+    lines = _measured_lines(rows, opts, widths)
+    _rule(out, frame.top, widths)
+    if opts.headers:
+        _line(out, frame.vertical, names, widths, [False] * len(names))
+        _rule(out, frame.header_sep, widths)
     count = 0
-    first = True
-    while True:
-        page = [_cells(row, opts.null, opts.mode == "markdown") for row in islice(rows, PAGE_ROWS)]
-        if not page and not first:
-            break
-        for cells in page:
-            for i, text in enumerate(cells[:-1]):
-                widths[i] = max(widths[i], _width(text))
-        if first:
-            _rule(out, frame.top, widths)
-            if opts.headers:
-                _line(out, frame.vertical, names, widths, [False] * len(names))
-                _rule(out, frame.header_sep, widths)
-            first = False
-        for cells in page:
-            right = [_is_numeric(v) for v in cells[-1]]
-            _line(out, frame.vertical, list(cells[:-1]), widths, right)
-        count += len(page)
-        if len(page) < PAGE_ROWS:
-            break
+    for texts, right in lines:
+        _line(out, frame.vertical, texts, widths, right)
+        count += 1
     _rule(out, frame.bottom, widths)
     return count
+
+
+def _measured_lines(rows: Iterator[tuple], opts: RenderOptions, widths: list[int]) -> Iterable[tuple]:
+    """Every row's (texts, right-aligned flags), with ``widths`` grown to fit all of them.
+
+    Widths must be known before the first line is printed, so every row is read first. A
+    result that fits in one page stays in memory; a longer one is spilled to a temporary
+    file (msgpack) as it is measured, so a huge result never sits in memory whole.
+    """
+    markdown = opts.mode == "markdown"
+    page = [_line_of(row, opts.null, markdown, widths) for row in islice(rows, PAGE_ROWS)]
+    if len(page) < PAGE_ROWS:
+        return page
+    spill = tempfile.TemporaryFile()
+    packer = msgpack.Packer()
+    for item in page:
+        spill.write(packer.pack(item))
+    for row in rows:
+        spill.write(packer.pack(_line_of(row, opts.null, markdown, widths)))
+    spill.seek(0)
+    return _replay(spill)
+
+
+def _replay(spill: Any) -> Iterator[tuple]:
+    with spill:
+        yield from msgpack.Unpacker(spill, use_list=True)
+
+
+def _line_of(row: tuple, null: str, markdown: bool, widths: list[int]) -> tuple[list[str], list[bool]]:
+    texts = _cells(row, null, markdown)
+    for i, text in enumerate(texts):
+        widths[i] = max(widths[i], _width(text))
+    return texts, [_is_numeric(v) for v in row]
 
 
 def _rule(out: TextIO, chars: tuple[str, str, str, str] | None, widths: list[int]) -> None:
@@ -193,9 +216,9 @@ def _line(out: TextIO, vertical: str, cells: list[str], widths: list[int], right
     out.write(vertical + vertical.join(parts) + vertical + "\n")
 
 
-def _cells(row: tuple, null: str, markdown: bool) -> tuple:
-    """The row's display texts (newlines escaped to keep one line per row), then the row."""
-    texts = (format_value(v, null).replace("\n", "\\n") for v in row)
+def _cells(row: tuple, null: str, markdown: bool) -> list[str]:
+    """The row's display texts (newlines escaped to keep one line per row)."""
+    texts = [format_value(v, null).replace("\n", "\\n") for v in row]
     if markdown:
-        texts = (t.replace("|", "\\|") for t in texts)
-    return tuple(texts) + (row,)
+        texts = [t.replace("|", "\\|") for t in texts]
+    return texts

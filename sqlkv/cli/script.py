@@ -25,6 +25,45 @@ from sqlkv.cli.render import RenderOptions, render
 from sqlkv.errors import Error
 
 
+_CHUNK = 1 << 20
+
+
+class ScriptFileError(Exception):
+    """A script file that cannot be read as text; the message is what the user sees."""
+
+
+def read_script(path: str, stream: Any = None) -> str:
+    """The text of the script at ``path`` (or of an open binary ``stream``), as UTF-8.
+
+    Read in chunks so that a device that never ends (``/dev/zero``) or a binary file is refused
+    at its first NUL byte instead of filling memory; invalid UTF-8 names the byte offset.
+    """
+    try:
+        if stream is None:
+            with open(path, "rb") as fh:
+                data = _read_text_bytes(path, fh)
+        else:
+            data = _read_text_bytes(path, stream)
+    except OSError as exc:
+        raise ScriptFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ScriptFileError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def _read_text_bytes(path: str, fh: Any) -> bytes:
+    chunks: list[bytes] = []
+    offset = 0
+    while chunk := fh.read(_CHUNK):
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            raise ScriptFileError(f"{path}: not a text file (NUL byte at offset {offset + nul})")
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
 @dataclass
 class ScriptRun:
     """Where a script's output goes and how it behaves on errors."""
@@ -88,6 +127,8 @@ def run_statements(session: Any, text: str, source: str, run: ScriptRun) -> int:
             if result.columns is not None:
                 names = [col.name for col in result.columns]
                 render(names, result, run.out, run.render)
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main() exits quietly
         except Exception as exc:  # noqa: BLE001 - every failure is reported the same way
             if not isinstance(exc, Error) and os.environ.get("SQLKV_DEBUG"):
                 traceback.print_exc(file=run.err)

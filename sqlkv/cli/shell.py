@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from sqlkv.cli.render import RenderOptions, render
-from sqlkv.cli.script import describe_error
+from sqlkv.cli.script import describe_error, error_location
 from sqlkv.errors import Error, OperationalError
 
 # Statement kinds that change the schema: the completer's table/column lists are refreshed.
@@ -68,21 +68,24 @@ class Shell:
         self.state.out.flush()
         return not self.quit_requested
 
-    def run_sql(self, text: str) -> bool:
-        """Run every statement of ``text``; stop at the first error. True if all succeeded."""
+    def run_sql(self, text: str, source: str | None = None) -> bool:
+        """Run every statement of ``text``; stop at the first error. True if all succeeded.
+
+        ``source`` (a file name, for ``.read``) makes errors say ``FILE:LINE:COL: message``.
+        """
         from sqlkv.sql.parse import split_statements
 
         try:
             statements = split_statements(text)
         except Exception as exc:  # noqa: BLE001 - reported like any statement error
-            self.report(exc)
+            self.report(exc, (source, None) if source else None)
             return False
         for stmt in statements:
-            if not self.run_statement(stmt.sql):
+            if not self.run_statement(stmt.sql, (source, stmt) if source else None):
                 return False
         return True
 
-    def run_statement(self, sql: str) -> bool:
+    def run_statement(self, sql: str, located: tuple[str, Any] | None = None) -> bool:
         state = self.state
         started = time.perf_counter()
         try:
@@ -100,7 +103,7 @@ class Shell:
             if kind.startswith(_DDL_PREFIXES):
                 state.schema_version += 1
         except Exception as exc:  # noqa: BLE001 - the shell survives every statement error
-            self.report(exc)
+            self.report(exc, located)
             return False
         finally:
             if state.timer:
@@ -130,8 +133,14 @@ class Shell:
         for row in plan:
             self.state.out.write(f"  {row[0] if len(row) == 1 else ' '.join(map(str, row))}\n")
 
-    def report(self, exc: BaseException) -> None:
+    def report(self, exc: BaseException, located: tuple[str, Any] | None = None) -> None:
+        """Print a statement's error; ``located`` = (file, statement) prefixes ``FILE:LINE:COL:``."""
         if not isinstance(exc, Error) and os.environ.get("SQLKV_DEBUG"):
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=self.state.err)
-        self.state.err.write(f"Error: {describe_error(exc)}\n")
+        if located is not None:
+            source, stmt = located
+            line, col, message = error_location(stmt, exc)
+            self.state.err.write(f"Error: {source}:{line}:{col}: {message}\n")
+        else:
+            self.state.err.write(f"Error: {describe_error(exc)}\n")
         self.state.err.flush()

@@ -232,11 +232,25 @@ def connect(
         options["cache_size"] = cache_size
     if read_only:
         options["read_only"] = True
+    if database == ":memory:":
+        _refuse_unknown_options(options)
     if not create:
         options["create"] = False
     db = Database.open(database, **options)
     session = Session(db, autocommit=autocommit)
     return Connection(session, database, check_same_thread=check_same_thread)
+
+
+def _refuse_unknown_options(options: dict[str, Any]) -> None:
+    """A typo such as ``durabilty=`` fails for ``:memory:`` too, as the LSM does for a directory.
+
+    The in-memory engine has no tuning knobs, so it would otherwise accept anything silently.
+    """
+    from sqlkv.storage.lsm.engine import _OPTIONS as known
+
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InterfaceError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
 
 
 def _path_text(database: Any) -> str:

@@ -137,7 +137,7 @@ class Cursor:
         """Accepted and ignored (PEP 249 allows it): sqlkv needs no size hints."""
         self._check_open()
 
-    def setoutputsizes(self, size: int, column: int | None = None) -> None:
+    def setoutputsize(self, size: int, column: int | None = None) -> None:
         """Accepted and ignored (PEP 249 allows it)."""
         self._check_open()
 

@@ -5,7 +5,7 @@ A column of type ``VARCHAR(20)`` reaches a driver user as the description entry
 string, and it compares equal to the type object that covers it (``STRING == "TEXT"``), which
 is all PEP 249 promises about type codes. Parameters go the other way: `adapt_parameter`
 checks each bound value and turns the few Python types sqlkv does not store as such
-(``bytearray``, ``memoryview``, ``datetime.time``) into ones it does.
+(``bytearray``, ``memoryview``) into ones it does; a ``datetime.time`` is refused (no TIME type).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError
 
 Date = datetime.date
 Time = datetime.time
@@ -91,10 +91,13 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         return value
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
-    if isinstance(value, datetime.time):
-        # sqlkv has no TIME type; a time of day travels as its ISO text ('13:45:00').
-        return value.isoformat()
     where = f"parameter {position}" if isinstance(position, int) else f"parameter :{position}"
+    if isinstance(value, datetime.time):
+        # sqlkv has no TIME type; silently storing text would change the value's type behind the caller
+        raise NotSupportedError(
+            f"{where} is a datetime.time, and sqlkv has no TIME type; bind value.isoformat() "
+            "to store the time of day as text"
+        )
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
         "str, bytes, bool, date or datetime"

@@ -21,8 +21,8 @@ from ``stmt.ast.copy()`` when the planner rewrites nodes.
 
 from __future__ import annotations
 
+import logging
 import re
-
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -318,7 +318,7 @@ def _sqlglot_parse(sql: str, original: str, edits: list[_Edit] | None = None) ->
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
-        desc = err.get("description") or str(e)
+        desc = describe_parse_error(err.get("description") or str(e))
         near = err.get("highlight")
         near_txt = f' near "{near}"' if near else ""
         if line:
@@ -343,6 +343,37 @@ def _sqlglot_parse(sql: str, original: str, edits: list[_Edit] | None = None) ->
         if isinstance(node, exp.Group) and not node.expressions and not node.args.get("all"):
             raise ProgrammingError("syntax error: GROUP BY without an expression")
     return tree
+
+
+# -- error-message formatting (kept apart from the parsing logic above) --------------------
+
+_MISSING_ARG = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>")
+_SQLGLOT_TERMS = {"Invalid expression / Unexpected token": "unexpected token"}
+_OPERATORS = {"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "ADD": "+",
+              "SUB": "-", "MUL": "*", "DIV": "/", "MOD": "%", "AND": "AND", "OR": "OR", "LIKE": "LIKE"}
+
+
+def describe_parse_error(description: str) -> str:
+    """sqlglot's error description in the user's terms: no Python class names.
+
+    ``Required keyword: 'expression' missing for <class 'sqlglot.expressions.core.EQ'>``
+    becomes ``expected an expression after =``.
+    """
+    found = _MISSING_ARG.search(description)
+    if found:
+        operand = "an expression" if found.group(1) in ("this", "expression", "expressions") else found.group(1)
+        node = found.group(2).upper()
+        return f"expected {operand} after {_OPERATORS.get(node, node)}"
+    return _SQLGLOT_TERMS.get(description, description)
+
+
+def _drop_command_fallback(record: logging.LogRecord) -> bool:
+    """sqlglot logs "Falling back to parsing as a 'Command'" for statements it does not know;
+    sqlkv refuses those with its own error, so the warning would only clutter the user's stderr."""
+    return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_drop_command_fallback)
 
 
 _KINDS: list[tuple[type, str]] = [

@@ -165,3 +165,73 @@ def test_bench_delegates_to_the_benchmark(suite: str) -> None:
     result = run_sqlkv("bench", suite, "--help")
     assert result.status == 0, result.err
     assert f"sqlkv bench {suite}" in result.out
+
+
+def test_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    """`sqlkv db -c ... | head -1`: no 'internal error', no traceback, the status of SIGPIPE."""
+    import subprocess
+    import sys
+
+    sql = "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 200000) SELECT x FROM s"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqlkv.cli", "-c", sql, "--mode", "csv"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `head` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
+def test_commands_and_files_run_in_command_line_order(tmp_path: Path) -> None:
+    script = tmp_path / "f.sql"
+    script.write_text("SELECT 'f' AS x;\n")
+    result = run_sqlkv("-c", "SELECT 'c1' AS x", "-f", str(script), "-c", "SELECT 'c2' AS x",
+                       "--mode", "csv", "--no-headers")
+    assert result.status == 0, result.err
+    assert result.out.split() == ["c1", "f", "c2"]
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"SELECT 1;\n\xff\xfe;\n", "not UTF-8 text (invalid byte at offset 10)"),
+    (b"SELECT 1;\0", "not a text file (NUL byte at offset 9)"),
+])
+def test_script_that_is_not_text_is_a_clear_error(tmp_path: Path, content: bytes, expected: str) -> None:
+    script = tmp_path / "s.sql"
+    script.write_bytes(content)
+    result = run_sqlkv("-f", str(script))
+    assert result.status == 1
+    assert result.err == f"sqlkv: {script}: {expected}\n"
+    assert result.out == ""  # nothing ran: the file is refused before any statement
+
+
+def test_script_from_dev_zero_and_directory_are_clear_errors(tmp_path: Path) -> None:
+    result = run_sqlkv("-f", "/dev/zero")
+    assert (result.status, result.err) == (1, "sqlkv: /dev/zero: not a text file (NUL byte at offset 0)\n")
+    result = run_sqlkv("-f", str(tmp_path))
+    assert (result.status, result.err) == (1, f"sqlkv: cannot read {tmp_path}: Is a directory\n")
+
+
+def test_locked_database_error_names_the_path_once(tmp_path: Path) -> None:
+    import sqlkv
+
+    path = str(tmp_path / "db")
+    conn = sqlkv.connect(path)
+    try:
+        result = run_sqlkv(path, "-c", "SELECT 1")
+    finally:
+        conn.close()
+    assert result.status == 1
+    assert result.err.count(path) == 1, result.err
+    assert "locked" in result.err
+
+
+def test_syntax_errors_speak_sql_not_sqlglot() -> None:
+    result = run_sqlkv("-c", "CREATE TABLE t (id INT PRIMARY KEY); SELECT * FROM t WHERE id = = 3")
+    assert result.status == 1
+    assert "expected an expression after =" in result.err
+    assert "sqlglot" not in result.err and "<class" not in result.err
+    result = run_sqlkv("-c", "SHOW TABLES")
+    assert result.status == 1
+    assert "Falling back" not in result.err and result.err.count("\n") == 1, result.err

@@ -379,8 +379,8 @@ def test_cursor_extras(conn: sqlkv.Connection) -> None:
     cur = conn.cursor()
     assert cur.connection is conn
     cur.setinputsizes([10, None])
-    cur.setoutputsizes(100)
-    cur.setoutputsizes(100, 0)
+    cur.setoutputsize(100)
+    cur.setoutputsize(100, 0)
     with cur:
         pass
     assert cur.closed
@@ -414,3 +414,19 @@ def test_interrupt_from_another_thread_stops_a_long_query(conn: sqlkv.Connection
     finally:
         timer.cancel()
     assert conn.execute("SELECT count(*) FROM n").fetchone() == (300,)
+
+
+def test_unknown_connect_option_is_refused_for_memory_too(tmp_path) -> None:
+    for database in (":memory:", str(tmp_path / "db")):
+        with pytest.raises(sqlkv.InterfaceError, match="durabilty"):
+            sqlkv.connect(database, durabilty="off")
+    sqlkv.connect(":memory:", memtable_size=1 << 20).close()
+
+
+def test_time_parameter_is_refused_not_turned_into_text() -> None:
+    conn = sqlkv.connect(":memory:")
+    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter 1 is a datetime.time.*no TIME type"):
+        conn.execute("SELECT ?", (datetime.time(13, 45),))
+    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter :t is a datetime.time"):
+        conn.execute("SELECT :t", {"t": datetime.time(13, 45)})
+    assert conn.execute("SELECT ?", (datetime.time(13, 45).isoformat(),)).fetchall() == [("13:45:00",)]

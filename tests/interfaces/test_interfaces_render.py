@@ -8,6 +8,7 @@ import io
 import json
 from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,16 +64,17 @@ def test_special_values_are_readable() -> None:
     assert json.loads(out.getvalue()) == [{"n": "inf"}, {"n": "2.5"}]
 
 
-def test_wide_results_are_rendered_in_pages(monkeypatch) -> None:
+@pytest.mark.parametrize("mode", ["table", "box", "markdown"])
+def test_long_results_stay_aligned_past_the_first_page(monkeypatch, mode: str) -> None:
+    """Widths cover every row, not the first page (issue 13: later rows misaligned)."""
     monkeypatch.setattr(render_module, "PAGE_ROWS", 3)
-    rows = [(i, "x" * i) for i in range(8)]
+    rows = [(i, "x" * i, None if i % 2 else Decimal(i) / 4) for i in range(8)]
     out = io.StringIO()
-    assert render(["n", "s"], iter(rows), out, RenderOptions(mode="table")) == 8
+    assert render(["n", "s", "d"], iter(rows), out, RenderOptions(mode=mode)) == 8
     lines = out.getvalue().splitlines()
-    body = [line for line in lines if line.startswith("|")][1:]
-    assert [int(line.split("|")[1]) for line in body] == list(range(8))
-    # Widths grow page by page; within the first page every line is as wide as the header.
-    assert len({len(line) for line in lines[:6]}) == 1
+    assert len({wcswidth(line) for line in lines}) == 1
+    body = lines[3:-1] if mode != "markdown" else lines[2:]
+    assert [int(line.replace("│", "|").split("|")[1]) for line in body] == list(range(8))
 
 
 def test_line_mode_and_headers() -> None:

@@ -331,3 +331,64 @@ def test_ctrl_c_cancels_a_running_statement_and_keeps_the_session(tmp_path: Path
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+def test_read_of_a_directory_or_binary_file_is_a_clear_error(tmp_path: Path) -> None:
+    binary = tmp_path / "b.sql"
+    binary.write_bytes(b"SELECT 1;\0")
+    _, err = drive(lines(f".read {tmp_path}", f".read {binary}", ".read /dev/zero") + EOF_KEY)
+    assert "internal error" not in err
+    assert f"cannot read {tmp_path}: Is a directory" in err
+    assert f"{binary}: not a text file (NUL byte at offset 9)" in err
+    assert "/dev/zero: not a text file (NUL byte at offset 0)" in err
+
+
+def test_import_is_atomic_and_bad_files_are_clear_errors(tmp_path: Path) -> None:
+    """A refused record undoes the whole import, including the table it created (issue 10)."""
+    session = open_session(":memory:")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b\n" + "x,y\n" * 3000 + "only-one\n")  # the bad record comes after full batches
+    not_utf8 = tmp_path / "latin1.csv"
+    not_utf8.write_bytes(b"a,b\ncaf\xe9,1\n")
+    _, err = drive(lines(f".import {ragged} fresh", f".import {not_utf8} other", f".import {tmp_path} d")
+                   + EOF_KEY, session)
+    assert "record 3001 has 1 fields, expected 2" in err
+    assert "not UTF-8 text" in err
+    assert f"cannot read {tmp_path}: Is a directory" in err
+    assert "internal error" not in err
+    assert session.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN "
+                           "('fresh', 'other', 'd')").fetchall() == [(0,)]
+
+    # inside an open transaction only the import is undone, the user's work stays
+    session.execute("CREATE TABLE fresh (a TEXT, b TEXT)")
+    session.execute("BEGIN")
+    session.execute("INSERT INTO fresh VALUES ('mine', 'too')")
+    _, err = drive(lines(f".import {ragged} fresh") + EOF_KEY, session)
+    assert "record 3001" in err
+    session.execute("COMMIT")
+    assert session.execute("SELECT a, b FROM fresh").fetchall() == [("mine", "too")]
+
+
+def test_tables_pattern_is_a_like_pattern() -> None:
+    session = open_session(":memory:")
+    for name in ("customers", "cust_notes", "orders", "custard"):
+        session.execute(f"CREATE TABLE {name} (k INT PRIMARY KEY)")
+    session.execute("CREATE VIEW customer_view AS SELECT k FROM customers")
+    out, err = drive(lines(".tables cust%", ".tables CUST_%", ".tables %ers", ".tables cust") + EOF_KEY, session)
+    assert err == ""
+    assert out.split("\n")[2:] == [  # after the two banner lines
+        "cust_notes", "custard", "customer_view", "customers",   # cust%
+        "cust_notes", "custard", "customer_view", "customers",   # CUST_% (_ is any one character)
+        "customers", "orders",                                   # %ers
+        "",                                                      # cust: no table has exactly that name
+    ]
+
+
+def test_read_errors_carry_file_line_col(tmp_path: Path) -> None:
+    script = tmp_path / "s.sql"
+    script.write_text("CREATE TABLE t (k INT PRIMARY KEY);\nINSERT INTO t VALUES (1);\n  INSERT INTO t VALUES (1);\n")
+    session = open_session(":memory:")
+    _, err = drive(lines(f".read {script}") + EOF_KEY, session)
+    assert err.startswith(f"Error: {script}:3:3: "), err
+    assert "duplicate" in err
+    assert session.execute("SELECT k FROM t").fetchall() == [(1,)]
