@@ -89,7 +89,9 @@ def _glob_class(pattern: str, i: int) -> tuple[str, int] | None:
     first = True
     while j < len(pattern) and (pattern[j] != "]" or first):
         ch = pattern[j]
-        if j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+        # A leading ``]`` is a plain member and never the low end of a range (SQLite's rule).
+        starts_range = not (first and ch == "]")
+        if starts_range and j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
             low, high = ch, pattern[j + 2]
             if low <= high:
                 members.append(f"{re.escape(low)}-{re.escape(high)}")
