@@ -27,6 +27,7 @@ from typing import Any
 from sqlkv.catalog.catalog import Catalog, DescriptorCache
 from sqlkv.errors import (
     ConditionFailedError,
+    CorruptionError,
     Error,
     OperationalError,
     IntegrityError,
@@ -407,7 +408,11 @@ class Session:
         if kind == "CHECK DATABASE":
             from sqlkv.sql.check import check_catalog
 
-            problems = check_catalog(self.catalog(), self._new_ctx(params))
+            problems = [f"storage: {p}" for p in self.db.engine.verify()]
+            try:
+                problems += check_catalog(self.catalog(), self._new_ctx(params))
+            except CorruptionError as exc:  # already named by the storage half, if it is a file
+                problems.append(f"data unreadable: {exc}")
             cols = [Column("problem")]
             return Result(kind, cols, [(p,) for p in problems], len(problems))
         if kind == "EXPLAIN":

@@ -165,6 +165,11 @@ class Engine(KVReader):
     def flush(self) -> None:
         """Persist the memtable (no-op where it means nothing)."""
 
+    def verify(self) -> list[str]:
+        """Problems found by re-reading every stored byte against its checksum (``CHECK
+        DATABASE``'s storage half); empty when all is well or the engine keeps no files."""
+        return []
+
     def compact(self) -> None:
         """Run compaction to completion (no-op where it means nothing)."""
 

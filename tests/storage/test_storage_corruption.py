@@ -11,6 +11,7 @@ import pytest
 from sqlkv.errors import CorruptionError
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
+from tests.storage.crash_support import as_if_crashed
 from sqlkv.storage.lsm.sstable.builder import FOOTER, FOOTER_SIZE
 
 
@@ -115,9 +116,12 @@ def test_flipped_byte_in_manifest(tmp_path, where):
 
 
 def _wal_after_writes(path: str) -> tuple[str, dict[bytes, bytes]]:
+    """A WAL segment as a crash leaves it: the MANIFEST does not mark it closed cleanly (a
+    clean close seals the newest segment, and then even its tail may not be damaged)."""
     data = _fill(path, n=500, flush=False, durability="normal", memtable_size=1 << 24)
     logs = [p for p in glob.glob(os.path.join(path, "*.log")) if os.path.getsize(p)]
     assert len(logs) == 1
+    as_if_crashed(path)
     return logs[0], data
 
 

@@ -35,7 +35,7 @@ from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.sstable.reader import TableReader
-from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, WalWriter, encode_record, read_segment
+from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
 
 _EMPTY: tuple = ()
 
@@ -160,24 +160,13 @@ class LSMCore:
         if not self.read_only:
             self._remove_leftovers(state, logs, tables, live)
         replay = sorted(n for n in logs if n >= state.log_number)
+        self._check_listed_segments(state, logs)
         mem = Memtable(replay)
-        last_seq = state.flushed_seq
-        for number in replay:
-            for base_seq, count, ops in read_segment(wal_path(self.path, number)):
-                end_seq = base_seq + count - 1
-                if end_seq <= state.flushed_seq:
-                    continue
-                try:
-                    mem.apply(ops, base_seq)
-                except (ValueError, TypeError) as exc:
-                    raise CorruptionError(f"bad operation in WAL {wal_path(self.path, number)} "
-                                          f"(batch seq {base_seq}): {exc}") from None
-                last_seq = max(last_seq, end_seq)
+        last_seq = self._replay(replay, mem, state.flushed_seq, state.sealed)
         self.applied_seq = self.visible_seq = last_seq
+        dead: list[int] = []
         if not mem.entries and not self.read_only:
-            for number in replay:  # nothing unflushed: the segments are dead weight
-                _unlink(wal_path(self.path, number))
-            mem.wal_numbers = []
+            dead, mem.wal_numbers = replay, []  # nothing unflushed: the segments are dead weight
         for level in state.levels:
             for info in level:
                 self._reader(info.number, info.size)
@@ -186,15 +175,62 @@ class LSMCore:
         self.imm: list[Memtable] = []
         self.wal: WalWriter | None = None
         if not self.read_only:
+            # Every open starts a segment, and the MANIFEST lists it before any record goes in;
+            # segments become dead only once a MANIFEST without them is durable.
             number = self.new_file_number()
             self.wal = WalWriter(wal_path(self.path, number), self.durability, last_seq)
             mem.wal_numbers.append(number)
-            if fresh:
-                self.write_manifest()
+            self.write_manifest()
+            for number in dead:
+                _unlink(wal_path(self.path, number))
         self.read_state = ReadState((mem,), self.version)
         if not self.read_only and mem.size >= self.memtable_size:
             with self.write_lock:
                 self._rotate_memtable()
+
+    def _check_listed_segments(self, state: ManifestState, logs: list[int]) -> None:
+        """A segment the MANIFEST lists but the directory lacks held committed transactions."""
+        missing = sorted(set(state.wal_numbers or []) - set(logs))
+        if missing:
+            names = ", ".join(os.path.basename(wal_path(self.path, n)) for n in missing)
+            raise CorruptionError(f"WAL segment(s) {names} of {self.path} are missing: the MANIFEST "
+                                  f"lists them as holding committed transactions not yet in tables")
+
+    def _replay(self, replay: list[int], mem: Memtable, flushed_seq: int, sealed: list[int] | None) -> int:
+        """Apply the live segments' records to ``mem``; returns the last batch seq.
+
+        Batch seqs run on without a gap from record to record and segment to segment, so a
+        record or segment that went missing shows as a jump. Only the newest segment may end
+        in a torn record; a writable open cuts that tail off, because once a new segment
+        starts after it, it is no longer the newest and the same bytes would read as damage.
+        Nor may it if a clean close ``sealed`` it: then its size is known and any damage is.
+        """
+        last_seq = flushed_seq
+        prev_end: int | None = None
+        for i, number in enumerate(replay):
+            path = wal_path(self.path, number)
+            newest = i == len(replay) - 1
+            if newest and sealed and sealed[0] == number:
+                newest = False
+                if os.path.getsize(path) != sealed[1]:
+                    raise CorruptionError(f"WAL {path} holds {os.path.getsize(path)} bytes but was "
+                                          f"closed cleanly at {sealed[1]}")
+            reader = SegmentReader(path, newest=newest)
+            for offset, base_seq, count, ops in reader.records():
+                if prev_end is not None and base_seq != prev_end + 1:
+                    raise CorruptionError(f"WAL {path} at offset {offset}: batch {base_seq} follows "
+                                          f"batch {prev_end}; the batches between are missing")
+                prev_end = end_seq = base_seq + count - 1
+                if end_seq <= last_seq:
+                    continue
+                try:
+                    mem.apply(ops, base_seq)
+                except (ValueError, TypeError) as exc:
+                    raise CorruptionError(f"bad operation in WAL {path} (batch seq {base_seq}): {exc}") from None
+                last_seq = end_seq
+            if reader.torn and not self.read_only:
+                _cut_torn_tail(path, reader.valid_end)
+        return last_seq
 
     def _remove_leftovers(self, state: ManifestState, logs: list[int], tables: list[int], live: set[int]) -> None:
         """Files a crash left behind: flushed WAL segments, tables no MANIFEST lists."""
@@ -219,12 +255,14 @@ class LSMCore:
             self.next_file += 1
             return number
 
-    def write_manifest(self) -> None:
-        """Persist the current version (caller holds ``lock``)."""
+    def write_manifest(self, sealed: list[int] | None = None) -> None:
+        """Persist the current version (caller holds ``lock``); ``sealed`` is ``[segment,
+        size]`` of a newest segment a clean close finished."""
         wal_numbers = [n for m in [*self.imm, self.mem] for n in m.wal_numbers]
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
-                              tombstones=self.version.tombstones)
+                              tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
+                              sealed=sealed)
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
@@ -392,12 +430,15 @@ class LSMCore:
             self.stats_counters["user_bytes"] += batch.byte_size
             if self.durability != "full":
                 self.visible_seq = last
-            if mem.new_range_tombstones:
-                ranges, mem.new_range_tombstones = mem.new_range_tombstones, []
-                if self._hides_much(ranges):
-                    self._rotate_memtable()  # flush soon, so compaction can drop the files
-            if self.mem.size >= self.memtable_size:
-                self._rotate_memtable()
+            try:
+                if mem.new_range_tombstones:
+                    ranges, mem.new_range_tombstones = mem.new_range_tombstones, []
+                    if self._hides_much(ranges):
+                        self._rotate_memtable()  # flush soon, so compaction can drop the files
+                if self.mem.size >= self.memtable_size:
+                    self._rotate_memtable()
+            except OperationalError as exc:  # the record is in the old segment, maybe durable
+                raise OperationalError(f"{exc}; whether this commit is durable is unknown") from None
         if self.imm and not self.threads:
             background.wait_for_flushes(self)
         return last
@@ -435,6 +476,11 @@ class LSMCore:
             self.imm.append(self.mem)
             self.mem = Memtable([number])
             self.read_state = ReadState((self.mem, *reversed(self.imm)), self.version)
+            try:  # list the new segment: from now on its absence is detectable
+                self.write_manifest()
+            except OSError as exc:
+                self.wal.fail(f"could not record the new WAL segment in the MANIFEST: "  # type: ignore[union-attr]
+                              f"{exc.strerror or exc}")
             self.bg_cond.notify_all()
 
     def _maybe_stall(self) -> None:
@@ -508,14 +554,23 @@ class LSMCore:
             thread.join()
         with self.compaction_mutex:  # a compact() call in another thread aborts (see above)
             pass
+        problem = None
         with self.write_lock:
             self.closed = True
-            if self.wal is not None:
-                self.wal.close()
+            try:
+                if self.wal is not None:
+                    self.wal.close()
+                    if self.wal.failed is None:
+                        with self.lock:  # a clean close: the newest segment has no torn tail
+                            self.write_manifest(sealed=[self.mem.wal_numbers[-1], self.wal.whole_bytes])
+            except (OperationalError, OSError) as exc:
+                problem = exc
         with self.lock:
             for reader in self.readers.values():
                 reader.close()
         self._lock_file.release()
+        if problem is not None:
+            raise OperationalError(f"closing {self.path} failed: {problem}") from None
 
     def stats(self) -> dict[str, Any]:
         return background.engine_stats(self)
@@ -526,3 +581,13 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def _cut_torn_tail(path: str, valid_end: int) -> None:
+    """Truncate a segment to its last whole record, durably."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, valid_end)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -112,6 +112,11 @@ class LSMEngine(Engine):
     def flush(self) -> None:
         self._live().flush()
 
+    def verify(self) -> list[str]:
+        from sqlkv.storage.lsm.verify import verify_files
+
+        return verify_files(self._live())
+
     def compact(self) -> None:
         self._live().compact()
 

@@ -11,9 +11,14 @@ The MANIFEST is rewritten whole on every change and replaced atomically: write
 
     b"SQLKVMAN" | format_version:u32 | length:u32 | crc32(body):u32 | body
     body = msgpack {next_file, log_number, flushed_seq, levels: [[table row...]...],
-                    tombstones: [[start, end, seq]...]}
+                    tombstones: [[start, end, seq]...], wal_numbers: [n...],
+                    sealed: [segment, size] | nil}
 
-A table row is `TableInfo.to_list()`. ``log_number`` is the oldest WAL segment still needed.
+A table row is `TableInfo.to_list()`. ``log_number`` is the oldest WAL segment still needed and
+``wal_numbers`` every live segment: a listed segment that is missing at open is corruption,
+never a silently shorter history. A clean close records ``sealed = [segment, size]``: that
+segment then ends in no torn write, so any damage to it is corruption too. (MANIFESTs written before ``wal_numbers`` existed lack it;
+their logs are still checked by the batch-sequence chain, see `core`.)
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 import msgpack
 
 from sqlkv.errors import CorruptionError
+from sqlkv.storage.lsm import fileio
 from sqlkv.storage.lsm.rangedel import RangeTombstone, TombstoneIndex
 from sqlkv.storage.lsm.sstable.builder import TableInfo
 
@@ -43,6 +49,8 @@ class ManifestState:
     flushed_seq: int = 0
     levels: list[list[TableInfo]] = field(default_factory=lambda: [[] for _ in range(NUM_LEVELS)])
     tombstones: list[RangeTombstone] = field(default_factory=list)
+    wal_numbers: list[int] | None = None  # None: written before segments were listed
+    sealed: list[int] | None = None  # [segment, size]: the newest segment, closed cleanly
 
 
 def write_manifest(directory: str, state: ManifestState) -> None:
@@ -53,25 +61,16 @@ def write_manifest(directory: str, state: ManifestState) -> None:
             "flushed_seq": state.flushed_seq,
             "levels": [[t.to_list() for t in level] for level in state.levels],
             "tombstones": [list(t) for t in state.tombstones],
+            "wal_numbers": list(state.wal_numbers or []),
+            "sealed": state.sealed,
         },
         use_bin_type=True,
     )
     data = HEADER.pack(MAGIC, FORMAT_VERSION, len(body), zlib.crc32(body) & 0xFFFFFFFF) + body
     tmp = os.path.join(directory, MANIFEST_NAME + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, os.path.join(directory, MANIFEST_NAME))
-    fsync_dir(directory)
-
-
-def fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fileio.write_file_durably(tmp, data)
+    fileio.replace(tmp, os.path.join(directory, MANIFEST_NAME))
+    fileio.sync_dir(directory)
 
 
 def read_manifest(directory: str) -> ManifestState | None:
@@ -103,6 +102,8 @@ def read_manifest(directory: str) -> ManifestState | None:
             flushed_seq=int(raw["flushed_seq"]),
             levels=levels,
             tombstones=[(bytes(s), bytes(e), int(t)) for s, e, t in raw["tombstones"]],
+            wal_numbers=[int(n) for n in raw["wal_numbers"]] if "wal_numbers" in raw else None,
+            sealed=[int(n) for n in raw["sealed"]] if raw.get("sealed") else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptionError(f"malformed MANIFEST {path}: {exc}") from None

@@ -8,8 +8,9 @@ Record layout (little-endian)::
 
 ``header_crc`` is crc32 of the first 8 bytes, so a damaged length is told apart from a short
 file. The log is a series of segment files ``NNNNNN.log``; a new one starts whenever the
-memtable is rotated, and a segment is deleted once its memtable is flushed and the MANIFEST says
-so.
+memtable is rotated (the finished one is fsynced, in every mode, so only the newest segment can
+end in a torn write), and a segment is deleted once its memtable is flushed and the MANIFEST says
+so. Write failures are handled here too; see `WalWriter`.
 
 Durability: ``full`` fsyncs before acknowledging, with group commit -- a writer that finds an
 fsync in progress waits for it, and the next leader's fsync covers every record written
@@ -27,7 +28,8 @@ from collections.abc import Iterator
 
 import msgpack
 
-from sqlkv.errors import CorruptionError
+from sqlkv.errors import CorruptionError, OperationalError
+from sqlkv.storage.lsm import fileio
 
 HEADER = struct.Struct("<III")
 PAYLOAD_HEAD = struct.Struct("<QI")
@@ -42,43 +44,88 @@ def encode_record(base_seq: int, count: int, ops: list) -> bytes:
     return head + struct.pack("<I", zlib.crc32(head) & 0xFFFFFFFF) + payload
 
 
-def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 class WalWriter:
-    """Appends records to the current segment; `sync_to` implements group commit."""
+    """Appends records to the current segment; `sync_seq` implements group commit.
+
+    Failures (a full disk, an I/O error) never leave a partial record for a later, successful
+    commit to be appended behind -- that record would then read as a torn tail and vanish. A
+    failed append cuts the segment back to its last whole record; if even that fails, or an
+    fsync fails (after which the kernel's page cache can no longer be trusted), the writer is
+    *failed* and refuses every further append until the database is reopened and recovers
+    from what is really on disk."""
 
     def __init__(self, path: str, durability: str, last_seq: int = 0) -> None:
         self.durability = durability
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = fileio.open_file(path, append=True)
+        self._size = os.fstat(self._fd).st_size  # bytes of whole records in this segment
         self._buffer = bytearray()
         self._cond = threading.Condition()
         self._syncing = False
+        self.failed: str | None = None  # why appends are refused, once they are
         self.written = 0  # logical bytes appended over all segments
         self.written_seq = last_seq  # last batch seq written and applied (`note_applied`)
         self.synced_seq = last_seq  # every batch up to this seq is fsynced (the group-commit clock)
         self.syncs = 0
 
+    @property
+    def whole_bytes(self) -> int:
+        """Bytes of whole records in the current segment (written to the file, maybe not synced)."""
+        return self._size
+
+    def check_writable(self) -> None:
+        if self.failed is not None:
+            raise OperationalError(f"{self.failed}; the database refuses writes until it is reopened")
+
     def append(self, record: bytes) -> int:
-        """Append one record (caller holds the engine's write lock). Returns the end offset."""
+        """Append one record (caller holds the engine's write lock). Returns the end offset.
+
+        OperationalError if the record could not be written; the segment then ends at the
+        previous record, as if this append had never started."""
+        self.check_writable()
         if self.durability == "off":
             self._buffer += record
             if len(self._buffer) >= _OFF_BUFFER_LIMIT:
                 self._drain_buffer()
         else:
-            _write_all(self._fd, record)
+            try:
+                fileio.write_all(self._fd, record)
+            except OSError as exc:
+                self._cut_back(exc)
+                raise OperationalError(f"could not write the WAL {self.path}: {exc.strerror or exc}; "
+                                       f"the transaction was not committed") from None
+            self._size += len(record)
         self.written += len(record)
         return self.written
 
+    def _cut_back(self, exc: OSError) -> None:
+        """Drop whatever part of a failed append reached the file; fail the writer if we can't."""
+        try:
+            fileio.truncate(self._fd, self._size)
+        except OSError as again:
+            self.fail(f"could not write the WAL {self.path} ({exc.strerror or exc}) nor cut it "
+                       f"back to its last whole record ({again.strerror or again})")
+            self.check_writable()
+
+    def fail(self, why: str) -> None:
+        """Refuse every further append (something the log depends on could not be written)."""
+        with self._cond:
+            if self.failed is None:
+                self.failed = why
+            self._cond.notify_all()
+
     def _drain_buffer(self) -> None:
-        if self._buffer:
-            _write_all(self._fd, self._buffer)
-            self._buffer = bytearray()
+        """Write the records "off" mode buffered (already acknowledged: a failure fails the writer)."""
+        if not self._buffer:
+            return
+        try:
+            fileio.write_all(self._fd, self._buffer)
+        except OSError as exc:
+            self._cut_back(exc)
+            self.fail(f"could not write buffered WAL records to {self.path}: {exc.strerror or exc}")
+            self.check_writable()
+        self._size += len(self._buffer)
+        self._buffer = bytearray()
 
     def note_applied(self, seq: int) -> None:
         """Record that the batch ``seq`` (whose record was appended) is applied to the memtable:
@@ -93,9 +140,13 @@ class WalWriter:
         """Return once batch ``seq`` is fsynced; returns the synced seq (>= ``seq``).
 
         Group commit: the first waiter becomes the leader and fsyncs for every batch noted so
-        far; waiters arriving meanwhile sleep, and the next leader's fsync covers them all."""
+        far; waiters arriving meanwhile sleep, and the next leader's fsync covers them all.
+        A failed fsync fails the writer: every waiter it covered gets OperationalError."""
         with self._cond:
             while self.synced_seq < seq:
+                if self.failed is not None:
+                    raise OperationalError(f"{self.failed}; whether this commit is durable is unknown "
+                                           f"(the database refuses writes until it is reopened)")
                 if self._syncing:
                     self._cond.wait()
                     continue
@@ -104,79 +155,126 @@ class WalWriter:
                 self._syncing = True
                 target, fd = self.written_seq, self._fd
                 self._cond.release()
+                error: OSError | None = None
                 try:
-                    os.fdatasync(fd)
+                    fileio.sync(fd)
+                except OSError as exc:
+                    error = exc
                 finally:
                     self._cond.acquire()
                     self._syncing = False
-                    self.syncs += 1
-                    self.synced_seq = max(self.synced_seq, target)
+                    if error is None:
+                        self.syncs += 1
+                        self.synced_seq = max(self.synced_seq, target)
+                    elif self.failed is None:
+                        self.failed = f"fsync of the WAL {self.path} failed: {error.strerror or error}"
                     self._cond.notify_all()
             return self.synced_seq
 
     def rotate(self, new_path: str) -> None:
-        """Finish the current segment and continue in ``new_path`` (caller holds the write lock)."""
+        """Finish the current segment and continue in ``new_path`` (caller holds the write lock).
+
+        The finished segment is fsynced whatever the durability mode: only the newest segment
+        may end in a torn record, so recovery can call damage anywhere else corruption."""
         with self._cond:
             while self._syncing:
                 self._cond.wait()
+            self.check_writable()
             self._drain_buffer()
-            if self.durability == "full":
-                os.fdatasync(self._fd)
-                self.synced_seq = self.written_seq
-            os.close(self._fd)
-            self._fd = os.open(new_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                fileio.sync(self._fd)
+                fd = fileio.open_file(new_path, append=True)
+            except OSError as exc:
+                self.failed = f"could not start the WAL segment {new_path}: {exc.strerror or exc}"
+                self._cond.notify_all()
+                self.check_writable()
+            self.synced_seq = self.written_seq
+            fileio.close(self._fd)
+            self._fd, self._size = fd, 0
             self.path = new_path
             self._cond.notify_all()
 
     def close(self) -> None:
+        """Write and fsync what is buffered and close; OperationalError if that failed."""
         with self._cond:
             while self._syncing:
                 self._cond.wait()
             if self._fd < 0:
                 return
-            self._drain_buffer()
-            os.fdatasync(self._fd)  # a clean close leaves everything on disk, whatever the mode
-            os.close(self._fd)
+            problem = None
+            try:
+                if self.failed is None:
+                    self._drain_buffer()
+                    fileio.sync(self._fd)  # a clean close leaves everything on disk, whatever the mode
+                    self.synced_seq = self.written_seq
+            except (OSError, OperationalError) as exc:
+                problem = exc
+            fileio.close(self._fd)
             self._fd = -1
-            self.synced_seq = self.written_seq
             self._cond.notify_all()
+        if problem is not None:
+            raise OperationalError(f"closing the WAL {self.path} failed: {problem}") from None
 
 
 def _only_zeros(data: bytes, start: int) -> bool:
     return not data[start:].strip(b"\x00")
 
 
-def read_segment(path: str) -> Iterator[tuple[int, int, list]]:
-    """Yield ``(base_seq, count, ops)`` for each record of a segment, oldest first.
+class SegmentReader:
+    """Reads one segment's records, oldest first; afterwards ``valid_end`` is the offset just
+    past the last whole record (where a torn tail, if any, begins)."""
 
-    A torn tail -- an incomplete last record, or a last record followed by nothing but zeros --
-    ends the segment silently. Any other damage raises CorruptionError naming file and offset.
-    """
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    size = len(data)
-    while pos < size:
-        if size - pos < HEADER.size:
-            return  # a header cut short can only be a torn tail
-        length, payload_crc, header_crc = HEADER.unpack_from(data, pos)
-        if zlib.crc32(data[pos: pos + 8]) & 0xFFFFFFFF != header_crc:
-            if _only_zeros(data, pos):
-                return
-            raise CorruptionError(f"corrupt WAL record header in {path} at offset {pos}")
-        start = pos + HEADER.size
-        end = start + length
-        if end > size:
-            return  # the header made it to disk, the payload did not: torn tail
-        payload = data[start:end]
-        if zlib.crc32(payload) & 0xFFFFFFFF != payload_crc or length < PAYLOAD_HEAD.size:
-            if end == size or _only_zeros(data, end):
-                return
-            raise CorruptionError(f"checksum mismatch in WAL {path} at offset {pos}")
-        base_seq, count = PAYLOAD_HEAD.unpack_from(payload, 0)
-        try:
-            ops = msgpack.unpackb(payload[PAYLOAD_HEAD.size:], raw=True, use_list=True)
-        except Exception as exc:
-            raise CorruptionError(f"undecodable WAL record in {path} at offset {pos}: {exc}") from None
-        yield base_seq, count, ops
-        pos = end
+    def __init__(self, path: str, newest: bool = True) -> None:
+        self.path = path
+        self.newest = newest
+        self.valid_end = 0
+        self.torn = False
+
+    def records(self) -> Iterator[tuple[int, int, int, list]]:
+        """Yield ``(offset, base_seq, count, ops)`` per record.
+
+        In the ``newest`` segment a torn tail -- an incomplete last record, or a last record
+        followed by nothing but zeros -- ends the segment silently: it is the write a crash
+        interrupted, never acknowledged. Older segments were fsynced whole when the log moved
+        on, so there the same damage is corruption. CorruptionError names the file and offset.
+        """
+        path = self.path
+        with open(path, "rb") as f:
+            data = f.read()
+        pos = 0
+        size = len(data)
+        while pos < size:
+            if size - pos < HEADER.size:
+                return self._torn("truncated record header", pos)
+            length, payload_crc, header_crc = HEADER.unpack_from(data, pos)
+            if zlib.crc32(data[pos: pos + 8]) & 0xFFFFFFFF != header_crc:
+                if _only_zeros(data, pos):
+                    return self._torn("zeroed record", pos)
+                raise CorruptionError(f"corrupt WAL record header in {path} at offset {pos}")
+            start = pos + HEADER.size
+            end = start + length
+            if end > size:  # the header reached the disk, the payload did not
+                return self._torn("truncated record", pos)
+            payload = data[start:end]
+            if zlib.crc32(payload) & 0xFFFFFFFF != payload_crc or length < PAYLOAD_HEAD.size:
+                if end == size or _only_zeros(data, end):
+                    return self._torn("checksum mismatch in the last record", pos)
+                raise CorruptionError(f"checksum mismatch in WAL {path} at offset {pos}")
+            base_seq, count = PAYLOAD_HEAD.unpack_from(payload, 0)
+            try:
+                ops = msgpack.unpackb(payload[PAYLOAD_HEAD.size:], raw=True, use_list=True)
+            except Exception as exc:
+                raise CorruptionError(f"undecodable WAL record in {path} at offset {pos}: {exc}") from None
+            yield pos, base_seq, count, ops
+            pos = self.valid_end = end
+
+    def _torn(self, what: str, pos: int) -> None:
+        if not self.newest:
+            raise CorruptionError(f"{what} in WAL {self.path} at offset {pos} (not the newest segment, "
+                                  f"so not a torn write: committed transactions are damaged)")
+        self.torn = True
+
+
+def read_segment(path: str, newest: bool = True) -> Iterator[tuple[int, int, int, list]]:
+    """The records of one segment (see `SegmentReader.records`)."""
+    return SegmentReader(path, newest).records()

@@ -21,6 +21,7 @@ from sqlkv.storage.lsm.sstable.block import (
     encode_msgpack_block,
     seal,
 )
+from sqlkv.storage.lsm import fileio
 from sqlkv.storage.lsm.sstable.bloom import build_filter
 
 MAGIC = b"SQLKVSST"
@@ -31,6 +32,7 @@ FOOTER_CRC = struct.Struct("<I")
 FOOTER_SIZE = FOOTER.size + FOOTER_CRC.size
 
 DEFAULT_BLOCK_SIZE = 8 * 1024
+_WRITE_CHUNK = 256 * 1024
 _ENTRY_OVERHEAD = 12  # approximate msgpack bytes per entry besides key and value
 
 
@@ -68,7 +70,8 @@ class TableBuilder:
         self.path = path
         self.number = number
         self.block_size = block_size
-        self._file = open(path, "wb")
+        self._fd = fileio.open_file(path)
+        self._pending = bytearray()  # written to the file in large pieces
         self._offset = 0
         self._keys: list[bytes] = []
         self._seqs: list[int] = []
@@ -130,7 +133,10 @@ class TableBuilder:
 
     def _write(self, raw: bytes, index_key: bytes | None) -> int:
         offset = self._offset
-        self._file.write(raw)
+        self._pending += raw
+        if len(self._pending) >= _WRITE_CHUNK:
+            fileio.write_all(self._fd, self._pending)
+            self._pending = bytearray()
         self._offset += len(raw)
         if index_key is not None:
             self._index_keys.append(index_key)
@@ -147,11 +153,12 @@ class TableBuilder:
         index_offset = self._write(index_raw, None)
         footer = FOOTER.pack(index_offset, len(index_raw), bloom_offset, len(bloom_raw),
                              FORMAT_VERSION, MAGIC)
-        self._file.write(footer + FOOTER_CRC.pack(zlib.crc32(footer) & 0xFFFFFFFF))
+        self._pending += footer + FOOTER_CRC.pack(zlib.crc32(footer) & 0xFFFFFFFF)
         self._offset += FOOTER_SIZE
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
+        fileio.write_all(self._fd, self._pending)
+        self._pending = bytearray()
+        fileio.sync(self._fd, data_only=False)
+        self._close()
         return TableInfo(
             number=self.number,
             size=self._offset,
@@ -165,10 +172,15 @@ class TableBuilder:
             needs=list(needs or []),
         )
 
+    def _close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            fileio.close(fd)
+
     def abandon(self) -> None:
         """Close and remove a partly written file (compaction failed or engine closing)."""
         try:
-            self._file.close()
+            self._close()
         finally:
             try:
                 os.unlink(self.path)
