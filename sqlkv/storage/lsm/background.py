@@ -165,7 +165,8 @@ def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = F
         tombs = TombstoneIndex(version.tombstones)
         stop = _stop_check(core)
         entries = gc_entries(merged_entries(runs), snapshots, published, tombs, job.bottom, stats, stop)
-        target = core.opts.target_file_size
+        # an L0 output must be one table: L0 is counted in tables, and that is what it reduces
+        target = core.opts.target_file_size if job.output_level else 1 << 62
         outputs = write_tables(entries, core.path, core.new_file_number, target,
                                core.opts.block_size, checked_seq, stop)
         core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
@@ -276,6 +277,8 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "files_dropped_by_range_tombstone": counters["files_dropped_by_tombstone"],
             "versions_dropped": counters["versions_dropped"],
             "write_stalls": counters["write_stalls"],
+            "write_stops": counters["write_stops"],
+            "write_stop_seconds": round(counters["write_stop_seconds"], 3),
             "wal_fsyncs": core.wal.syncs if core.wal is not None else 0,
             "background_error": repr(core.bg_error) if core.bg_error else None,
         }

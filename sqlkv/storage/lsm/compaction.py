@@ -10,7 +10,12 @@ levels and returns the most urgent job:
    With no snapshot open, a table L1.. made mostly of point tombstones is pushed down (or, at
    the bottom, rewritten without them);
 2. L0 with ``l0_trigger`` or more tables: all of L0 merges into the overlapping part of L1
-   (or, when the L0 tables are disjoint and miss L1 entirely, they just move down);
+   (or, when the L0 tables are disjoint and miss L1 entirely, they just move down). But when
+   L0 has reached ``l0_stop`` (writers are stopped; typical right after a crash under load),
+   first just enough of the *oldest* L0 tables merge into one L0 table to let writers go: a
+   job that reads a few tables and no L1, so the stop lasts a fraction of a full L0 -> L1
+   merge. The oldest tables hold the lowest seqs, so the merged table keeps L0's newest-first
+   order;
 3. a level over its target size: its next table (round robin on key) merges into the next
    level; when nothing there overlaps, the table just moves down (no rewrite).
 
@@ -46,6 +51,7 @@ class CompactionOptions:
     level_ratio: int = 10
     target_file_size: int = 4 * 1024 * 1024
     block_size: int = 8 * 1024
+    l0_stop: int = 36
 
     def level_target(self, level: int) -> int:
         return self.level_base_bytes * self.level_ratio ** max(0, level - 1)
@@ -126,6 +132,9 @@ def pick_compaction(version: Version, opts: CompactionOptions, safe_seq: int,
     score, level = max(scores)
     if score < 1:
         return None
+    if level == 0 and len(version.levels[0]) >= opts.l0_stop:
+        oldest = version.levels[0][-(len(version.levels[0]) - opts.l0_stop + 2):]  # newest first
+        return Compaction("l0-intra", 0, 0, oldest)
     if level == 0:
         inputs = list(version.levels[0])
         if _disjoint(inputs) and not any(version.overlapping(1, t.smallest, t.largest) for t in inputs):

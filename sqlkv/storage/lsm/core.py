@@ -88,7 +88,7 @@ class LSMCore:
     def __init__(self, path: str, durability: str = "full", cache_size: int = 64 << 20,
                  memtable_size: int = 4 << 20, read_only: bool = False, block_size: int = 8 << 10,
                  target_file_size: int = 4 << 20, level_base_bytes: int = 16 << 20,
-                 l0_trigger: int = 4, l0_slowdown: int = 12, l0_stop: int = 20,
+                 l0_trigger: int = 4, l0_slowdown: int = 20, l0_stop: int = 36,
                  background_threads: bool = True) -> None:
         if durability not in DURABILITY_LEVELS:
             raise InterfaceError(f"durability must be one of {', '.join(DURABILITY_LEVELS)}, not {durability!r}")
@@ -97,7 +97,8 @@ class LSMCore:
         self.read_only = read_only
         self.memtable_size = max(1024, int(memtable_size))
         self.opts = CompactionOptions(l0_trigger=l0_trigger, level_base_bytes=level_base_bytes,
-                                      target_file_size=target_file_size, block_size=block_size)
+                                      target_file_size=target_file_size, block_size=block_size,
+                                      l0_stop=l0_stop)
         self.l0_slowdown, self.l0_stop = l0_slowdown, l0_stop
         self.cache = BlockCache(cache_size)
         self.lock = threading.RLock()  # guards state changes: memtables, versions, snapshots
@@ -114,7 +115,8 @@ class LSMCore:
         self.readers: dict[int, TableReader] = {}
         self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
                                "gets": 0, "tables_probed": 0, "bloom_negatives": 0,
-                               "flushes": 0, "compactions": 0, "write_stalls": 0,
+                               "flushes": 0, "compactions": 0, "write_stalls": 0, "write_stops": 0,
+                               "write_stop_seconds": 0.0,
                                "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
         self._lock_file = self._open_directory()
@@ -484,7 +486,11 @@ class LSMCore:
             self.bg_cond.notify_all()
 
     def _maybe_stall(self) -> None:
-        """Slow writers while flushes or L0 fall behind; stop them while far behind."""
+        """Slow writers while flushes or L0 fall behind; stop them while far behind.
+
+        The thresholds are RocksDB's (slow down at 20 L0 tables, stop at 36): a stop lasts
+        as long as an L0 -> L1 compaction of the whole backlog, seconds in Python, and a
+        database reopened after a crash often starts with a backlog of about the old limit."""
         l0 = len(self.version.levels[0])
         if len(self.imm) < 2 and l0 < self.l0_slowdown:
             return
@@ -492,10 +498,13 @@ class LSMCore:
         if len(self.imm) < 2 and l0 < self.l0_stop:
             time.sleep(0.001)
             return
+        started = time.perf_counter()
         with self.bg_cond:
             while (len(self.imm) >= 2 or len(self.version.levels[0]) >= self.l0_stop) \
                     and not self.closing and self.bg_error is None and self.threads:
                 self.bg_cond.wait(0.1)
+            self.stats_counters["write_stops"] += 1
+            self.stats_counters["write_stop_seconds"] += time.perf_counter() - started
 
     # -- snapshots ------------------------------------------------------------------------
 
