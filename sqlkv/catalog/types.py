@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import MAX_PREC, ROUND_HALF_UP, Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 
 from sqlglot import exp
 
@@ -281,6 +282,28 @@ def to_text(v: object) -> str:
     raise DataError(f"cannot convert {type_name(v)} to TEXT")
 
 
+# ---------------------------------------------------------------- DECIMAL arithmetic
+
+# DECIMAL + - * and % never round (as PostgreSQL's numeric; Python's default context keeps 28
+# digits and would turn 1e30 + 1 into 1e30), within PostgreSQL's range: up to 131,072 digits
+# before the point. Beyond it the Overflow trap fires: `exact_decimal` makes that a DataError.
+EXACT = Context(prec=MAX_PREC, Emax=131_071, Emin=-16_383,
+                traps=[InvalidOperation, DivisionByZero, Overflow])
+
+
+def exact_decimal(op: Callable[[Decimal, Decimal], Decimal]) -> Callable[[Decimal, Decimal], Decimal]:
+    """``op`` (an `EXACT` method) with its decimal signals reported as DataError."""
+    def run(a: Decimal, b: Decimal) -> Decimal:
+        try:
+            return op(a, b)
+        except Overflow:
+            raise DataError("value overflows numeric format") from None
+        except InvalidOperation:
+            raise DataError(f"invalid numeric operation on {a} and {b}") from None
+
+    return run
+
+
 # ---------------------------------------------------------------- DECIMAL precision
 
 
@@ -323,6 +346,9 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if isinstance(value, int):
             if INT_MIN <= value <= INT_MAX:
                 return value
+            raise DataError(f'integer out of range for column "{column}"')
+        if isinstance(value, Decimal) and value.is_finite() and value.adjusted() > 18:
+            # out of range whatever its digits: say so before int() spends minutes on 1E+999999
             raise DataError(f'integer out of range for column "{column}"')
         if isinstance(value, (float, Decimal)) and _is_integral(value):
             return assign_cast(int(value), typ, column)
@@ -395,7 +421,7 @@ def _float_to_int(f: float) -> int:
 
 
 def _decimal_to_int(d: Decimal) -> int:
-    if not d.is_finite():
+    if not d.is_finite() or d.adjusted() > 18:
         raise DataError("integer out of range")
     return check_int_range(int(d.to_integral_value(rounding=ROUND_HALF_UP)))
 

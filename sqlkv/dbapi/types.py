@@ -15,7 +15,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 
 Date = datetime.date
 Time = datetime.time
@@ -79,7 +79,7 @@ ROWID = DBAPITypeObject("ROWID", "ROWID")
 
 # Python types a bound parameter may have, as the SQL layer receives them.
 _PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime)
-_EXACT_PASS = frozenset((*_PASS_THROUGH, type(None)))
+_EXACT_PASS = frozenset((*_PASS_THROUGH, type(None))) - {Decimal}  # a Decimal may be a signaling NaN
 
 
 def adapt_parameter(value: Any, position: int | str) -> Any:
@@ -87,6 +87,9 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
 
     ``position`` (1-based index or ``:name``) is only for the error message.
     """
+    if isinstance(value, Decimal) and value.is_snan():
+        raise DataError(f"parameter {position} is a signaling NaN (Decimal('sNaN')), which is not a "
+                        f"DECIMAL value; use Decimal('NaN')")
     if value is None or isinstance(value, _PASS_THROUGH):
         return value
     if isinstance(value, (bytearray, memoryview)):

@@ -41,7 +41,8 @@ def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
     """The descriptor and alias of a DML target (``t`` or ``t AS x``)."""
     table = node.this if isinstance(node, exp.Schema) else node
     if not isinstance(table, exp.Table):
-        raise ProgrammingError(f"unsupported DML target: {node.sql()}")
+        shown = node.sql() if isinstance(node, exp.Expression) else repr(node)
+        raise ProgrammingError(f"unsupported DML target: {shown}")
     name = table.name
     if table.db:
         name = f"{table.db}.{name}"

@@ -32,6 +32,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.sql.depth import too_deep
 
 _PARAM_PREFIX = "__p"
 _HEX_MARKER = "__sqlkv_hex"
@@ -114,6 +115,8 @@ def parse_statement(sql: str) -> ParsedStatement:
     text = sql[toks[0].start : toks[-1].end + 1]
     try:
         return _parse_tokens(text, _tokenize(text))
+    except RecursionError:
+        raise too_deep(text) from None
     except ProgrammingError as e:
         offset = getattr(e, "offset", None)
         if offset is None:
@@ -272,7 +275,11 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     if hex_literals:
         for node in list(ast.find_all(exp.Anonymous)):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:
-                node.replace(exp.HexString(this=node.expressions[0].this))
+                digits = node.expressions[0].this
+                # sqlglot cannot print an empty HexString (int('', 16)), and its text is needed
+                # (names, partial-index matching): x'' is the empty text cast to BYTES instead
+                node.replace(exp.HexString(this=digits) if digits else
+                             exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

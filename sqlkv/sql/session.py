@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import os
 import threading
 from collections import OrderedDict
@@ -28,6 +29,7 @@ from sqlkv.catalog.catalog import Catalog, DescriptorCache
 from sqlkv.errors import (
     ConditionFailedError,
     CorruptionError,
+    DataError,
     Error,
     OperationalError,
     IntegrityError,
@@ -37,6 +39,7 @@ from sqlkv.errors import (
     ProgrammingError,
 )
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.depth import ensure_recursion_headroom, too_deep
 from sqlkv.sql.dmlcommon import StatementResult
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
 from sqlkv.storage import open_engine
@@ -171,6 +174,7 @@ class Session:
     """A connection-like handle: runs statements with autocommit/transaction semantics."""
 
     def __init__(self, db: Database, autocommit: bool = True) -> None:
+        ensure_recursion_headroom()
         self.db = db
         self.autocommit = autocommit
         self._txn = None
@@ -399,7 +403,7 @@ class Session:
             if txn.active:
                 txn.rollback_to(token)
                 txn.release(token)
-            raise InternalError(f"internal error in {stmt.sql[:200]!r}: {type(e).__name__}: {e}") from e
+            raise _as_pep249(e, stmt.sql, f"in {stmt.sql[:200]!r}") from e
         txn.release(token)
         return result
 
@@ -560,7 +564,7 @@ class Session:
         except ConditionFailedError as e:
             raise IntegrityError(str(e)) from None
         except Exception as e:  # noqa: BLE001
-            raise InternalError(f"internal error while reading rows: {type(e).__name__}: {e}") from e
+            raise _as_pep249(e, prepared.stmt.sql, "while reading rows") from e
         finally:
             prepared.busy = False
             if self._current_ctx is ctx:
@@ -616,3 +620,16 @@ class _SelectPlan:
 
     def explain_root(self):
         return self.op
+
+
+def _as_pep249(e: Exception, sql: str, where: str) -> Error:
+    """The PEP 249 error for a Python exception a statement raised. Too-deep input and values
+    out of Python's ranges are the user's (ProgrammingError, DataError); anything else is a
+    bug in sqlkv, reported as InternalError naming the statement."""
+    if isinstance(e, RecursionError):
+        return too_deep(sql)
+    if isinstance(e, OverflowError):
+        return DataError(f"value out of range: {e}")
+    if isinstance(e, decimal.DecimalException):
+        return DataError(f"invalid numeric value or operation ({type(e).__name__})")
+    return InternalError(f"internal error {where}: {type(e).__name__}: {e}")

@@ -270,8 +270,8 @@ def _after(key: bytes) -> bytes | None:
 
 
 def _dedupe(vals: list[Any]) -> list[Any]:
-    seen = []
+    """``vals`` without repeats (first kept), in linear time: an IN list may have 10,000s."""
+    seen: dict[tuple[type, Any], None] = {}
     for v in vals:
-        if not any(type(v) is type(s) and v == s for s in seen):
-            seen.append(v)
-    return seen
+        seen.setdefault((type(v), v), None)  # the type too: 1 and 1.0 and True are equal
+    return [v for _t, v in seen]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.exec.operator import Operator, counted
+from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted
 
 RowFn = Callable[[tuple], Any]
 Pred = Callable[[tuple], bool]
@@ -67,8 +67,9 @@ class NestedLoopJoin(JoinBase):
                     if matched_right is not None:
                         matched_right[i] = True
                     yield row
-            n += 1
-            if not n & 1023:
+            n += 1 + len(right_rows)  # rows visited, so a long inner loop counts
+            if n >= CANCEL_CHECK_ROWS:
+                n = 0
                 ctx.check_cancelled()
             if keep_left and not matched:
                 yield lrow + self.right_nulls
@@ -124,12 +125,15 @@ class HashJoin(JoinBase):
         for rrow in counted(self.right, ctx):
             key = _key(fns, rrow)
             if key is not None:
-                for lrow in table.get(key, ()):
+                bucket = table.get(key, ())
+                for lrow in bucket:
                     row = lrow + rrow
                     if residual is None or residual(row):
                         yield row
+                n += len(bucket)
             n += 1
-            if not n & 4095:
+            if n >= CANCEL_CHECK_ROWS:
+                n = 0
                 ctx.check_cancelled()
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
@@ -146,7 +150,9 @@ class HashJoin(JoinBase):
         for lrow in counted(self.left, ctx):
             key = _key(fns, lrow)
             matched = False
-            for i in (table.get(key, ()) if key is not None else ()):
+            bucket = table.get(key, ()) if key is not None else ()
+            n += len(bucket)
+            for i in bucket:
                 row = lrow + right_rows[i]
                 if residual is not None and not residual(row):
                     continue
@@ -157,7 +163,8 @@ class HashJoin(JoinBase):
             if keep_left and not matched:
                 yield lrow + self.right_nulls
             n += 1
-            if not n & 4095:
+            if n >= CANCEL_CHECK_ROWS:
+                n = 0
                 ctx.check_cancelled()
         if matched_right is not None:
             for i, rrow in enumerate(right_rows):
@@ -207,7 +214,8 @@ class LookupJoin(JoinBase):
             if keep_left and not matched:
                 yield lrow + self.right_nulls
             n += 1
-            if not n & 1023:
+            if n >= CANCEL_CHECK_ROWS // 16:  # each lookup is a KV read: check more often
+                n = 0
                 ctx.check_cancelled()
 
     def describe(self) -> str:

@@ -12,6 +12,11 @@ from collections.abc import Iterator
 
 from sqlkv.sql.context import Column, ExecContext
 
+# Operators that loop over many rows without a scan below them (joins over materialised
+# inputs) call ctx.check_cancelled() after about this many rows of work, so interrupt() acts
+# within a fraction of a second even in the middle of a cross join's inner loop.
+CANCEL_CHECK_ROWS = 1 << 15
+
 
 class Operator:
     """Base class of plan nodes. Subclasses set ``columns`` and implement `rows`/`describe`."""

@@ -13,6 +13,7 @@ import datetime
 import decimal
 import heapq
 import itertools
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -286,7 +287,8 @@ class Limit(Operator):
         off = self.offset(ctx)
         if n is not None and n <= 0:
             return iter(())
-        stop = None if n is None else off + n
+        # islice takes counts up to sys.maxsize: LIMIT 2^63-1 OFFSET 1 means "no limit"
+        stop = None if n is None or off + n > sys.maxsize else off + n
         return itertools.islice(counted(self.child, ctx), off, stop)
 
     def describe(self) -> str:

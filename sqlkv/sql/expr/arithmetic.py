@@ -27,7 +27,8 @@ from sqlkv.sql.expr.operators import (
     operator_error,
     to_timestamp,
 )
-from sqlkv.catalog.types import DATE, DECIMAL, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, SqlType
+from sqlkv.catalog.types import (DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP,
+                                 SqlType, exact_decimal)
 
 _NUMERIC = NUMERIC_KINDS
 
@@ -72,13 +73,17 @@ def _dec_div(a: Decimal, b: Decimal) -> Decimal | None:
 def _dec_mod(a: Decimal, b: Decimal) -> Decimal | None:
     if b == 0:
         return None
-    return Decimal(a) % Decimal(b)  # Decimal's % keeps the dividend's sign, like C
+    return _exact_mod(Decimal(a), Decimal(b))  # keeps the dividend's sign, like C
+
+
+_exact_mod = exact_decimal(EXACT.remainder)
 
 
 _NUMERIC_OPS = {
     "INT": {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": int_div, "%": int_mod},
     "FLOAT": {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _float_div, "%": _float_mod},
-    "DECIMAL": {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _dec_div, "%": _dec_mod},
+    "DECIMAL": {"+": exact_decimal(EXACT.add), "-": exact_decimal(EXACT.subtract),
+                "*": exact_decimal(EXACT.multiply), "/": _dec_div, "%": _dec_mod},
 }
 
 
@@ -146,6 +151,13 @@ def generic_arith(op: str, a: object, b: object) -> object:
 
 
 def temporal_arith(op: str, a: object, b: object) -> object:
+    try:
+        return _temporal_arith(op, a, b)
+    except OverflowError:
+        raise DataError("date or timestamp out of range") from None
+
+
+def _temporal_arith(op: str, a: object, b: object) -> object:
     if isinstance(b, Interval):
         if isinstance(a, Interval):
             return a.plus(b) if op == "+" else a.plus(b.negated())
@@ -171,7 +183,9 @@ def arith(op: str, left: Compiled, right: Compiled) -> tuple[RowFn, SqlType]:
             fa, fb = _as_float(fa, ka), _as_float(fb, kb)
         fn_op = _NUMERIC_OPS[result.kind][op]
         if right.const and fb is right.fn:
-            return _numeric_const_closure(fn_op, left, right.value, result.kind == "INT"), result
+            # the left operand as converted above (a DECIMAL meeting a FLOAT is read as float)
+            column = left.column if fa is left.fn else None
+            return _numeric_const_closure(fn_op, fa, column, right.value, result.kind == "INT"), result
         if left.column is not None and fa is left.fn and result.kind == "INT":
             return _int_column_expr_closure(fn_op, left.column, fb), result
         return _numeric_closure(fn_op, fa, fb, result.kind == "INT"), result
@@ -194,12 +208,10 @@ def _as_float(fn: RowFn, kind: str) -> RowFn:
     return lambda r: None if (v := fn(r)) is None else float(v)
 
 
-def _numeric_const_closure(op: Callable, left: Compiled, c: object, check_int: bool) -> RowFn:
-    """``expr op constant``: no call for the constant, and ``r[i]`` inline for a column."""
+def _numeric_const_closure(op: Callable, fa: RowFn, i: int | None, c: object, check_int: bool) -> RowFn:
+    """``expr op constant``: no call for the constant, and ``r[i]`` inline for a column ``i``."""
     if c is None:
         return lambda r: None
-    i = left.column
-    fa = left.fn
     if check_int:
         if i is not None:
             def int_col_const(r: tuple) -> object:

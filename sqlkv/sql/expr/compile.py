@@ -109,6 +109,8 @@ def number_literal(text: str) -> tuple[object, SqlType]:
     """Integer literals are INT (DECIMAL past 64 bits); others are FLOAT, as in SQLite."""
     t = text.strip()
     if t.isdigit():
+        if len(t.lstrip("0")) > 19:  # past 64 bits (and past int()'s 4,300-digit limit)
+            return Decimal(t), SqlType("DECIMAL")
         v = int(t)
         if v <= INT_MAX:
             return v, SqlType("INT")
@@ -243,9 +245,19 @@ def _neg(c: Compiler, node: exp.Neg) -> Compiled:
     return c.derived(fn, typ, [part])
 
 
+def _shift_left(a: int, n: int) -> int:
+    # past 63 places every bit of a 64-bit value is gone (SQLite's rule); without this cap
+    # 1 << 9223372036854775807 asks Python for an exabyte integer
+    return a << n if n < 64 else 0  # (a negative n raises: "negative shift count")
+
+
+def _shift_right(a: int, n: int) -> int:
+    return a >> n if n < 64 else (-1 if a < 0 else 0)
+
+
 _BIT_OPS = {
     exp.BitwiseAnd: operator.and_, exp.BitwiseOr: operator.or_, exp.BitwiseXor: operator.xor,
-    exp.BitwiseLeftShift: operator.lshift, exp.BitwiseRightShift: operator.rshift,
+    exp.BitwiseLeftShift: _shift_left, exp.BitwiseRightShift: _shift_right,
 }
 
 
@@ -280,7 +292,16 @@ def _bitnot(c: Compiler, node: exp.BitwiseNot) -> Compiled:
     if part.type.kind not in ("INT", "NULL"):
         raise ProgrammingError(f"bitwise operators need INT operands, not {part.type.sql()}")
     fn = part.fn
-    return c.derived(lambda r: None if (v := fn(r)) is None else ~v, SqlType("INT"), [part])
+
+    def bitnot(r: tuple) -> object:
+        v = fn(r)
+        if v is None:
+            return None
+        if type(v) is not int:  # a parameter's type is known only now
+            raise ProgrammingError("bitwise operators need INT operands")
+        return ~v
+
+    return c.derived(bitnot, SqlType("INT"), [part])
 
 
 @handles(exp.DPipe)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import (MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal,
+                     InvalidOperation, Overflow, localcontext)
 
 from sqlkv.errors import DataError
 from sqlkv.catalog.types import INT_MIN, check_int_range
@@ -23,33 +24,42 @@ def absolute(x: Number) -> Number:
     return abs(x)
 
 
-def _quantum(digits: int) -> Decimal:
-    return Decimal(1).scaleb(-digits)
+def _quantized(d: Decimal, digits: int, rounding: str) -> Decimal:
+    """``d`` rounded to ``digits`` places after the point (before it when negative), exactly:
+    the precision needed is the number's own digits plus ``digits``, not the default 28."""
+    if not d.is_finite():
+        return d
+    if d.adjusted() < -digits - 1:
+        return Decimal(0).scaleb(min(0, -digits))  # far below the last kept place
+    with localcontext() as ctx:
+        ctx.prec = max(28, d.adjusted() + digits + 3)
+        ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+        return d.quantize(Decimal(1).scaleb(-digits), rounding)
+
+
+_MAX_SCALE = 2000  # PostgreSQL's NUMERIC_MAX_RESULT_SCALE: round(x, 100000) keeps 2000 places
+
+
+def _round_with(x: Number, digits: int, rounding: str) -> Number:
+    digits = max(-_MAX_SCALE, min(_MAX_SCALE, digits))
+    if isinstance(x, int):
+        if digits >= 0:
+            return x
+        return check_int_range(int(_quantized(Decimal(x), digits, rounding)))
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return x
+        return float(_quantized(Decimal(repr(x)), digits, rounding))
+    return _quantized(x, digits, rounding)
 
 
 def round_half_away(x: Number, digits: int = 0) -> Number:
     """Round half away from zero (SQLite, and PostgreSQL for DECIMAL)."""
-    if isinstance(x, int):
-        if digits >= 0:
-            return x
-        return check_int_range(int(Decimal(x).quantize(_quantum(digits), ROUND_HALF_UP)))
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            return x
-        return float(Decimal(repr(x)).quantize(_quantum(digits), ROUND_HALF_UP))
-    return x.quantize(_quantum(digits), ROUND_HALF_UP)
+    return _round_with(x, digits, ROUND_HALF_UP)
 
 
 def trunc(x: Number, digits: int = 0) -> Number:
-    if isinstance(x, int):
-        if digits >= 0:
-            return x
-        return int(Decimal(x).quantize(_quantum(digits), ROUND_DOWN))
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            return x
-        return float(Decimal(repr(x)).quantize(_quantum(digits), ROUND_DOWN))
-    return x.quantize(_quantum(digits), ROUND_DOWN)
+    return _round_with(x, digits, ROUND_DOWN)
 
 
 def ceil(x: Number) -> Number:
@@ -79,7 +89,10 @@ def power(x: Number, y: Number) -> Number:
     if isinstance(x, Decimal) or isinstance(y, Decimal):
         if x < 0 and Decimal(y) != Decimal(y).to_integral_value():
             raise DataError("a negative number raised to a non-integer power yields a complex result")
-        return Decimal(x) ** Decimal(y)
+        try:
+            return Decimal(x) ** Decimal(y)
+        except (Overflow, InvalidOperation):
+            raise DataError("value overflows numeric format") from None
     try:
         result = math.pow(x, y)
     except ValueError:
