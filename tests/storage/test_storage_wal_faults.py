@@ -321,3 +321,15 @@ def test_a_cleanly_closed_newest_segment_is_sealed(tmp_path, damage):
             f.truncate(os.path.getsize(segment) - 10)
     with pytest.raises(CorruptionError, match=os.path.basename(segment)):
         open_lsm(path).close()
+
+
+@pytest.mark.parametrize("op", ["write", "sync", "replace", "open", "syncdir"])
+def test_a_failure_while_opening_is_an_operational_error_and_harmless(tmp_path, op):
+    path = str(tmp_path)
+    engine = open_lsm(path)
+    _put(engine, b"a", b"1")
+    engine.close()
+    with inject_faults(FaultPlan(op, sticky=True)):
+        with pytest.raises(OperationalError, match="cannot open database"):
+            open_lsm(path)
+    assert _contents(path) == {b"a": b"1"}  # and the LOCK was released

@@ -122,6 +122,10 @@ class LSMCore:
         self._lock_file = self._open_directory()
         try:
             self._recover()
+        except OSError as exc:  # a full disk or an I/O error while recovering: nothing half-done
+            self._lock_file.release()
+            raise OperationalError(f"cannot open database {self.path}: {exc.strerror or exc}"
+                                   f"{f' ({exc.filename})' if exc.filename else ''}") from None
         except BaseException:
             self._lock_file.release()
             raise
