@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlkv.errors import OperationalError, ProgrammingError
 
 if TYPE_CHECKING:
-    from sqlkv.catalog.types import SqlType
+    from sqlkv.sql.types import SqlType
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plan.access import table_scope
 from sqlkv.sql.rowcodec import IndexCodec
 from sqlkv.sql.rowwriter import RowWriter
-from sqlkv.catalog.types import INT, assign_cast, is_serial, type_from_ast
+from sqlkv.sql.types import INT, assign_cast, is_serial, type_from_ast
 from sqlkv.storage.kv import prefix_end
 
 

@@ -21,7 +21,7 @@ from sqlkv.errors import IntegrityError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.scan import codec_for
 from sqlkv.sql.plan.access import table_scope
-from sqlkv.catalog.types import assign_cast
+from sqlkv.sql.types import assign_cast
 
 
 @dataclass

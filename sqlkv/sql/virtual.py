@@ -17,7 +17,7 @@ from sqlkv.encoding.keys import decode_uvarint, table_prefix
 from sqlkv.encoding.pretty import pretty_key
 from sqlkv.encoding.values import decode_row_value, decode_values
 from sqlkv.errors import CorruptionError
-from sqlkv.catalog.types import BOOL, BYTES, INT, TEXT
+from sqlkv.sql.types import BOOL, BYTES, INT, TEXT
 from sqlkv.storage.kv import prefix_end
 
 _SCHEMAS = {

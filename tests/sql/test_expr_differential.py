@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate, infer_type
-from sqlkv.catalog.types import FLOAT, INT, value_type
+from sqlkv.sql.types import FLOAT, INT, value_type
 
 COLS = ["a", "b", "c"]
 SCOPE = Scope([Column(n, "t", INT) for n in COLS])

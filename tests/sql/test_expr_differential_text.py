@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.expr import CompileEnv, compile_expr
-from sqlkv.catalog.types import TEXT
+from sqlkv.sql.types import TEXT
 
 SCOPE = Scope([Column("s", "t", TEXT), Column("u", "t", TEXT)])
 words = st.text(alphabet="ab_% ", max_size=5)

@@ -16,7 +16,7 @@ from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.expr import CompileEnv, compile_expr
 from sqlkv.sql.expr.like import glob_matcher, like_matcher
-from sqlkv.catalog.types import DATE, FLOAT, INT, TEXT, TIMESTAMP
+from sqlkv.sql.types import DATE, FLOAT, INT, TEXT, TIMESTAMP
 
 COLUMNS = [Column("s", "t", TEXT), Column("n", "t", INT), Column("f", "t", FLOAT),
            Column("d", "t", DATE), Column("ts", "t", TIMESTAMP)]
@@ -187,7 +187,7 @@ TYPED = [
 @pytest.mark.parametrize("expr", TYPED)
 def test_values_have_the_inferred_type(expr):
     from sqlkv.sql.expr import infer_type
-    from sqlkv.catalog.types import value_type
+    from sqlkv.sql.types import value_type
 
     node = sqlglot.parse_one(f"SELECT {expr}").expressions[0]
     static = infer_type(node, Scope(COLUMNS))

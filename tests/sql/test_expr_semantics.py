@@ -20,7 +20,7 @@ from sqlkv.sql.expr import (
     infer_type,
     is_constant,
 )
-from sqlkv.catalog.types import BOOL, DATE, FLOAT, INT, NULLTYPE, TEXT, TIMESTAMP, SqlType
+from sqlkv.sql.types import BOOL, DATE, FLOAT, INT, NULLTYPE, TEXT, TIMESTAMP, SqlType
 
 COLUMNS = [
     Column("a", "t", INT), Column("b", "t", INT), Column("s", "t", TEXT), Column("d", "t", DATE),

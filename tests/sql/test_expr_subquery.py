@@ -17,7 +17,7 @@ from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate
-from sqlkv.catalog.types import INT
+from sqlkv.sql.types import INT
 
 S_ROWS = [(1,), (2,), (None,), (4,)]
 T_ROWS = [(0,), (1,), (3,), (None,), (4,)]

@@ -9,7 +9,7 @@ import pytest
 import sqlglot
 
 from sqlkv.errors import DataError, ProgrammingError
-from sqlkv.catalog import types as T
+from sqlkv.sql import types as T
 
 
 def ast_type(text: str):

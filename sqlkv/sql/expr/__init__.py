@@ -24,7 +24,7 @@ from sqlkv.sql.expr.compile import Compiler, predicate_fn
 from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import CompileEnv, Compiled, SubqueryPlanner
 from sqlkv.sql.expr.ordering import compare_values, sort_key
-from sqlkv.catalog.types import SqlType
+from sqlkv.sql.types import SqlType
 
 _NOT_CONSTANT = (exp.Column, exp.Subquery, exp.Exists, exp.Select, exp.AggFunc, exp.Window, exp.Star)
 

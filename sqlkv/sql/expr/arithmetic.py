@@ -27,7 +27,7 @@ from sqlkv.sql.expr.operators import (
     operator_error,
     to_timestamp,
 )
-from sqlkv.catalog.types import (DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP,
+from sqlkv.sql.types import (DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP,
                                  SqlType, exact_decimal)
 
 _NUMERIC = NUMERIC_KINDS

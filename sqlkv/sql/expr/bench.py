@@ -15,7 +15,7 @@ import sqlglot
 
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate
-from sqlkv.catalog.types import INT, TEXT
+from sqlkv.sql.types import INT, TEXT
 
 EXPRESSIONS = [
     "a + b * 2 > 10 AND c LIKE 'x%'",

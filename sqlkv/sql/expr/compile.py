@@ -37,7 +37,7 @@ from sqlkv.sql.expr.operators import (
     null_propagating,
     unify,
 )
-from sqlkv.catalog.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
+from sqlkv.sql.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
 
 Handler = Callable[["Compiler", exp.Expression], Compiled]
 _HANDLERS: dict[type, Handler] = {}

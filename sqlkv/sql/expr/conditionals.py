@@ -24,7 +24,7 @@ from sqlkv.sql.expr.operators import (
     logic_or,
     unify,
 )
-from sqlkv.catalog.types import BOOL, NULLTYPE, cast, to_text, type_from_ast
+from sqlkv.sql.types import BOOL, NULLTYPE, cast, to_text, type_from_ast
 
 
 @handles(exp.NullSafeEQ, exp.NullSafeNEQ)

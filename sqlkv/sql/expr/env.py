@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlkv.sql.context import ExecContext, Scope
-from sqlkv.catalog.types import NULLTYPE, SqlType
+from sqlkv.sql.types import NULLTYPE, SqlType
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -25,7 +25,7 @@ from sqlkv.sql.expr.temporal import statement_time
 from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import unify
-from sqlkv.catalog.types import (
+from sqlkv.sql.types import (
     DATE,
     FLOAT,
     INT,

@@ -16,7 +16,7 @@ from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled
 from sqlkv.sql.expr.like import glob_matcher, like_matcher, like_prefix
-from sqlkv.catalog.types import BOOL
+from sqlkv.sql.types import BOOL
 
 
 def _pattern_node(node: exp.Expression) -> tuple[exp.Expression, exp.Expression | None]:

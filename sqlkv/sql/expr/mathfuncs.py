@@ -13,7 +13,7 @@ from decimal import (MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR,
                      InvalidOperation, Overflow, localcontext)
 
 from sqlkv.errors import DataError
-from sqlkv.catalog.types import INT_MIN, check_int_range
+from sqlkv.sql.types import INT_MIN, check_int_range
 
 Number = int | float | Decimal
 

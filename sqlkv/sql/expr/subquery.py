@@ -20,7 +20,7 @@ from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import COMPARE_OPS, compatible, generic_compare, to_timestamp
-from sqlkv.catalog.types import BOOL, NULLTYPE, SqlType, cast
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, cast
 
 _NO_ROW = object()
 

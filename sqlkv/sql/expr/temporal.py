@@ -16,7 +16,7 @@ from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import INTERVAL
-from sqlkv.catalog.types import DATE, TEXT, TIMESTAMP, SqlType, cast, to_text
+from sqlkv.sql.types import DATE, TEXT, TIMESTAMP, SqlType, cast, to_text
 
 
 @handles(exp.Interval)
