@@ -85,6 +85,11 @@ class Scope:
         return scope
 
 
+def table_scope(table: Any, alias: str) -> list[Column]:
+    """The columns of a table's rows (a `TableDescriptor`), qualified by ``alias``."""
+    return [Column(c.name, alias, c.type, c.hidden) for c in table.columns]
+
+
 @dataclass
 class OperatorStats:
     """Per-operator figures for EXPLAIN ANALYZE."""

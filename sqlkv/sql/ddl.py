@@ -34,10 +34,11 @@ from sqlkv.catalog.descriptors import (
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import ConditionFailedError, IntegrityError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
-from sqlkv.sql.dmlcommon import StatementResult, compile_expr
+from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.exec.scan import codec_for
 from sqlkv.sql.parse import ParsedStatement
-from sqlkv.sql.plan.access import table_scope
+from sqlkv.sql.context import table_scope
+from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.rowcodec import IndexCodec
 from sqlkv.sql.rowwriter import RowWriter
 from sqlkv.sql.types import INT, assign_cast, is_serial, type_from_ast
@@ -151,7 +152,7 @@ def _refuse_key_options(node: exp.Expression, what: str) -> None:
             raise NotSupportedError(f"{params.sql() or 'index parameters'} on a key is not supported ({what})")
 
 
-def execute_ddl(stmt: ParsedStatement, catalog, env) -> StatementResult:
+def execute_ddl(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     kind = stmt.kind
     if kind == "CREATE TABLE":
@@ -166,7 +167,6 @@ def execute_ddl(stmt: ParsedStatement, catalog, env) -> StatementResult:
         alter_table(ast, catalog, env)
     else:
         raise NotSupportedError(f"unsupported statement: {kind}")
-    return StatementResult(None, -1)
 
 
 # -- CREATE TABLE ------------------------------------------------------------------------------
@@ -653,9 +653,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
         return
     # Rewrite rows when the new column is non-NULL somewhere, or has new checks/indexes.
     writer = RowWriter(table, codec_for(table), txn)
-    from sqlkv.sql.dmlcommon import RowChecker
-
-    checker = RowChecker(table, table.name, env)
+    checker = row_checker(table, table.name, env)
     for old in rows:
         new = old + (default,)
         checker.check(new)

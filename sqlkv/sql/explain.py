@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from sqlkv.errors import NotSupportedError
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.scan import IndexScan
+from sqlkv.sql.exec.write import WriteOperator
 
 _EXPLAINABLE = {"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"}
 
@@ -32,7 +33,7 @@ def explain_statement(session, stmt, params):
         raise NotSupportedError(f"EXPLAIN is not supported for {inner.kind if inner else 'this statement'}")
     prepared = session.prepare(inner)
     ctx = session._bind(prepared, params)
-    root = prepared.plan.explain_root()
+    root = prepared.plan
     for op in _walk(root):
         if isinstance(op, IndexScan):
             op.describe_ctx = ctx
@@ -58,12 +59,9 @@ def explain_statement(session, stmt, params):
 
 def _run(prepared, ctx: ExecContext) -> int:
     plan = prepared.plan
-    if hasattr(plan, "execute"):
-        res = plan.execute(ctx)
-        return res.rowcount
-    from sqlkv.sql.exec.operator import counted
-
+    if isinstance(plan, WriteOperator):
+        return plan.execute(ctx).rowcount
     n = 0
-    for _ in counted(plan.op, ctx):
+    for _ in counted(plan, ctx):
         n += 1
     return n

@@ -55,7 +55,7 @@ def _index_predicate(table: TableDescriptor, index: IndexDescriptor) -> tuple[An
     from sqlkv.sql.context import Scope
     from sqlkv.sql.expr import compile_predicate
     from sqlkv.sql.expr.env import CompileEnv
-    from sqlkv.sql.plan.access import table_scope
+    from sqlkv.sql.context import table_scope
 
     node = sqlglot.parse_one(index.predicate)
     positions = {table.column_index(table.column(c.name).id) for c in node.find_all(exp.Column)}

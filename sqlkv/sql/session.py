@@ -8,7 +8,7 @@
 3. a savepoint, so a failing statement undoes only its own writes;
 4. the plan: from the session's plan cache when the schema version is unchanged (plans keep
    their `ExecContext`; parameters, ``now`` and the transaction are set into it per run), else
-   planned now -- SELECTs by the query planner (`plan_query`), DML by `sqlkv.sql.dml`; DDL is
+   planned now -- SELECTs by the query planner (`plan_query`), DML by `sqlkv.sql.plan.statement`; DDL is
    executed directly and bumps the schema version when its transaction commits;
 5. a `Result` with the rows (lazy for SELECT), rowcount, lastrowid.
 
@@ -40,8 +40,9 @@ from sqlkv.errors import (
 )
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.depth import ensure_recursion_headroom, too_deep
-from sqlkv.sql.dmlcommon import StatementResult
+from sqlkv.sql.exec.write import WriteOperator, WriteResult
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
+from sqlkv.sql.plan.statement import plan_statement
 from sqlkv.storage import open_engine
 from sqlkv.txn import TxnManager
 
@@ -485,23 +486,7 @@ class Session:
         return prepared
 
     def _plan(self, stmt: ParsedStatement, catalog: Catalog, env) -> Any:
-        from sqlkv.sql import dml
-
-        ast = stmt.ast.copy()
-        kind = stmt.kind
-        if kind == "SELECT":
-            from sqlkv.sql.plan.select import plan_query
-
-            return _SelectPlan(plan_query(ast, catalog, env))
-        if kind == "INSERT":
-            return dml.InsertPlan(ast, catalog, env, upsert=stmt.upsert)
-        if kind == "UPDATE":
-            return dml.UpdatePlan(ast, catalog, env)
-        if kind == "DELETE":
-            return dml.DeletePlan(ast, catalog, env)
-        if kind == "TRUNCATE":
-            return dml.TruncatePlan(ast, catalog, env)
-        raise NotSupportedError(f"unsupported statement: {kind}")
+        return plan_statement(stmt, catalog, env)
 
     def _check_params(self, stmt: ParsedStatement, params: Any) -> None:
         if params is None:
@@ -539,7 +524,7 @@ class Session:
         kind = prepared.stmt.kind
         self._current_ctx = ctx
         try:
-            if isinstance(plan, _SelectPlan):
+            if not isinstance(plan, WriteOperator):
                 prepared.busy = True
                 return Result(
                     "SELECT",
@@ -548,9 +533,9 @@ class Session:
                     -1,
                     cleanup=lambda: setattr(prepared, "busy", False),
                 )
-            res: StatementResult = plan.execute(ctx)
+            res: WriteResult = plan.execute(ctx)
         finally:
-            if not isinstance(plan, _SelectPlan):
+            if isinstance(plan, WriteOperator):
                 self._current_ctx = None
         kind_name = "UPSERT" if prepared.stmt.upsert else kind
         return Result(kind_name, plan.columns, res.rows, res.rowcount, res.lastrowid)
@@ -606,20 +591,6 @@ class Session:
             if self._savepoints[i][0].lower() == name.lower():
                 return i
         raise ProgrammingError(f'savepoint "{name}" does not exist')
-
-
-class _SelectPlan:
-    """A query operator as a plan."""
-
-    def __init__(self, op) -> None:
-        self.op = op
-        self.columns = op.columns
-
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        return self.op.rows(ctx)
-
-    def explain_root(self):
-        return self.op
 
 
 def _as_pep249(e: Exception, sql: str, where: str) -> Error:

@@ -67,8 +67,9 @@ def _access(s, where: str, needed: set[int], want_order=None, limit=None):
     import sqlglot
 
     from sqlkv.sql.context import Scope
-    from sqlkv.sql.dmlcommon import split_conjuncts
-    from sqlkv.sql.plan.access import plan_table_access, table_scope
+    from sqlkv.sql.plan.names import split_conjuncts
+    from sqlkv.sql.context import table_scope
+    from sqlkv.sql.plan.access import plan_table_access
 
     cat = s.catalog()
     table = cat.get_table("users")
@@ -191,7 +192,8 @@ def test_like_prefix_span_and_descending_text_column():
 def test_limit_with_index_order_prefers_the_ordered_index_over_scan_and_sort(s, desc):
     """With a LIMIT, a non-covering index that yields the wanted order costs ~LIMIT fetches."""
     from sqlkv.sql.context import Scope
-    from sqlkv.sql.plan.access import plan_table_access, table_scope
+    from sqlkv.sql.context import table_scope
+    from sqlkv.sql.plan.access import plan_table_access
 
     catalog = s.catalog()
     users = catalog.get_table("users")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
-from sqlkv.sql.context import Column, Scope
+from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan, codec_for
 from sqlkv.sql.spans import ColumnBounds, SpanBuilder
@@ -54,10 +54,6 @@ class _Candidate:
     ordered: bool
     est_rows: float
     cost: float = 0.0
-
-
-def table_scope(table: TableDescriptor, alias: str) -> list[Column]:
-    return [Column(c.name, alias, c.type, c.hidden) for c in table.columns]
 
 
 def _const_fn(node: exp.Expression, scope: Scope, env):

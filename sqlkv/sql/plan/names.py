@@ -106,6 +106,8 @@ def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     """``a AND (b AND c)`` -> ``[a, b, c]``; parentheses around a conjunct are dropped."""
     if node is None:
         return []
+    if isinstance(node, exp.Where):
+        node = node.this
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.And):

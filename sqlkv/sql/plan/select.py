@@ -396,7 +396,7 @@ class QueryPlanner:
             if view is not None:
                 return self._view_source(view, alias, col_names)
             table = self.catalog.get_table(full)  # raises 'relation "x" does not exist'
-        from sqlkv.sql.plan.access import table_scope
+        from sqlkv.sql.context import table_scope
         cols = table_scope(table, alias)
         if col_names:
             visible = [i for i, c in enumerate(cols) if not c.hidden]

@@ -1,0 +1,107 @@
+"""The UPDATE, DELETE and TRUNCATE operators.
+
+``UPDATE users SET email = lower(email) WHERE id BETWEEN ? AND ?`` is planned
+(`sqlkv.sql.plan.modify`) into ``Update(Filter(IndexScan))`` (no Filter when the spans answer
+the whole WHERE). Each execution:
+
+1. reads every target row from its input and computes each new row (assignment casts, NOT
+   NULL, CHECK) -- all target rows are collected before any write, so the scan never sees the
+   statement's own writes (the "Halloween problem"); the transaction buffers every write in
+   memory anyway, so this costs the same order of memory;
+2. deletes, for all rows, the KV entries whose keys change (`RowWriter.remove_changed`);
+3. writes the new entries, conditionally where a key moved (`RowWriter.add_changed`), so
+   ``SET id = id + 1`` works whatever the row order, and a real duplicate fails.
+
+The session runs each execution under a savepoint, so a failure leaves no partial writes.
+"""
+
+from __future__ import annotations
+
+from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.encoding.keys import index_prefix
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.defaults import forget_auto_counter
+from sqlkv.sql.exec.operator import Operator, counted
+from sqlkv.sql.exec.scan import codec_for
+from sqlkv.sql.exec.write import Assignments, Returning, RowChecker, WriteOperator, WriteResult, touch
+from sqlkv.sql.rowwriter import RowWriter
+from sqlkv.storage.kv import prefix_end
+
+
+class Update(WriteOperator):
+    def __init__(self, table: TableDescriptor, source: Operator, sets: Assignments, checker: RowChecker,
+                 returning: Returning) -> None:
+        self.table = table
+        self.source = source  # the target rows (whole rows of the table)
+        self.codec = codec_for(table)
+        self.sets = sets
+        self.checker = checker
+        self.returning = returning
+        self.columns = returning.columns
+
+    def children(self) -> list[Operator]:
+        return [self.source]
+
+    def describe(self) -> str:
+        return f"update {self.table.name} set " + ", ".join(self.table.columns[p].name for p, _ in self.sets.items)
+
+    def execute(self, ctx: ExecContext) -> WriteResult:
+        touch(ctx, self.table.id)
+        finish, apply = self.checker.finish, self.sets.apply
+        changes = [(old, finish(apply(old))) for old in counted(self.source, ctx)]
+        writer = RowWriter(self.table, self.codec, ctx.txn)
+        forget_auto_counter(ctx.txn, self.table.id)
+        for old, new in changes:
+            if old != new:
+                writer.remove_changed(old, new)
+        for old, new in changes:
+            if old != new:
+                writer.add_changed(old, new)
+        rows = [self.returning.project(n) for _, n in changes] if self.columns is not None else None
+        return WriteResult(rows, len(changes))
+
+
+class Delete(WriteOperator):
+    def __init__(self, table: TableDescriptor, source: Operator, returning: Returning) -> None:
+        self.table = table
+        self.source = source
+        self.codec = codec_for(table)
+        self.returning = returning
+        self.columns = returning.columns
+
+    def children(self) -> list[Operator]:
+        return [self.source]
+
+    def describe(self) -> str:
+        return f"delete {self.table.name}"
+
+    def execute(self, ctx: ExecContext) -> WriteResult:
+        touch(ctx, self.table.id)
+        victims = list(counted(self.source, ctx))  # read all before deleting (see module doc)
+        writer = RowWriter(self.table, self.codec, ctx.txn)
+        forget_auto_counter(ctx.txn, self.table.id)
+        for row in victims:
+            writer.delete(row)
+        rows = [self.returning.project(r) for r in victims] if self.columns is not None else None
+        return WriteResult(rows, len(victims))
+
+
+class Truncate(WriteOperator):
+    """One range delete per index of each table; restarts the auto ids."""
+
+    columns = None
+
+    def __init__(self, tables: list[TableDescriptor]) -> None:
+        self.tables = tables
+
+    def describe(self) -> str:
+        return "truncate " + ", ".join(t.name for t in self.tables)
+
+    def execute(self, ctx: ExecContext) -> WriteResult:
+        for table in self.tables:
+            touch(ctx, table.id)
+            forget_auto_counter(ctx.txn, table.id)
+            for index in table.all_indexes():
+                start = index_prefix(table.id, index.id)
+                ctx.txn.delete_range(start, prefix_end(start))
+        return WriteResult(None, -1)

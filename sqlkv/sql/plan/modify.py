@@ -1,0 +1,64 @@
+"""Planning UPDATE, DELETE and TRUNCATE.
+
+``DELETE FROM users WHERE name = 'q'`` resolves the target table, hands the WHERE conjuncts to
+`plan_table_access` (the same access-path choice a SELECT gets: here no index on ``name``, so a
+full primary-index scan) and wraps what the spans do not enforce in a `Filter`. The write
+operator goes on top; EXPLAIN prints the tree like a query's::
+
+    delete users
+      filter name = 'q'
+        scan users@users_pkey /Table/100/1 - /Table/100/2
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlkv.errors import NotSupportedError
+from sqlkv.sql.context import Scope, table_scope
+from sqlkv.sql.exec.modify import Delete, Truncate, Update
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.relational import Filter
+from sqlkv.sql.expr import compile_predicate
+from sqlkv.sql.plan.access import plan_table_access
+from sqlkv.sql.plan.dml_parts import assignments, column_defaults, returning, row_checker, target_table
+from sqlkv.sql.plan.joins import and_predicates
+from sqlkv.sql.plan.names import LazySql, split_conjuncts
+
+
+def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
+    """(table, alias, scope, operator producing the rows an UPDATE/DELETE touches)."""
+    if ast.args.get("from_") or ast.args.get("using"):
+        raise NotSupportedError("UPDATE ... FROM / DELETE ... USING is not supported")
+    if ast.args.get("order") or ast.args.get("limit"):
+        raise NotSupportedError("ORDER BY / LIMIT on UPDATE and DELETE is not supported")
+    table, alias = target_table(ast.this, catalog)
+    scope = Scope(table_scope(table, alias))
+    conjuncts = split_conjuncts(ast.args.get("where"))
+    access = plan_table_access(table, alias, conjuncts, scope, env)
+    source: Operator = access.operator
+    if access.remaining:
+        pred = and_predicates([compile_predicate(c, scope, env) for c in access.remaining])
+        source = Filter(source, pred, LazySql(access.remaining))
+    return table, alias, scope, source
+
+
+def plan_update(ast: exp.Update, catalog, env) -> Update:
+    table, alias, scope, source = _target_rows(ast, catalog, env)
+    sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env))
+    checker = row_checker(table, alias, env)
+    return Update(table, source, sets, checker, returning(ast.args.get("returning"), table, alias, env))
+
+
+def plan_delete(ast: exp.Delete, catalog, env) -> Delete:
+    table, alias, _scope, source = _target_rows(ast, catalog, env)
+    return Delete(table, source, returning(ast.args.get("returning"), table, alias, env))
+
+
+def plan_truncate(ast: exp.TruncateTable, catalog, env) -> Truncate:
+    # TRUNCATE always restarts the auto-assigned key (RESTART IDENTITY); no dependents to cascade to
+    if str(ast.args.get("identity") or "").upper() == "CONTINUE":
+        raise NotSupportedError("TRUNCATE ... CONTINUE IDENTITY is not supported (TRUNCATE restarts row ids)")
+    if str(ast.args.get("option") or "").upper() == "CASCADE":
+        raise NotSupportedError("TRUNCATE ... CASCADE is not supported (sqlkv does not track dependent objects)")
+    return Truncate([target_table(t, catalog)[0] for t in ast.expressions])

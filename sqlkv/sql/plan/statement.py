@@ -1,0 +1,35 @@
+"""One statement's plan: a tree of operators, a write operator at the root for DML.
+
+``plan_statement`` is what the session calls on a plan-cache miss. A SELECT becomes its query
+operator tree (`plan_query`); INSERT/UPSERT, UPDATE, DELETE and TRUNCATE become a
+`WriteOperator` over the operators that read their input. Either way the result is an
+`Operator`, which is all EXPLAIN needs to print it.
+"""
+
+from __future__ import annotations
+
+from sqlkv.errors import NotSupportedError
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.plan.insert import plan_insert
+from sqlkv.sql.plan.modify import plan_delete, plan_truncate, plan_update
+from sqlkv.sql.plan.select import plan_query
+
+PLANNED_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"})
+
+
+def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
+    """The plan of a SELECT or DML statement, compiled against ``env`` (see `CompileEnv`)."""
+    ast = stmt.ast.copy()
+    kind = stmt.kind
+    if kind == "SELECT":
+        return plan_query(ast, catalog, env)
+    if kind == "INSERT":
+        return plan_insert(ast, catalog, env, upsert=stmt.upsert)
+    if kind == "UPDATE":
+        return plan_update(ast, catalog, env)
+    if kind == "DELETE":
+        return plan_delete(ast, catalog, env)
+    if kind == "TRUNCATE":
+        return plan_truncate(ast, catalog, env)
+    raise NotSupportedError(f"unsupported statement: {kind}")
