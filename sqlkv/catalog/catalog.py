@@ -64,13 +64,16 @@ def descriptor_key(desc_id: int) -> bytes:
 class Catalog:
     """Descriptor reads and writes bound to one transaction."""
 
-    def __init__(self, txn: Any, cache: DescriptorCache | None = None) -> None:
+    def __init__(self, txn: Any, cache: DescriptorCache | None = None,
+                 virtual_tables: Callable[[str, Catalog], TableDescriptor | None] | None = None) -> None:
         self.txn = txn
         self.cache = cache
         self.cache_version = cache.version if cache is not None else -1
         self.dirty = False  # this transaction changed the schema: bypass the shared cache
         self._touched: set[int] = set()
-        self.virtual: Callable[[str], TableDescriptor | None] | None = None
+        # schema-qualified names (information_schema.x, sqlkv_internal.x) are the SQL layer's
+        # virtual tables: it passes the resolver, as the catalog sits below it
+        self.virtual_tables = virtual_tables
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -98,8 +101,8 @@ class Catalog:
         return descriptor_from_dict(msgpack.unpackb(data, strict_map_key=False))
 
     def find_table(self, name: str) -> TableDescriptor | None:
-        if "." in name and self.virtual is not None:
-            return self.virtual(name)
+        if "." in name and self.virtual_tables is not None:
+            return self.virtual_tables(name, self)
         desc = self._lookup(name)
         return desc if isinstance(desc, TableDescriptor) else None
 

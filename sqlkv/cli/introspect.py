@@ -84,7 +84,7 @@ class SchemaReader:
         db = self.session.db
         cache = getattr(db, "descriptor_cache", None)
         if self.session.in_transaction:
-            yield Catalog(self.session._txn, None)  # uncommitted descriptors bypass the shared cache
+            yield Catalog(self.session.txn, None)  # uncommitted descriptors bypass the shared cache
             return
         txn = db.txn_manager.begin(read_only=True)
         try:

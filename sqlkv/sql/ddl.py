@@ -35,6 +35,7 @@ from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import ConditionFailedError, IntegrityError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.virtual import virtual_table
 from sqlkv.sql.exec.scan import codec_for
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.context import table_scope
@@ -93,7 +94,7 @@ def _new_name(node: Any, what: str) -> str:
 
 def _refuse_virtual(name: str, catalog, action: str) -> None:
     """DDL never targets a virtual table (information_schema.*, sqlkv_internal.*)."""
-    if "." in name and catalog.virtual is not None and catalog.virtual(name) is not None:
+    if "." in name and virtual_table(name, catalog) is not None:
         raise ProgrammingError(f'cannot {action} virtual table "{name}"')
     if "." in name and name.split(".", 1)[0].lower() in RESERVED_SCHEMAS:
         raise ProgrammingError(f'cannot {action} "{name}": schema "{name.split(".", 1)[0].lower()}" is reserved')

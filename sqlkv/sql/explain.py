@@ -1,46 +1,39 @@
-"""EXPLAIN [ANALYZE]: the plan tree of a statement, with exact spans in key grammar.
+"""EXPLAIN [ANALYZE]: a plan's tree, one operator per line, with exact spans in key grammar.
 
-``EXPLAIN SELECT * FROM users WHERE email = 'a@b.c'`` plans the inner statement (through the
-session's plan cache), binds the parameters given with the EXPLAIN so spans can be computed,
-and prints the tree one operator per line, e.g. ``get users@users_email_key
-/Table/104/2/"a@b.c"``. EXPLAIN ANALYZE runs the statement (DML really writes, as in
-PostgreSQL), collecting per-operator rows and KV operations in ``ctx.stats`` and appends
-them to each line, plus a total.
+``EXPLAIN SELECT * FROM users WHERE email = 'a@b.c'``: the session plans the inner statement
+(through its plan cache) and binds the parameters given with the EXPLAIN; `explain` takes that
+plan and context and returns the lines, e.g. ``get users@users_email_key /Table/104/2/"a@b.c"``
+(scans compute their spans from the bound context). With ``analyze`` the statement really runs
+(DML writes, as in PostgreSQL), collecting per-operator rows and KV operations in
+``ctx.stats``; each line gets its figures, and a total line follows.
 """
 
 from __future__ import annotations
 
-from sqlkv.errors import NotSupportedError
-from sqlkv.sql.context import Column, ExecContext
+from collections.abc import Iterator
+
+from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.scan import IndexScan
 from sqlkv.sql.exec.write import WriteOperator
 
-_EXPLAINABLE = {"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"}
 
-
-def _walk(op: Operator):
+def _walk(op: Operator) -> Iterator[Operator]:
     yield op
     for child in op.children():
         yield from _walk(child)
 
 
-def explain_statement(session, stmt, params):
-    from sqlkv.sql.session import Result
-
-    inner = stmt.inner
-    if inner is None or inner.kind not in _EXPLAINABLE:
-        raise NotSupportedError(f"EXPLAIN is not supported for {inner.kind if inner else 'this statement'}")
-    prepared = session.prepare(inner)
-    ctx = session._bind(prepared, params)
-    root = prepared.plan
-    for op in _walk(root):
-        if isinstance(op, IndexScan):
-            op.describe_ctx = ctx
-    lines: list[str]
-    if stmt.explain_analyze:
+def explain(root: Operator, ctx: ExecContext, analyze: bool = False) -> list[str]:
+    """The lines of ``root``'s plan; with ``analyze``, after running it in ``ctx``."""
+    scans = [op for op in _walk(root) if isinstance(op, IndexScan)]
+    for op in scans:
+        op.describe_ctx = ctx
+    try:
+        if not analyze:
+            return root.explain(None)
         ctx.stats = {}
-        rowcount = _run(prepared, ctx)
+        rowcount = _run(root, ctx)
         lines = root.explain(ctx)
         totals = [0, 0, 0]
         for st in ctx.stats.values():
@@ -48,20 +41,17 @@ def explain_statement(session, stmt, params):
             totals[1] += st.kv_scans
             totals[2] += st.kv_keys_read
         lines.append(f"total: rows={rowcount} kv_gets={totals[0]} kv_scans={totals[1]} kv_keys={totals[2]}")
+        return lines
+    finally:
         ctx.stats = None
-    else:
-        lines = root.explain(None)
-    for op in _walk(root):
-        if isinstance(op, IndexScan):
+        for op in scans:
             op.describe_ctx = None
-    return Result("EXPLAIN", [Column("info")], [(line,) for line in lines], -1)
 
 
-def _run(prepared, ctx: ExecContext) -> int:
-    plan = prepared.plan
-    if isinstance(plan, WriteOperator):
-        return plan.execute(ctx).rowcount
+def _run(root: Operator, ctx: ExecContext) -> int:
+    if isinstance(root, WriteOperator):
+        return root.execute(ctx).rowcount
     n = 0
-    for _ in counted(plan, ctx):
+    for _ in counted(root, ctx):
         n += 1
     return n

@@ -1,174 +1,57 @@
-"""Sessions: the API the DB-API driver, the CLI and the sqllogictest runner use.
+"""Sessions: the statement loop the DB-API driver, the CLI and the sqllogictest runner use.
 
 ``session.execute("UPDATE t SET v = ? WHERE id = ?", (5, 1))`` walks through:
 
 1. `parse_statement` (cached per SQL text) -> a `ParsedStatement`;
-2. the transaction: the open one (BEGIN, or autocommit off), else a fresh one that commits
-   right after the statement (autocommit);
-3. a savepoint, so a failing statement undoes only its own writes;
-4. the plan: from the session's plan cache when the schema version is unchanged (plans keep
-   their `ExecContext`; parameters, ``now`` and the transaction are set into it per run), else
-   planned now -- SELECTs by the query planner (`plan_query`), DML by `sqlkv.sql.plan.statement`; DDL is
-   executed directly and bumps the schema version when its transaction commits;
-5. a `Result` with the rows (lazy for SELECT), rowcount, lastrowid.
+2. the transaction (`TxnState`): the open one (BEGIN, or autocommit off), else a fresh one that
+   commits right after the statement (autocommit); the statement runs under a savepoint, so a
+   failing statement undoes only its own writes;
+3. the plan, from the session's `PlanCache` (plans keep their `ExecContext`; parameters,
+   ``now`` and the transaction are bound into it per run), else `plan_statement`; DDL is
+   executed directly (`execute_ddl`) and bumps the schema version when its transaction commits;
+4. execution: a write operator's `execute`, or a SELECT's rows pulled lazily by the caller;
+5. a `Result` with the rows, rowcount, lastrowid.
 
-`Database.open` shares one engine per path within the process (reference counted).
+`Database` (database.py) is the open database the sessions share.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import decimal
-import os
 import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlkv.catalog.catalog import Catalog, DescriptorCache
+from sqlkv.catalog.catalog import Catalog
 from sqlkv.errors import (
     ConditionFailedError,
     CorruptionError,
-    DataError,
     Error,
-    OperationalError,
     IntegrityError,
     InterfaceError,
-    InternalError,
     NotSupportedError,
+    OperationalError,
     ProgrammingError,
 )
+from sqlkv.sql.check import check_catalog
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.depth import ensure_recursion_headroom, too_deep
+from sqlkv.sql.database import Database
+from sqlkv.sql.ddl import execute_ddl
+from sqlkv.sql.depth import ensure_recursion_headroom
 from sqlkv.sql.exec.write import WriteOperator, WriteResult
+from sqlkv.sql.explain import explain
+from sqlkv.sql.expr import CompileEnv
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
-from sqlkv.sql.plan.statement import plan_statement
-from sqlkv.storage import open_engine
-from sqlkv.txn import TxnManager
+from sqlkv.sql.pep249 import as_pep249
+from sqlkv.sql.plan.select import QueryPlanner
+from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
+from sqlkv.sql.plancache import PlanCache, Prepared, check_params
+from sqlkv.sql.result import Result
+from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 
-PLAN_CACHE_SIZE = 256
-_TXN_CONTROL = {"BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "ROLLBACK TO"}
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
 _READ_KINDS = {"SELECT", "CHECK DATABASE"}
-
-
-class Database:
-    """One open database (an engine + transaction manager + descriptor cache)."""
-
-    _registry: dict[str, Database] = {}
-    _registry_lock = threading.Lock()
-
-    def __init__(self, path: str, engine, key: str | None) -> None:
-        self.path = path
-        self.engine = engine
-        self.txn_manager = TxnManager.for_engine(engine)
-        self.descriptors = DescriptorCache()
-        # a read-only database refuses writing statements when they run, not at COMMIT
-        core = getattr(engine, "_core", engine)
-        self.read_only = bool(getattr(core, "read_only", False))
-        self._key = key
-        self._refs = 1
-        self.closed = False
-
-    @property
-    def schema_version(self) -> int:
-        return self.descriptors.version
-
-    @classmethod
-    def open(cls, path: str = ":memory:", **options: Any) -> Database:
-        """Open (or share) the database at ``path``; ``":memory:"`` is always a fresh one."""
-        if path == ":memory:":
-            return cls(path, open_engine(path, **options), None)
-        key = os.path.realpath(path)
-        with cls._registry_lock:
-            db = cls._registry.get(key)
-            if db is not None and not db.closed:
-                db._refs += 1
-                return db
-            db = cls(path, open_engine(path, **options), key)
-            cls._registry[key] = db
-            return db
-
-    def close(self) -> None:
-        with self._registry_lock:
-            if self.closed:
-                return
-            self._refs -= 1
-            if self._refs > 0:
-                return
-            self.closed = True
-            if self._key is not None and self._registry.get(self._key) is self:
-                del self._registry[self._key]
-        self.engine.close()
-
-    def session(self, autocommit: bool = True) -> Session:
-        return Session(self, autocommit)
-
-
-class Result:
-    """The outcome of one statement. Iterate it (lazily) for the rows of a SELECT/RETURNING."""
-
-    def __init__(
-        self,
-        kind: str,
-        columns: list[Column] | None = None,
-        rows: Iterable[tuple] | None = None,
-        rowcount: int = -1,
-        lastrowid: int | None = None,
-        on_done: Any = None,
-        cleanup: Any = None,
-    ) -> None:
-        self.kind = kind
-        self.columns = columns
-        self.rowcount = rowcount
-        self.lastrowid = lastrowid
-        self._rows: Iterator[tuple] | None = iter(rows) if rows is not None else None
-        self._on_done = on_done
-        self._cleanup = cleanup  # releases the plan's context (runs even if never iterated)
-
-    def __iter__(self) -> Iterator[tuple]:
-        if self._rows is None:
-            return
-        try:
-            for row in self._rows:
-                yield row
-        finally:
-            self._finish()
-
-    def fetchall(self) -> list[tuple]:
-        return list(self)
-
-    def _finish(self) -> None:
-        self._rows = None
-        cleanup, self._cleanup = self._cleanup, None
-        if cleanup is not None:
-            cleanup()
-        done, self._on_done = self._on_done, None
-        if done is not None:
-            done()
-
-    def close(self) -> None:
-        if self._rows is not None and hasattr(self._rows, "close"):
-            try:
-                self._rows.close()  # type: ignore[union-attr]
-            except Exception:  # noqa: BLE001 - closing a generator mid-way is best effort
-                pass
-        self._finish()
-
-    def __repr__(self) -> str:
-        return f"Result({self.kind}, rowcount={self.rowcount})"
-
-
-class _Prepared:
-    """A cached plan with its context."""
-
-    def __init__(self, stmt: ParsedStatement, plan: Any, env: Any, version: int) -> None:
-        self.stmt = stmt
-        self.plan = plan
-        self.env = env
-        self.ctx: ExecContext = env.ctx
-        self.version = version
-        self.busy = False  # a lazy SELECT result still reads through this plan's context
+_DML_KINDS = {"INSERT", "UPDATE", "DELETE"}
 
 
 class Session:
@@ -177,28 +60,37 @@ class Session:
     def __init__(self, db: Database, autocommit: bool = True) -> None:
         ensure_recursion_headroom()
         self.db = db
-        self.autocommit = autocommit
-        self._txn = None
-        self._catalog: Catalog | None = None
-        self._explicit = False  # BEGIN was executed
-        self._savepoints: list[tuple[str, int]] = []
-        self._plans: OrderedDict[str, _Prepared] = OrderedDict()
+        self.state = TxnState(db, autocommit)
+        self.plans = PlanCache()
         self._pending: Result | None = None
-        self._autocommit_read = None  # the read txn of a pending autocommit SELECT
         self._current_ctx: ExecContext | None = None
-        self._cancel = False
         self.closed = False
         self.lock = threading.RLock()
 
     # -- public API ------------------------------------------------------------------------
 
     @property
+    def autocommit(self) -> bool:
+        return self.state.autocommit
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        self.state.autocommit = value
+
+    @property
     def in_transaction(self) -> bool:
         """True inside BEGIN or an autocommit=False transaction (not for an autocommit SELECT
         whose read transaction only lives until its rows are consumed)."""
-        if self._txn is None or not self._txn.active:
-            return False
-        return self._txn is not self._autocommit_read
+        return self.state.in_transaction
+
+    @property
+    def txn(self):
+        """The current transaction, if any (None when idle)."""
+        return self.state.txn
+
+    def catalog(self) -> Catalog:
+        """The catalog bound to the current transaction (opens one if needed)."""
+        return self.state.catalog()
 
     def execute(self, sql: str, params: Any = ()) -> Result:
         with self.lock:
@@ -213,71 +105,41 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            if stmt.kind == "SELECT" or stmt.kind in _TXN_CONTROL:
+            if stmt.kind == "SELECT" or stmt.kind in TXN_CONTROL:
                 raise ProgrammingError("executemany() is for DML statements")
             self._refuse_write(stmt)
-            own = not self.in_transaction
-            txn = self._ensure_txn(read_only=False)
+            own = self.state.owns_statement
+            txn = self.state.ensure(read_only=False)
             try:
                 # the whole batch is one statement: one savepoint, all rows or none
-                result = self._guard_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
-                if own and self.autocommit and not self._explicit:
-                    self._commit_txn()
+                result = self.state.run_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
+                if own:
+                    self.state.commit()
             except BaseException:
-                if own and self.autocommit and not self._explicit:
-                    self._rollback_txn()
+                if own:
+                    self.state.rollback()
                 raise
             return result
 
-    def _run_many(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
-        total = 0
-        last = None
-        dml = stmt.kind in ("INSERT", "UPDATE", "DELETE")
-        prepared = self.prepare(stmt) if dml else None
-        ctx = None
-        execute = prepared.plan.execute if prepared is not None else None
-        for params in seq_of_params:
-            if prepared is not None:
-                if ctx is None:
-                    ctx = self._bind(prepared, params)  # txn, now, catalog: once per batch
-                    self._current_ctx = ctx
-                else:
-                    if type(params) is not tuple or len(params) != prepared.stmt.param_count:
-                        self._check_params(prepared.stmt, params)
-                    ctx.params = () if params is None else params
-                    ctx.check_cancelled()
-                res = execute(ctx)
-            else:
-                res = self._run(stmt, params)
-            if res.rowcount > 0:
-                total += res.rowcount
-            if res.lastrowid is not None:
-                last = res.lastrowid
-        self._current_ctx = None
-        return Result("UPSERT" if stmt.upsert else stmt.kind, None, None, total, last)
-
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
-            res = self.execute(piece.sql)
-            yield res
+            yield self.execute(piece.sql)
 
     def commit(self) -> None:
         with self.lock:
             self._finish_pending()
             try:
-                if self._txn is not None:
-                    self._commit_txn()  # a failed COMMIT has rolled the transaction back
+                self.state.commit()
             finally:
-                self._explicit = False
+                self.state.explicit = False
 
     def rollback(self) -> None:
         with self.lock:
             self._finish_pending()
             try:
-                if self._txn is not None:
-                    self._rollback_txn()
+                self.state.rollback()
             finally:
-                self._explicit = False
+                self.state.explicit = False
 
     def close(self) -> None:
         if self.closed:
@@ -293,7 +155,7 @@ class Session:
         if ctx is not None:
             ctx.cancelled = True
 
-    # -- transactions ----------------------------------------------------------------------
+    # -- the statement loop ----------------------------------------------------------------
 
     def _check_open(self) -> None:
         if self.closed:
@@ -301,69 +163,35 @@ class Session:
         if self.db.closed:
             raise InterfaceError("database is closed")
 
-    def _ensure_txn(self, read_only: bool):
-        if self._txn is not None and self._txn.active:
-            return self._txn
-        self._txn = self.db.txn_manager.begin(read_only=read_only)
-        self._catalog = None
-        self._savepoints = []
-        return self._txn
-
-    def catalog(self) -> Catalog:
-        """The catalog bound to the current transaction (opens one if needed)."""
-        txn = self._ensure_txn(read_only=False)
-        if self._catalog is None or self._catalog.txn is not txn:
-            self._catalog = Catalog(txn, self.db.descriptors)
-            from sqlkv.sql.virtual import virtual_table
-
-            self._catalog.virtual = lambda name, cat=self._catalog: virtual_table(name, cat)
-        return self._catalog
-
-    def _commit_txn(self) -> None:
-        txn, self._txn = self._txn, None
-        self._catalog = None
-        self._savepoints = []
-        if txn is not None and txn.active:
-            txn.commit()
-
-    def _rollback_txn(self) -> None:
-        txn, self._txn = self._txn, None
-        self._catalog = None
-        self._savepoints = []
-        if txn is not None and txn.active:
-            txn.rollback()
-
     def _finish_pending(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
             pending.close()
 
-    # -- execution -------------------------------------------------------------------------
-
     def _execute(self, stmt: ParsedStatement, params: Any) -> Result:
         kind = stmt.kind
-        if kind in _TXN_CONTROL:
-            return self._txn_control(stmt)
+        state = self.state
+        if kind in TXN_CONTROL:
+            state.control(stmt, self.commit, self.rollback)
+            return Result(kind, None, None, -1)
         self._refuse_write(stmt)
-        implicit = not self.in_transaction and not self._explicit
-        if implicit and self.autocommit:
-            read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
-            txn = self._ensure_txn(read_only=read_only)
-            try:
-                result = self._run_in_txn(stmt, params, txn)
-            except BaseException:
-                self._rollback_txn()
-                raise
-            if result.kind == "SELECT" and result._rows is not None:
-                # keep the snapshot until the rows are consumed, then end the read
-                result._on_done = self._autocommit_done(txn)
-                self._pending = result
-                self._autocommit_read = txn
-                return result
-            self._commit_txn()
+        if not state.owns_statement:
+            txn = state.ensure(read_only=False)
+            return state.run_statement(stmt, txn, lambda: self._run(stmt, params))
+        read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
+        txn = state.ensure(read_only=read_only)
+        try:
+            result = state.run_statement(stmt, txn, lambda: self._run(stmt, params))
+        except BaseException:
+            state.rollback()
+            raise
+        if result.kind == "SELECT" and result.streaming:
+            # keep the snapshot until the rows are consumed, then end the read
+            result.when_done(state.end_read_when_done(txn))
+            self._pending = result
             return result
-        txn = self._ensure_txn(read_only=False)
-        return self._run_in_txn(stmt, params, txn)
+        state.commit()
+        return result
 
     def _refuse_write(self, stmt: ParsedStatement) -> None:
         if not self.db.read_only:
@@ -375,65 +203,63 @@ class Session:
         if stmt.kind not in _READ_KINDS:
             raise OperationalError(f"database is read-only: cannot run {stmt.kind} on {self.db.path}")
 
-    def _autocommit_done(self, txn):
-        def done() -> None:
-            if self._autocommit_read is txn:
-                self._autocommit_read = None
-            if self._txn is txn:
-                self._commit_txn()
-
-        return done
-
-    def _run_in_txn(self, stmt: ParsedStatement, params: Any, txn) -> Result:
-        return self._guard_statement(stmt, txn, lambda: self._run(stmt, params))
-
-    def _guard_statement(self, stmt: ParsedStatement, txn, run) -> Result:
-        """Run under a savepoint: a failure undoes exactly this statement's writes."""
-        token = txn.savepoint()
-        try:
-            result = run()
-        except ConditionFailedError as e:
-            txn.rollback_to(token)
-            txn.release(token)
-            raise IntegrityError(f"duplicate key value violates a unique constraint ({e})") from None
-        except Error:
-            txn.rollback_to(token)
-            txn.release(token)
-            raise
-        except Exception as e:  # noqa: BLE001 - turned into a PEP 249 error naming the statement
-            if txn.active:
-                txn.rollback_to(token)
-                txn.release(token)
-            raise _as_pep249(e, stmt.sql, f"in {stmt.sql[:200]!r}") from e
-        txn.release(token)
-        return result
-
     def _run(self, stmt: ParsedStatement, params: Any) -> Result:
         kind = stmt.kind
         if kind == "CHECK DATABASE":
-            from sqlkv.sql.check import check_catalog
-
-            problems = [f"storage: {p}" for p in self.db.engine.verify()]
-            try:
-                problems += check_catalog(self.catalog(), self._new_ctx(params))
-            except CorruptionError as exc:  # already named by the storage half, if it is a file
-                problems.append(f"data unreadable: {exc}")
-            cols = [Column("problem")]
-            return Result(kind, cols, [(p,) for p in problems], len(problems))
+            return self._check_database(params)
         if kind == "EXPLAIN":
-            from sqlkv.sql.explain import explain_statement
-
-            return explain_statement(self, stmt, params)
+            return self._explain(stmt, params)
         if kind.startswith(_DDL_PREFIXES):
             return self._run_ddl(stmt, params)
         prepared = self.prepare(stmt)
         ctx = self._bind(prepared, params)
         return self._execute_plan(prepared, ctx)
 
-    def _run_ddl(self, stmt: ParsedStatement, params: Any) -> Result:
-        from sqlkv.sql.ddl import execute_ddl
+    def _run_many(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
+        total = 0
+        last = None
+        prepared = self.prepare(stmt) if stmt.kind in _DML_KINDS else None
+        ctx = None
+        execute = prepared.plan.execute if prepared is not None else None
+        for params in seq_of_params:
+            if prepared is not None:
+                if ctx is None:
+                    ctx = self._bind(prepared, params)  # txn, now, catalog: once per batch
+                    self._current_ctx = ctx
+                else:
+                    if type(params) is not tuple or len(params) != prepared.stmt.param_count:
+                        check_params(prepared.stmt, params)
+                    ctx.params = () if params is None else params
+                    ctx.check_cancelled()
+                res = execute(ctx)
+            else:
+                res = self._run(stmt, params)
+            if res.rowcount > 0:
+                total += res.rowcount
+            if res.lastrowid is not None:
+                last = res.lastrowid
+        self._current_ctx = None
+        return Result("UPSERT" if stmt.upsert else stmt.kind, None, None, total, last)
 
-        self._check_params(stmt, params)
+    def _check_database(self, params: Any) -> Result:
+        problems = [f"storage: {p}" for p in self.db.engine.verify()]
+        try:
+            problems += check_catalog(self.catalog(), self._new_ctx(params))
+        except CorruptionError as exc:  # already named by the storage half, if it is a file
+            problems.append(f"data unreadable: {exc}")
+        return Result("CHECK DATABASE", [Column("problem")], [(p,) for p in problems], len(problems))
+
+    def _explain(self, stmt: ParsedStatement, params: Any) -> Result:
+        inner = stmt.inner
+        if inner is None or inner.kind not in PLANNED_KINDS:
+            raise NotSupportedError(f"EXPLAIN is not supported for {inner.kind if inner else 'this statement'}")
+        prepared = self.prepare(inner)
+        ctx = self._bind(prepared, params)
+        lines = explain(prepared.plan, ctx, analyze=stmt.explain_analyze)
+        return Result("EXPLAIN", [Column("info")], [(line,) for line in lines], -1)
+
+    def _run_ddl(self, stmt: ParsedStatement, params: Any) -> Result:
+        check_params(stmt, params)
         catalog = self.catalog()
         env = self._new_env(catalog, params)
         self._current_ctx = env.ctx
@@ -443,104 +269,56 @@ class Session:
             self._current_ctx = None
         return Result(stmt.kind, None, None, -1)
 
+    # -- plans -----------------------------------------------------------------------------
+
     def _new_ctx(self, params: Any) -> ExecContext:
         return ExecContext(
-            txn=self._txn, params=params, now=_dt.datetime.now(), catalog=self._catalog
+            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog
         )
 
-    def _new_env(self, catalog: Catalog, params: Any = ()):
-        from sqlkv.sql.expr import CompileEnv
-
+    def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
         ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog)
         env = CompileEnv(ctx=ctx)
-        try:
-            from sqlkv.sql.plan.select import QueryPlanner
-
-            env.subqueries = QueryPlanner(catalog, env)
-        except ImportError:
-            pass
+        env.subqueries = QueryPlanner(catalog, env)
         return env
 
-    def prepare(self, stmt: ParsedStatement) -> _Prepared:
+    def prepare(self, stmt: ParsedStatement) -> Prepared:
         """The cached plan for this statement text, planning it when needed."""
         catalog = self.catalog()
-        # The version the catalog's snapshot reflects: a transaction that began before a DDL
-        # committed still reads the old descriptors, so its plans must not pass for new ones.
-        version = catalog.cache_version
-        cached = self._plans.get(stmt.sql)
-        if cached is not None and cached.version == version == self.db.schema_version and not catalog.dirty:
-            if not cached.busy:
-                self._plans.move_to_end(stmt.sql)
-                return cached
-            # the same text is still being read by an open result (e.g. another cursor): its
-            # context must keep its parameters, so this execution gets a private plan
-            env = self._new_env(catalog)
-            return _Prepared(stmt, self._plan(stmt, catalog, env), env, version)
-        env = self._new_env(catalog)
-        plan = self._plan(stmt, catalog, env)
-        prepared = _Prepared(stmt, plan, env, version)
-        if not catalog.dirty and version == self.db.schema_version:
-            self._plans[stmt.sql] = prepared
-            if len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
-        return prepared
+        return self.plans.prepare(stmt, catalog, self.db.schema_version,
+                                  lambda: self._new_env(catalog), plan_statement)
 
-    def _plan(self, stmt: ParsedStatement, catalog: Catalog, env) -> Any:
-        return plan_statement(stmt, catalog, env)
-
-    def _check_params(self, stmt: ParsedStatement, params: Any) -> None:
-        if params is None:
-            params = ()
-        if type(params) in (tuple, list):  # the common case, without the ABC checks below
-            if len(params) != stmt.param_count:
-                raise ProgrammingError(
-                    f"the statement uses {stmt.param_count} parameter(s), but {len(params)} were supplied"
-                )
-            return
-        if isinstance(params, Mapping):
-            if stmt.param_count:
-                raise ProgrammingError("this statement uses positional parameters (?); pass a sequence")
-            return
-        if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
-            raise ProgrammingError(f"parameters must be a sequence or a mapping, not {type(params).__name__}")
-        if len(params) != stmt.param_count:
-            raise ProgrammingError(
-                f"the statement uses {stmt.param_count} parameter(s), but {len(params)} were supplied"
-            )
-
-    def _bind(self, prepared: _Prepared, params: Any) -> ExecContext:
-        self._check_params(prepared.stmt, params)
+    def _bind(self, prepared: Prepared, params: Any) -> ExecContext:
+        check_params(prepared.stmt, params)
         ctx = prepared.ctx
-        ctx.txn = self._txn
+        ctx.txn = self.state.txn
         ctx.params = () if params is None else params
         ctx.now = _dt.datetime.now()
-        ctx.catalog = self._catalog
+        ctx.catalog = self.state.current_catalog
         ctx.stats = None
         ctx.cancelled = False
         return ctx
 
-    def _execute_plan(self, prepared: _Prepared, ctx: ExecContext) -> Result:
+    def _execute_plan(self, prepared: Prepared, ctx: ExecContext) -> Result:
         plan = prepared.plan
-        kind = prepared.stmt.kind
         self._current_ctx = ctx
+        if not isinstance(plan, WriteOperator):
+            prepared.busy = True
+            return Result(
+                "SELECT",
+                plan.columns,
+                self._guarded(plan.rows(ctx), ctx, prepared),
+                -1,
+                cleanup=lambda: setattr(prepared, "busy", False),
+            )
         try:
-            if not isinstance(plan, WriteOperator):
-                prepared.busy = True
-                return Result(
-                    "SELECT",
-                    plan.columns,
-                    self._guarded(plan.rows(ctx), ctx, prepared),
-                    -1,
-                    cleanup=lambda: setattr(prepared, "busy", False),
-                )
             res: WriteResult = plan.execute(ctx)
         finally:
-            if isinstance(plan, WriteOperator):
-                self._current_ctx = None
-        kind_name = "UPSERT" if prepared.stmt.upsert else kind
+            self._current_ctx = None
+        kind_name = "UPSERT" if prepared.stmt.upsert else prepared.stmt.kind
         return Result(kind_name, plan.columns, res.rows, res.rowcount, res.lastrowid)
 
-    def _guarded(self, rows: Iterator[tuple], ctx: ExecContext, prepared: _Prepared) -> Iterator[tuple]:
+    def _guarded(self, rows: Iterator[tuple], ctx: ExecContext, prepared: Prepared) -> Iterator[tuple]:
         """Rows of a SELECT with unexpected exceptions turned into PEP 249 errors."""
         try:
             yield from rows
@@ -549,58 +327,11 @@ class Session:
         except ConditionFailedError as e:
             raise IntegrityError(str(e)) from None
         except Exception as e:  # noqa: BLE001
-            raise _as_pep249(e, prepared.stmt.sql, "while reading rows") from e
+            raise as_pep249(e, prepared.stmt.sql, "while reading rows") from e
         finally:
             prepared.busy = False
             if self._current_ctx is ctx:
                 self._current_ctx = None
 
-    # -- transaction control statements ----------------------------------------------------
 
-    def _txn_control(self, stmt: ParsedStatement) -> Result:
-        kind = stmt.kind
-        if kind == "BEGIN":
-            if self._explicit:
-                raise ProgrammingError("there is already a transaction in progress")
-            self._ensure_txn(read_only=False)
-            self._explicit = True
-        elif kind == "COMMIT":
-            self.commit()
-        elif kind == "ROLLBACK":
-            self.rollback()
-        elif kind == "SAVEPOINT":
-            txn = self._ensure_txn(read_only=False)
-            if not self._explicit and self.autocommit:
-                self._explicit = True  # SAVEPOINT outside BEGIN starts a transaction (like SQLite)
-            self._savepoints.append((stmt.savepoint or "", txn.savepoint()))
-        elif kind in ("RELEASE", "ROLLBACK TO"):
-            i = self._find_savepoint(stmt.savepoint or "")
-            name, token = self._savepoints[i]
-            if kind == "RELEASE":
-                self._txn.release(token)
-                del self._savepoints[i:]
-            else:
-                self._txn.rollback_to(token)
-                del self._savepoints[i + 1 :]
-        return Result(kind, None, None, -1)
-
-    def _find_savepoint(self, name: str) -> int:
-        if self._txn is None or not self._txn.active:
-            raise ProgrammingError(f'savepoint "{name}" does not exist (no transaction in progress)')
-        for i in range(len(self._savepoints) - 1, -1, -1):
-            if self._savepoints[i][0].lower() == name.lower():
-                return i
-        raise ProgrammingError(f'savepoint "{name}" does not exist')
-
-
-def _as_pep249(e: Exception, sql: str, where: str) -> Error:
-    """The PEP 249 error for a Python exception a statement raised. Too-deep input and values
-    out of Python's ranges are the user's (ProgrammingError, DataError); anything else is a
-    bug in sqlkv, reported as InternalError naming the statement."""
-    if isinstance(e, RecursionError):
-        return too_deep(sql)
-    if isinstance(e, OverflowError):
-        return DataError(f"value out of range: {e}")
-    if isinstance(e, decimal.DecimalException):
-        return DataError(f"invalid numeric value or operation ({type(e).__name__})")
-    return InternalError(f"internal error {where}: {type(e).__name__}: {e}")
+__all__ = ["Database", "Result", "Session"]

@@ -150,6 +150,11 @@ class Engine(KVReader):
         """A read view of the current state."""
 
     @property
+    def read_only(self) -> bool:
+        """True when the engine refuses writes (opened ``read_only``)."""
+        return False
+
+    @property
     @abstractmethod
     def last_seq(self) -> int:
         """The sequence number of the last applied batch (0 for an empty store)."""

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from sqlkv.errors import OperationalError, ProgrammingError
+from sqlkv.sql import session as session_module
 from sqlkv.sql.session import Database, Session
 
 
@@ -76,13 +77,13 @@ def test_executemany_after_ddl_in_the_same_transaction_plans_once(session, monke
     session.autocommit = False
     session.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
     calls = []
-    original = Session._plan
+    original = session_module.plan_statement
 
-    def counting(self, stmt, catalog, env):
+    def counting(stmt, catalog, env):
         calls.append(stmt.sql)
-        return original(self, stmt, catalog, env)
+        return original(stmt, catalog, env)
 
-    monkeypatch.setattr(Session, "_plan", counting)
+    monkeypatch.setattr(session_module, "plan_statement", counting)
     session.executemany("INSERT INTO t VALUES (?, ?)", [(i, str(i)) for i in range(50)])
     assert len(calls) == 1
     assert session.execute("SELECT count(*), sum(a) FROM t").fetchall() == [(50, sum(range(50)))]

@@ -101,7 +101,7 @@ def test_interleaved_results_of_the_same_text_keep_their_parameters():
     assert [r[0] for r in first] == [2, 4, 6, 8]
     assert second == [(1,), (3,), (5,), (7,), (9,)]
     s.execute(q, (0,)).close()  # never iterated: the cached plan is released again
-    assert s._plans[q].busy is False
+    assert s.plans.get(q).busy is False
 
 
 def test_executemany_is_one_statement_inside_a_transaction():

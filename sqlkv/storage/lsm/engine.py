@@ -109,6 +109,10 @@ class LSMEngine(Engine):
     def last_seq(self) -> int:
         return self._core.visible_seq
 
+    @property
+    def read_only(self) -> bool:
+        return self._core.read_only
+
     def flush(self) -> None:
         self._live().flush()
 

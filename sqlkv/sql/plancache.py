@@ -1,0 +1,92 @@
+"""The plan cache: one plan per SQL text, reused while the schema it was planned on holds.
+
+``cursor.execute("SELECT name FROM users WHERE id = ?", (7,))`` a thousand times parses and
+plans once: the cache maps the SQL text to a `Prepared` (the plan and its `ExecContext`); each
+execution only binds the parameters, the transaction and the time into that context. A plan is
+valid for the schema version it was planned under: a committed DDL bumps the version and the
+next execution plans again. A transaction that changed the schema itself plans privately.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sqlkv.errors import ProgrammingError
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.expr import CompileEnv
+from sqlkv.sql.parse import ParsedStatement
+
+PLAN_CACHE_SIZE = 256
+
+
+class Prepared:
+    """A plan with the context its compiled expressions read at run time."""
+
+    def __init__(self, stmt: ParsedStatement, plan: Operator, env: CompileEnv, version: int) -> None:
+        self.stmt = stmt
+        self.plan = plan
+        self.env = env
+        self.ctx: ExecContext = env.ctx
+        self.version = version
+        self.busy = False  # a lazy SELECT result still reads through this plan's context
+
+
+class PlanCache:
+    """Least-recently-used plans by SQL text (one cache per session: plans hold contexts)."""
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
+        self.size = size
+        self._plans: OrderedDict[str, Prepared] = OrderedDict()
+
+    def get(self, sql: str) -> Prepared | None:
+        return self._plans.get(sql)
+
+    def prepare(self, stmt: ParsedStatement, catalog, schema_version: int,
+                new_env: Callable[[], CompileEnv], plan: Callable[[ParsedStatement, Any, CompileEnv], Operator]
+                ) -> Prepared:
+        """The cached plan for ``stmt``'s text, planning it (``plan``) when needed."""
+        # The version the catalog's snapshot reflects: a transaction that began before a DDL
+        # committed still reads the old descriptors, so its plans must not pass for new ones.
+        version = catalog.cache_version
+        fresh = version == schema_version and not catalog.dirty
+        cached = self._plans.get(stmt.sql)
+        if cached is not None and cached.version == version and fresh:
+            if not cached.busy:
+                self._plans.move_to_end(stmt.sql)
+                return cached
+            # the same text is still being read by an open result (e.g. another cursor): its
+            # context must keep its parameters, so this execution gets a private plan
+            env = new_env()
+            return Prepared(stmt, plan(stmt, catalog, env), env, version)
+        env = new_env()
+        prepared = Prepared(stmt, plan(stmt, catalog, env), env, version)
+        if fresh:
+            self._plans[stmt.sql] = prepared
+            if len(self._plans) > self.size:
+                self._plans.popitem(last=False)
+        return prepared
+
+
+def check_params(stmt: ParsedStatement, params: Any) -> None:
+    """Refuse parameters that do not fit the statement's placeholders."""
+    if params is None:
+        params = ()
+    if type(params) in (tuple, list):  # the common case, without the ABC checks below
+        if len(params) != stmt.param_count:
+            raise ProgrammingError(
+                f"the statement uses {stmt.param_count} parameter(s), but {len(params)} were supplied"
+            )
+        return
+    if isinstance(params, Mapping):
+        if stmt.param_count:
+            raise ProgrammingError("this statement uses positional parameters (?); pass a sequence")
+        return
+    if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
+        raise ProgrammingError(f"parameters must be a sequence or a mapping, not {type(params).__name__}")
+    if len(params) != stmt.param_count:
+        raise ProgrammingError(
+            f"the statement uses {stmt.param_count} parameter(s), but {len(params)} were supplied"
+        )
