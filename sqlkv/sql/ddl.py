@@ -36,12 +36,12 @@ from sqlkv.errors import ConditionFailedError, IntegrityError, NotSupportedError
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.virtual import virtual_table
-from sqlkv.sql.exec.scan import codec_for
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.context import table_scope
 from sqlkv.sql.plan.dml_parts import row_checker
-from sqlkv.sql.rowcodec import IndexCodec
-from sqlkv.sql.rowwriter import RowWriter
+from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.writer import RowWriter
 from sqlkv.sql.types import INT, assign_cast, is_serial, type_from_ast
 from sqlkv.storage.kv import prefix_end
 

@@ -25,8 +25,9 @@ from sqlglot import exp
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan, codec_for
-from sqlkv.sql.spans import ColumnBounds, SpanBuilder
+from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan
+from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 
 DEFAULT_TABLE_ROWS = 1000.0
 # Whether primary-index scans decode only the ``needed`` columns (the rest stay None). Off
