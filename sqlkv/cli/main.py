@@ -101,7 +101,7 @@ def _database_parser() -> argparse.ArgumentParser:
 
 def open_session(path: str, args: argparse.Namespace | None = None) -> Any:
     """Open ``path`` and return an autocommit `Session` on it."""
-    from sqlkv.sql.session import Database, Session
+    from sqlkv.sql import Database, Session
 
     options: dict[str, Any] = {}
     if args is not None:
@@ -201,7 +201,7 @@ def _run_check(argv: list[str]) -> int:
         return 1
     try:
         from sqlkv.sql.check import check_database
-        from sqlkv.sql.session import Database, Session
+        from sqlkv.sql import Database, Session
 
         session = Session(Database.open(args.database, create=False), autocommit=True)  # never creates
         try:

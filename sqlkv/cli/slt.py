@@ -240,7 +240,7 @@ def compare(values: list[str], rec: Record, threshold: int) -> str | None:
 # -- running ----------------------------------------------------------------------------------
 
 def _open_session() -> Any:
-    from sqlkv.sql.session import Database, Session
+    from sqlkv.sql import Database, Session
     db = Database.open(":memory:")
     return db, Session(db, autocommit=True)
 

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from sqlkv.encoding.pretty import pretty_key
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from sqlkv.sql.rowstore.display import describe_value, names_lookup
 
 HAVE_LSM = importlib.util.find_spec("sqlkv.storage.lsm") is not None

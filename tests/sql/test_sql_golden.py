@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from tests.sql.core_support import KVTrace
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from sqlkv.errors import OperationalError, ProgrammingError
 from sqlkv.sql import session as session_module
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_like_prefix_over_a_descending_index_matches_sqlite(session):
 
 @pytest.mark.parametrize("sql", ["SELECT", "SELECT * FROM t GROUP BY", "select from t"])
 def test_truncated_statements_are_syntax_errors(sql):
-    from sqlkv.sql.session import Database, Session
+    from sqlkv.sql import Database, Session
 
     session = Session(Database.open(":memory:"))
     session.execute("CREATE TABLE t (a INT)")

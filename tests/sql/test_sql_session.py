@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqlkv.errors import InterfaceError, OperationalError, ProgrammingError
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from tests.sql.core_support import rows
 
 
