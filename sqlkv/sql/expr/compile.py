@@ -38,7 +38,8 @@ from sqlkv.sql.expr.operators import (
     null_propagating,
     unify,
 )
-from sqlkv.sql.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType, cast, to_text
+from sqlkv.sql.casts import cast, to_text
+from sqlkv.sql.types import BOOL, INT_MAX, INT_MIN, NULLTYPE, TEXT, SqlType
 
 Handler = Callable[["Compiler", exp.Expression], Compiled]
 _HANDLERS: dict[type, Handler] = {}
