@@ -210,7 +210,6 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
     if isinstance(node.expression, (exp.Any, exp.All)):
-
         return compile_quantified(c, node, op)
     left, right = c.compile(node.this), c.compile(node.expression)
     if left.const and not right.const:  # keep the constant on the right for the fast paths
@@ -324,7 +323,6 @@ def _window(c: Compiler, node: exp.Window) -> Compiled:
 
 @handles(exp.Subquery, exp.Exists, exp.Select, exp.Union, exp.Intersect, exp.Except)
 def _subquery(c: Compiler, node: exp.Expression) -> Compiled:
-
     return compile_subquery(c, node)
 
 

@@ -87,7 +87,6 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 @handles(exp.In)
 def _in(c: Compiler, node: exp.In) -> Compiled:
     if node.args.get("query") is not None:
-
         return compile_in_subquery(c, node)
     if node.args.get("unnest") is not None or node.args.get("field") is not None:
         raise NotSupportedError(f"IN form not supported: {node.sql()[:80]}")

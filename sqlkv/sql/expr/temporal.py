@@ -19,6 +19,7 @@ from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import INTERVAL
 from sqlkv.sql.types import DATE, SqlType, TEXT, TIMESTAMP
 
+
 @handles(exp.Interval)
 def _interval(c: Compiler, node: exp.Interval) -> Compiled:
     unit = node.args.get("unit")
