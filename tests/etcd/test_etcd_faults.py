@@ -101,6 +101,7 @@ def test_leader_killed_mid_workload_loses_no_acknowledged_transaction(cluster3):
         stop.set()
         for t in threads:
             t.join(timeout=120)
+    print(f"acknowledged {len(acked)}, {len(acked) - before} after the kill; not acknowledged: {unknown}")
     assert len(acked) > before
     ledger = {row[0]: row for row in _rows(conn, "SELECT id, src, dst FROM ledger")}
     assert set(acked) <= set(ledger)  # no acknowledged transaction lost
