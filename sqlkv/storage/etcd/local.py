@@ -59,6 +59,7 @@ class LocalCluster:
     workdir: Path
     size: int = 1
     max_txn_ops: int = 128
+    max_request_bytes: int = 1536 * 1024
     fsync: bool = False  # tests kill processes, not machines: the page cache survives
     members: list[Member] = field(default_factory=list)
 
@@ -89,7 +90,7 @@ class LocalCluster:
             "--initial-advertise-peer-urls", f"http://127.0.0.1:{member.peer_port}",
             "--initial-cluster", self.initial_cluster, "--initial-cluster-state", state,
             "--initial-cluster-token", f"sqlkv-{os.getpid()}-{id(self)}",
-            "--max-txn-ops", str(self.max_txn_ops),
+            "--max-txn-ops", str(self.max_txn_ops), "--max-request-bytes", str(self.max_request_bytes),
             "--heartbeat-interval", "50", "--election-timeout", "750",
             "--log-level", "error", "--logger", "zap",
         ]
