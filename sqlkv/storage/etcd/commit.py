@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import uuid
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -271,7 +272,14 @@ class Committer:
         sent_nonce = next(op["request_put"]["value"] for op in plan.success
                           if "request_put" in op and op["request_put"]["key"] == lane_key)
         fences: set[str] = set()
+        give_up = time.monotonic() + self.engine.client.deadline
         while True:
+            if time.monotonic() > give_up:
+                raise CommitOutcomeUnknown(
+                    f"etcd commit outcome unknown: the commit was sent but its answer was lost "
+                    f"({why}) and no member settled it within {self.engine.client.deadline:g}s; "
+                    "the transaction may or may not have been applied"
+                )
             fence = b64(uuid.uuid4().bytes)
             fences.add(fence)
             body = {
@@ -282,6 +290,7 @@ class Committer:
             try:
                 answer = self.engine.client.call("kv/txn", body, idempotent=False)
             except OutcomeUnknown:
+                time.sleep(0.05)
                 continue  # the fence's own answer was lost: fence again (compare decides)
             except OperationalError as exc:
                 raise CommitOutcomeUnknown(
