@@ -285,3 +285,42 @@ def test_txn_limits_are_clear_errors_and_write_nothing(cluster3):
     assert _rows(conn, "SELECT v FROM t WHERE k = 0") == [("z",)]
     liar.close()
     conn.close()
+
+
+@pytest.mark.slow
+def test_soak_processes_through_repeated_leader_kills(cluster3):
+    """Three client processes run transfers while the leader is killed and restarted, twice."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tests.etcd.workloads import bank_worker
+
+    _revive(cluster3)
+    url = cluster3.url(fresh_name("soak"))
+    conn = sqlkv.connect(url)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE accounts (id INT PRIMARY KEY, balance INT NOT NULL)")
+    cur.execute("CREATE TABLE ledger (id TEXT PRIMARY KEY, src INT, dst INT, amount INT)")
+    cur.executemany("INSERT INTO accounts VALUES (?, 100)", [(i,) for i in range(6)])
+    conn.commit()
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=3, mp_context=ctx) as pool:
+        futures = [pool.submit(bank_worker, url, w, 80, 6, w) for w in range(3)]
+        for _ in range(2):
+            time.sleep(1.5)
+            leader = cluster3.leader()
+            cluster3.kill(leader)
+            time.sleep(1.5)
+            cluster3.restart(leader)
+        results = [f.result(timeout=600) for f in futures]
+    acked = {t for r in results for t in r["acked"]}
+    unknown = {t for r in results for t in r["unknown"]}
+    ledger = {row[0]: row for row in _rows(conn, "SELECT id, src, dst, amount FROM ledger")}
+    assert acked <= set(ledger) <= acked | unknown
+    balances = [100] * 6
+    for _, src, dst, amount in ledger.values():
+        balances[src] -= amount
+        balances[dst] += amount
+    assert [b for _, b in _rows(conn, "SELECT id, balance FROM accounts ORDER BY id")] == balances
+    assert min(balances) >= 0
+    conn.close()
