@@ -324,3 +324,28 @@ def test_soak_processes_through_repeated_leader_kills(cluster3):
     assert [b for _, b in _rows(conn, "SELECT id, balance FROM accounts ORDER BY id")] == balances
     assert min(balances) >= 0
     conn.close()
+
+
+def test_member_behind_the_snapshot_revision_falls_back_to_a_linearizable_read(etcd_url):
+    from sqlkv.storage.etcd.client import EtcdRequestError
+
+    engine = open_etcd(etcd_url)
+    batch = WriteBatch()
+    batch.put(b"a", b"1")
+    engine.write(batch)
+    snap = engine.snapshot()
+    real = engine.client.call
+    seen = []
+
+    def lagging_member(path, body, idempotent=True):
+        seen.append(bool(body.get("serializable")))
+        if body.get("serializable"):
+            raise EtcdRequestError("etcd refused /v3/kv/range: mvcc: required revision is a future revision")
+        return real(path, body, idempotent)
+
+    engine.client.call = lagging_member
+    assert snap.get(b"a") == b"1"
+    assert list(snap.scan(b"", None)) == [(b"a", b"1")]
+    assert seen == [True, False, True, False]
+    engine.client.call = real
+    engine.close()

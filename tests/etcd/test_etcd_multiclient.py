@@ -113,11 +113,18 @@ def test_unique_race_exactly_one_insert_wins(etcd_url):
 
 
 def test_descriptor_and_row_ids_are_never_reused_across_clients(etcd_url):
-    conn = setup(etcd_url, "CREATE TABLE shared (id INTEGER PRIMARY KEY, who TEXT)")
+    conn = setup(
+        etcd_url,
+        "CREATE TABLE shared (id INTEGER PRIMARY KEY, who TEXT)",
+        "CREATE TABLE shared_serial (id SERIAL PRIMARY KEY, who TEXT)",
+    )
     ids = run_clients(workloads.ddl_worker, [(etcd_url, w, 3, 8) for w in range(PROCS)])
     flat = [i for chunk in ids for i in chunk]
     assert len(set(flat)) == len(flat) == 8 * PROCS
-    assert sorted(r[0] for r in query(conn, "SELECT id FROM shared")) == sorted(flat)
+    for table in ("shared", "shared_serial"):
+        mine = sorted(i for t, i in flat if t == table)
+        assert sorted(r[0] for r in query(conn, f"SELECT id FROM {table}")) == mine
+        assert len(mine) == 4 * PROCS
     for w in range(PROCS):
         for t in range(3):
             name = f"t_{w}_{t}"

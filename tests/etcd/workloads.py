@@ -127,7 +127,7 @@ def unique_worker(url: str, worker: int, emails: int, start=None) -> list[str]:
     return outcomes
 
 
-def ddl_worker(url: str, worker: int, tables: int, rows: int, start=None) -> list[int]:
+def ddl_worker(url: str, worker: int, tables: int, rows: int, start=None) -> list[tuple[str, int]]:
     """Concurrent CREATE TABLE (descriptor ids) and auto-assigned row ids in a shared table."""
     conn = sqlkv.connect(url)
     if start is not None:
@@ -140,8 +140,9 @@ def ddl_worker(url: str, worker: int, tables: int, rows: int, start=None) -> lis
     for r in range(rows):
 
         def add(cur, r=r):
-            cur.execute("INSERT INTO shared (who) VALUES (?) RETURNING id", (f"{worker}-{r}",))
-            return cur.fetchone()[0]
+            table = "shared" if r % 2 else "shared_serial"
+            cur.execute(f"INSERT INTO {table} (who) VALUES (?) RETURNING id", (f"{worker}-{r}",))
+            return table, cur.fetchone()[0]
 
         ids.append(in_txn(conn, add))
     conn.close()

@@ -29,12 +29,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from sqlkv.errors import InterfaceError
-from sqlkv.storage.etcd.client import EtcdClient, b64, revision_of, unb64
+from sqlkv.storage.etcd.client import EtcdClient, EtcdRequestError, b64, revision_of, unb64
 from sqlkv.storage.etcd.commit import CommitLimits, Committer
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch, prefix_end
 
 PAGE_SIZE = 512
-LIVE = b"v"  # the first byte of a live value; an empty stored value is a tombstone
 
 
 class EtcdEngine(Engine):
@@ -93,7 +92,18 @@ class EtcdEngine(Engine):
 
     def _range(self, body: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
-        answer = self.client.call("kv/range", body)
+        if body.get("revision"):
+            # A read at a fixed revision is the same on every member that has applied it, so
+            # the member answers from its own state (no ReadIndex round to the leader); one
+            # that lags behind the revision says so and the read goes the linearizable way.
+            try:
+                answer = self.client.call("kv/range", {**body, "serializable": True})
+            except EtcdRequestError as exc:
+                if "future revision" not in str(exc):
+                    raise
+                answer = self.client.call("kv/range", body)
+        else:
+            answer = self.client.call("kv/range", body)
         self._saw(answer)
         self._pages += 1
         return answer
