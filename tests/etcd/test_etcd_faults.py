@@ -349,3 +349,40 @@ def test_member_behind_the_snapshot_revision_falls_back_to_a_linearizable_read(e
     assert seen == [True, False, True, False]
     engine.client.call = real
     engine.close()
+
+
+def test_endpoint_answering_garbage_is_skipped(etcd_cluster):
+    """A first endpoint that answers HTTP 502 with a non-etcd body (a proxy) is failed over."""
+    import http.server
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the stdlib's name
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b"<html>bad gateway</html>"
+            self.send_response(502)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Proxy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"etcd://127.0.0.1:{server.server_port},{etcd_cluster.url_hosts}/{fresh_name('px')}"
+        engine = open_etcd(url)
+        _put_one(engine)
+        assert engine.get(b"k") == b"v"
+        assert engine.client.failovers >= 1
+        engine.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _put_one(engine):
+    batch = WriteBatch()
+    batch.put(b"k", b"v")
+    engine.write(batch)

@@ -140,11 +140,11 @@ class EtcdClient:
                     raise OutcomeUnknown(last_error) from exc
             else:
                 self.requests += 1
-                answer = _decode(data, self._name(index))
                 if status == 200:
+                    answer = _decode(data, self._name(index))
                     self._preferred = index
                     return answer
-                message = str(answer.get("message") or answer.get("error") or data[:200])
+                message = _error_message(status, data)
                 if "required revision has been compacted" in message:
                     raise SnapshotCompacted(
                         "restart transaction: its snapshot revision was compacted by etcd "
@@ -171,6 +171,18 @@ class EtcdClient:
 
     def describe(self) -> str:
         return ",".join(self._name(i) for i in range(len(self.endpoints)))
+
+
+def _error_message(status: int, data: bytes) -> str:
+    """etcd's error text from a non-200 answer; a body that is not etcd's JSON (a proxy's
+    page, a member shutting down) reads as unavailable, so the next endpoint is tried."""
+    try:
+        answer = json.loads(data)
+        if isinstance(answer, dict) and (answer.get("message") or answer.get("error")):
+            return str(answer.get("message") or answer.get("error"))
+    except ValueError:
+        pass
+    return f"HTTP {status}, server stopped answering etcd's way: {data[:120]!r}"
 
 
 def _decode(data: bytes, where: str) -> dict[str, Any]:
