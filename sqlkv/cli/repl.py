@@ -40,7 +40,7 @@ from pygments.lexers.sql import SqlLexer
 
 from sqlkv import __version__
 from sqlkv.cli.dot import COMMANDS
-from sqlkv.cli.introspect import SchemaReader
+from sqlkv.dbapi.schema import SchemaReader
 from sqlkv.cli.render import RenderOptions
 from sqlkv.cli.shell import Shell, ShellState
 

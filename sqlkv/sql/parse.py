@@ -33,6 +33,7 @@ from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.depth import too_deep
+from sqlkv.sql.headers import label_select_items
 
 _PARAM_PREFIX = "__p"
 _HEX_MARKER = "__sqlkv_hex"
@@ -280,6 +281,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
+    label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

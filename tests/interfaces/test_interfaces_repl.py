@@ -18,7 +18,7 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from sqlkv.cli.introspect import SchemaReader
+from sqlkv.dbapi.schema import SchemaReader
 from sqlkv.cli.main import open_session
 from sqlkv.cli.repl import Repl, SqlCompleter, statement_complete
 
