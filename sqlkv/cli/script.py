@@ -119,9 +119,10 @@ class _Scanner:
 
 
 def statement_complete(text: str) -> bool:
-    """True when ``text`` is ready to run: empty, a dot command, or ending in a top-level ``;``."""
+    """True when ``text`` is ready to run: empty, a dot command, or ending in a top-level ``;``
+    (or ``\\G``, the REPL's vertical-output terminator)."""
     stripped = text.strip()
-    if not stripped or stripped.startswith("."):
+    if not stripped or stripped.startswith(".") or stripped.endswith("\\G"):
         return True
     scanner = _Scanner()
     scanner.feed(text)
