@@ -180,6 +180,24 @@ def error_location(stmt: Any, exc: BaseException) -> tuple[int, int, str]:
     return line, col, message
 
 
+def caret_lines(sql: str, exc: BaseException) -> str:
+    """The statement line a syntax error is on, and a caret under its column (as psql shows).
+
+    Empty when the error carries no position. ``line``/``col`` count within ``sql``.
+    """
+    line, col = getattr(exc, "line", None), getattr(exc, "col", None)
+    if not isinstance(line, int) or not isinstance(col, int) or not isinstance(exc, Error):
+        return ""
+    lines = sql.splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].replace("\t", " ")
+    from sqlkv.cli.render import display_width
+
+    pad = display_width(text[: max(col - 1, 0)])
+    return f"  {text}\n  {' ' * pad}^\n"
+
+
 def describe_error(exc: BaseException) -> str:
     """The message a user sees: sqlkv errors as they are, anything else marked as a bug."""
     if isinstance(exc, Error):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from sqlkv.cli.render import RenderOptions, render
-from sqlkv.cli.script import describe_error, error_location, split_script
+from sqlkv.cli.script import caret_lines, describe_error, error_location, split_script
 from sqlkv.errors import Error, OperationalError
 
 # Statement kinds that change the schema: the completer's table/column lists are refreshed.
@@ -163,7 +163,7 @@ class Shell:
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main() exits quietly
         except Exception as exc:  # noqa: BLE001 - the shell survives every statement error
-            self.report(exc, located)
+            self.report(exc, located, sql)
             return False
         finally:
             if state.timer:
@@ -244,8 +244,10 @@ class Shell:
         for row in plan:
             self.state.out.write(f"  {row[0] if len(row) == 1 else ' '.join(map(str, row))}\n")
 
-    def report(self, exc: BaseException, located: tuple[str, Any] | None = None) -> None:
-        """Print an error; ``located`` = (file, statement) adds ``FILE:LINE:COL:``.
+    def report(self, exc: BaseException, located: tuple[str, Any] | None = None,
+               sql: str | None = None) -> None:
+        """Print an error; ``located`` = (file, statement) adds ``FILE:LINE:COL:``; a syntax
+        error in ``sql`` also shows its line with a caret under the position.
 
         Interactive errors start with ``Error:``; a script's are ``FILE:LINE:COL: message``.
         """
@@ -259,6 +261,8 @@ class Shell:
             self.state.err.write(f"{prefix}{source}:{line}:{col}: {message}\n")
         else:
             self.state.err.write(f"{prefix or 'Error: '}{describe_error(exc)}\n")
+        if sql is not None:
+            self.state.err.write(caret_lines(sql, exc))
         self.state.err.flush()
 
 

@@ -232,6 +232,10 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     stmt = ParsedStatement("", text)
     edits: list[_Edit] = []
     w0, w1 = _word(toks[0]), _word(toks[1]) if len(toks) > 1 else ""
+    if toks[0].token_type == TokenType.VAR and w0 != "UPSERT":  # `SELEC x FROM t`: blame SELEC
+        err = ProgrammingError(f' near "{toks[0].text}": expected a statement such as SELECT')
+        err.offset = toks[0].start  # type: ignore[attr-defined]
+        raise err
     if w0 == "UPSERT":
         stmt.upsert = True
         edits.append(_Edit(toks[0].start, toks[0].end + 1, "INSERT"))
