@@ -12,7 +12,7 @@ prompt-toolkit reads the input: Enter inserts a newline until the text is a comp
 statement (ends with ``;`` outside quotes and comments) or a dot command, so statements span
 lines naturally and land in the history (``~/.sqlkv_history``) whole. Pygments' SQL lexer
 colours the input; Tab completes what fits where the cursor is (`sqlkv.cli.complete`). The
-completed text goes to `Shell.handle`, which runs it. A statement may end with ``\G`` instead
+completed text goes to `Shell.handle`, which runs it. A statement may end with ``\\G`` instead
 of ``;`` for vertical output of that one result. Results taller than the terminal go through
 a pager (``.pager off`` to stop; never when stdout is not a terminal).
 
