@@ -180,7 +180,7 @@ def _render_aligned(
     lines = _measured_lines(rows, opts, widths)
     _rule(out, frame.top, widths)
     if opts.headers:
-        _line(out, frame.vertical, names, widths, [False] * len(names))
+        _line(out, frame.vertical, names, widths, forced_right)  # .width -N right-aligns its header too
         _rule(out, frame.header_sep, widths)
     count = 0
     for texts, right in lines:

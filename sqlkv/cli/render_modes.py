@@ -16,7 +16,6 @@ memory. ``column`` (sqlite3's aligned mode without a frame) lives with the frame
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -59,15 +58,18 @@ def render_insert(names: list[str], rows: Iterator[tuple], out: TextIO, opts: An
     return count
 
 
+_HTML_ESCAPES = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&#39;"})
+
+
 def render_html(names: list[str], rows: Iterator[tuple], out: TextIO, opts: Any) -> int:
-    """Table rows of HTML (no <TABLE> wrapper, as sqlite3), every value escaped."""
+    """Table rows of HTML, one cell a line (no <TABLE> wrapper), escaped as sqlite3 does."""
     from sqlkv.cli.render import format_value
 
     if opts.headers:
-        out.write("<TR>" + "".join(f"<TH>{html.escape(n)}</TH>" for n in names) + "\n</TR>\n")
+        out.write("<TR>" + "\n".join(f"<TH>{n.translate(_HTML_ESCAPES)}</TH>" for n in names) + "\n</TR>\n")
     count = 0
     for row in rows:
-        cells = "".join(f"<TD>{html.escape(format_value(v, opts.null))}</TD>" for v in row)
+        cells = "\n".join(f"<TD>{format_value(v, opts.null).translate(_HTML_ESCAPES)}</TD>" for v in row)
         out.write(f"<TR>{cells}\n</TR>\n")
         count += 1
     return count

@@ -147,7 +147,7 @@ class Shell:
                       vertical: bool = False) -> bool:
         state = self.state
         if state.echo:
-            state.out.write(sql.strip() + "\n")
+            state.out.write(sql.strip() + ";\n")
         started = time.perf_counter()
         try:
             if state.explain:
