@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from sqlkv.cli.render import RenderOptions, render
 from sqlkv.cli.script import caret_lines, describe_error, error_location, split_script
+from sqlkv.dbapi.compat import refresh_database
 from sqlkv.errors import Error, OperationalError
 
 # Statement kinds that change the schema: the completer's table/column lists are refreshed.
@@ -150,9 +151,12 @@ class Shell:
             state.out.write(sql.strip() + ";\n")
         started = time.perf_counter()
         try:
+            session = state.session
+            if session.db.read_only and not session.in_transaction:
+                refresh_database(session.db)  # a reader sees the writer's latest commit
             if state.explain:
                 self._print_plan(sql)
-            result = state.session.execute(sql)
+            result = session.execute(sql)
             if result.columns is not None:
                 self._show_rows(result, vertical)
             else:

@@ -51,6 +51,24 @@ def check_isolation_level(level: str | None) -> None:
         )
 
 
+def refresh_database(db: Any) -> None:
+    """Catch a read-only database up with its writing process (cheap when nothing changed).
+
+    The descriptor cache (and with it every cached plan) is dropped when anything was new,
+    since the writer may have changed the schema.
+    """
+    if not db.read_only:
+        return
+    engine = db.engine
+    core = getattr(engine, "_core", None)
+    before = getattr(core, "_seen", None)
+    refresh = getattr(engine, "refresh", None)
+    if refresh is not None:
+        refresh()
+    if core is None or getattr(core, "_seen", None) != before:
+        db.descriptors.bump()
+
+
 class SqliteConveniences:
     """sqlite3.Connection's extras, on top of `Connection`'s session and cursor plumbing."""
 
@@ -120,6 +138,16 @@ class SqliteConveniences:
     def create_collation(self, name: str, callable_: Any) -> None:
         raise NotSupportedError(f"create_collation({name!r}) is not supported: sqlkv compares text "
                                 'by code point (COLLATE "C") only')
+
+    # -- several processes --------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Read-only connections: see what the writing process has committed since.
+
+        Statements run outside a transaction do this themselves; an open transaction keeps
+        reading its snapshot. A no-op for the writer (its view is always current).
+        """
+        refresh_database(self._check_open().db)
 
     # -- copies -------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.dbapi.compat import refresh_database
 from sqlkv.dbapi.types import adapt_parameters, description_entry
 from sqlkv.errors import InterfaceError, ProgrammingError
 
@@ -62,6 +63,8 @@ class Cursor:
         self._connection._settle_streaming(self)
         self._reset()
         self._connection._traced(sql)
+        if session.db.read_only and not session.in_transaction:
+            refresh_database(session.db)  # a reader sees the writer's latest commit (WAL mode)
         result = session.execute(sql, params)
         self._take(result)
         return self
