@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from sqlkv.cli.progress import progress as bar_for
-from sqlkv.cli.progress import stderr_is_terminal
+from sqlkv.tools.progress import progress as bar_for
+from sqlkv.tools.progress import stderr_is_terminal
 from sqlkv.dbapi.schema import SchemaReader, quote_ident
 from sqlkv.errors import DataError, Error, OperationalError
 

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from sqlkv.cli.dot_settings import DotError
-from sqlkv.cli.progress import progress
+from sqlkv.tools.progress import progress
 from sqlkv.cli.script import ScriptFileError, read_script
 from sqlkv.dbapi.schema import SchemaReader, copy_database, dump_lines
 

@@ -160,3 +160,18 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_exit_status_is_zero(terminal) 
     out = term.run("SELECT 'kept' AS k;", "(1 row)")
     assert "| kept |" in out and "| dropped |" not in out
     assert term.close() == 0
+
+
+def test_import_shows_a_progress_bar_on_the_terminal_only(terminal, tmp_path: Path) -> None:
+    data = tmp_path / "big.csv"
+    data.write_text("k,v\n" + "".join(f"{i},value {i}\n" for i in range(3000)))
+    term = terminal()
+    out = term.run(f".import {data} big", "imported 3000 rows into big\n")
+    assert f"importing {data} into big" in out  # the bar's title, drawn on the terminal
+    assert "/3000" in out  # done/total counter
+    out = term.run("SELECT count(*), sum(k) FROM big;", "(1 row)")
+    assert "|     3000 | 4498500 |" in out  # k was inferred INT
+    assert term.close() == 0
+    piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", ":memory:", f".import {data} big"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (piped.returncode, piped.stderr) == (0, "")  # no bar when stderr is not a terminal
