@@ -15,9 +15,9 @@ import sys
 from typing import Any
 
 from sqlkv.cli.dot_settings import DotError
-from sqlkv.tools.progress import progress
 from sqlkv.cli.script import ScriptFileError, read_script
 from sqlkv.dbapi.schema import SchemaReader, copy_database, dump_lines
+from sqlkv.tools.progress import is_terminal, progress
 
 
 def _open_for_writing(path: str) -> Any:
@@ -60,7 +60,7 @@ def cmd_dump(shell: Any, args: list[str]) -> None:
     session = shell.state.session
     reader = SchemaReader(session)
     try:
-        with progress("dumping") as bar:
+        with progress("dumping", quiet=is_terminal(out)) as bar:  # not over the dump itself
             tables = reader.tables()
             for line in dump_lines(session, reader, tables=bar(tables, total=len(tables))):
                 out.write(line + "\n")

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from sqlkv.tools.progress import is_terminal
+
 DEFAULT_PAGER = "less -FRSX"
 
 
@@ -31,7 +33,7 @@ def pager_command() -> list[str] | None:
 @contextmanager
 def paged(out: TextIO) -> Iterator[TextIO]:
     """A stream to write one result to; on exit it reaches ``out`` directly or through the pager."""
-    if not _is_terminal(out):
+    if not is_terminal(out):
         yield out
         return
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
@@ -51,10 +53,3 @@ def paged(out: TextIO) -> Iterator[TextIO]:
         except OSError:  # the pager vanished: print instead of losing the result
             spool.seek(0)
             shutil.copyfileobj(spool, out)
-
-
-def _is_terminal(out: TextIO) -> bool:
-    try:
-        return out.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -42,6 +42,7 @@ from sqlkv.cli.render import RenderOptions
 from sqlkv.cli.script import statement_complete
 from sqlkv.cli.shell import Shell, ShellState
 from sqlkv.dbapi.schema import SchemaReader
+from sqlkv.tools.progress import is_terminal
 
 __all__ = ["KEYWORDS", "Repl", "SqlCompleter", "statement_complete"]
 
@@ -68,7 +69,7 @@ class Repl:
         self.state = ShellState(
             session=session, database=database, out=out or sys.stdout, err=err or sys.stderr,
             render=render or RenderOptions(),
-            pager=_is_terminal(out or sys.stdout),  # never page into a pipe or file
+            pager=is_terminal(out or sys.stdout),  # never page into a pipe or file
         )
         self.shell = Shell(self.state)
         self._names_cache: tuple[int, dict[str, list[str]]] | None = None
@@ -148,10 +149,3 @@ def _default_history() -> History:
     except OSError:
         return InMemoryHistory()  # read-only home: keep history for this session only
     return FileHistory(path)
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False

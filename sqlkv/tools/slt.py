@@ -333,12 +333,11 @@ def run(argv: list[str] | None = None) -> int:
                     help="run only the first N records of each file (a quick sample)")
     args = ap.parse_args(argv)
     passed = failed = 0
-    out = sys.stdout
     with progress(f"sqllogictest: {len(args.files)} file(s)") as bar:  # on a terminal only
         for path in bar(args.files, total=len(args.files)):
-            p, f = _run_one(path, args, out)
+            p, f = _run_one(path, args, sys.stdout)  # patched while the bar is up
             passed, failed = passed + p, failed + f
-    print(f"{passed} passed, {failed} failed", file=out)
+    print(f"{passed} passed, {failed} failed", file=sys.stdout)
     return 1 if failed else 0
 
 
