@@ -153,6 +153,7 @@ def _run_database(args: argparse.Namespace) -> int:
     render = RenderOptions(mode=args.mode, headers=args.headers)
     shell = Shell(ShellState(session=session, database=args.database, render=render,
                              interactive=False, bail=not args.keep_going, echo=args.echo))
+    repl = None
     try:
         sources = args.sources + [("command", text) for text in args.commands]
         if sources:
@@ -167,12 +168,11 @@ def _run_database(args: argparse.Namespace) -> int:
         from sqlkv.cli.repl import Repl
 
         repl = Repl(session, args.database, render=render)
-        status = repl.run()
-        shell = repl.shell  # .open may have switched the session: close the current one
-        return status
+        return repl.run()
     finally:
-        shell.restore_output()
-        close_session(shell.state.session)
+        current = repl.shell if repl is not None else shell  # .open may have switched sessions
+        current.restore_output()
+        close_session(current.state.session)
 
 
 def _status(shell: Shell, ok: bool) -> int:
