@@ -226,7 +226,8 @@ def _run_check(argv: list[str]) -> int:
         from sqlkv.sql.check import check_database
         from sqlkv.sql.session import Database, Session
 
-        session = Session(Database.open(args.database, create=False), autocommit=True)  # never creates
+        # read-only: never creates, and runs beside a writing process
+        session = Session(Database.open(args.database, create=False, read_only=True), autocommit=True)
         try:
             problems = check_database(session)
         finally:

@@ -127,3 +127,10 @@ def test_flushes_and_compactions_never_disturb_a_reader(writer, tmp_path) -> Non
 def test_a_second_writer_is_still_refused(writer, tmp_path) -> None:
     result = run_sqlkv(str(tmp_path / "db"), "-c", "INSERT INTO kv VALUES (5, 'x')")
     assert result.status == 1 and "locked" in result.err
+
+
+def test_sqlkv_check_runs_beside_the_writer(writer, tmp_path) -> None:
+    writer.execute("CREATE INDEX kv_v ON kv (v)")
+    writer.executemany("INSERT INTO kv VALUES (?, ?)", [(i, f"v{i}") for i in range(50)])
+    result = run_sqlkv("check", str(tmp_path / "db"))
+    assert (result.status, result.out) == (0, f"{tmp_path / 'db'}: ok\n"), result.err
