@@ -182,6 +182,7 @@ class Session:
         self._explicit = False  # BEGIN was executed
         self._savepoints: list[tuple[str, int]] = []
         self._plans: OrderedDict[str, _Prepared] = OrderedDict()
+        self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
         self._pending: Result | None = None
         self._autocommit_read = None  # the read txn of a pending autocommit SELECT
         self._current_ctx: ExecContext | None = None
@@ -285,6 +286,10 @@ class Session:
             self.rollback()
         finally:
             self.closed = True
+
+    def forget_plans(self) -> None:
+        """Drop cached plans (a user function was defined or replaced)."""
+        self._plans.clear()
 
     def cancel(self) -> None:
         """Ask the running statement to stop (it raises OperationalError). Thread-safe."""
@@ -451,7 +456,7 @@ class Session:
         from sqlkv.sql.expr import CompileEnv
 
         ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog)
-        env = CompileEnv(ctx=ctx)
+        env = CompileEnv(ctx=ctx, functions=self.functions)
         try:
             from sqlkv.sql.plan.select import QueryPlanner
 

@@ -120,6 +120,7 @@ class LSMCore:
                                "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
         self._lock_file = self._open_directory()
+        self._seen = self._fingerprint() if read_only else None  # what refresh() last caught up to
         try:
             self._recover()
         except OSError as exc:  # a full disk or an I/O error while recovering: nothing half-done
@@ -175,7 +176,9 @@ class LSMCore:
             dead, mem.wal_numbers = replay, []  # nothing unflushed: the segments are dead weight
         for level in state.levels:
             for info in level:
-                self._reader(info.number, info.size)
+                reader = self._reader(info.number, info.size)
+                if self.read_only:
+                    reader.load()  # held open: the writer's compactions may delete the file
         self.version = Version(state.levels, state.tombstones, self.readers)
         self.mem = mem
         self.imm: list[Memtable] = []
@@ -193,6 +196,51 @@ class LSMCore:
         if not self.read_only and mem.size >= self.memtable_size:
             with self.write_lock:
                 self._rotate_memtable()
+
+    def refresh(self, attempts: int = 20) -> None:
+        """A read-only opener catches up with the writing process: the newest MANIFEST and WAL.
+
+        The state is rebuilt as at open and swapped in; snapshots taken before keep reading the
+        old one. The writer may flush, compact or start a WAL segment meanwhile, deleting a file
+        the MANIFEST just read still names: that shows as a missing file, and the rebuild starts
+        over (a few times, then the error stands: a real loss looks the same every time).
+        """
+        if not self.read_only:
+            return  # the writer's state is always current
+        with self.lock:
+            seen = self._fingerprint()
+            if seen is not None and seen == self._seen:
+                return  # nothing written since: no MANIFEST or WAL segment changed
+            saved = dict(vars(self))
+            for attempt in range(attempts):
+                try:
+                    self._recover()
+                    self._seen = seen
+                    break
+                except (CorruptionError, FileNotFoundError):
+                    vars(self).update(saved)
+                    if attempt == attempts - 1:
+                        raise
+                    time.sleep(0.01 * (attempt + 1))
+            self._drop_unused_readers()
+
+    def _fingerprint(self) -> tuple | None:
+        """Names, sizes and times of the MANIFEST and WAL segments: changes when the writer
+        commits, flushes or compacts. None when a file vanished while looking (retry later)."""
+        try:
+            names = sorted(n for n in os.listdir(self.path) if n == "MANIFEST" or n.endswith(".log"))
+            stats = [os.stat(os.path.join(self.path, n)) for n in names]
+        except FileNotFoundError:
+            return None
+        return tuple((n, st.st_size, st.st_mtime_ns) for n, st in zip(names, stats))
+
+    def _drop_unused_readers(self) -> None:
+        """Close table files no version in use names (only while no snapshot may read them)."""
+        if self.snapshots:
+            return
+        live = {t.number for level in self.version.levels for t in level}
+        for number in [n for n in self.readers if n not in live]:
+            self.readers.pop(number).close()
 
     def _check_listed_segments(self, state: ManifestState, logs: list[int]) -> None:
         """A segment the MANIFEST lists but the directory lacks held committed transactions."""

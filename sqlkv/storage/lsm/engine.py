@@ -3,7 +3,8 @@
 Opening the same directory twice in one process returns two handles on one shared `LSMCore`
 (a registry keyed by the real path, refcounted): closing one handle leaves the other working,
 and the last close closes the store. Options of later opens are ignored; the first open's win.
-A second *process* is kept out by the LOCK file (lock.py).
+A second writing *process* is kept out by the LOCK file (lock.py); read-only processes may
+open beside it and catch up with ``refresh()``.
 """
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ class LSMEngine(Engine):
 
     def compact(self) -> None:
         self._live().compact()
+
+    def refresh(self) -> None:
+        """Read-only: see what the writing process has made durable since (no-op for the writer)."""
+        self._live().refresh()
 
     def finish_background_work(self) -> None:
         self._live().finish_background_work()
