@@ -1,4 +1,5 @@
-"""Virtual tables: information_schema.tables/columns/indexes/index_columns/check_constraints, sqlkv_internal.kv.
+"""Virtual tables: information_schema.tables/columns/indexes/index_columns/check_constraints/views,
+sqlkv_internal.kv.
 
 ``SELECT * FROM information_schema.columns WHERE table_name = 'users'`` resolves, through
 `Catalog.find_table`, to a virtual `TableDescriptor` whose ``virtual`` callable produces rows
@@ -56,6 +57,7 @@ _SCHEMAS = {
         ("constraint_name", TEXT),
         ("check_clause", TEXT),
     ],
+    "information_schema.views": [("table_name", TEXT), ("view_definition", TEXT)],
     "sqlkv_internal.kv": [
         ("table_name", TEXT),
         ("index_name", TEXT),
@@ -131,6 +133,12 @@ def _check_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
             yield (t.name, check.name, check.expr_sql)
 
 
+def _views(catalog, only: str | None = None) -> Iterator[tuple]:
+    for v in catalog.list_views():
+        if only is None or v.name == only:
+            yield (v.name, v.query_sql)
+
+
 def names_lookup(tables: dict[int, TableDescriptor]):
     """A pretty_key ``names`` callback: (table id, index id) -> (table name, index name)."""
 
@@ -181,5 +189,6 @@ _PRODUCERS = {
     "information_schema.indexes": _indexes,
     "information_schema.index_columns": _index_columns,
     "information_schema.check_constraints": _check_constraints,
+    "information_schema.views": _views,
     "sqlkv_internal.kv": kv_rows,
 }
