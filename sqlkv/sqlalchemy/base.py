@@ -46,7 +46,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_identity_columns = True  # Identity() without options: SERIAL
     supports_comments = False
     supports_schemas = False
-    supports_alter = True
+    supports_alter = False  # no ALTER TABLE ADD CONSTRAINT
     supports_is_distinct_from = True
     supports_server_side_cursors = False
     supports_multivalues_insert = True
@@ -55,19 +55,25 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_empty_insert = False
     supports_simple_order_by_label = True
     tuple_in_values = True
-    postfetch_lastrowid = False
+    postfetch_lastrowid = True  # cursor.lastrowid: the assigned INTEGER PRIMARY KEY
     insert_returning = True
     update_returning = True
     delete_returning = True
-    # executemany() refuses statements returning rows; insertmanyvalues batches one multi-row INSERT instead
-    insert_executemany_returning = False
+    # executemany() refuses statements returning rows: insertmanyvalues batches them into multi-row INSERTs
     use_insertmanyvalues = True
     use_insertmanyvalues_wo_returning = True
     insertmanyvalues_max_parameters = 32700
 
     colspecs = {sqltypes.LargeBinary: BYTES}
 
-    construct_arguments = [(Index, {"where": None, "storing": None})]
+    construct_arguments = [(Index, {"where": None, "include": None})]
+
+    def __init__(self, ignore_foreign_keys: bool = False, **kw: Any) -> None:
+        """``create_engine(url, ignore_foreign_keys=True)``: leave FOREIGN KEY constraints out of
+        CREATE TABLE (models keep their ForeignKey for ORM joins; nothing enforces them). By
+        default a foreign key is a CompileError: sqlkv has none yet."""
+        super().__init__(**kw)
+        self.ignore_foreign_keys = ignore_foreign_keys
 
     @classmethod
     def import_dbapi(cls) -> Any:

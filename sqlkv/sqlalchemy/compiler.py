@@ -10,7 +10,9 @@ statement reaches the database.
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import exc, schema
@@ -112,11 +114,13 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
                     f"has {', '.join(custom or ['ALWAYS'])}"
                 )
 
-    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> str:
+    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> str | None:
+        if self.dialect.ignore_foreign_keys:
+            return None  # left out of CREATE TABLE, as asked (create_engine(..., ignore_foreign_keys=True))
         cols = ", ".join(c.name for c in constraint.columns) or "?"
         raise exc.CompileError(
             f"sqlkv does not support foreign keys yet (table {constraint.table.name!r}, columns {cols}); "
-            "for an ORM relationship without one, mark the join with foreign() in primaryjoin"
+            "create_engine(..., ignore_foreign_keys=True) leaves them out of CREATE TABLE, unenforced"
         )
 
     def visit_computed_column(self, generated: Any, **kw: Any) -> str:
@@ -128,8 +132,8 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
                                           include_table_schema=include_table_schema, **kw)
         index = create.element
         options = index.dialect_options["sqlkv"]
-        if options["storing"]:
-            names = [c if isinstance(c, str) else c.name for c in options["storing"]]
+        if options["include"]:
+            names = [c if isinstance(c, str) else c.name for c in options["include"]]
             text += " STORING (" + ", ".join(self.preparer.quote(n) for n in names) + ")"
         if options["where"] is not None:
             where = elements.coercions.expect(elements.roles.DDLExpressionRole, options["where"])
@@ -138,6 +142,17 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
 
 
 class SqlkvCompiler(compiler.SQLCompiler):
+    def render_literal_value(self, value: Any, type_: Any) -> str:
+        # a bare 15.7563 is FLOAT in sqlkv (grammar-notes/expressions.md): a NUMERIC literal is spelled exactly
+        if (isinstance(value, (Decimal, float)) and type_._type_affinity is sqltypes.Numeric
+                and math.isfinite(value)):
+            return f"CAST('{value}' AS DECIMAL)"
+        return super().render_literal_value(value, type_)
+
+    def visit_frame_clause(self, frameclause: Any, **kw: Any) -> str:
+        # sqlkv needs constant frame offsets: render them into the SQL (at execution: the plan stays cached)
+        return super().visit_frame_clause(frameclause, **{**kw, "literal_execute": True})
+
     def visit_on_conflict_do_nothing(self, on_conflict: Any, **kw: Any) -> str:
         return "ON CONFLICT " + self._conflict_target(on_conflict, **kw) + "DO NOTHING"
 

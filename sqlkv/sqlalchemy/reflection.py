@@ -58,8 +58,10 @@ class ReflectionMixin:
         if not self.has_table(connection, table_name, schema):
             raise exc.NoSuchTableError(table_name)
 
+    @reflection.cache
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
-        _refuse_schema(schema)
+        if schema is not None:
+            return False  # sqlkv has no named schemas, so none holds a table
         return bool(self._rows(connection, "SELECT 1 FROM information_schema.tables WHERE table_name = :t",
                                t=table_name))
 
@@ -85,6 +87,8 @@ class ReflectionMixin:
             "SELECT column_name, data_type, is_nullable, column_default, is_identity FROM information_schema.columns "
             "WHERE table_name = :t AND NOT is_hidden ORDER BY ordinal_position", t=table_name)
         if not rows:
+            if table_name in self.get_view_names(connection, schema, **kw):
+                return self._view_columns(connection, table_name)
             self._require_table(connection, table_name, schema)
         return [
             {
@@ -96,6 +100,25 @@ class ReflectionMixin:
             }
             for name, data_type, nullable, default, identity in rows
         ]
+
+    def _view_columns(self, connection: Any, view_name: str) -> list[dict]:
+        """A view's columns are known once its query is planned: ask for its (empty) result."""
+        quoted = self.identifier_preparer.quote_identifier(view_name)
+        description = connection.exec_driver_sql(f"SELECT * FROM {quoted} LIMIT 0").cursor.description
+        return [
+            {"name": d[0], "type": reflected_type(d[1]) if d[1] else sqltypes.NULLTYPE, "nullable": True,
+             "default": None, "autoincrement": False}
+            for d in description
+        ]
+
+    @reflection.cache
+    def get_view_definition(self, connection: Any, view_name: str, schema: str | None = None, **kw: Any) -> str:
+        _refuse_schema(schema)
+        rows = self._rows(connection, "SELECT view_definition FROM information_schema.views WHERE table_name = :v",
+                          v=view_name)
+        if not rows:
+            raise exc.NoSuchTableError(view_name)
+        return rows[0][0]
 
     def _index_columns(self, connection: Any, table_name: str) -> dict[str, list[tuple]]:
         rows = self._rows(
@@ -138,14 +161,14 @@ class ReflectionMixin:
                 "name": name,
                 "column_names": [c for c, _d in keys],
                 "unique": bool(unique),
-                "include_columns": [c for c, _d, storing in columns[name] if storing],
                 "dialect_options": {},
             }
             sorting = {c: ("desc",) for c, d in keys if d}
             if sorting:
                 index["column_sorting"] = sorting
-            if index["include_columns"]:
-                index["dialect_options"]["sqlkv_storing"] = index["include_columns"]
+            storing = [c for c, _d, storing in columns[name] if storing]
+            if storing:  # STORING columns: PostgreSQL's INCLUDE, under the same option name
+                index["dialect_options"]["sqlkv_include"] = storing
             if predicate is not None:
                 index["dialect_options"]["sqlkv_where"] = predicate
             elif unique:
