@@ -452,3 +452,18 @@ def test_subclasses_of_storable_types_bind_as_their_base_value() -> None:
     assert row == ("users", 3, datetime.datetime(2020, 1, 2, 3, 4, 5, 6))
     assert [type(v) for v in row] == [str, int, datetime.datetime]
     conn.close()
+
+
+def test_rowcount_stays_readable_after_close_as_in_sqlite3() -> None:
+    conn, oracle = sqlkv.connect(":memory:"), sqlite3.connect(":memory:")
+    for c in (conn, oracle):
+        c.execute("CREATE TABLE t (a INT)")
+    cur, ocur = conn.cursor(), oracle.cursor()
+    for c in (cur, ocur):
+        c.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (3,)])
+        c.close()
+    assert cur.rowcount == ocur.rowcount == 3
+    with pytest.raises(sqlkv.InterfaceError):
+        cur.execute("SELECT 1")
+    conn.close()
+    oracle.close()
