@@ -59,9 +59,9 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     insert_returning = True
     update_returning = True
     delete_returning = True
-    # executemany() refuses statements returning rows: insertmanyvalues batches them into multi-row INSERTs
+    # executemany() refuses statements returning rows: insertmanyvalues batches those into multi-row INSERTs
     use_insertmanyvalues = True
-    use_insertmanyvalues_wo_returning = True
+    use_insertmanyvalues_wo_returning = False  # executemany: one statement, planned once, true rowcount
     insertmanyvalues_max_parameters = 32700
 
     colspecs = {sqltypes.LargeBinary: BYTES}
