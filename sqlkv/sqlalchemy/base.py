@@ -20,6 +20,11 @@ from sqlkv.sqlalchemy.compiler import BYTES, SqlkvCompiler, SqlkvDDLCompiler, Sq
 from sqlkv.sqlalchemy.reflection import ReflectionMixin
 from sqlkv.sqlalchemy.url import connect_arguments
 
+try:  # Alembic finds a dialect's migration support by importing it
+    import sqlkv.sqlalchemy.migrations  # noqa: F401
+except ImportError:  # Alembic is not installed
+    pass
+
 ISOLATION_LEVEL = "SERIALIZABLE"  # the only one: optimistic, conflicts surface at COMMIT
 
 
