@@ -28,10 +28,6 @@ except ImportError:  # Alembic is not installed
 ISOLATION_LEVEL = "SERIALIZABLE"  # the only one: optimistic, conflicts surface at COMMIT
 
 
-class SqlkvIdentifierPreparer(default.DefaultDialect.preparer):
-    pass
-
-
 class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     name = "sqlkv"
     driver = "sqlkv"
@@ -41,7 +37,6 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     statement_compiler = SqlkvCompiler
     ddl_compiler = SqlkvDDLCompiler
     type_compiler_cls = SqlkvTypeCompiler
-    preparer = SqlkvIdentifierPreparer
 
     supports_native_boolean = True
     supports_native_decimal = True

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import exc, schema
 from sqlalchemy import types as sqltypes
-from sqlalchemy.sql import compiler, elements
+from sqlalchemy.sql import coercions, compiler, elements, roles
 
 
 class BYTES(sqltypes.LargeBinary):
@@ -136,7 +136,7 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
             names = [c if isinstance(c, str) else c.name for c in options["include"]]
             text += " STORING (" + ", ".join(self.preparer.quote(n) for n in names) + ")"
         if options["where"] is not None:
-            where = elements.coercions.expect(elements.roles.DDLExpressionRole, options["where"])
+            where = coercions.expect(roles.DDLExpressionRole, options["where"])
             text += " WHERE " + self.sql_compiler.process(where, include_table=False, literal_binds=True)
         return text
 
