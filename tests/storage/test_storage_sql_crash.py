@@ -132,6 +132,9 @@ def _campaign(path: str, rounds: int, seed: int) -> Acked:
         acked.apply(_run_child(path, start, rng))
         start = _check(path, acked) + 1
     assert acked.rows and acked.built and acked.tables, "the children never got far enough"
+    # _check asserted every acknowledged statement after each kill: none was lost
+    print(f"\ncrash campaign sql: {rounds} kills, {len(acked.rows)} acknowledged rows, "
+          f"{acked.built} index backfills, {len(acked.tables)} tables created in a transaction, lost 0")
     return acked
 
 
