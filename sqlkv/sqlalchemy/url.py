@@ -4,10 +4,12 @@
     sqlkv:///shop.db                relative directory
     sqlkv:////var/db/shop           absolute directory
     sqlkv:///shop.db?durability=normal&cache_size=1048576&read_only=true
-    sqlkv+etcd://h1:2379/db?host=h2:2379     etcd://h1:2379,h2:2379/db (the etcd engine's URL)
+    sqlkv+etcd://h1:2379/db?host=h2:2379&max_txn_ops=512
+                                    etcd://h1:2379,h2:2379/db?max_txn_ops=512 (sqlkv.storage.etcd)
 
 SQLAlchemy's URL parser takes one host; more hosts come as repeated ``host=`` query parameters,
-as SQLAlchemy's PostgreSQL dialects accept them.
+as SQLAlchemy's PostgreSQL dialects accept them. For etcd, the options of ``connect()`` itself
+stay keywords and the others (the etcd engine's: timeouts, transaction limits) stay in its URL.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 
 _BOOL_OPTIONS = {"autocommit", "read_only", "create", "check_same_thread"}
+_CONNECT_OPTIONS = _BOOL_OPTIONS | {"durability", "cache_size"}  # sqlkv.connect()'s own keywords
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -26,7 +29,10 @@ def connect_arguments(url: URL) -> tuple[str, dict[str, Any]]:
     """The ``database`` argument and keyword options of ``sqlkv.connect`` for ``url``."""
     options = {name: _option_value(name, value) for name, value in url.query.items() if name != "host"}
     if url.get_driver_name() == "etcd":
-        return _etcd_address(url), options
+        engine_options = {k: v for k, v in url.query.items() if k != "host" and k not in _CONNECT_OPTIONS}
+        query = "&".join(f"{k}={v}" for k, v in engine_options.items())
+        address = _etcd_address(url) + (f"?{query}" if query else "")
+        return address, {k: v for k, v in options.items() if k in _CONNECT_OPTIONS}
     if url.host or url.port or url.username or url.password:
         raise ArgumentError(
             f"sqlkv URLs name a directory, not a server: sqlkv:///relative/path or sqlkv:////absolute/path "

@@ -76,9 +76,9 @@ def test_bad_urls_are_argument_errors(url: str, message: str) -> None:
 
 
 def test_etcd_urls_map_to_the_etcd_engine_address() -> None:
-    """The URL mapping only; connecting needs sqlkv's etcd engine (a separate piece of work)."""
-    url = make_url("sqlkv+etcd://h1:2379/shop?host=h2:2379&host=h3:2379&durability=full")
-    assert connect_arguments(url) == ("etcd://h1:2379,h2:2379,h3:2379/shop", {"durability": "full"})
+    """The mapping; tests/etcd/test_etcd_sqlalchemy.py connects to a real cluster."""
+    url = make_url("sqlkv+etcd://h1:2379/shop?host=h2:2379&host=h3:2379&autocommit=true&max_txn_ops=64")
+    assert connect_arguments(url) == ("etcd://h1:2379,h2:2379,h3:2379/shop?max_txn_ops=64", {"autocommit": True})
     assert connect_arguments(make_url("sqlkv+etcd://h1/shop"))[0] == "etcd://h1/shop"
     with pytest.raises(exc.ArgumentError, match="needs a host"):
         connect_arguments(make_url("sqlkv+etcd:///shop"))
