@@ -168,9 +168,15 @@ class Cursor:
         self._check_open()
 
     def close(self) -> None:
-        """Drop the pending result. Any later use raises InterfaceError. Idempotent."""
+        """Drop the pending result. Any later use raises InterfaceError. Idempotent.
+
+        ``rowcount`` stays readable, as in sqlite3: SQLAlchemy closes a cursor that returned no
+        rows before the caller asks ``result.rowcount`` (pandas' to_sql sums those).
+        """
         if not self._closed:
+            rowcount = self.rowcount
             self._reset()
+            self.rowcount = rowcount
             self._closed = True
             self._connection._forget_cursor(self)
 
