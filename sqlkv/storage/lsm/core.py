@@ -36,8 +36,14 @@ from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, wr
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.sstable.reader import TableReader
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
+from sqlkv.storage.metrics import SAMPLE_EVERY, EventLog, Latencies
 
 _EMPTY: tuple = ()
+# Counters that describe the database over its life, so they persist in the MANIFEST; the
+# rest (aborted work, the block cache, latencies) describe this process and restart at open.
+PERSISTED_COUNTERS = ("user_bytes", "flush_bytes", "compaction_bytes", "gets", "tables_probed",
+                      "flushes", "compactions", "write_stalls", "write_stops", "write_stop_seconds",
+                      "versions_dropped", "files_dropped_by_tombstone")
 
 
 def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
@@ -50,7 +56,14 @@ def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq
     try:
         yield None  # type: ignore[misc]
         cursors, tombs = sources
-        yield from merge(cursors, seq, tombs, reverse)
+        started = time.perf_counter_ns()
+        pairs = merge(cursors, seq, tombs, reverse)
+        first = next(pairs, None)  # the seek: the scan's latency is the time to its first pair
+        core.latency["scan"].record(time.perf_counter_ns() - started)
+        if first is None:
+            return
+        yield first
+        yield from pairs
     finally:
         core.unpin(version)
 
@@ -114,11 +127,18 @@ class LSMCore:
         self.pinned: dict[int, Version] = {}
         self.readers: dict[int, TableReader] = {}
         self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
-                               "gets": 0, "tables_probed": 0, "bloom_negatives": 0,
+                               "gets": 0, "tables_probed": 0,
                                "flushes": 0, "compactions": 0, "write_stalls": 0, "write_stops": 0,
                                "write_stop_seconds": 0.0,
                                "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
+        # bloom results of tables no longer open (their readers' own counts went with them)
+        self.retired_bloom = [0, 0, 0]  # useful (negatives), positives, false positives
+        self.since = time.time()  # when the persisted counters started counting
+        self.opened = self.since  # when the per-process figures (histograms, cache) started
+        self.latency = Latencies(("get", "scan", "flush", "wal_fsync"))
+        self.compaction_log = EventLog(64)
+        self.get_tick = 0  # point reads through the engine; one in SAMPLE_EVERY is timed
         self._lock_file = self._open_directory()
         try:
             self._recover()
@@ -152,6 +172,7 @@ class LSMCore:
         state = read_manifest(self.path)
         fresh = state is None
         state = state or ManifestState()
+        self._restore_counters(state.counters)
         logs, tables = [], []
         for name in os.listdir(self.path):
             stem, _, ext = name.partition(".")
@@ -185,6 +206,7 @@ class LSMCore:
             # segments become dead only once a MANIFEST without them is durable.
             number = self.new_file_number()
             self.wal = WalWriter(wal_path(self.path, number), self.durability, last_seq)
+            self.wal.fsync_latency = self.latency["wal_fsync"]
             mem.wal_numbers.append(number)
             self.write_manifest()
             for number in dead:
@@ -193,6 +215,32 @@ class LSMCore:
         if not self.read_only and mem.size >= self.memtable_size:
             with self.write_lock:
                 self._rotate_memtable()
+
+    def _restore_counters(self, saved: dict[str, float]) -> None:
+        """Continue the cumulative figures the MANIFEST carried over from earlier opens."""
+        if "since" not in saved:
+            return  # a new database, or one written before counters were kept: count from now
+        self.since = float(saved["since"])
+        for name, value in saved.items():
+            if name in PERSISTED_COUNTERS:
+                self.stats_counters[name] = value
+        self.retired_bloom = [int(saved.get(f"bloom_{n}", 0)) for n in ("useful", "positives", "false_positives")]
+
+    def bloom_totals(self) -> list[int]:
+        """Bloom filter useful / positive / false positive counts, over every table ever read."""
+        totals = list(self.retired_bloom)
+        for reader in list(self.readers.values()):
+            totals[0] += reader.bloom_negatives
+            totals[1] += reader.bloom_positives
+            totals[2] += reader.bloom_false_positives
+        return totals
+
+    def counters_to_save(self) -> dict[str, float]:
+        saved: dict[str, float] = {name: self.stats_counters[name] for name in PERSISTED_COUNTERS}
+        useful, positives, false_positives = self.bloom_totals()
+        saved.update(since=self.since, bloom_useful=useful, bloom_positives=positives,
+                     bloom_false_positives=false_positives)
+        return saved
 
     def _check_listed_segments(self, state: ManifestState, logs: list[int]) -> None:
         """A segment the MANIFEST lists but the directory lacks held committed transactions."""
@@ -268,7 +316,7 @@ class LSMCore:
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
                               tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
-                              sealed=sealed)
+                              sealed=sealed, counters=self.counters_to_save())
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
@@ -316,6 +364,16 @@ class LSMCore:
             if mem.range_tombstones and mem.tombstone_index().covers(key, found[0], seq):
                 return None
         return found[1]
+
+    def sampled_get(self, key: bytes, seq: int, state: ReadState | None = None) -> bytes | None:
+        """`get_at`, timing one call in SAMPLE_EVERY into the ``get`` histogram."""
+        self.get_tick += 1
+        if self.get_tick & (SAMPLE_EVERY - 1):
+            return self.get_at(key, seq, state)
+        started = time.perf_counter_ns()
+        value = self.get_at(key, seq, state)
+        self.latency["get"].record(time.perf_counter_ns() - started)
+        return value
 
     def _get_from_tables(self, state: ReadState, key: bytes, seq: int) -> tuple | None:
         counters = self.stats_counters

@@ -16,6 +16,7 @@ from typing import Any
 from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
+from sqlkv.storage.metrics import Latencies
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads"}
@@ -83,7 +84,7 @@ class LSMEngine(Engine):
         if self._closed or core.closed:
             raise InterfaceError(f"database {core.path} is closed")
         state, seq = core.latest()
-        return core.get_at(key, seq, state)
+        return core.sampled_get(key, seq, state)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
@@ -126,6 +127,17 @@ class LSMEngine(Engine):
     def stats(self) -> dict[str, Any]:
         return self._live().stats()
 
+    def latencies(self) -> Latencies:
+        return self._live().latency
+
+    def recent_compactions(self) -> list[dict[str, Any]]:
+        return self._live().compaction_log.recent()
+
+    def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        from sqlkv.storage.lsm.sizes import approximate_sizes
+
+        return approximate_sizes(self._live(), spans)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
@@ -150,7 +162,7 @@ class LSMSnapshot(Snapshot):
         if self._closed:
             raise InterfaceError("snapshot is closed")
         self._core.check_open()
-        return self._core.get_at(key, self.seq)
+        return self._core.sampled_get(key, self.seq)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
