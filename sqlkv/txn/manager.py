@@ -35,12 +35,13 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlkv.errors import OperationalError, SerializationFailure
 from sqlkv.storage.kv import Engine, Snapshot
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
+from sqlkv.txn.figures import TxnFigures, describe_active
 from sqlkv.txn.spans import KeySpans
 from sqlkv.txn.transaction import Transaction
 
@@ -67,6 +68,8 @@ class _LoggedCommit:
 class _ActiveTxn:
     snapshot_seq: int
     read_only: bool
+    started: float = field(default_factory=time.time)
+    txn: Any = None  # a weakref to the Transaction, once made (for sqlkv_internal.transactions)
 
 
 class TxnManager:
@@ -96,6 +99,7 @@ class TxnManager:
         self._trivial_commits = 0
         self._aborts = 0
         self._rollbacks = 0
+        self.figures = TxnFigures()
 
     @classmethod
     def for_engine(cls, engine: Engine) -> TxnManager:
@@ -134,9 +138,10 @@ class TxnManager:
         except BaseException:
             self._release_txn(txn_id, None)
             raise
+        txn = Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
         with self._registry_lock:
-            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only)
-        return Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
+            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only, txn=weakref.ref(txn))
+        return txn
 
     def run(
         self, fn: Callable[[Transaction], T], read_only: bool = False, max_attempts: int = 20
@@ -200,6 +205,7 @@ class TxnManager:
 
     def _commit(self, txn: Transaction) -> int:
         """Validate ``txn`` against later commits and apply its writes; return the engine seq."""
+        started = time.perf_counter_ns()
         engine = self._engine()
         batch = txn._batch()
         # Build the spans outside the lock when they will probably be needed.
@@ -224,6 +230,8 @@ class TxnManager:
             self._prune()
             self._commits += 1
         engine.wait_durable(seq)
+        self.figures.commit_latency.record(time.perf_counter_ns() - started)
+        self.figures.add({}, [op[1] for op in batch.ops])
         return seq
 
     def _needs_validation(self, snapshot_seq: int) -> bool:
@@ -232,6 +240,8 @@ class TxnManager:
     def _validate(self, txn: Transaction, reads: KeySpans) -> None:
         if txn.snapshot_seq < self._log_floor:
             self._aborts += 1
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, None, None, None,
+                                      "snapshot older than the conflict history kept")
             raise SerializationFailure(
                 f"restart transaction: snapshot seq {txn.snapshot_seq} is older than the conflict "
                 f"history kept (max_log_keys={self.max_log_keys}) (SQLSTATE 40001)"
@@ -244,6 +254,8 @@ class TxnManager:
                 continue
             self._aborts += 1
             source = "a write outside the transaction manager" if entry.foreign else "a write"
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, entry.seq, witness, reads,
+                                      f"read conflicts with {source}")
             raise SerializationFailure(
                 f"restart transaction: read of key {_show_key(witness)} conflicts with {source} "
                 f"committed at seq {entry.seq}, after this transaction's snapshot at seq "
@@ -274,6 +286,17 @@ class TxnManager:
             self._log_keys -= len(log.popleft().writes)
 
     # -- figures -------------------------------------------------------------------------
+
+    def active_transactions(self) -> list[dict[str, Any]]:
+        """One dict per open transaction: id, snapshot seq, read-only, start time, counts."""
+        with self._registry_lock:
+            items = list(self._active.items())
+        out = []
+        for txn_id, a in items:
+            txn = a.txn() if a.txn is not None else None
+            out.append({"txn_id": txn_id, "snapshot_seq": a.snapshot_seq, "read_only": a.read_only,
+                        **describe_active(a.started, txn)})
+        return out
 
     def stats(self) -> dict[str, Any]:
         """Counters for humans and the REPL's .stats."""
