@@ -1,4 +1,4 @@
-"""Virtual tables: information_schema.tables/columns/indexes and sqlkv_internal.kv.
+"""Virtual tables: information_schema.tables/columns/indexes, sqlkv_internal.kv and the figures.
 
 ``SELECT * FROM information_schema.columns WHERE table_name = 'users'`` resolves, through
 `Catalog.find_table`, to a virtual `TableDescriptor` whose ``virtual`` callable produces rows
@@ -151,3 +151,9 @@ _PRODUCERS = {
     "information_schema.indexes": _indexes,
     "sqlkv_internal.kv": kv_rows,
 }
+
+# The figure tables (engine_stats, statement_stats, ...) live in observe.py.
+from sqlkv.sql.observe import PRODUCERS as _OBSERVE_PRODUCERS, SCHEMAS as _OBSERVE_SCHEMAS  # noqa: E402
+
+_SCHEMAS.update(_OBSERVE_SCHEMAS)
+_PRODUCERS.update(_OBSERVE_PRODUCERS)

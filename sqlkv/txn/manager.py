@@ -111,6 +111,10 @@ class TxnManager:
                 _managers[engine] = manager
             return manager
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine()
+
     def _engine(self) -> Engine:
         engine = self._engine_ref()
         if engine is None:

@@ -73,6 +73,11 @@ class Transaction(KVReader):
         return self._active
 
     @property
+    def manager(self) -> TxnManager:
+        """The manager this transaction belongs to (its figures describe the database)."""
+        return self._manager
+
+    @property
     def write_count(self) -> int:
         """Distinct keys and ranges buffered (what the commit batch will carry)."""
         return self._buffer.write_count

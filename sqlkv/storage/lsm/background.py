@@ -244,6 +244,16 @@ def compact_fully(core: LSMCore) -> None:
                 break
 
 
+# The figures of engine_stats built from counters the MANIFEST carries: they count from
+# ``since`` (the database's creation); the others from ``opened``.
+PERSISTED_STATS = ("user_bytes_written", "flush_bytes_written", "compaction_bytes_written",
+                   "write_amplification", "gets_reaching_tables", "read_amplification",
+                   "bloom_negatives", "bloom_useful", "bloom_positives", "bloom_false_positives",
+                   "bloom_false_positive_rate", "bloom_useful_rate", "flushes", "compactions",
+                   "files_dropped_by_range_tombstone", "versions_dropped", "write_stalls",
+                   "write_stops", "write_stop_seconds")
+
+
 def engine_stats(core: LSMCore) -> dict[str, Any]:
     with core.lock:
         version = core.version
@@ -272,6 +282,7 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "path": core.path,
             "since": core.since,
             "opened": core.opened,
+            "persisted": PERSISTED_STATS,
             "durability": core.durability,
             "last_seq": core.visible_seq,
             "levels": levels,
