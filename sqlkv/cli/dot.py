@@ -10,11 +10,10 @@ message and leave the shell running.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from sqlkv.cli.introspect import (
@@ -161,18 +160,9 @@ def cmd_mode(shell: Any, args: list[str]) -> None:
 
 
 def cmd_stats(shell: Any, args: list[str]) -> None:
-    stats = shell.state.session.db.engine.stats()
-    rows = [(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else value)
-            for key, value in _flatten(stats)]
-    _write_table(shell, ["stat", "value"], rows)
+    from sqlkv.cli.stats import dot_stats  # a view over the sqlkv_internal figure tables
 
-
-def _flatten(stats: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in stats.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
+    dot_stats(shell, args)
 
 
 def cmd_kv(shell: Any, args: list[str]) -> None:
@@ -235,7 +225,7 @@ COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
     "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
     "explain": (cmd_explain, ".explain on|off", "print each statement's plan before running it"),
     "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
-    "stats": (cmd_stats, ".stats", "storage engine statistics"),
+    "stats": (cmd_stats, ".stats [SECTION]", "figures: engine and latencies, or one of compactions, statements, tables, transactions, hot"),
     "timer": (cmd_timer, ".timer on|off", "print the run time of each statement"),
     "mode": (cmd_mode, ".mode MODE", f"output mode: {'|'.join(MODES)}"),
     "headers": (cmd_headers, ".headers on|off", "print column names"),
