@@ -97,8 +97,7 @@ def run(argv: list[str]) -> int:
             if args.json:
                 doc = {}
                 for section in sections:
-                    names, rows = query_section(session, section)
-                    doc[section] = [dict(zip(names, (_json(v) for v in row))) for row in rows]
+                    doc[section] = json_section(session, section)
                 sys.stdout.write(json.dumps(doc, indent=1) + "\n")
             else:
                 print_sections(session, sections, sys.stdout, RenderOptions())
@@ -108,6 +107,16 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(f"sqlkv stats: {args.database}: {describe_error(exc)}\n")
         return 1
     return 0
+
+
+def json_section(session: Any, section: str) -> list[dict[str, Any]]:
+    """One section as row objects; an engine figure's value is its number, else its text."""
+    if section == "engine":
+        rows = session.execute("SELECT name, value, text, since FROM sqlkv_internal.engine_stats")
+        return [{"name": name, "value": _json(text if value is None else value), "since": _json(since)}
+                for name, value, text, since in rows]
+    names, rows = query_section(session, section)
+    return [dict(zip(names, (_json(v) for v in row))) for row in rows]
 
 
 def _json(value: Any) -> Any:
