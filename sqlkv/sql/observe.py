@@ -143,13 +143,14 @@ def _compactions(catalog, only=None) -> Iterator[tuple]:
 def statement_rows(manager) -> Iterator[tuple]:
     from sqlkv.sql.stmtstats import StatementStats
 
-    for f in StatementStats.of(manager).all():
+    stats = StatementStats.of(manager)
+    for f in stats.all():
         if not f.count:
             continue  # still running its first execution (the query reading this table, say)
         summary = f.latency.summary()
         yield (f.statement, f.kind, f.count, f.errors, f.retries, round(f.latency.total / 1e6, 6),
                summary["mean_ms"], summary["p50_ms"], summary["p99_ms"], summary["max_ms"], f.rows,
-               f.kv_gets, f.kv_scans, f.kv_keys_read, f.kv_puts, _when(f.last_run))
+               f.kv_gets, f.kv_scans, f.kv_keys_read, f.kv_puts, _when(stats.clock_offset + f.last_run / 1e9))
 
 
 def _statement_stats(catalog, only=None) -> Iterator[tuple]:
@@ -198,7 +199,7 @@ def _table_stats(catalog, only: str | None = None) -> Iterator[tuple]:
             spans.append((prefix, prefix_end(prefix)))
             labels.append((t, idx))
     sizes = manager.engine.approximate_sizes(spans) if spans else []
-    totals = manager.figures.snapshot_totals()
+    totals = manager.figures.totals()
     names = _names(catalog)
     since = _when(manager.figures.since)
     for (t, idx), (start, _end), (keys, size) in zip(labels, spans, sizes):

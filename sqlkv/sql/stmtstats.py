@@ -18,8 +18,8 @@ import re
 import threading
 import time
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from time import perf_counter_ns
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,21 +47,23 @@ class StatementFigures:
     kv_scans: int = 0
     kv_keys_read: int = 0
     kv_puts: int = 0
-    last_run: float = 0.0
+    last_run: int = 0  # perf_counter_ns of the last end (StatementStats.clock_offset: Unix time)
     latency: Histogram = field(default_factory=Histogram)
 
 
 class StatementStats:
-    """Figures per normalized statement, most recently run last."""
+    """Figures per normalized statement (at most MAX_STATEMENTS; the least recently run go)."""
 
     _registry: weakref.WeakKeyDictionary[Any, StatementStats] = weakref.WeakKeyDictionary()
     _registry_lock = threading.Lock()
 
     def __init__(self) -> None:
         self.since = time.time()
+        # last_run is kept on the perf_counter clock (cheaper to read); this turns it into Unix time
+        self.clock_offset = self.since - time.perf_counter_ns() / 1e9
         self._lock = threading.Lock()
-        self._by_text: OrderedDict[str, StatementFigures] = OrderedDict()
-        self._normalized: OrderedDict[str, str] = OrderedDict()
+        self._by_text: dict[str, StatementFigures] = {}
+        self._by_sql: dict[str, StatementFigures] = {}  # the lock-free fast path: SQL text -> entry
 
     @classmethod
     def of(cls, owner: Any) -> StatementStats:
@@ -73,20 +75,27 @@ class StatementStats:
             return stats
 
     def entry(self, sql: str, kind: str) -> StatementFigures:
+        figures = self._by_sql.get(sql)
+        if figures is not None:
+            return figures
+        text = normalize(sql)
         with self._lock:
-            text = self._normalized.get(sql)
-            if text is None:
-                text = self._normalized[sql] = normalize(sql)
-                if len(self._normalized) > _NORMALIZED_CACHE:
-                    self._normalized.popitem(last=False)
             figures = self._by_text.get(text)
             if figures is None:
+                if len(self._by_text) >= MAX_STATEMENTS:
+                    self._evict()
                 figures = self._by_text[text] = StatementFigures(text, kind)
-                if len(self._by_text) > MAX_STATEMENTS:
-                    self._by_text.popitem(last=False)
-            else:
-                self._by_text.move_to_end(text)
+            if len(self._by_sql) >= _NORMALIZED_CACHE:
+                self._by_sql.clear()  # texts map to entries again on their next run
+            self._by_sql[sql] = figures
             return figures
+
+    def _evict(self) -> None:
+        """Drop the least recently run tenth of the entries (caller holds the lock)."""
+        ordered = sorted(self._by_text.values(), key=lambda f: f.last_run)
+        for figures in ordered[: max(1, len(ordered) // 10)]:
+            del self._by_text[figures.statement]
+        self._by_sql = {sql: f for sql, f in self._by_sql.items() if f.statement in self._by_text}
 
     def all(self) -> list[StatementFigures]:
         with self._lock:
@@ -120,64 +129,58 @@ def _literal_start(sql: str, tok: Any) -> int:
     return start
 
 
-def _counts(txn: Any) -> tuple[int, int, int, int]:
-    if txn is None:
-        return (0, 0, 0, 0)
-    return (txn.kv_gets, txn.kv_scans, txn.kv_keys_read, txn.kv_puts)
-
-
 def track_statement(session: Any, stmt: Any, run: Callable[[], Any]) -> Any:
     """Run ``run()`` (one statement of ``session``) and add its figures to its entry."""
-    stats = StatementStats.of(session.db.txn_manager)
-    figures = stats.entry(stmt.sql, stmt.kind)
-    before_txn = session._txn if session._txn is not None and session._txn.active else None
-    before = _counts(before_txn)
-    session.last_txn = before_txn  # the session moves it to a transaction the statement opens
-    started = time.perf_counter_ns()
+    stats = session.__dict__.get("_statement_stats")
+    if stats is None:
+        stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
+    figures = stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+    before = session._txn
+    if before is not None and not before.active:
+        before = None
+    session.last_txn = before  # the session moves it to a transaction the statement opens
+    base = None if before is None else (before.kv_gets, before.kv_scans, before.kv_keys_read, before.kv_puts)
+    started = perf_counter_ns()
     try:
         result = run()
     except BaseException as exc:
-        _record(figures, session, before_txn, before, started, 0, exc)
+        _record(figures, session.last_txn, before, base, started, 0, exc)
         raise
-    rows = getattr(result, "_rows", None)
-    if rows is None:
-        count = result.rowcount if result.rowcount > 0 else 0
-        _record(figures, session, before_txn, before, started, count, None)
+    if result._rows is None:
+        _record(figures, session.last_txn, before, base, started, result.rowcount if result.rowcount > 0 else 0, None)
         return result
-    seen = [0]
-    result._rows = _counting(rows, seen)
     cleanup = result._cleanup
+    txn = session.last_txn
 
-    def finish() -> None:
+    def finish() -> None:  # when the rows are consumed or the result closed
         if cleanup is not None:
             cleanup()
-        _record(figures, session, before_txn, before, started, seen[0], None)
+        _record(figures, txn, before, base, started, result.produced, None)
 
     result._cleanup = finish
     return result
 
 
-def _counting(rows: Iterator[tuple], seen: list[int]) -> Iterator[tuple]:
-    for row in rows:
-        seen[0] += 1
-        yield row
-
-
-def _record(figures: StatementFigures, session: Any, before_txn: Any, before: tuple,
-            started: int, rows: int, error: BaseException | None) -> None:
-    elapsed = time.perf_counter_ns() - started
-    txn = getattr(session, "last_txn", None)
-    after = _counts(txn)
-    if txn is not before_txn:
-        before = (0, 0, 0, 0)  # the statement ran in a transaction of its own
+def _record(figures: StatementFigures, txn: Any, before_txn: Any, base: tuple | None, started: int,
+            rows: int, error: BaseException | None) -> None:
+    """Add one execution. Its KV requests are ``txn``'s: all of them when the statement opened
+    ``txn``, else those beyond ``base`` (the counts when it began)."""
+    ended = perf_counter_ns()
     figures.count += 1
-    figures.last_run = time.time()
-    figures.latency.record(elapsed)
+    figures.last_run = ended
+    figures.latency.record(ended - started)
     figures.rows += rows
-    figures.kv_gets += after[0] - before[0]
-    figures.kv_scans += after[1] - before[1]
-    figures.kv_keys_read += after[2] - before[2]
-    figures.kv_puts += after[3] - before[3]
+    if txn is not None:
+        if txn is before_txn and base is not None:
+            figures.kv_gets += txn.kv_gets - base[0]
+            figures.kv_scans += txn.kv_scans - base[1]
+            figures.kv_keys_read += txn.kv_keys_read - base[2]
+            figures.kv_puts += txn.kv_puts - base[3]
+        else:
+            figures.kv_gets += txn.kv_gets
+            figures.kv_scans += txn.kv_scans
+            figures.kv_keys_read += txn.kv_keys_read
+            figures.kv_puts += txn.kv_puts
     if error is not None and not isinstance(error, (GeneratorExit, KeyboardInterrupt)):
         figures.errors += 1
         if isinstance(error, SerializationFailure):

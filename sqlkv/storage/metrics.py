@@ -53,7 +53,11 @@ class Histogram:
         self.max = 0
 
     def record(self, nanos: int) -> None:
-        i = _bucket(nanos)
+        if nanos < _SUB:  # _bucket, inlined: this runs once per statement and per commit
+            i = nanos if nanos > 0 else 0
+        else:
+            bits = nanos.bit_length()
+            i = ((bits - _SUB_BITS - 1) << _SUB_BITS) + (nanos >> (bits - _SUB_BITS - 1))
         counts = self.counts
         if i >= len(counts):
             counts.extend([0] * (i + 1 - len(counts)))

@@ -1,13 +1,13 @@
 """What the transaction layer counts about itself: commit latency, KV traffic per index, failures.
 
 A transaction counts its own gets, scans, keys read and writes in plain integers (the SQL
-layer subtracts them around a statement for ``sqlkv_internal.statement_stats``) and tallies
-the keys it reads per raw key prefix in a small dict. When it ends, the tally is folded into
-the manager's `TxnFigures` per (table id, index id) -- decoded once per distinct prefix, not
-once per key -- together with the keys its commit wrote. `TxnFigures` keeps those totals
-since the manager started, plus the same counts for the current and the previous *window*
-(`WINDOW_SECONDS`), which is what ``sqlkv_internal.hot_ranges`` ranks. Serialization failures
-are logged with the key both sides touched and the read span that held it.
+layer subtracts them around a statement for ``sqlkv_internal.statement_stats``), and adds the
+keys it reads to the manager's `TxnFigures` per raw key prefix (the first `PREFIX_LEN` bytes:
+one dict update per get, per scan); a commit adds the keys it wrote the same way. Prefixes are
+decoded into (table id, index id) only when the figures are read. Besides the totals since
+the manager started, the counts over the current and the previous *window*
+(`WINDOW_SECONDS`) are what ``sqlkv_internal.hot_ranges`` ranks. Serialization failures are
+logged with the key both sides touched and the read span that held it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from bisect import bisect_right
+from collections import deque
 from typing import Any
 
 from sqlkv.encoding.keys import decode_uvarint
@@ -44,60 +45,55 @@ def ident_of(prefix: bytes) -> Ident | None:
 
 
 class TxnFigures:
-    """Counters of one transaction manager, from ``since`` on (they restart with the process)."""
+    """Counters of one transaction manager, from ``since`` on (they restart with the process).
+
+    ``reads`` and ``writes`` map raw key prefixes to keys read / written. Transactions add to
+    ``reads`` directly (a dict update per get, no lock: two threads updating one prefix at the
+    same instant may lose an increment, never corrupt anything). Windows are marks: copies of
+    both dicts taken at most every `WINDOW_SECONDS` (checked at commits and when read); the hot
+    figures are the counts now minus those at the older of the last two marks.
+    """
 
     def __init__(self) -> None:
         self.since = time.time()
         self.commit_latency = Histogram()
         self.failures = EventLog(64)
+        self.reads: dict[bytes, int] = {}
+        self.writes: dict[bytes, int] = {}
         self._lock = threading.Lock()
-        self.totals: dict[Ident, list[int]] = {}  # ident -> [reads, writes]
-        self.window_start = time.monotonic()
-        self.window: dict[Ident, list[int]] = {}
-        self.previous: dict[Ident, list[int]] = {}
-        self.previous_start: float | None = None
+        self._marks: deque[tuple[float, dict[bytes, int], dict[bytes, int]]] = deque(
+            [(time.monotonic(), {}, {})], maxlen=2)
 
-    def add(self, reads: dict[bytes, int], written: list[bytes]) -> None:
-        """Fold one ended transaction's reads (prefix -> keys) and written keys in."""
-        if not reads and not written:
-            return
-        by_ident: dict[Ident, list[int]] = {}
-        for prefix, count in reads.items():
-            ident = ident_of(prefix)
-            if ident is not None:
-                by_ident.setdefault(ident, [0, 0])[0] += count
-        last_prefix, last_ident = None, None
-        for key in written:
-            prefix = key[:PREFIX_LEN]
-            if prefix != last_prefix:
-                last_prefix, last_ident = prefix, ident_of(prefix)
-            if last_ident is not None:
-                by_ident.setdefault(last_ident, [0, 0])[1] += 1
-        with self._lock:
-            now = time.monotonic()
-            if now - self.window_start >= WINDOW_SECONDS:
-                self.previous = self.window if now - self.window_start < 2 * WINDOW_SECONDS else {}
-                self.previous_start = self.window_start
-                self.window, self.window_start = {}, now
-            for ident, (r, w) in by_ident.items():
-                for table in (self.totals, self.window):
-                    slot = table.get(ident)
-                    if slot is None:
-                        table[ident] = [r, w]
-                    else:
-                        slot[0] += r
-                        slot[1] += w
+    def add_writes(self, ops: list) -> None:
+        """Count the keys a commit wrote (a batch's ops), and start a new window when due."""
+        writes = self.writes
+        for op in ops:
+            prefix = op[1][:PREFIX_LEN]
+            writes[prefix] = writes.get(prefix, 0) + 1
+        if time.monotonic() - self._marks[-1][0] >= WINDOW_SECONDS:
+            self._maybe_mark()
+
+    def _maybe_mark(self) -> None:
+        now = time.monotonic()
+        if now - self._marks[-1][0] >= WINDOW_SECONDS:
+            with self._lock:
+                if now - self._marks[-1][0] >= WINDOW_SECONDS:
+                    self._marks.append((now, dict(self.reads), dict(self.writes)))
+
+    def totals(self) -> dict[Ident, list[int]]:
+        """Keys read and written per (table id, index id) since the manager started."""
+        return _by_ident(dict(self.reads), dict(self.writes))
 
     def hot(self) -> tuple[dict[Ident, list[int]], float]:
-        """Reads/writes per ident over the current and previous window, and since when."""
-        with self._lock:
-            merged = {k: list(v) for k, v in self.previous.items()}
-            for k, (r, w) in self.window.items():
-                slot = merged.setdefault(k, [0, 0])
-                slot[0] += r
-                slot[1] += w
-            start = self.previous_start if self.previous else self.window_start
-        return merged, time.time() - (time.monotonic() - start)
+        """Reads/writes per ident over the current and the previous window, and since when."""
+        self._maybe_mark()
+        started, reads0, writes0 = self._marks[0]
+        reads, writes = dict(self.reads), dict(self.writes)
+        for prefix, n in reads0.items():
+            reads[prefix] -= n
+        for prefix, n in writes0.items():
+            writes[prefix] -= n
+        return _by_ident(reads, writes), time.time() - (time.monotonic() - started)
 
     def note_failure(self, txn_id: int, snapshot_seq: int, conflict_seq: int | None,
                      key: bytes | None, reads: KeySpans | None, reason: str) -> None:
@@ -105,9 +101,15 @@ class TxnFigures:
         self.failures.add({"time": time.time(), "txn_id": txn_id, "snapshot_seq": snapshot_seq,
                            "conflict_seq": conflict_seq, "key": key, "span": span, "reason": reason})
 
-    def snapshot_totals(self) -> dict[Ident, list[int]]:
-        with self._lock:
-            return {k: list(v) for k, v in self.totals.items()}
+
+def _by_ident(reads: dict[bytes, int], writes: dict[bytes, int]) -> dict[Ident, list[int]]:
+    out: dict[Ident, list[int]] = {}
+    for slot, counts in ((0, reads), (1, writes)):
+        for prefix, n in counts.items():
+            ident = ident_of(prefix)
+            if ident is not None and n:
+                out.setdefault(ident, [0, 0])[slot] += n
+    return {ident: pair for ident, pair in out.items() if pair[0] or pair[1]}
 
 
 def _containing_span(reads: KeySpans, key: bytes) -> tuple[bytes, bytes | None]:

@@ -35,7 +35,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlkv.errors import OperationalError, SerializationFailure
@@ -68,7 +68,7 @@ class _LoggedCommit:
 class _ActiveTxn:
     snapshot_seq: int
     read_only: bool
-    started: float = field(default_factory=time.time)
+    started: float = 0.0  # Unix time of begin()
     txn: Any = None  # a weakref to the Transaction, once made (for sqlkv_internal.transactions)
 
 
@@ -126,11 +126,12 @@ class TxnManager:
     def begin(self, read_only: bool = False) -> Transaction:
         """Start a transaction on a fresh snapshot of the engine."""
         engine = self._engine()
+        started = time.time()
         with self._registry_lock:
             txn_id = next(self._ids)
             # Registered before the snapshot exists, with a seq no newer than it will be, so a
             # commit racing with this begin either logs its writes or is inside the snapshot.
-            self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only)
+            self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only, started)
             applied = self._last_applied_seq
         try:
             if not read_only:
@@ -144,7 +145,7 @@ class TxnManager:
             raise
         txn = Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
         with self._registry_lock:
-            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only, txn=weakref.ref(txn))
+            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only, started, weakref.ref(txn))
         return txn
 
     def run(
@@ -235,7 +236,7 @@ class TxnManager:
             self._commits += 1
         engine.wait_durable(seq)
         self.figures.commit_latency.record(time.perf_counter_ns() - started)
-        self.figures.add({}, [op[1] for op in batch.ops])
+        self.figures.add_writes(batch.ops)
         return seq
 
     def _needs_validation(self, snapshot_seq: int) -> bool:

@@ -60,7 +60,7 @@ class Transaction(KVReader):
         self.kv_scans = 0
         self.kv_keys_read = 0
         self.kv_puts = 0
-        self._tally: dict[bytes, int] = {}
+        self._tally: dict[bytes, int] = manager.figures.reads  # shared: keys read per prefix
         # Runs once: on commit/rollback, or when an abandoned transaction is garbage-collected,
         # so a forgotten transaction cannot pin the manager's conflict log or the snapshot.
         self._finalizer = weakref.finalize(self, manager._release_txn, txn_id, snapshot)
@@ -181,7 +181,8 @@ class Transaction(KVReader):
         finally:
             self.kv_keys_read += pulled
             prefix = start[:PREFIX_LEN]
-            self._tally[prefix] = self._tally.get(prefix, 0) + pulled
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + pulled
 
     # -- writes --------------------------------------------------------------------------
 
@@ -289,8 +290,6 @@ class Transaction(KVReader):
 
     def _finish(self) -> None:
         self._active = False
-        tally, self._tally = self._tally, {}
-        self._manager.figures.add(tally, [])
         self._finalizer()
         self._buffer = WriteBuffer(0)
         self._reads = ReadSet()
