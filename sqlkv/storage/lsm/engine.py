@@ -16,11 +16,12 @@ from typing import Any
 from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
-from sqlkv.storage.metrics import Latencies
+from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
+_SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
 
 
@@ -84,7 +85,10 @@ class LSMEngine(Engine):
         if self._closed or core.closed:
             raise InterfaceError(f"database {core.path} is closed")
         state, seq = core.latest()
-        return core.sampled_get(key, seq, state)
+        core.get_tick += 1
+        if core.get_tick & _SAMPLE_MASK:  # timing one get in SAMPLE_EVERY (see metrics.py)
+            return core.get_at(key, seq, state)
+        return core.timed_get(key, seq, state)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
@@ -161,8 +165,12 @@ class LSMSnapshot(Snapshot):
     def get(self, key: bytes) -> bytes | None:
         if self._closed:
             raise InterfaceError("snapshot is closed")
-        self._core.check_open()
-        return self._core.sampled_get(key, self.seq)
+        core = self._core
+        core.check_open()
+        core.get_tick += 1
+        if core.get_tick & _SAMPLE_MASK:
+            return core.get_at(key, self.seq)
+        return core.timed_get(key, self.seq)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
