@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.storage.lsm.counters import bloom_totals
 from sqlkv.storage.lsm.compaction import (
     Compaction,
     CompactionAborted,
@@ -276,7 +277,7 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
         user = counters["user_bytes"]
         written = counters["flush_bytes"] + counters["compaction_bytes"]
         gets = counters["gets"]
-        bloom = core.bloom_totals()
+        bloom = bloom_totals(core)
         return {
             "engine": "lsm",
             "path": core.path,

@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, OperationalError
 from sqlkv.storage.kv import WriteBatch
-from sqlkv.storage.lsm import background
+from sqlkv.storage.lsm import background, counters
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.compaction import CompactionAborted, CompactionOptions, table_path
 from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge
@@ -39,12 +39,6 @@ from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, e
 from sqlkv.storage.metrics import EventLog, Latencies
 
 _EMPTY: tuple = ()
-# Counters that describe the database over its life, so they persist in the MANIFEST; the
-# rest (aborted work, the block cache, latencies) describe this process and restart at open.
-PERSISTED_COUNTERS = ("user_bytes", "flush_bytes", "compaction_bytes", "gets", "tables_probed",
-                      "flushes", "compactions", "write_stalls", "write_stops", "write_stop_seconds",
-                      "versions_dropped", "files_dropped_by_tombstone")
-
 
 def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
                 reverse: bool) -> Iterator[tuple[bytes, bytes]]:
@@ -172,7 +166,7 @@ class LSMCore:
         state = read_manifest(self.path)
         fresh = state is None
         state = state or ManifestState()
-        self._restore_counters(state.counters)
+        counters.restore(self, state.counters)
         logs, tables = [], []
         for name in os.listdir(self.path):
             stem, _, ext = name.partition(".")
@@ -215,32 +209,6 @@ class LSMCore:
         if not self.read_only and mem.size >= self.memtable_size:
             with self.write_lock:
                 self._rotate_memtable()
-
-    def _restore_counters(self, saved: dict[str, float]) -> None:
-        """Continue the cumulative figures the MANIFEST carried over from earlier opens."""
-        if "since" not in saved:
-            return  # a new database, or one written before counters were kept: count from now
-        self.since = float(saved["since"])
-        for name, value in saved.items():
-            if name in PERSISTED_COUNTERS:
-                self.stats_counters[name] = value
-        self.retired_bloom = [int(saved.get(f"bloom_{n}", 0)) for n in ("useful", "positives", "false_positives")]
-
-    def bloom_totals(self) -> list[int]:
-        """Bloom filter useful / positive / false positive counts, over every table ever read."""
-        totals = list(self.retired_bloom)
-        for reader in list(self.readers.values()):
-            totals[0] += reader.bloom_negatives
-            totals[1] += reader.bloom_positives
-            totals[2] += reader.bloom_false_positives
-        return totals
-
-    def counters_to_save(self) -> dict[str, float]:
-        saved: dict[str, float] = {name: self.stats_counters[name] for name in PERSISTED_COUNTERS}
-        useful, positives, false_positives = self.bloom_totals()
-        saved.update(since=self.since, bloom_useful=useful, bloom_positives=positives,
-                     bloom_false_positives=false_positives)
-        return saved
 
     def _check_listed_segments(self, state: ManifestState, logs: list[int]) -> None:
         """A segment the MANIFEST lists but the directory lacks held committed transactions."""
@@ -316,7 +284,7 @@ class LSMCore:
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
                               tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
-                              sealed=sealed, counters=self.counters_to_save())
+                              sealed=sealed, counters=counters.to_save(self))
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
