@@ -80,6 +80,7 @@ ROWID = DBAPITypeObject("ROWID", "ROWID")
 # Python types a bound parameter may have, as the SQL layer receives them.
 _PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime)
 _EXACT_PASS = frozenset((*_PASS_THROUGH, type(None))) - {Decimal}  # a Decimal may be a signaling NaN
+_INT_LOW, _INT_HIGH = -(1 << 63), (1 << 63) - 1
 
 
 def adapt_parameter(value: Any, position: int | str) -> Any:
@@ -90,6 +91,10 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
     if isinstance(value, Decimal) and value.is_snan():
         raise DataError(f"parameter {position} is a signaling NaN (Decimal('sNaN')), which is not a "
                         f"DECIMAL value; use Decimal('NaN')")
+    if type(value) is int and not _INT_LOW <= value <= _INT_HIGH:
+        # Beyond INT's 64 bits a Python int is a number literal's DECIMAL, as `SELECT 2^70` spelled
+        # out in SQL is; left as int it escaped every INT range check (`SELECT ~ ?` gave 71 bits).
+        return Decimal(value)
     if value is None or isinstance(value, _PASS_THROUGH):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -114,7 +119,8 @@ def adapt_parameters(params: Any) -> Any:
     if type(params) is tuple:
         # the common case: a tuple of plain values passes as it is
         for value in params:
-            if type(value) not in _EXACT_PASS:
+            kind = type(value)
+            if kind not in _EXACT_PASS or kind is int and not _INT_LOW <= value <= _INT_HIGH:
                 break
         else:
             return params

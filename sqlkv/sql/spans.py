@@ -29,7 +29,7 @@ from sqlglot import exp
 from sqlkv.encoding.keys import encode_key
 from sqlkv.errors import DataError
 from sqlkv.sql.context import ExecContext
-from sqlkv.catalog.types import SqlType, cast
+from sqlkv.catalog.types import INT_MAX, INT_MIN, SqlType, cast
 from sqlkv.storage.kv import prefix_end
 
 MAX_SPANS = 4096
@@ -95,6 +95,15 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
                 raise _Empty
             if isinstance(v, float) and math.isinf(v) or isinstance(v, Decimal) and v.is_infinite():
                 raise _Inexact
+            # Clamp before int(): int(Decimal('1E+999999')) builds a million-digit integer.
+            if v > INT_MAX:
+                if bound == "hi":
+                    return _Rounded(INT_MAX)
+                raise _Empty
+            if v < INT_MIN:
+                if bound == "lo":
+                    return _Rounded(INT_MIN)
+                raise _Empty
             if v == int(v):
                 return int(v)
             if bound == "eq":
