@@ -251,16 +251,21 @@ class TxnManager:
         reads = txn._read_spans()
         ranges = list(zip(reads.ranges.starts, reads.ranges.ends))
         batch.validate_reads(txn.snapshot_seq, reads.points, ranges)
+        started = time.perf_counter_ns()
         try:
             seq = engine.write(batch)
-        except SerializationFailure:
+        except SerializationFailure as exc:
             with self._registry_lock:
                 self._aborts += 1
+            # the store found the conflict: no key or span is known here, only its message
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, None, None, None, str(exc))
             raise
         finally:
             self._release_txn(txn.txn_id, None)
         with self._registry_lock:
             self._commits += 1
+        self.figures.commit_latency.record(time.perf_counter_ns() - started)
+        self.figures.add_writes(batch.ops)
         return seq
 
     def _needs_validation(self, snapshot_seq: int) -> bool:

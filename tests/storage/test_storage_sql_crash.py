@@ -48,7 +48,6 @@ CHILD = textwrap.dedent(
             conn.execute("CREATE INDEX ix%d ON t (k, v)" % i)
             ack("idx", i)
         if i % 40 == 0 and i > start:
-            ack("dropping", i - 20)  # from here the index may be gone without its ack
             conn.execute("DROP INDEX IF EXISTS ix%d" % (i - 20))
             ack("dropidx", i - 20)
         if i % 25 == 0:  # a table created and filled in one transaction
@@ -95,7 +94,7 @@ class Acked:
             elif kind == "idx":
                 self.indexes.add("ix" + parts[1])
                 self.built += 1
-            elif kind in ("dropping", "dropidx"):
+            elif kind == "dropidx":
                 self.indexes.discard("ix" + parts[1])
             elif kind == "tbl":
                 self.tables.add("s" + parts[1])
