@@ -15,10 +15,9 @@ message and leave the shell running.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from sqlkv.dbapi.schema import SchemaReader, create_index_sql, create_table_sql, create_view_sql
@@ -133,18 +132,9 @@ def cmd_indexes(shell: Any, args: list[str]) -> None:
 
 
 def cmd_stats(shell: Any, args: list[str]) -> None:
-    stats = shell.state.session.db.engine.stats()
-    rows = [(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else value)
-            for key, value in _flatten(stats)]
-    _write_table(shell, ["stat", "value"], rows)
+    from sqlkv.cli.stats import dot_stats  # a view over the sqlkv_internal figure tables
 
-
-def _flatten(stats: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in stats.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
+    dot_stats(shell, args)
 
 
 def cmd_kv(shell: Any, args: list[str]) -> None:
@@ -167,7 +157,7 @@ COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
     "schema": (cmd_schema, ".schema [TABLE]", "show CREATE statements"),
     "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
     "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
-    "stats": (cmd_stats, ".stats", "storage engine statistics"),
+    "stats": (cmd_stats, ".stats [SECTION]", "figures: engine and latencies, or one of compactions, statements, tables, transactions, hot"),
     **SETTINGS_COMMANDS,
     **FILE_COMMANDS,
     "quit": (cmd_quit, ".quit", "exit (also .exit, Ctrl-D)"),

@@ -9,7 +9,7 @@ Without any of those it reads a script from stdin when stdin is not a terminal, 
 starts the interactive REPL (`sqlkv.cli.repl`).
 
 The first argument selects a subcommand only when it is one of ``test``, ``check``,
-``bench``; anything else is the database path (write ``./test`` for a database named test).
+``stats``, ``bench``; anything else is the database path (write ``./test`` for a database named test).
 Subcommands import their modules lazily, so a missing one is a clear message, not a crash.
 """
 
@@ -26,7 +26,7 @@ from sqlkv.cli.script import ScriptFileError, describe_error, read_script
 from sqlkv.cli.shell import Shell, ShellState
 from sqlkv.errors import Error
 
-SUBCOMMANDS = ("test", "check", "bench")
+SUBCOMMANDS = ("test", "check", "bench", "stats")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,7 +76,8 @@ def _database_parser() -> argparse.ArgumentParser:
         prog="sqlkv",
         description="SQL over an ordered key-value store. Without -c/-f: an interactive shell "
         "(or a script read from stdin when it is not a terminal).",
-        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv bench {kv,sql} ...",
+        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv stats DATABASE [--json] | "
+        "sqlkv bench {kv,sql} ...",
     )
     parser.add_argument(
         "database", nargs="?", default=":memory:",
@@ -207,6 +208,8 @@ def _run_subcommand(args: list[str]) -> int:
         return _delegate("sqlkv.tools.slt", "run", rest, "the sqllogictest runner")
     if name == "check":
         return _run_check(rest)
+    if name == "stats":
+        return _delegate("sqlkv.cli.stats", "run", rest, "sqlkv stats")
     parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
     parser.add_argument("suite", choices=("kv", "sql"), help="kv: the storage engine; sql: SQL vs sqlite3")
     known, extra = parser.parse_known_args(rest[:1])

@@ -1,5 +1,5 @@
 """Virtual tables: information_schema.tables/columns/indexes/index_columns/check_constraints/views,
-sqlkv_internal.kv.
+sqlkv_internal.kv and the figure tables (engine_stats, latencies, compactions, statement_stats, ...).
 
 ``SELECT * FROM information_schema.columns WHERE table_name = 'users'`` resolves, through
 `Catalog.find_table`, to a virtual `TableDescriptor` whose ``virtual`` callable produces rows
@@ -192,3 +192,9 @@ _PRODUCERS = {
     "information_schema.views": _views,
     "sqlkv_internal.kv": kv_rows,
 }
+
+# The figure tables (engine_stats, statement_stats, ...) live in observe.py.
+from sqlkv.sql.observe import PRODUCERS as _OBSERVE_PRODUCERS, SCHEMAS as _OBSERVE_SCHEMAS  # noqa: E402
+
+_SCHEMAS.update(_OBSERVE_SCHEMAS)
+_PRODUCERS.update(_OBSERVE_PRODUCERS)

@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, OperationalError
 from sqlkv.storage.kv import WriteBatch
-from sqlkv.storage.lsm import background
+from sqlkv.storage.lsm import background, counters
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.compaction import CompactionAborted, CompactionOptions, table_path
 from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge
@@ -36,9 +36,9 @@ from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, wr
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.sstable.reader import TableReader
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
+from sqlkv.storage.metrics import EventLog, Latencies
 
 _EMPTY: tuple = ()
-
 
 def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
                 reverse: bool) -> Iterator[tuple[bytes, bytes]]:
@@ -50,7 +50,14 @@ def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq
     try:
         yield None  # type: ignore[misc]
         cursors, tombs = sources
-        yield from merge(cursors, seq, tombs, reverse)
+        started = time.perf_counter_ns()
+        pairs = merge(cursors, seq, tombs, reverse)
+        first = next(pairs, None)  # the seek: the scan's latency is the time to its first pair
+        core.latency["scan"].record(time.perf_counter_ns() - started)
+        if first is None:
+            return
+        yield first
+        yield from pairs
     finally:
         core.unpin(version)
 
@@ -114,11 +121,18 @@ class LSMCore:
         self.pinned: dict[int, Version] = {}
         self.readers: dict[int, TableReader] = {}
         self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
-                               "gets": 0, "tables_probed": 0, "bloom_negatives": 0,
+                               "gets": 0, "tables_probed": 0,
                                "flushes": 0, "compactions": 0, "write_stalls": 0, "write_stops": 0,
                                "write_stop_seconds": 0.0,
                                "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
+        # bloom results of tables no longer open (their readers' own counts went with them)
+        self.retired_bloom = [0, 0, 0]  # useful (negatives), positives, false positives
+        self.since = time.time()  # when the persisted counters started counting
+        self.opened = self.since  # when the per-process figures (histograms, cache) started
+        self.latency = Latencies(("get", "scan", "flush", "wal_fsync"))
+        self.compaction_log = EventLog(64)
+        self.get_tick = 0  # point reads through the engine; one in SAMPLE_EVERY is timed
         self._lock_file = self._open_directory()
         self._seen = self._fingerprint() if read_only else None  # what refresh() last caught up to
         try:
@@ -153,6 +167,7 @@ class LSMCore:
         state = read_manifest(self.path)
         fresh = state is None
         state = state or ManifestState()
+        counters.restore(self, state.counters)
         logs, tables = [], []
         for name in os.listdir(self.path):
             stem, _, ext = name.partition(".")
@@ -188,6 +203,7 @@ class LSMCore:
             # segments become dead only once a MANIFEST without them is durable.
             number = self.new_file_number()
             self.wal = WalWriter(wal_path(self.path, number), self.durability, last_seq)
+            self.wal.fsync_latency = self.latency["wal_fsync"]
             mem.wal_numbers.append(number)
             self.write_manifest()
             for number in dead:
@@ -316,7 +332,7 @@ class LSMCore:
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
                               tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
-                              sealed=sealed)
+                              sealed=sealed, counters=counters.to_save(self))
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
@@ -364,6 +380,14 @@ class LSMCore:
             if mem.range_tombstones and mem.tombstone_index().covers(key, found[0], seq):
                 return None
         return found[1]
+
+    def timed_get(self, key: bytes, seq: int, state: ReadState | None = None) -> bytes | None:
+        """`get_at`, timed into the ``get`` histogram (the handles call it for one get in
+        SAMPLE_EVERY, counting ``get_tick`` themselves to spare the others a call)."""
+        started = time.perf_counter_ns()
+        value = self.get_at(key, seq, state)
+        self.latency["get"].record(time.perf_counter_ns() - started)
+        return value
 
     def _get_from_tables(self, state: ReadState, key: bytes, seq: int) -> tuple | None:
         counters = self.stats_counters

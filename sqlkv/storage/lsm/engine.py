@@ -17,10 +17,12 @@ from typing import Any
 from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
+from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
+_SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
 
 
@@ -84,7 +86,10 @@ class LSMEngine(Engine):
         if self._closed or core.closed:
             raise InterfaceError(f"database {core.path} is closed")
         state, seq = core.latest()
-        return core.get_at(key, seq, state)
+        core.get_tick += 1
+        if core.get_tick & _SAMPLE_MASK:  # timing one get in SAMPLE_EVERY (see metrics.py)
+            return core.get_at(key, seq, state)
+        return core.timed_get(key, seq, state)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
@@ -131,6 +136,17 @@ class LSMEngine(Engine):
     def stats(self) -> dict[str, Any]:
         return self._live().stats()
 
+    def latencies(self) -> Latencies:
+        return self._live().latency
+
+    def recent_compactions(self) -> list[dict[str, Any]]:
+        return self._live().compaction_log.recent()
+
+    def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        from sqlkv.storage.lsm.sizes import approximate_sizes
+
+        return approximate_sizes(self._live(), spans)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
@@ -154,8 +170,12 @@ class LSMSnapshot(Snapshot):
     def get(self, key: bytes) -> bytes | None:
         if self._closed:
             raise InterfaceError("snapshot is closed")
-        self._core.check_open()
-        return self._core.get_at(key, self.seq)
+        core = self._core
+        core.check_open()
+        core.get_tick += 1
+        if core.get_tick & _SAMPLE_MASK:
+            return core.get_at(key, self.seq)
+        return core.timed_get(key, self.seq)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
