@@ -243,15 +243,13 @@ class _Worker:
             pass
 
     def stop(self) -> None:
-        """End an idle worker (closing its stdin ends its loop) and reap it."""
-        try:
-            self.proc.stdin.close()  # type: ignore[union-attr]
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            self.kill()
-            self.proc.wait()
-        finally:
-            self.proc.stdout.close()  # type: ignore[union-attr]
+        """End an idle worker: closing its stdin ends its loop. Not waited for (an exiting
+        interpreter takes a while and writes nothing); subprocess reaps it later."""
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
 
 
 class BuildPool:
@@ -365,6 +363,7 @@ class BuildPool:
         with self._lock:
             self._busy.discard(worker)
         worker.kill()
+        worker.proc.wait()  # gone for sure (SIGKILL: at once): it creates no file after this
         worker.stop()
         build = os.path.join(self.directory, BUILD_DIR)
         prefixes = tuple(f"{n:06d}-" for n in numbers)
