@@ -12,8 +12,9 @@ record per pair, no memtable, no flush, no L0 -> L1 rewrite. Walking one call th
 3. If a memtable holds a key in the ingested span ``[first, last]`` it is flushed first (its
    versions are older than ``S`` and must not shadow the new ones), as Pebble does. The tables
    then go to the deepest level such that no table at that level or above overlaps the span
-   (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every key; with a
-   compaction running, they go to L0, always safe, rather than guess where its outputs land.
+   (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every key. A
+   running compaction is waited for first (its outputs may land anywhere in its span); after
+   30 s of waiting the tables go to L0, which is always safe.
 4. Append an empty batch at ``S`` to the WAL and fsync it (replay demands consecutive seqs),
    then install the tables through the MANIFEST and publish ``S``.
 
@@ -38,6 +39,9 @@ from sqlkv.storage.lsm.wal import encode_record
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import LSMCore
+
+
+COMPACTION_WAIT = 30.0  # seconds an ingest waits for a running compaction before using L0
 
 
 def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
@@ -87,7 +91,9 @@ def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
         if core.mem.entries:
             core._rotate_memtable()
         background.wait_for_flushes(core)
-    settled = core.compaction_mutex.acquire(blocking=False)
+    # A running compaction's outputs may land anywhere in its span: wait for it (one job,
+    # seconds at most) rather than put the tables in L0, where they would all be rewritten.
+    settled = core.compaction_mutex.acquire(timeout=COMPACTION_WAIT)
     try:
         wal = core.wal
         wal.append(encode_record(seq, 1, []))  # type: ignore[union-attr]
