@@ -20,7 +20,7 @@ Failure and crash rules:
 
 - nothing a worker writes is live until the parent installs it: a table is in the MANIFEST or
   it is garbage, removed at the next open (``build/`` is emptied when the pool starts);
-- ``close()`` kills the busy workers; their jobs end with `CompactionAborted` and their
+- ``close()`` kills the workers; the busy ones' jobs end with `CompactionAborted` and their
   ``build/`` files are removed, as a thread's partial outputs are;
 - a worker that dies otherwise: the parent removes the job's ``build/`` files and runs the job
   in its own thread; after three such losses the store stops using workers;
@@ -243,8 +243,10 @@ class _Worker:
             pass
 
     def stop(self) -> None:
-        """End an idle worker: closing its stdin ends its loop. Not waited for (an exiting
-        interpreter takes a while and writes nothing); subprocess reaps it later."""
+        """End a worker at once: idle, it holds nothing that needs an orderly exit (which would
+        cost an interpreter teardown's CPU, competing with the engine's next open). Not waited
+        for; subprocess reaps it later."""
+        self.kill()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()  # type: ignore[union-attr]
@@ -362,9 +364,8 @@ class BuildPool:
         """Retire a worker whose job failed, and remove that job's ``build/`` files."""
         with self._lock:
             self._busy.discard(worker)
-        worker.kill()
-        worker.proc.wait()  # gone for sure (SIGKILL: at once): it creates no file after this
         worker.stop()
+        worker.proc.wait()  # gone for sure (SIGKILL: at once): it creates no file after this
         build = os.path.join(self.directory, BUILD_DIR)
         prefixes = tuple(f"{n:06d}-" for n in numbers)
         try:
