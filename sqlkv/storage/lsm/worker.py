@@ -14,7 +14,8 @@ and sizes, snapshot seqs, range tombstones: a few hundred bytes). The worker ope
 tables itself, merges them and writes the outputs, fsynced, as ``build/<number>-<pid>.sst``.
 The thread waits without the GIL, renames the outputs into the store directory, fsyncs it, and
 installs them through the MANIFEST exactly as an in-thread build does. A flush ships the
-memtable's sorted keys and dict instead (pickled in C: a few ms for 4 MB).
+memtable's entries instead, pickled in chunks of 1024 keys: pickling holds the GIL, a chunk
+about a millisecond, so queries get their turn between chunks.
 
 Failure and crash rules:
 
@@ -62,6 +63,8 @@ from sqlkv.storage.lsm.sstable.reader import TableReader
 BUILD_DIR = "build"
 MAX_LOSSES = 3
 MIN_WORKER_BYTES = 128 << 10  # smaller jobs build in the engine's thread
+PACK_CHUNK = 1024  # memtable keys per pickled chunk sent to a worker
+STARTUP_WAIT = 5.0  # seconds a job waits for a new worker before building in the thread
 WORKER_COMMAND = "from sqlkv.storage.lsm.worker import serve; serve()"  # tests swap in a gated one
 
 
@@ -126,9 +129,27 @@ def _with_paths(infos: tuple[list[TableInfo], int], path_of: Callable[[int], str
     return [(info, path_of(info.number)) for info in tables], dropped
 
 
-def flush_in_worker(directory: str, numbers: list[int], *args: Any) -> tuple:
+def flush_in_worker(directory: str, numbers: list[int], chunks: list[bytes], *args: Any) -> tuple:
     new_number, path_of = _worker_paths(directory, numbers)
-    return _with_paths(build_flush(directory, *args, new_number, _worker_stop, path_of), path_of)
+    keys: list[bytes] = []
+    data: dict = {}
+    for chunk in chunks:
+        for key, entry in pickle.loads(chunk):
+            keys.append(key)
+            data[key] = entry
+    return _with_paths(build_flush(directory, keys, data, *args, new_number, _worker_stop, path_of),
+                       path_of)
+
+
+def _pack_memtable(keys: list[bytes], data: dict, *args: Any) -> tuple:
+    """A flush's memtable as pickled chunks of PACK_CHUNK keys: pickling is C code that holds
+    the GIL throughout, so one pickle of a 4 MB memtable would stall queries for tens of ms;
+    between chunks the interpreter can switch to them."""
+    chunks = []
+    for start in range(0, len(keys), PACK_CHUNK):
+        part = keys[start:start + PACK_CHUNK]
+        chunks.append(pickle.dumps([(key, data[key]) for key in part], protocol=pickle.HIGHEST_PROTOCOL))
+    return (chunks, *args)
 
 
 def compact_in_worker(directory: str, numbers: list[int], job: Compaction, *args: Any) -> tuple:
@@ -145,6 +166,7 @@ def compact_in_worker(directory: str, numbers: list[int], job: Compaction, *args
 
 
 _JOBS = {"flush": flush_in_worker, "compact": compact_in_worker}
+_PACK = {"flush": _pack_memtable}  # what the engine does to a job's arguments before sending
 
 
 def serve() -> None:
@@ -272,26 +294,37 @@ class BuildPool:
         """A ready worker for a job of ``size`` input bytes, or None: build in the thread.
 
         Small jobs stay in the thread (the round trip would cost more than they hold the GIL).
-        A worker takes a fraction of a second to start, so the first big job starts one and
-        runs in the thread itself; later jobs find it ready."""
+        With no idle worker, one is started and waited for (a fraction of a second, spent
+        without the GIL: cheaper for queries than building in the thread meanwhile); one that
+        is not ready within STARTUP_WAIT leaves this job to the thread."""
         if size < MIN_WORKER_BYTES or fileio.faults_active():
             return None
         with self._lock:
             if self.disabled is not None:
                 return None
+            if self._idle:
+                worker = self._idle.pop()
+                self._busy.add(worker)
+                return worker
             try:
-                if not self._idle and not self._starting:
-                    self._starting.append(self._spawn())
-                for worker in list(self._starting):
-                    if worker.check_ready():
-                        self._starting.remove(worker)
-                        self._idle.append(worker)
-            except (OSError, WorkerLost) as exc:
+                worker = self._starting.pop() if self._starting else self._spawn()
+            except OSError as exc:
                 self.disabled = f"cannot start a worker process: {exc}"
                 return None
-            if not self._idle:
+        try:  # without the lock: close() must not wait for this
+            ready = worker.check_ready(STARTUP_WAIT)
+        except WorkerLost as exc:
+            with self._lock:
+                self.disabled = f"cannot start a worker process: {exc}"
+            worker.stop()
+            return None
+        with self._lock:
+            if self.disabled is not None:  # closed meanwhile
+                worker.stop()
                 return None
-            worker = self._idle.pop()
+            if not ready:
+                self._starting.append(worker)  # a later job may find it ready
+                return None
             self._busy.add(worker)
             return worker
 
@@ -331,6 +364,8 @@ class BuildPool:
         if worker is None:
             return None
         numbers = reserve()
+        if name in _PACK:
+            args = _PACK[name](*args)
         try:
             tables, dropped = worker.call(name, (self.directory, numbers, *args))
         except (WorkerLost, OutOfNumbers, CompactionAborted) as exc:
