@@ -201,3 +201,34 @@ def test_kill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_ing
             engine.close()
     assert acked, "the child never acknowledged an ingest"
     print(f"\ningest crash campaign: 3 kills, {len(acked)} acknowledged ingests, lost 0, partial 0")
+
+
+def test_close_during_an_ingest_stops_it_and_leaves_nothing(tmp_path):
+    import threading
+
+    path = str(tmp_path / "db")
+    engine = open_lsm(path, durability="normal", **SMALL)
+    engine.write(_put(b"a", b"kept"))
+    core = engine._core
+    closer = threading.Thread(target=engine.close)
+
+    def pairs():
+        for i in range(20_000):
+            if i == 5000:  # close() from another thread; it waits for the write lock
+                closer.start()
+                deadline = time.monotonic() + 30
+                while not core.closing and time.monotonic() < deadline:
+                    time.sleep(0.001)
+            yield b"i%06d" % i, b"v"
+
+    with pytest.raises(InterfaceError, match="closed during ingest"):
+        engine.ingest(pairs())
+    closer.join(30)
+    assert not closer.is_alive()
+    engine = open_lsm(path, durability="normal", **SMALL)
+    try:
+        assert list(engine.scan(b"", None)) == [(b"a", b"kept")]
+        listed = {f"{t.number:06d}.sst" for lv in engine._core.version.levels for t in lv}
+        assert {n for n in os.listdir(path) if n.endswith(".sst")} == listed
+    finally:
+        engine.close()
