@@ -46,14 +46,32 @@ class WriteBatch:
     ``(OP_DELETE_RANGE, start, end)`` tuples in the order they were added. ``conditions`` holds
     ``(key, expected)`` pairs: the key's current value must equal ``expected`` (``None``: the key
     must be absent) for the batch to apply.
+
+    ``read_seq`` / ``read_points`` / ``read_ranges`` (set by `validate_reads`) are for a
+    `shared <Engine.shared>` engine only: the batch applies only if no key in those spans was
+    written by a batch numbered above ``read_seq``.
     """
 
-    __slots__ = ("ops", "conditions", "byte_size")
+    __slots__ = ("ops", "conditions", "byte_size", "read_seq", "read_points", "read_ranges")
 
     def __init__(self) -> None:
         self.ops: list[tuple[int, bytes, bytes | None]] = []
         self.conditions: list[tuple[bytes, bytes | None]] = []
         self.byte_size = 0
+        self.read_seq: int | None = None
+        self.read_points: list[bytes] = []
+        self.read_ranges: list[tuple[bytes, bytes | None]] = []
+
+    def validate_reads(
+        self, seq: int, points: list[bytes], ranges: list[tuple[bytes, bytes | None]]
+    ) -> None:
+        """Apply only if nothing in ``points`` and ``[start, end)`` ``ranges`` changed after ``seq``.
+
+        A shared engine raises `SerializationFailure` (nothing written) when something did.
+        """
+        self.read_seq = seq
+        self.read_points = points
+        self.read_ranges = ranges
 
     def put(self, key: bytes, value: bytes) -> None:
         self.ops.append((OP_PUT, key, value))
@@ -118,6 +136,14 @@ class Snapshot(KVReader):
     def close(self) -> None:
         """Release the snapshot so the engine may drop the versions only it needed."""
 
+    def changed_since(self, start: bytes, end: bytes | None, seq: int) -> bool:
+        """Whether a batch numbered in ``(seq, self.seq]`` wrote a key in ``[start, end)``.
+
+        Shared engines answer exactly (caches of other clients' data use it); the default is
+        the conservative "maybe".
+        """
+        return True
+
     def __enter__(self) -> Snapshot:
         return self
 
@@ -127,6 +153,12 @@ class Snapshot(KVReader):
 
 class Engine(KVReader):
     """A storage engine. Reads on the engine itself see the latest committed state."""
+
+    # True for a store other processes write to as well (etcd): the engine then validates a
+    # batch's read spans itself (`WriteBatch.validate_reads`), atomically with applying it, and
+    # `Snapshot.changed_since` reports other clients' writes. False: every write passes through
+    # this process's transaction manager, which validates in memory (the fast path).
+    shared: bool = False
 
     @abstractmethod
     def write(self, batch: WriteBatch) -> int:

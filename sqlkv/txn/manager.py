@@ -18,6 +18,10 @@ transaction commits alone. The commit lock covers validation and applying the ba
 building the batch and building the read/write spans happen outside it, and so does waiting for
 the batch to be durable (`Engine.wait_durable`), so concurrent commits share one fsync.
 
+On a shared engine (etcd: other processes commit too) none of this applies: the commit hands
+its read spans to the engine with the batch (``WriteBatch.validate_reads``) and the store checks
+them atomically with the write (`_commit_shared`); nothing is logged or locked here.
+
 Writes that reach the engine without this manager (a direct ``engine.write``) cannot be checked
 key by key. At each commit the manager compares the engine's sequence number with the last one it
 wrote; if the engine moved on without it, those writes are logged as having written every key, so
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlkv.errors import OperationalError, SerializationFailure
-from sqlkv.storage.kv import Engine, Snapshot
+from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
 from sqlkv.txn.spans import KeySpans
 from sqlkv.txn.transaction import Transaction
@@ -202,6 +206,8 @@ class TxnManager:
         """Validate ``txn`` against later commits and apply its writes; return the engine seq."""
         engine = self._engine()
         batch = txn._batch()
+        if engine.shared:
+            return self._commit_shared(engine, txn, batch)
         # Build the spans outside the lock when they will probably be needed.
         reads = txn._read_spans() if engine.last_seq > txn.snapshot_seq else None
         writes = txn._write_spans() if self._others_active(txn.txn_id) else None
@@ -224,6 +230,24 @@ class TxnManager:
             self._prune()
             self._commits += 1
         engine.wait_durable(seq)
+        return seq
+
+    def _commit_shared(self, engine: Engine, txn: Transaction, batch: WriteBatch) -> int:
+        """Hand the read spans to an engine other processes write too: it validates them
+        atomically with the write (an in-memory log here would miss the other clients)."""
+        reads = txn._read_spans()
+        ranges = list(zip(reads.ranges.starts, reads.ranges.ends))
+        batch.validate_reads(txn.snapshot_seq, reads.points, ranges)
+        try:
+            seq = engine.write(batch)
+        except SerializationFailure:
+            with self._registry_lock:
+                self._aborts += 1
+            raise
+        finally:
+            self._release_txn(txn.txn_id, None)
+        with self._registry_lock:
+            self._commits += 1
         return seq
 
     def _needs_validation(self, snapshot_seq: int) -> bool:

@@ -80,6 +80,16 @@ class Transaction(KVReader):
         """Point reads and scans recorded for the commit-time conflict check."""
         return len(self._reads)
 
+    @property
+    def shared(self) -> bool:
+        """Other processes write to this engine too (etcd): caches must ask `changed_since`."""
+        return self._manager._engine().shared
+
+    def changed_since(self, start: bytes, end: bytes | None, seq: int) -> bool:
+        """Whether a commit after ``seq`` (up to this snapshot) wrote into ``[start, end)``."""
+        self._check_active()
+        return self._snapshot.changed_since(start, end, seq)
+
     def _check_active(self) -> None:
         if not self._active:
             raise ProgrammingError("transaction is no longer active")

@@ -116,7 +116,12 @@ def _check(path: str, acked: Acked) -> int:
             acked.last = n
         indexes = {r[0] for r in conn.execute(
             "SELECT index_name FROM information_schema.indexes WHERE table_name = 't'").fetchall()}
-        assert acked.indexes <= indexes, (acked.indexes, indexes)
+        missing = acked.indexes - indexes
+        # The one statement in flight at the kill may be a DROP INDEX that committed before its
+        # acknowledgement was printed: the child drops ix(N-20) right after acknowledging insert N.
+        in_flight_drop = {"ix%d" % (acked.last - 20)} if acked.last % 40 == 0 else set()
+        assert missing <= in_flight_drop, (missing, acked.indexes, indexes)
+        acked.indexes -= missing
         for name in acked.tables:
             assert conn.execute(f"SELECT count(*), count(DISTINCT b) FROM {name}").fetchone() == (20, 20)
         return max(rows, default=-1)
