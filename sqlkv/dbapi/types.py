@@ -95,8 +95,10 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         # Beyond INT's 64 bits a Python int is a number literal's DECIMAL, as `SELECT 2^70` spelled
         # out in SQL is; left as int it escaped every INT range check (`SELECT ~ ?` gave 71 bits).
         return Decimal(value)
-    if value is None or isinstance(value, _PASS_THROUGH):
+    if value is None or type(value) in _EXACT_PASS or type(value) is Decimal:
         return value
+    if isinstance(value, _PASS_THROUGH):
+        return adapt_parameter(_plain(value), position)  # the plain value's own checks apply
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     where = f"parameter {position}" if isinstance(position, int) else f"parameter :{position}"
@@ -110,6 +112,20 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
         "str, bytes, bool, date or datetime"
     )
+
+
+def _plain(value: Any) -> Any:
+    """A subclass of a storable type (SQLAlchemy's quoted_name, an IntEnum, numpy.float64, a
+    pandas Timestamp) as its plain base value: the SQL layer types values by their exact class."""
+    if isinstance(value, datetime.datetime):
+        return datetime.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                                 value.microsecond, value.tzinfo, fold=value.fold)
+    if isinstance(value, datetime.date):
+        return datetime.date(value.year, value.month, value.day)
+    for base in (bool, int, float, Decimal, str, bytes):
+        if isinstance(value, base):
+            return base(value)
+    return value
 
 
 def adapt_parameters(params: Any) -> Any:

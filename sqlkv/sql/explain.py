@@ -4,11 +4,13 @@
 session's plan cache), binds the parameters given with the EXPLAIN so spans can be computed,
 and prints the tree one operator per line, e.g. ``get users@users_email_key
 /Table/104/2/"a@b.c"``. EXPLAIN ANALYZE runs the statement (DML really writes, as in
-PostgreSQL), collecting per-operator rows and KV operations in ``ctx.stats`` and appends
-them to each line, plus a total.
+PostgreSQL), collecting per-operator rows, time and KV operations in ``ctx.stats`` and appends
+them to each line (observe_explain.py), plus a total.
 """
 
 from __future__ import annotations
+
+from time import perf_counter_ns
 
 from sqlkv.errors import NotSupportedError
 from sqlkv.sql.context import Column, ExecContext
@@ -39,14 +41,17 @@ def explain_statement(session, stmt, params):
     lines: list[str]
     if stmt.explain_analyze:
         ctx.stats = {}
+        started = perf_counter_ns()
         rowcount = _run(prepared, ctx)
+        elapsed_ms = (perf_counter_ns() - started) / 1e6
         lines = root.explain(ctx)
         totals = [0, 0, 0]
         for st in ctx.stats.values():
             totals[0] += st.kv_gets
             totals[1] += st.kv_scans
             totals[2] += st.kv_keys_read
-        lines.append(f"total: rows={rowcount} kv_gets={totals[0]} kv_scans={totals[1]} kv_keys={totals[2]}")
+        lines.append(f"total: rows={rowcount} time={elapsed_ms:.3f}ms kv_gets={totals[0]} kv_scans={totals[1]} "
+                     f"kv_keys={totals[2]}")
         ctx.stats = None
     else:
         lines = root.explain(None)

@@ -42,6 +42,7 @@ from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.depth import ensure_recursion_headroom, too_deep
 from sqlkv.sql.dmlcommon import StatementResult
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
+from sqlkv.sql.stmtstats import track_statement
 from sqlkv.storage import open_engine
 from sqlkv.txn import TxnManager
 
@@ -124,12 +125,14 @@ class Result:
         self._rows: Iterator[tuple] | None = iter(rows) if rows is not None else None
         self._on_done = on_done
         self._cleanup = cleanup  # releases the plan's context (runs even if never iterated)
+        self.produced = 0  # rows handed out so far (statement_stats)
 
     def __iter__(self) -> Iterator[tuple]:
         if self._rows is None:
             return
         try:
             for row in self._rows:
+                self.produced += 1
                 yield row
         finally:
             self._finish()
@@ -182,10 +185,12 @@ class Session:
         self._explicit = False  # BEGIN was executed
         self._savepoints: list[tuple[str, int]] = []
         self._plans: OrderedDict[str, _Prepared] = OrderedDict()
+        self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
         self._pending: Result | None = None
         self._autocommit_read = None  # the read txn of a pending autocommit SELECT
         self._current_ctx: ExecContext | None = None
         self._cancel = False
+        self.last_txn = None  # the transaction the last statement ran in (statement_stats)
         self.closed = False
         self.lock = threading.RLock()
 
@@ -204,7 +209,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return self._execute(stmt, params)
+            return track_statement(self, stmt, lambda: self._execute(stmt, params))
 
     def executemany(self, sql: str, seq_of_params: Iterable[Any]) -> Result:
         """One parse, one plan, one transaction; rowcount summed."""
@@ -212,21 +217,24 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            if stmt.kind == "SELECT" or stmt.kind in _TXN_CONTROL:
-                raise ProgrammingError("executemany() is for DML statements")
-            self._refuse_write(stmt)
-            own = not self.in_transaction
-            txn = self._ensure_txn(read_only=False)
-            try:
-                # the whole batch is one statement: one savepoint, all rows or none
-                result = self._guard_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
-                if own and self.autocommit and not self._explicit:
-                    self._commit_txn()
-            except BaseException:
-                if own and self.autocommit and not self._explicit:
-                    self._rollback_txn()
-                raise
-            return result
+            return track_statement(self, stmt, lambda: self._executemany(stmt, seq_of_params))
+
+    def _executemany(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
+        if stmt.kind == "SELECT" or stmt.kind in _TXN_CONTROL:
+            raise ProgrammingError("executemany() is for DML statements")
+        self._refuse_write(stmt)
+        own = not self.in_transaction
+        txn = self._ensure_txn(read_only=False)
+        try:
+            # the whole batch is one statement: one savepoint, all rows or none
+            result = self._guard_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
+            if own and self.autocommit and not self._explicit:
+                self._commit_txn()
+        except BaseException:
+            if own and self.autocommit and not self._explicit:
+                self._rollback_txn()
+            raise
+        return result
 
     def _run_many(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
         total = 0
@@ -285,6 +293,10 @@ class Session:
             self.rollback()
         finally:
             self.closed = True
+
+    def forget_plans(self) -> None:
+        """Drop cached plans (a user function was defined or replaced)."""
+        self._plans.clear()
 
     def cancel(self) -> None:
         """Ask the running statement to stop (it raises OperationalError). Thread-safe."""
@@ -388,6 +400,7 @@ class Session:
 
     def _guard_statement(self, stmt: ParsedStatement, txn, run) -> Result:
         """Run under a savepoint: a failure undoes exactly this statement's writes."""
+        self.last_txn = txn  # for statement_stats (stmtstats.track_statement)
         token = txn.savepoint()
         try:
             result = run()
@@ -451,7 +464,7 @@ class Session:
         from sqlkv.sql.expr import CompileEnv
 
         ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog)
-        env = CompileEnv(ctx=ctx)
+        env = CompileEnv(ctx=ctx, functions=self.functions)
         try:
             from sqlkv.sql.plan.select import QueryPlanner
 

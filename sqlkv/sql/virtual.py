@@ -1,4 +1,5 @@
-"""Virtual tables: information_schema.tables/columns/indexes and sqlkv_internal.kv.
+"""Virtual tables: information_schema.tables/columns/indexes/index_columns/check_constraints/views,
+sqlkv_internal.kv and the figure tables (engine_stats, latencies, compactions, statement_stats, ...).
 
 ``SELECT * FROM information_schema.columns WHERE table_name = 'users'`` resolves, through
 `Catalog.find_table`, to a virtual `TableDescriptor` whose ``virtual`` callable produces rows
@@ -30,6 +31,7 @@ _SCHEMAS = {
         ("is_nullable", TEXT),
         ("column_default", TEXT),
         ("is_hidden", BOOL),
+        ("is_identity", TEXT),  # YES: the value is assigned (SERIAL, INTEGER PRIMARY KEY, rowid)
     ],
     "information_schema.indexes": [
         ("table_name", TEXT),
@@ -41,6 +43,21 @@ _SCHEMAS = {
         ("storing_names", TEXT),
         ("predicate", TEXT),  # a partial index's WHERE, else NULL
     ],
+    # one row per key column and STORING column of each index, in key order
+    "information_schema.index_columns": [
+        ("table_name", TEXT),
+        ("index_name", TEXT),
+        ("ordinal_position", INT),
+        ("column_name", TEXT),
+        ("is_descending", BOOL),
+        ("is_storing", BOOL),
+    ],
+    "information_schema.check_constraints": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("check_clause", TEXT),
+    ],
+    "information_schema.views": [("table_name", TEXT), ("view_definition", TEXT)],
     "sqlkv_internal.kv": [
         ("table_name", TEXT),
         ("index_name", TEXT),
@@ -87,7 +104,8 @@ def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
 def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
     for t in _selected(catalog, only):
         for i, c in enumerate(t.columns):
-            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO", c.default_sql, c.hidden)
+            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO", c.default_sql, c.hidden,
+                   "YES" if c.auto_increment else "NO")
 
 
 def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
@@ -99,6 +117,26 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
             storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
             yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing,
                    idx.predicate)
+
+
+def _index_columns(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for idx in t.all_indexes():
+            keys = [(cid, desc, False) for cid, desc in zip(idx.column_ids, idx.descending)]
+            for pos, (cid, desc, storing) in enumerate(keys + [(c, False, True) for c in idx.storing]):
+                yield (t.name, idx.name, pos + 1, t.column_by_id(cid).name, desc, storing)
+
+
+def _check_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for check in t.checks:
+            yield (t.name, check.name, check.expr_sql)
+
+
+def _views(catalog, only: str | None = None) -> Iterator[tuple]:
+    for v in catalog.list_views():
+        if only is None or v.name == only:
+            yield (v.name, v.query_sql)
 
 
 def names_lookup(tables: dict[int, TableDescriptor]):
@@ -149,5 +187,14 @@ _PRODUCERS = {
     "information_schema.tables": _tables,
     "information_schema.columns": _columns,
     "information_schema.indexes": _indexes,
+    "information_schema.index_columns": _index_columns,
+    "information_schema.check_constraints": _check_constraints,
+    "information_schema.views": _views,
     "sqlkv_internal.kv": kv_rows,
 }
+
+# The figure tables (engine_stats, statement_stats, ...) live in observe.py.
+from sqlkv.sql.observe import PRODUCERS as _OBSERVE_PRODUCERS, SCHEMAS as _OBSERVE_SCHEMAS  # noqa: E402
+
+_SCHEMAS.update(_OBSERVE_SCHEMAS)
+_PRODUCERS.update(_OBSERVE_PRODUCERS)

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sqlkv.errors import InterfaceError
+from sqlkv.storage.metrics import Latencies
 
 # Operation codes of a WriteBatch (also their tag in the WAL record format).
 OP_PUT = 1
@@ -194,7 +195,33 @@ class Engine(KVReader):
 
     @abstractmethod
     def stats(self) -> dict[str, Any]:
-        """Engine figures for humans and the REPL's .stats (a flat-ish JSON-able dict)."""
+        """Engine figures for humans and the REPL's .stats (a flat-ish JSON-able dict).
+
+        ``since`` (a Unix time) says from when its counters count: the database's creation
+        where they persist across restarts, else the engine's opening."""
+
+    def latencies(self) -> Latencies | None:
+        """Latency histograms by operation (get, scan, flush, wal_fsync...), None if not kept."""
+        return None
+
+    def recent_compactions(self) -> list[dict[str, Any]]:
+        """The last compactions, oldest first (empty where there are none)."""
+        return []
+
+    def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        """``(keys, bytes)`` held in each ``[start, end)`` span, estimated where counting costs.
+
+        This default counts by scanning (exact, and as slow as a scan); an engine with
+        per-file metadata answers from that instead (the LSM sums its table blocks).
+        """
+        out = []
+        for start, end in spans:
+            keys = size = 0
+            for key, value in self.scan(start, end):
+                keys += 1
+                size += len(key) + len(value)
+            out.append((keys, size))
+        return out
 
     def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
         """Put every ``(key, value)`` of ``pairs`` -- keys strictly ascending -- as one batch;

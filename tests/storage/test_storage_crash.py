@@ -66,11 +66,12 @@ def run_round(path: str, durability: str, start: int, rng: random.Random,
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     child = subprocess.Popen([sys.executable, "-c", CHILD, path, durability, str(start), mode],
                              stdout=subprocess.PIPE, env=env)
-    time.sleep(0.6 + rng.random() * 0.8)  # let it import, then write for a while
+    first = child.stdout.readline()  # the clock starts at its first acknowledgement, not at import
+    time.sleep(0.3 + rng.random() * 0.8)
     child.send_signal(signal.SIGKILL)
     out, _ = child.communicate()
     acks = {}
-    for line in out.decode().splitlines():
+    for line in (first + out).decode().splitlines():
         parts = line.split()
         if len(parts) == 2:
             acks[int(parts[0])] = int(parts[1])

@@ -65,11 +65,14 @@ def _run_child(path: str, start: int, rng: random.Random) -> list[list[str]]:
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     child = subprocess.Popen([sys.executable, "-c", CHILD, path, str(start), repr(OPTIONS)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # Start the clock only once the child is writing: under load, importing and opening can take
+    # longer than the whole window, and a kill before the first statement tests nothing.
+    first = child.stdout.readline()
     time.sleep(1.0 + rng.random() * 1.5)
     child.send_signal(signal.SIGKILL)
     out, err = child.communicate()
     assert child.returncode == -signal.SIGKILL, err.decode()[-2000:]
-    return [line.split() for line in out.decode().splitlines() if line.strip()]
+    return [line.split() for line in (first + out).decode().splitlines() if line.strip()]
 
 
 class Acked:
