@@ -28,9 +28,10 @@ Semantics every engine must share (tests/storage checks them against a dict mode
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from sqlkv.errors import InterfaceError
 from sqlkv.storage.metrics import Latencies
 
 # Operation codes of a WriteBatch (also their tag in the WAL record format).
@@ -227,6 +228,23 @@ class Engine(KVReader):
             out.append((keys, size))
         return out
 
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+        """Put every ``(key, value)`` of ``pairs`` -- keys strictly ascending -- as one batch;
+        return its seq (the last seq when ``pairs`` is empty).
+
+        For bulk loads (an index backfill, INSERT into an empty table, an import): ``pairs`` is
+        streamed, and the LSM writes it straight into tables installed atomically (ingest.py)
+        instead of going through WAL and memtable. This default writes one `WriteBatch`, so it
+        holds the pairs in memory; engines override it. Unsorted or non-bytes input raises
+        InterfaceError and writes nothing. ``pairs`` must not write to this engine itself.
+        """
+        batch = WriteBatch()
+        for key, value in checked_pairs(pairs):
+            batch.put(key, value)
+        if not batch:
+            return self.last_seq
+        return self.write(batch)
+
     def flush(self) -> None:
         """Persist the memtable (no-op where it means nothing)."""
 
@@ -250,6 +268,25 @@ class Engine(KVReader):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def checked_pairs(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+    """``pairs`` as they stream by, raising InterfaceError at the first one out of order (keys
+    must be strictly ascending) or not a pair of bytes."""
+    previous: bytes | None = None
+    for count, pair in enumerate(pairs):
+        try:
+            key, value = pair
+        except (TypeError, ValueError):
+            raise InterfaceError(f"ingest: item {count} is {type(pair).__name__}, not a (key, value) pair") from None
+        if type(key) is not bytes or type(value) is not bytes:
+            raise InterfaceError(f"ingest: item {count} holds {type(key).__name__} and "
+                                 f"{type(value).__name__}; keys and values must be bytes")
+        if previous is not None and key <= previous:
+            raise InterfaceError(f"ingest: keys must be strictly ascending; item {count} key {key!r} "
+                                 f"follows {previous!r}")
+        previous = key
+        yield key, value
 
 
 def prefix_end(prefix: bytes) -> bytes | None:

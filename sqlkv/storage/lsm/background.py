@@ -6,7 +6,8 @@ a new Version with that table and the memtable's range tombstones, rewrites the 
 the flushed seq and the oldest WAL segment still needed), and only then deletes the memtable's
 WAL segments. The compaction thread asks the picker for a job, runs it without the lock, and
 installs its result the same way. Files that leave the current Version are deleted once no
-pinned Version (an open scan) lists them.
+pinned Version (an open scan) lists them. The building itself (merge, encode, write) runs in a
+worker process when the store has them, the threads only waiting and installing (worker.py).
 """
 
 from __future__ import annotations
@@ -16,21 +17,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.storage.lsm import worker
 from sqlkv.storage.lsm.counters import bloom_totals
 from sqlkv.storage.lsm.compaction import (
     Compaction,
     CompactionAborted,
-    gc_entries,
-    input_runs,
     live_tombstones,
-    merged_entries,
     pick_compaction,
     pick_full,
     table_path,
-    write_tables,
 )
 from sqlkv.storage.lsm.manifest import Version
-from sqlkv.storage.lsm.rangedel import TombstoneIndex
 from sqlkv.storage.lsm.sstable.builder import TableInfo
 
 if TYPE_CHECKING:
@@ -74,12 +71,9 @@ def flush_memtable(core: LSMCore, mem: Memtable) -> None:
     with core.lock:
         snapshots, published = _gc_horizon(core)
         version = core.version
-    tombs = TombstoneIndex(version.tombstones + mem.range_tombstones)
-    stats: dict = {}
-    stop = _stop_check(core)
-    entries = gc_entries(mem.sorted_entries(), snapshots, published, tombs, False, stats, stop)
-    infos = write_tables(entries, core.path, core.new_file_number, 1 << 62, core.opts.block_size,
-                         mem.max_seq, stop)
+    infos, dropped = _build(core, "flush", worker.build_flush, mem.size, 1, mem.sorted_keys(),
+                            mem.data, snapshots, published, version.tombstones + mem.range_tombstones,
+                            mem.max_seq, core.opts.block_size)
     with core.bg_cond:
         current = core.version
         levels = [list(level) for level in current.levels]
@@ -90,11 +84,24 @@ def flush_memtable(core: LSMCore, mem: Memtable) -> None:
         _install(core, levels, tombstones)
         core.stats_counters["flushes"] += 1
         core.stats_counters["flush_bytes"] += sum(i.size for i in infos)
-        core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+        core.stats_counters["versions_dropped"] += dropped
         for number in mem.wal_numbers:  # the MANIFEST no longer needs them
             _unlink(os.path.join(core.path, f"{number:06d}.log"))
         core.latency["flush"].record(time.perf_counter_ns() - started)
         core.bg_cond.notify_all()
+
+
+def _build(core: LSMCore, in_worker: str, in_thread: Callable[..., tuple], size: int,
+           numbers: int, *args: Any) -> tuple[list[TableInfo], int]:
+    """Run a flush or compaction build in a worker process when the store has them, else (or
+    when the worker is lost) in this thread; returns the tables and the versions dropped."""
+    stop = _stop_check(core)
+    if core.builder is not None:
+        built = core.builder.run(in_worker, size, lambda: worker.reserve_numbers(core, numbers),
+                                 *args, closing=stop)
+        if built is not None:
+            return built
+    return in_thread(core.path, *args, core.new_file_number, stop)
 
 
 def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> None:
@@ -169,16 +176,19 @@ def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = F
         for table in job.inputs:
             version.readers[table.number].load()
     if not job.is_drop and not job.is_move:
-        stats: dict = {}
-        runs = input_runs(job, version.readers)
-        tombs = TombstoneIndex(version.tombstones)
-        stop = _stop_check(core)
-        entries = gc_entries(merged_entries(runs), snapshots, published, tombs, job.bottom, stats, stop)
         # an L0 output must be one table: L0 is counted in tables, and that is what it reduces
         target = core.opts.target_file_size if job.output_level else 1 << 62
-        outputs = write_tables(entries, core.path, core.new_file_number, target,
-                               core.opts.block_size, checked_seq, stop)
-        core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+        size = sum(t.size for t in job.all_inputs)
+        # outputs are cut at ``target`` and hold no more than the inputs: this many suffice
+        numbers = 2 * size // min(target, 1 << 40) + 4
+
+        def in_thread(directory: str, job: Compaction, *rest: Any) -> tuple[list[TableInfo], int]:
+            return worker.build_compaction(directory, job, version.readers, *rest)
+
+        outputs, dropped = _build(core, "compact", in_thread, size, numbers, job,
+                                  snapshots, published, version.tombstones, target,
+                                  core.opts.block_size, checked_seq)
+        core.stats_counters["versions_dropped"] += dropped
     with core.bg_cond:
         _install_compaction(core, job, outputs)
         core.stats_counters["compactions"] += 1
@@ -323,6 +333,8 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "write_stop_seconds": round(counters["write_stop_seconds"], 3),
             "wal_fsyncs": core.wal.syncs if core.wal is not None else 0,
             "background_error": repr(core.bg_error) if core.bg_error else None,
+            "build_workers": core.builder.stats() if core.builder is not None else None,
+            "ingested": dict(core.ingest_counters),
         }
 
 

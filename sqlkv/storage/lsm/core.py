@@ -35,6 +35,7 @@ from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.sstable.reader import TableReader
+from sqlkv.storage.lsm.worker import BuildPool
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
 from sqlkv.storage.metrics import EventLog, Latencies
 
@@ -96,7 +97,7 @@ class LSMCore:
                  memtable_size: int = 4 << 20, read_only: bool = False, block_size: int = 8 << 10,
                  target_file_size: int = 4 << 20, level_base_bytes: int = 16 << 20,
                  l0_trigger: int = 4, l0_slowdown: int = 20, l0_stop: int = 36,
-                 background_threads: bool = True) -> None:
+                 background_threads: bool = True, background_processes: bool = True) -> None:
         if durability not in DURABILITY_LEVELS:
             raise InterfaceError(f"durability must be one of {', '.join(DURABILITY_LEVELS)}, not {durability!r}")
         self.path = path
@@ -144,6 +145,9 @@ class LSMCore:
         except BaseException:
             self._lock_file.release()
             raise
+        # flushes and compactions build their tables in worker processes (worker.py)
+        self.builder = BuildPool(path) if background_processes and not read_only else None
+        self.ingest_counters = {"ingests": 0, "tables": 0, "bytes": 0}  # ingest.py
         self.threads: list[threading.Thread] = []
         if not read_only and background_threads:
             for name, target in (("flush", background.flush_loop), ("compaction", background.compaction_loop)):
@@ -635,10 +639,14 @@ class LSMCore:
         with self.bg_cond:
             self.closing = True
             self.bg_cond.notify_all()
+        if self.builder is not None:
+            self.builder.abort()
         for thread in self.threads:
             thread.join()
         with self.compaction_mutex:  # a compact() call in another thread aborts (see above)
             pass
+        if self.builder is not None:
+            self.builder.shutdown()
         problem = None
         with self.write_lock:
             self.closed = True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sqlkv.errors import InterfaceError
@@ -20,7 +20,8 @@ from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
-            "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads"}
+            "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads",
+            "background_processes"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
 _SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
@@ -31,7 +32,8 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
 
     Options: ``durability`` ("full" default, "normal", "off"), ``cache_size`` (bytes of block
     cache, default 64 MB), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
-    tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``.
+    tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``;
+    ``background_processes`` (True): build flushed and compacted tables in worker processes.
     """
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -101,6 +103,11 @@ class LSMEngine(Engine):
 
     def write_nowait(self, batch: WriteBatch) -> int:
         return self._live().write_nowait(batch)
+
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+        from sqlkv.storage.lsm.ingest import ingest
+
+        return ingest(self._live(), pairs)
 
     def wait_durable(self, seq: int) -> None:
         # No closed-check: close() syncs the WAL, so waiting after it returns at once.
