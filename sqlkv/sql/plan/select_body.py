@@ -82,11 +82,13 @@ class SelectBuilder:
         # (an aggregate in WHERE is reported by the expression compiler)
         fp.prepare(where)
         fp.set_referenced(sel)
+        if fp.merged_values:
+            self.sel = sel = self._merge_using(sel, fp)
         relations = []
         for src, off in zip(sources, fp.offsets):
             rel = Relation(src.alias, src.columns, off)
             relations.append((rel, src.merged))
-        items = self._expand(relations)
+        items = self._expand(relations, fp)
         group_node = sel.args.get("group")
         having_node = sel.args.get("having")
         input_columns = [c for s in sources for c in s.columns]
@@ -119,7 +121,26 @@ class SelectBuilder:
             op, scope, items, order = plan_windows(p, op, scope, items, order, sel.args.get("windows"))
         return self._finish(op, scope, items, order, distinct, fr.ordered and want_order is not None)
 
-    def _expand(self, relations: list[tuple[Relation, set[int]]]) -> list[SelectItem]:
+    @staticmethod
+    def _merge_using(sel: exp.Select, fp: FromPlanner) -> exp.Select:
+        """A copy of ``sel`` whose unqualified FULL/RIGHT JOIN USING columns read the merged value."""
+        sel = sel.copy()
+        sel.set("expressions", [fp.merge_using(n) for n in sel.expressions])
+        for key in ("group", "having", "order"):
+            clause = sel.args.get(key)
+            if clause is not None:
+                if key == "having":
+                    clause.set("this", fp.merge_using(clause.this))
+                else:
+                    clause.set("expressions", [fp.merge_using(n) for n in clause.expressions])
+        return sel
+
+    def _expand(self, relations: list[tuple[Relation, set[int]]], fp: FromPlanner) -> list[SelectItem]:
+        # `*` shows a FULL/RIGHT JOIN USING column once, with the merged value
+        merged_at = {}
+        for name, (j, k) in fp.using_pref.items():
+            if name in fp.merged_values:
+                merged_at[relations[j][0].offset + k] = fp.merged_values[name]
         rels = []
         for rel, merged in relations:
             if merged:
@@ -143,7 +164,10 @@ class SelectBuilder:
                 if owned:  # t.* for a table inside a parenthesized join
                     out.extend(owned)
                     continue
-            out.extend(expand_select_list([node], rels))
+            for it in expand_select_list([node], rels):
+                if it.index in merged_at and isinstance(node, exp.Star):
+                    it = SelectItem(it.name, node=merged_at[it.index].copy())
+                out.append(it)
         return out
 
     # -- ORDER BY ----------------------------------------------------------------------------------
