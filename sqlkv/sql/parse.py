@@ -36,6 +36,7 @@ from sqlkv.sql.depth import too_deep
 
 _PARAM_PREFIX = "__p"
 _HEX_MARKER = "__sqlkv_hex"
+_INT4_MARKER = "SQLKV_INT4"  # sqlglot reads INT4 as INT; the marker keeps the 32-bit width
 _EXPLAIN_RE = re.compile(r"\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 
 
@@ -259,7 +260,10 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.append(_Edit(tok.start, tok.start, "("))
             edits.append(_Edit(tok.end + 1, tok.end + 1, ")"))
             hex_literals = True
-    for tok in toks:
+    ddl = w0 in ("CREATE", "ALTER")
+    for k, tok in enumerate(toks):
+        if tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and _type_position(toks, k, ddl):
+            edits.append(_Edit(tok.start, tok.end + 1, _INT4_MARKER))
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
             edits.append(_Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
             n_params += 1
@@ -280,11 +284,28 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
+    for dtype in ast.find_all(exp.DataType):
+        if str(dtype.args.get("kind") or "").upper() == _INT4_MARKER:
+            dtype.set("kind", "INT4")
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0
     stmt.kind = _kind_of(ast)
     return stmt
+
+
+def _type_position(toks: list[Token], k: int, ddl: bool) -> bool:
+    """Whether token k stands where a type name goes: after ``::`` or CAST's ``AS``, or after a
+    column name in a column definition (``(a INT4, ...``)."""
+    prev = toks[k - 1] if k > 0 else None
+    if prev is None:
+        return False
+    if prev.token_type == TokenType.DCOLON or _word(prev) == "AS":
+        return True
+    before = toks[k - 2] if k > 1 else None
+    punct = (TokenType.L_PAREN, TokenType.COMMA, TokenType.R_PAREN, TokenType.DCOLON)
+    return ddl and before is not None and prev.token_type not in punct and (
+        before.token_type in (TokenType.L_PAREN, TokenType.COMMA) or _word(before) in ("COLUMN", "ADD"))
 
 
 def _apply(text: str, edits: list[_Edit]) -> str:

@@ -47,7 +47,7 @@ _KIND_BY_AST: dict = {
 }
 # Names sqlglot keeps as user-defined types but which we know.
 _KIND_BY_NAME = {
-    "BYTES": "BYTES", "SIGNED": "INT", "UNSIGNED": "INT", "INT2": "INT", "INT4": "INT",
+    "BYTES": "BYTES", "SIGNED": "INT", "UNSIGNED": "INT", "INT2": "INT2", "INT4": "INT4",
     "INT8": "INT", "INT64": "INT", "FLOAT4": "FLOAT", "FLOAT8": "FLOAT", "STRING": "TEXT",
     # INT with an auto-assigned value; the DDL layer checks it is the primary key
     "SERIAL": "INT", "BIGSERIAL": "INT", "SMALLSERIAL": "INT", "SERIAL4": "INT", "SERIAL8": "INT",
@@ -78,6 +78,9 @@ def type_from_ast(dt_node: exp.DataType) -> SqlType:
         kind = _KIND_BY_NAME.get(str(dt_node.args.get("kind") or "").upper())
     if kind is None:
         raise ProgrammingError(f'type "{dt_node.sql()}" does not exist or is not supported')
+    if kind in ("INT2", "INT4") or dt_node.this == _T.SMALLINT:
+        # CockroachDB's widths: SMALLINT/INT2 16 bits, INT4 32; INT/INTEGER/BIGINT are 64
+        return SqlType("INT", width=32 if kind == "INT4" else 16)
     params = _type_params(dt_node)
     if kind == "TEXT" and params:
         if params[0] <= 0:
@@ -130,6 +133,19 @@ def check_int_range(v: int) -> int:
     if INT_MIN <= v <= INT_MAX:
         return v
     raise DataError("integer out of range")
+
+
+def int_limit(typ: SqlType) -> int:
+    """The largest value of an INT type (INT2/INT4 narrower than the 64-bit INT)."""
+    return INT_MAX if typ.width is None else 2 ** (typ.width - 1) - 1
+
+
+def check_int_width(v: int, typ: SqlType, column: str | None = None) -> int:
+    limit = int_limit(typ)
+    if -limit - 1 <= v <= limit:
+        return v
+    where = f' (column "{column}")' if column else ""
+    raise DataError(f"integer out of range for type {typ.sql()}{where}")
 
 
 # ---------------------------------------------------------------- parsing text
@@ -285,7 +301,7 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
             raise _assign_error(value, typ, column)
         if isinstance(value, int):
             if INT_MIN <= value <= INT_MAX:
-                return value
+                return value if typ.width is None else check_int_width(value, typ, column)
             raise DataError(f'integer out of range for column "{column}"')
         if isinstance(value, Decimal) and value.is_finite() and value.adjusted() > 18:
             # out of range whatever its digits: say so before int() spends minutes on 1E+999999
@@ -372,7 +388,7 @@ def cast(value: object, typ: SqlType) -> object:
         return None
     kind = typ.kind
     if kind == "INT":
-        return _cast_int(value)
+        return _cast_int(value) if typ.width is None else check_int_width(_cast_int(value), typ)
     if kind == "FLOAT":
         if isinstance(value, str):
             return parse_float(value)

@@ -19,7 +19,7 @@ def ast_type(text: str):
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("INTEGER", T.INT), ("BIGINT", T.INT), ("SMALLINT", T.INT), ("INT8", T.INT),
+        ("INTEGER", T.INT), ("BIGINT", T.INT), ("SMALLINT", T.SqlType("INT", width=16)), ("INT8", T.INT),
         ("REAL", T.FLOAT), ("DOUBLE PRECISION", T.FLOAT), ("FLOAT", T.FLOAT),
         ("NUMERIC", T.DECIMAL), ("DECIMAL(10,2)", T.SqlType("DECIMAL", precision=10, scale=2)),
         ("NUMERIC(5)", T.SqlType("DECIMAL", precision=5, scale=0)),

@@ -39,6 +39,20 @@ def compile_typed(node: exp.Expression, scope: Scope, env: CompileEnv) -> Compil
     return Compiler(scope, env).compile(node)
 
 
+def compile_for_column(node: exp.Expression, typ: SqlType, scope: Scope, env: CompileEnv) -> Callable[[tuple], object]:
+    """`compile_expr` for a value stored in a column of type ``typ``: a number literal bound for a
+    DECIMAL column keeps its written digits (``1.50`` stays 1.50, not the float 1.5)."""
+    if typ.kind == "DECIMAL" and _number_literal(node):
+        node = exp.Cast(this=node, to=exp.DataType.build("DECIMAL"))
+    return compile_expr(node, scope, env)
+
+
+def _number_literal(node: exp.Expression) -> bool:
+    while isinstance(node, (exp.Neg, exp.Paren)):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string
+
+
 def compile_predicate(node: exp.Expression, scope: Scope, env: CompileEnv) -> Callable[[tuple], bool]:
     """A closure returning True exactly when ``node`` is TRUE for the row (FALSE/NULL -> False)."""
     return predicate_fn(Compiler(scope, env), node)
@@ -68,6 +82,7 @@ __all__ = [
     "SubqueryPlanner",
     "compare_values",
     "compile_expr",
+    "compile_for_column",
     "compile_predicate",
     "compile_typed",
     "eval_constant",

@@ -9,6 +9,8 @@ INT results to FLOAT/DECIMAL when branches mix them.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from sqlglot import exp
 
 from sqlkv.errors import DataError, NotSupportedError
@@ -24,7 +26,7 @@ from sqlkv.sql.expr.operators import (
     logic_or,
     unify,
 )
-from sqlkv.sql.types import BOOL, NULLTYPE, cast, to_text, type_from_ast
+from sqlkv.sql.types import BOOL, NULLTYPE, cast, fit_decimal, to_text, type_from_ast
 
 
 @handles(exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -226,6 +228,20 @@ def _nullif(c: Compiler, node: exp.Nullif) -> Compiled:
     return c.derived(lambda r: None if equal(r) is True else fa(r), typ, [left, right])
 
 
+def _decimal_literal(node: exp.Expression) -> Decimal | None:
+    negate = False
+    while isinstance(node, (exp.Neg, exp.Paren)):
+        negate ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return None
+    try:
+        d = Decimal(node.this.strip())
+    except ArithmeticError:
+        return None
+    return -d if negate else d
+
+
 @handles(exp.Cast, exp.TryCast)
 def _cast(c: Compiler, node: exp.Cast) -> Compiled:
     to = node.args["to"]
@@ -234,6 +250,10 @@ def _cast(c: Compiler, node: exp.Cast) -> Compiled:
         fn = part.fn
         return c.derived(lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v)), INTERVAL, [part])
     target = type_from_ast(to)
+    if target.kind == "DECIMAL":
+        exact = _decimal_literal(node.this)
+        if exact is not None:  # CAST(1.50 AS DECIMAL): the written digits, not the float's
+            return constant(fit_decimal(exact, target, "value"), target)
     part = c.compile(node.this)
     fn = part.fn
     if part.type == target:

@@ -19,7 +19,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
-from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.expr import compile_expr, compile_for_column
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -58,7 +58,8 @@ def column_defaults(table: TableDescriptor, env) -> Defaults:
     """Each column's DEFAULT expression compiled (None where the column has none)."""
     empty = Scope([])
     fns = [
-        compile_expr(sqlglot.parse_one(col.default_sql), empty, env) if col.default_sql is not None else None
+        compile_for_column(sqlglot.parse_one(col.default_sql), col.type, empty, env)
+        if col.default_sql is not None else None
         for col in table.columns
     ]
     return Defaults(table, fns)
@@ -104,5 +105,5 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
         if is_default(value):
             items.append((pos, lambda r, p=pos: defaults.value(p)))
         else:
-            items.append((pos, compile_expr(value, scope, env)))
+            items.append((pos, compile_for_column(value, col.type, scope, env)))
     return Assignments(items)
