@@ -47,6 +47,12 @@ def compile_for_column(node: exp.Expression, typ: SqlType, scope: Scope, env: Co
     return compile_expr(node, scope, env)
 
 
+def compile_row_subquery(node: exp.Expression, width: int, scope: Scope, env: CompileEnv) -> Callable[[tuple], tuple]:
+    """A closure giving the one row of a subquery with ``width`` columns (``SET (a, b) = (SELECT ...)``)."""
+    from sqlkv.sql.expr.subquery import compile_row_subquery as row_subquery
+    return row_subquery(Compiler(scope, env), node, width)
+
+
 def _number_literal(node: exp.Expression) -> bool:
     while isinstance(node, (exp.Neg, exp.Paren)):
         node = node.this
@@ -83,6 +89,7 @@ __all__ = [
     "compare_values",
     "compile_expr",
     "compile_for_column",
+    "compile_row_subquery",
     "compile_predicate",
     "compile_typed",
     "eval_constant",

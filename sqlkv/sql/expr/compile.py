@@ -325,6 +325,10 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 @handles(*_COMPARISONS)
 def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
+    from sqlkv.sql.expr import rows
+
+    if rows.is_row_comparison(node):
+        return c.compile(rows.rewrite_row_comparison(node))
     if isinstance(node.expression, (exp.Any, exp.All)):
         from sqlkv.sql.expr.subquery import compile_quantified
 

@@ -17,6 +17,7 @@ from sqlkv.errors import DataError, NotSupportedError
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.rows import rewrite_row_in, row_items
 from sqlkv.sql.expr.operators import (
     INTERVAL,
     bool_operand,
@@ -86,6 +87,8 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 
 @handles(exp.In)
 def _in(c: Compiler, node: exp.In) -> Compiled:
+    if row_items(node.this) is not None:
+        return c.compile(rewrite_row_in(node))
     if node.args.get("query") is not None:
         from sqlkv.sql.expr.subquery import compile_in_subquery
 

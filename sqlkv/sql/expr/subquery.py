@@ -215,3 +215,28 @@ def compile_quantified(c: Any, node: exp.Binary, op_name: str) -> Compiled:
         return is_all
 
     return Compiled(quantified, BOOL)
+
+
+def compile_row_subquery(c: Any, node: exp.Expression, width: int) -> Callable[[tuple], tuple]:
+    """``SET (a, b) = (SELECT x, y ...)``: a closure giving the subquery's one row (all NULLs when
+    it returns none; DataError for several), checked to have ``width`` columns."""
+    op = _plan(c, node)
+    if len(op.columns) != width:
+        raise ProgrammingError(f"number of columns does not match number of values: "
+                               f"{width} targets, the subquery returns {len(op.columns)}")
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+    empty = (None,) * width
+
+    def row_of(r: tuple) -> tuple:
+        if runner.fresh():
+            return runner.cached
+        it = iter(runner.rows(r))
+        first = next(it, _NO_ROW)
+        if first is _NO_ROW:
+            return runner.remember(empty)
+        if next(it, _NO_ROW) is not _NO_ROW:
+            _close(it)
+            raise DataError("more than one row returned by a subquery used as an expression")
+        return runner.remember(tuple(first))
+
+    return row_of

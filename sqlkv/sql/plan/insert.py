@@ -119,7 +119,7 @@ def _plan_conflict(op: Insert, ast: exp.Insert, alias: str, targets: list[int], 
     op.mode = "update"
     cols = table_scope(table, alias)
     scope = Scope(cols + [Column(c.name, "excluded", c.type, c.hidden) for c in cols])
-    op.update = assignments(conflict.expressions, table, scope, env, op.defaults)
+    op.update = assignments(conflict.expressions, table, scope, env, op.defaults, alias)
     where = conflict.args.get("where")
     if where is not None:
         op.update_where = and_predicates([compile_predicate(c, scope, env) for c in split_conjuncts(where)])

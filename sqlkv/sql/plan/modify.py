@@ -45,7 +45,7 @@ def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
 
 def plan_update(ast: exp.Update, catalog, env) -> Update:
     table, alias, scope, source = _target_rows(ast, catalog, env)
-    sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env))
+    sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env), alias)
     checker = row_checker(table, alias, env)
     return Update(table, source, sets, checker, returning(ast.args.get("returning"), table, alias, env))
 
