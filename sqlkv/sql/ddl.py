@@ -37,7 +37,7 @@ from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.virtual import virtual_table
 from sqlkv.sql.exec.scan import codec_for
-from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.parse import ParsedStatement, parse_statement
 from sqlkv.sql.context import table_scope
 from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.rowcodec import IndexCodec
@@ -326,6 +326,8 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
     table.checks = tb.checks
     _validate_expressions(table, env)
     catalog.create(table)
+    for index_sql in stmt.table_indexes:  # INDEX ... declared inside CREATE TABLE
+        create_index(parse_statement(index_sql), catalog, env)
 
 
 def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]]) -> None:

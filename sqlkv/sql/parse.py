@@ -65,6 +65,8 @@ class ParsedStatement:
     storing: list[str] = field(default_factory=list)
     families: list[tuple[str, list[str]]] = field(default_factory=list)
     key_directions: dict[str, bool] = field(default_factory=dict)  # column -> desc, table-level PK/UNIQUE
+    # CREATE TABLE t (..., INDEX i (a), UNIQUE INDEX (b)): cut out, run after as CREATE INDEX texts
+    table_indexes: list[str] = field(default_factory=list)
 
 
 def _tokenize(sql: str) -> list[Token]:
@@ -242,7 +244,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if "INDEX" in words:
             edits.extend(_cut_storing(toks, stmt))
         elif "TABLE" in words:
-            edits.extend(_cut_table_extras(toks, stmt))
+            edits.extend(_cut_table_extras(toks, stmt, lambda a, b: text[a.start : b.end + 1]))
     named = False
     n_params = 0
     hex_literals = False
@@ -253,9 +255,14 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             prev is not None
             and tok.token_type == TokenType.STRING
             and prev.token_type == TokenType.VAR
-            and prev.text in ("x", "X")
+            and prev.text in ("x", "X", "b", "B")
             and prev.end + 1 == tok.start
         ):
+            if prev.text in ("b", "B"):  # CockroachDB's b'abc' bytes literal, as its hex digits
+                hexed = _bytes_literal(tok.text).hex()
+                edits.append(_Edit(prev.start, tok.end + 1, f"{_HEX_MARKER}('{hexed}')"))
+                hex_literals = True
+                continue
             edits.append(_Edit(prev.start, prev.end + 1, _HEX_MARKER))
             edits.append(_Edit(tok.start, tok.start, "("))
             edits.append(_Edit(tok.end + 1, tok.end + 1, ")"))
@@ -306,6 +313,27 @@ def _type_position(toks: list[Token], k: int, ddl: bool) -> bool:
     punct = (TokenType.L_PAREN, TokenType.COMMA, TokenType.R_PAREN, TokenType.DCOLON)
     return ddl and before is not None and prev.token_type not in punct and (
         before.token_type in (TokenType.L_PAREN, TokenType.COMMA) or _word(before) in ("COLUMN", "ADD"))
+
+
+def _bytes_literal(text: str) -> bytes:
+    """The bytes of b'...': UTF-8 of the text with \\xHH and \\\\ escapes (CockroachDB's)."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and text[i + 1 : i + 2] in ("x", "X"):
+            digits = text[i + 2 : i + 4]
+            if len(digits) != 2 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                raise ProgrammingError(f"invalid bytes literal escape: \\x{digits}")
+            out.append(int(digits, 16))
+            i += 4
+        elif ch == "\\" and text[i + 1 : i + 2] == "\\":
+            out.append(0x5C)
+            i += 2
+        else:
+            out.extend(ch.encode("utf-8"))
+            i += 1
+    return bytes(out)
 
 
 def _apply(text: str, edits: list[_Edit]) -> str:
@@ -449,6 +477,24 @@ def _names_in(toks: list[Token]) -> list[str]:
     return [_ident(t) for t in toks if t.token_type not in (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN)]
 
 
+def _inline_index(text_of, toks: list[Token], open_i: int, elem: list[Token], unique: bool) -> str:
+    """``INDEX i (a) STORING (b)`` inside CREATE TABLE t as ``CREATE INDEX i ON t (a) STORING (b)``."""
+    start = next(i for i, t in enumerate(toks) if _word(t) == "TABLE") + 1
+    if [_word(t) for t in toks[start : start + 3]] == ["IF", "NOT", "EXISTS"]:
+        start += 3
+    table = text_of(toks[start], toks[open_i - 1])
+    body = elem[2:] if unique else elem[1:]
+    if not body:
+        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
+    name = ""
+    if body[0].token_type != TokenType.L_PAREN:
+        name, body = text_of(body[0], body[0]), body[1:]
+    if not body:
+        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
+    rest = text_of(body[0], body[-1])
+    return f"CREATE {'UNIQUE ' if unique else ''}INDEX {name} ON {table} {rest}"
+
+
 def _cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:
     """``CREATE INDEX i ON t (a) STORING (b, c)``: record b, c and cut the clause."""
     for i, tok in enumerate(toks):
@@ -461,8 +507,9 @@ def _cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:
     return []
 
 
-def _cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:
-    """Cut ``FAMILY f (cols)`` elements; record and drop ASC/DESC in table-level key lists."""
+def _cut_table_extras(toks: list[Token], stmt: ParsedStatement, text_of=None) -> list[_Edit]:
+    """Cut ``FAMILY f (cols)`` and ``[UNIQUE] INDEX`` elements; record and drop ASC/DESC in
+    table-level key lists."""
     edits: list[_Edit] = []
     open_i = next((i for i, t in enumerate(toks) if t.token_type == TokenType.L_PAREN), None)
     if open_i is None:
@@ -486,6 +533,11 @@ def _cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:
         if not elem:
             continue
         words = [_word(t) for t in elem]
+        if words[0] == "INDEX" or words[:2] == ["UNIQUE", "INDEX"]:
+            stmt.table_indexes.append(_inline_index(text_of, toks, open_i, elem, words[0] == "UNIQUE"))
+            cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
+            edits.append(_Edit(cut_start, elem[-1].end + 1, ""))
+            continue
         if words[0] == "FAMILY":
             name_tok = elem[1] if len(elem) > 1 and elem[1].token_type != TokenType.L_PAREN else None
             paren = next(i for i, t in enumerate(elem) if t.token_type == TokenType.L_PAREN)
