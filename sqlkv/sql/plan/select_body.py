@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import HashAggregate
+from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
@@ -263,7 +264,8 @@ class SelectBuilder:
         new_order = [OrderTerm(t.item, rw.rewrite(t.node) if t.item is None else t.node, t.desc,
                                t.nulls_first, t.text) for t in order]
         key_fns = [p.expr(k, scope) for k in keys]
-        specs = rw.specs(lambda n: p.expr(n, scope))
+        specs = rw.specs(lambda n: p.expr(n, scope), lambda n: p.expr(n, Scope([], self.outer)),
+                         lambda n: compile_predicate(n, scope, p.env))
         out_cols = rw.output_columns()
         agg = HashAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys])
         out_scope = Scope(out_cols, self.outer)
