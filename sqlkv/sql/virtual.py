@@ -13,12 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlkv.catalog.descriptors import ColumnDescriptor, IndexDescriptor, TableDescriptor
-from sqlkv.encoding.keys import decode_uvarint, table_prefix
-from sqlkv.encoding.pretty import pretty_key
-from sqlkv.encoding.values import decode_row_value, decode_values
-from sqlkv.errors import CorruptionError
+from sqlkv.sql.rowstore.display import names_lookup, table_pairs
 from sqlkv.sql.types import BOOL, BYTES, INT, TEXT
-from sqlkv.storage.kv import prefix_end
 
 _SCHEMAS = {
     "information_schema.tables": [("table_name", TEXT), ("table_type", TEXT), ("table_id", INT)],
@@ -101,48 +97,13 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
                    idx.predicate)
 
 
-def names_lookup(tables: dict[int, TableDescriptor]):
-    """A pretty_key ``names`` callback: (table id, index id) -> (table name, index name)."""
-
-    def names(table_id: int, index_id: int | None):
-        t = tables.get(table_id)
-        if t is None:
-            return (f"Table/{table_id}", str(index_id) if index_id is not None else None)
-        iname = None
-        if index_id is not None:
-            iname = next((i.name for i in t.all_indexes() if i.id == index_id), str(index_id))
-        return (t.name, iname)
-
-    return names
-
-
-def describe_value(table: TableDescriptor | None, key: bytes, value: bytes) -> str:
-    if table is None:
-        return value.hex()
-    try:
-        _tid, off = decode_uvarint(key, 0)
-        index_id, _ = decode_uvarint(key, off)
-        if index_id == 1:
-            decoded = decode_row_value(value)
-            byid = {c.id: c.name for c in table.columns}
-            return "{" + ", ".join(f"{byid.get(k, f'#{k}')}: {v!r}" for k, v in sorted(decoded.items())) + "}"
-        return repr(decode_values(value))
-    except CorruptionError:
-        return "0x" + value.hex()
-
-
 def kv_rows(catalog, only: str | None = None) -> Iterator[tuple]:
     """(table, index, pretty key, raw key, value text) for every KV pair of the user tables."""
     tables = _selected(catalog, only)
-    by_id = {t.id: t for t in tables}
-    names = names_lookup(by_id)
+    names = names_lookup({t.id: t for t in tables})
     for t in tables:
-        start = table_prefix(t.id)
-        for key, value in catalog.txn.scan(start, prefix_end(start)):
-            _tid, off = decode_uvarint(key, 0)
-            index_id, _ = decode_uvarint(key, off)
-            iname = next((i.name for i in t.all_indexes() if i.id == index_id), str(index_id))
-            yield (t.name, iname, pretty_key(key, names), key, describe_value(t, key, value))
+        for iname, pretty, key, value in table_pairs(catalog.txn, t, names):
+            yield (t.name, iname, pretty, key, value)
 
 
 _PRODUCERS = {

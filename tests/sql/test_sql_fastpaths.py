@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 
 SCHEMA = [
     "CREATE TABLE o (id INT PRIMARY KEY, cust INT, sku TEXT, amount INT, note TEXT)",
@@ -63,7 +63,7 @@ def test_scans_match_sqlite(pair, sql):
 
 
 def test_row_decoder_fills_only_needed_positions(pair):
-    from sqlkv.sql.exec.scan import codec_for
+    from sqlkv.sql.rowstore.codec import codec_for
     from sqlkv.storage.kv import prefix_end
 
     s, _ = pair

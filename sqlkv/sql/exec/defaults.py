@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.sql.exec.scan import codec_for
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.storage.kv import prefix_end
 
 # The next auto id per transaction and table: {txn: {table id: next id}}. Shared by every plan

@@ -23,9 +23,9 @@ from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import codec_for
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker, WriteOperator, WriteResult, touch
-from sqlkv.sql.rowwriter import DuplicatePrimaryKey, RowWriter
+from sqlkv.sql.rowstore.writer import DuplicatePrimaryKey, RowWriter
 
 DEFAULT = object()  # a VALUES item written DEFAULT
 _MISSING = object()

@@ -22,9 +22,9 @@ from sqlkv.encoding.keys import index_prefix
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.defaults import forget_auto_counter
 from sqlkv.sql.exec.operator import Operator, counted
-from sqlkv.sql.exec.scan import codec_for
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker, WriteOperator, WriteResult, touch
-from sqlkv.sql.rowwriter import RowWriter
+from sqlkv.sql.rowstore.writer import RowWriter
 from sqlkv.storage.kv import prefix_end
 
 

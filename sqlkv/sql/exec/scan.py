@@ -19,20 +19,12 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.rowcodec import IndexCodec, TableCodec
-from sqlkv.sql.spans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
+from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
 
 _CANCEL_EVERY = 512
-
-
-def codec_for(table: TableDescriptor) -> TableCodec:
-    """The TableCodec of one descriptor object (cached on the object)."""
-    codec = getattr(table, "_codec", None)
-    if codec is None or codec.table is not table:
-        codec = TableCodec(table)
-        table._codec = codec  # type: ignore[attr-defined]
-    return codec
 
 
 class _Counter:

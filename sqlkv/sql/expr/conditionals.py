@@ -18,6 +18,7 @@ from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
 from sqlkv.sql.expr.rows import rewrite_row_in, row_items
+from sqlkv.sql.expr.subquery import compile_in_subquery
 from sqlkv.sql.expr.operators import (
     INTERVAL,
     bool_operand,
@@ -90,8 +91,6 @@ def _in(c: Compiler, node: exp.In) -> Compiled:
     if row_items(node.this) is not None:
         return c.compile(rewrite_row_in(node))
     if node.args.get("query") is not None:
-        from sqlkv.sql.expr.subquery import compile_in_subquery
-
         return compile_in_subquery(c, node)
     if node.args.get("unnest") is not None or node.args.get("field") is not None:
         raise NotSupportedError(f"IN form not supported: {node.sql()[:80]}")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.errors import ConditionFailedError, IntegrityError
-from sqlkv.sql.rowcodec import IndexCodec, TableCodec
+from sqlkv.sql.rowstore.codec import TableCodec
+from sqlkv.sql.rowstore.index import IndexCodec
 
 
 class DuplicatePrimaryKey(IntegrityError):
