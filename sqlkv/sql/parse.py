@@ -444,7 +444,7 @@ _KINDS: list[tuple[type, str]] = [
 
 
 def _kind_of(ast: exp.Expression) -> str:
-    if isinstance(ast, exp.Query):
+    if isinstance(ast, (exp.Query, exp.Values)):  # a standalone VALUES list is a query too
         return "SELECT"
     if isinstance(ast, exp.Create):
         kind = str(ast.args.get("kind") or "").upper()

@@ -114,8 +114,12 @@ def _table_constraint(node: exp.Expression, tb: TableBuilder, directions: dict[s
 def create_table(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     schema = ast.this
+    if ast.expression is not None:  # CREATE TABLE ... AS query
+        from sqlkv.sql.ddl.create_as import create_table_as
+        create_table_as(ast, catalog, env)
+        return
     if not isinstance(schema, exp.Schema):
-        raise NotSupportedError("CREATE TABLE ... AS SELECT is not supported; create the table, then INSERT ... SELECT")
+        raise ProgrammingError("syntax error: CREATE TABLE needs a column list or AS query")
     name = new_name(schema.this, "table")
     refuse_table_properties(ast, name)
     if ast.args.get("replace"):

@@ -38,6 +38,7 @@ class Update(WriteOperator):
         self.checker = checker
         self.returning = returning
         self.columns = returning.columns
+        self.joined = False  # UPDATE ... FROM: source rows are the target row + other tables' columns
 
     def children(self) -> list[Operator]:
         return [self.source]
@@ -48,7 +49,16 @@ class Update(WriteOperator):
     def execute(self, ctx: ExecContext) -> WriteResult:
         touch(ctx, self.table.id)
         finish, apply = self.checker.finish, self.sets.apply
-        changes = [(old, finish(apply(old))) for old in counted(self.source, ctx)]
+        if self.joined:  # UPDATE ... FROM: the first joined row of each target row decides
+            width = len(self.table.columns)
+            first: dict[tuple, list] = {}
+            for row in counted(self.source, ctx):
+                old = row[:width]
+                if old not in first:
+                    first[old] = finish(apply(old, row))
+            changes = list(first.items())
+        else:
+            changes = [(old, finish(apply(old))) for old in counted(self.source, ctx)]
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
         for old, new in changes:
@@ -68,6 +78,7 @@ class Delete(WriteOperator):
         self.codec = codec_for(table)
         self.returning = returning
         self.columns = returning.columns
+        self.joined = False  # DELETE ... USING: source rows are the target row + other tables' columns
 
     def children(self) -> list[Operator]:
         return [self.source]
@@ -78,6 +89,9 @@ class Delete(WriteOperator):
     def execute(self, ctx: ExecContext) -> WriteResult:
         touch(ctx, self.table.id)
         victims = list(counted(self.source, ctx))  # read all before deleting (see module doc)
+        if self.joined:  # DELETE ... USING: each target row once, however many rows it joined
+            width = len(self.table.columns)
+            victims = list(dict.fromkeys(row[:width] for row in victims))
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
         for row in victims:

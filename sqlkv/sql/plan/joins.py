@@ -42,6 +42,7 @@ class Source:
     table: Any = None             # TableDescriptor for base tables
     operator: Operator | None = None
     merged: set[int] = field(default_factory=set)  # USING/NATURAL columns hidden from `*`
+    lateral_cell: list | None = None  # LATERAL: the cell its enclosing scope reads the left row from
 
 
 @dataclass
@@ -276,7 +277,8 @@ class FromPlanner:
         if len(self.sources) == 1:
             return self._single(conjuncts, want_order, limit)
         kinds = [j.kind for j in self.joins[1:] if j is not None]
-        if all(k in ("inner", "cross") for k in kinds):
+        lateral = any(src.lateral_cell is not None for src in self.sources[1:])
+        if all(k in ("inner", "cross") for k in kinds) and not lateral:
             joined = self._plan_inner(conjuncts)
         else:
             joined = self._plan_written_order(conjuncts)
@@ -466,6 +468,13 @@ class FromPlanner:
         residual_nodes = [c.node for c in step if id(c) not in eq_ids]
         for c in step:
             c.used = True
+        if src.lateral_cell is not None:
+            from sqlkv.sql.exec.lateral import LateralJoin
+            right_op, right_est = self._access(s)
+            nodes = [c.node for c in step]
+            pred = self._pred(nodes, both_scope)
+            op = LateralJoin(joined.operator, right_op, src.lateral_cell, kind, pred, LazySql(nodes) if nodes else "")
+            return Joined(op, new_order, joined.est * right_est)
         if kind == "cross":
             kind = "inner"
         if eqs and kind in ("inner", "left") and src.table is not None:
