@@ -243,6 +243,7 @@ class AggregateSpec:
     filter: Callable[[tuple], bool] | None = None  # FILTER (WHERE ...): True only for SQL TRUE
     order: list = field(default_factory=list)  # (key fn, desc, nulls_first): agg(x ORDER BY k)
     fraction: Callable[[tuple], Any] | None = None  # percentile_cont(f): a constant, per execution
+    grouping: list[int] = field(default_factory=list)  # grouping(a, b): key positions (0 without sets)
     factory: Callable[[], Accumulator] = field(init=False)
 
     def __post_init__(self) -> None:

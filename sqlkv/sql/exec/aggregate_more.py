@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import decimal
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
-from sqlkv.sql.exec.aggregate import Accumulator
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.aggregate import Accumulator, HashAggregate, _no_arg
+from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.relational import SortKey, sort_rows, value_key
 
 SKIP = object()  # a row the FILTER clause rejected
@@ -229,7 +231,20 @@ def _bit_xor(a: int, b: int) -> int:
     return a ^ b
 
 
+class Constant(Accumulator):
+    """grouping() outside grouping sets: every key is grouped, so 0."""
+
+    __slots__ = ()
+
+    def add(self, value: Any) -> None:
+        pass
+
+    def result(self) -> Any:
+        return 0
+
+
 MORE_AGGREGATES: dict[str, Callable[[], Accumulator]] = {
+    "grouping": Constant,
     "bool_and": lambda: BoolAgg(True),
     "every": lambda: BoolAgg(True),
     "bool_or": lambda: BoolAgg(False),
@@ -255,3 +270,56 @@ def check_percentile_args(name: str, n_args: int) -> None:
     if n_args != want:
         raise ProgrammingError(f"{name}() takes {want} argument{'s' if want != 1 else ''} "
                                "before WITHIN GROUP (ORDER BY ...)")
+
+
+class GroupingSetsAggregate(HashAggregate):
+    """GROUP BY ROLLUP/CUBE/GROUPING SETS: each input row feeds one group per grouping set; the
+    keys outside a set are NULL in its groups. A set with no keys yields its row even when the
+    input is empty (like a scalar aggregate)."""
+
+    def __init__(self, child: Operator, keys: list, aggs: list, columns: list, key_texts: list,
+                 sets: list[tuple[int, ...]]) -> None:
+        super().__init__(child, keys, aggs, columns, key_texts)
+        n = len(keys)
+        self.masks = [tuple(i in s for i in range(n)) for s in sets]
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        keys, specs, masks = self.keys, self.aggs, self.masks
+        args = [(spec.arg if spec.arg is not None else _no_arg) for spec in specs]
+        groups: dict[tuple, list[Accumulator]] = {}
+        n = 0
+        for row in counted(self.child, ctx):
+            full = [k(row) for k in keys]
+            for set_id, mask in enumerate(masks):
+                key = tuple(v if m else None for v, m in zip(full, mask)) + (set_id,)
+                accs = groups.get(key)
+                if accs is None:
+                    accs = groups[key] = [spec.factory() for spec in specs]
+                for acc, arg in zip(accs, args):
+                    acc.add(arg(row))
+            n += 1
+            if not n & 4095:
+                ctx.check_cancelled()
+        for set_id, mask in enumerate(masks):
+            empty_key = (None,) * len(keys) + (set_id,)
+            if not any(mask) and empty_key not in groups:
+                groups[empty_key] = [spec.factory() for spec in specs]
+        bits = [self._grouping_bits(spec) for spec in specs]
+        for key, accs in groups.items():
+            set_bits = [b[key[-1]] if b is not None else None for b in bits]
+            yield key[:-1] + tuple(acc.result() if sb is None else sb for acc, sb in zip(accs, set_bits))
+
+    def _grouping_bits(self, spec: Any) -> list[int] | None:
+        """grouping(a, b) per set: bit i (from the left) is 1 when argument i is not grouped."""
+        if spec.func != "grouping":
+            return None
+        out = []
+        for mask in self.masks:
+            v = 0
+            for pos in spec.grouping:
+                v = (v << 1) | (0 if mask[pos] else 1)
+            out.append(v)
+        return out
+
+    def describe(self) -> str:
+        return f"group by grouping sets ({len(self.masks)}) of {', '.join(map(str, self.key_texts))}"

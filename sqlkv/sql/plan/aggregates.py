@@ -24,7 +24,7 @@ from sqlkv.sql.plan.names import QUERY_NODES, LazySql
 
 SIMPLE_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min",
                exp.Max: "max", exp.GroupConcat: "group_concat", exp.LogicalAnd: "bool_and",
-               exp.LogicalOr: "bool_or", exp.ArrayAgg: "array_agg"}
+               exp.LogicalOr: "bool_or", exp.ArrayAgg: "array_agg", exp.Grouping: "grouping"}
 ANON_AGGS = {"total", "group_concat", "string_agg", "any_value", "every", "bit_and", "bit_or", "bit_xor",
              "concat_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "array_agg"}
 WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc", exp.Mode: "mode"}
@@ -88,6 +88,7 @@ class AggregateCall:
     order: list = field(default_factory=list)  # (node, desc, nulls_first): ORDER BY / WITHIN GROUP
     filter: exp.Expression | None = None  # FILTER (WHERE ...)
     fraction: exp.Expression | None = None  # percentile_cont(fraction)
+    grouping: list[int] = field(default_factory=list)  # grouping(a, b): the group key positions
 
 
 @dataclass
@@ -170,7 +171,14 @@ class GroupingRewriter:
     def _add_call(self, node: exp.Expression, func: str) -> int:
         if node in self._call_by_node:
             return self._call_by_node[node]
-        self.calls.append(_describe_call(node, func))
+        if func == "grouping":
+            call = AggregateCall("grouping", None, False, ",", LazySql(node),
+                                 grouping=[self._key_position(a) for a in node.expressions])
+            if not call.grouping:
+                raise ProgrammingError("grouping() needs at least one argument")
+        else:
+            call = _describe_call(node, func)
+        self.calls.append(call)
         self._call_by_node[node] = len(self.calls) - 1
         return len(self.calls) - 1
 
@@ -188,6 +196,13 @@ class GroupingRewriter:
         if isinstance(sep, exp.Column) and isinstance(sep.this, exp.Identifier):
             return sep.name  # sqlglot reads a quoted separator as an identifier
         raise ProgrammingError(f"{func}() separator must be a string literal")
+
+    def _key_position(self, node: exp.Expression) -> int:
+        idx = self._input_index(node)
+        for pos, key in enumerate(self.key_nodes):
+            if key == node or (idx is not None and self._input_index(key) == idx):
+                return pos
+        raise ProgrammingError(f"arguments to GROUPING must be grouping expressions of the query: {node.sql()[:40]}")
 
     # -- output ---------------------------------------------------------------------------
 
@@ -220,7 +235,8 @@ class GroupingRewriter:
             out.append(AggregateSpec(
                 c.func, compile_arg(c.arg) if c.arg is not None else None, c.distinct, c.separator, c.text,
                 filter=compile_pred(c.filter) if c.filter is not None else None, order=order,
-                fraction=compile_constant(c.fraction) if c.fraction is not None else None))
+                fraction=compile_constant(c.fraction) if c.fraction is not None else None,
+                grouping=c.grouping))
         return out
 
 
