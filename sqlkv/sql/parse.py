@@ -67,6 +67,7 @@ class ParsedStatement:
     key_directions: dict[str, bool] = field(default_factory=dict)  # column -> desc, table-level PK/UNIQUE
     # CREATE TABLE t (..., INDEX i (a), UNIQUE INDEX (b)): cut out, run after as CREATE INDEX texts
     table_indexes: list[str] = field(default_factory=list)
+    shows: tuple[str, bool] | None = None  # SHOW/DESCRIBE: (relation named, views accepted)
 
 
 def _tokenize(sql: str) -> list[Token]:
@@ -188,6 +189,15 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         if len(rest) != 1:
             raise ProgrammingError("syntax error: expected RELEASE [SAVEPOINT] name")
         return ParsedStatement("RELEASE", text, savepoint=_ident(rest[0]))
+    if w0 in ("SHOW", "DESCRIBE") or (w0 == "DESC" and len(toks) == 2):
+        from sqlkv.sql.show import show_query
+        if w0 == "SHOW":  # sqlglot's tokenizer keeps the rest of a SHOW as one string
+            toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
+        show = show_query([_word(t) for t in toks], toks)
+        stmt = _parse_sql(show.sql, _tokenize(show.sql))
+        stmt.sql = text
+        stmt.shows = (show.table, show.views_too) if show.table is not None else None
+        return stmt
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
     if w0 == "EXPLAIN":
