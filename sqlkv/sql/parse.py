@@ -281,6 +281,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     for k, tok in enumerate(toks):
         if tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and _type_position(toks, k, ddl):
             edits.append(_Edit(tok.start, tok.end + 1, _INT4_MARKER))
+        if tok.token_type == TokenType.TILDE and _after_operand(toks, k):
+            # PostgreSQL's binary `a ~ 'pattern'` (and `!~`): sqlglot's default dialect reads RLIKE
+            edits.append(_Edit(tok.start, tok.end + 1, " RLIKE "))
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
             edits.append(_Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
             n_params += 1
@@ -301,6 +304,10 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
+    for node in list(ast.find_all(exp.ToChar)):
+        # to_char(v, fmt): sqlglot's node cannot print its format argument; a plain call can
+        args = [node.this] + ([node.args["format"]] if node.args.get("format") is not None else [])
+        node.replace(exp.Anonymous(this="to_char", expressions=args))
     for dtype in ast.find_all(exp.DataType):
         if str(dtype.args.get("kind") or "").upper() == _INT4_MARKER:
             dtype.set("kind", "INT4")
@@ -309,6 +316,28 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     stmt.named_params = named and n_params == 0
     stmt.kind = _kind_of(ast)
     return stmt
+
+
+_OPERAND_END = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.NUMBER, TokenType.R_PAREN,
+                TokenType.NULL, TokenType.TRUE, TokenType.FALSE, TokenType.PLACEHOLDER, TokenType.R_BRACKET}
+
+
+def _after_operand(toks: list[Token], k: int) -> bool:
+    """Whether token k follows an operand (so ``~`` is binary), also through ``!`` of ``!~``."""
+    j = k - 1
+    if j >= 0 and toks[j].text == "!" and toks[j].end + 1 == toks[k].start:
+        j -= 1
+    if j < 0:
+        return False
+    prev = toks[j]
+    if prev.token_type in _OPERAND_END:
+        return True
+    # a keyword used as a column name (`a.key ~ 'x'`) reads as a word that is not an operator
+    return prev.text.isidentifier() and _word(prev) not in _NOT_OPERANDS
+
+
+_NOT_OPERANDS = {"SELECT", "WHERE", "AND", "OR", "NOT", "ON", "WHEN", "THEN", "ELSE", "CASE", "BY", "HAVING",
+                 "SET", "VALUES", "RETURNING", "IS", "IN", "LIKE", "BETWEEN", "DISTINCT", "AS", "FROM", "IF"}
 
 
 def _type_position(toks: list[Token], k: int, ddl: bool) -> bool:
@@ -429,6 +458,10 @@ def describe_parse_error(description: str) -> str:
     if found:
         operand = "an expression" if found.group(1) in ("this", "expression", "expressions") else found.group(1)
         node = found.group(2).upper()
+        cls = getattr(exp, found.group(2), None)
+        if node not in _OPERATORS and isinstance(cls, type) and issubclass(cls, exp.Func):
+            # a function sqlglot knows, called with too few arguments: name it as the user typed
+            return f"missing argument in {cls.sql_names()[0].lower()}()"
         return f"expected {operand} after {_OPERATORS.get(node, node)}"
     return _SQLGLOT_TERMS.get(description, description)
 

@@ -236,6 +236,9 @@ def call_shape(node: exp.Func) -> tuple[str, list[exp.Expression]]:
 def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     name, arg_nodes = call_shape(node)
     fdef = FUNCTIONS.get(name)
+    if fdef is None and not isinstance(node, exp.Anonymous):
+        name = node.sql_name().lower()  # the name the user typed: regexp_replace, not regexpreplace
+        fdef = FUNCTIONS.get(name)
     if fdef is None:
         raise ProgrammingError(f"unknown function: {name}()")
     n = len(arg_nodes)
@@ -327,6 +330,14 @@ def _call_error(name: str, args: list, e: Exception) -> Exception:
     return ProgrammingError(f"function {name}({kinds}) does not exist")
 
 
+def _extremum_key(v: object) -> object:
+    """INTERVALs compare by length, a month counting 30 days (PostgreSQL); others as they are."""
+    from sqlkv.sql.expr.dates import Interval
+    if isinstance(v, Interval):
+        return (v.months * 30 + v.days) * 86_400_000_000 + v.micros
+    return v
+
+
 def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled:
     """greatest/least ignore NULLs (PostgreSQL); multi-argument max/min return NULL if any is NULL (SQLite)."""
     fns, typ = unify(parts, name, for_compare=False)
@@ -334,7 +345,7 @@ def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled
 
     def pick(values: list) -> object:
         try:
-            return builtin(values)
+            return builtin(values, key=_extremum_key)
         except TypeError:  # operands whose types were unknown until now turned out incompatible
             raise _call_error(name, values, TypeError()) from None
 
