@@ -17,26 +17,32 @@
 
 `parse_statement` is cached per SQL text (LRU). Callers must not mutate the cached AST: plan
 from ``stmt.ast.copy()`` when the planner rewrites nodes.
+
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.depth import too_deep
+from sqlkv.sql.parse_edits import Edit, apply_edits, cut_storing, cut_table_extras, token_ident, token_word
+from sqlkv.sql.parse_errors import located_error, sqlglot_parse
+from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
+
 
 _PARAM_PREFIX = "__p"
+
+
 _HEX_MARKER = "__sqlkv_hex"
-_INT4_MARKER = "SQLKV_INT4"  # sqlglot reads INT4 as INT; the marker keeps the 32-bit width
+
+
 _EXPLAIN_RE = re.compile(r"\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 
 
@@ -125,23 +131,13 @@ def parse_statement(sql: str) -> ParsedStatement:
         offset = getattr(e, "offset", None)
         if offset is None:
             raise
-        raise _located(sql, toks[0].start + offset, e.args[0]) from None
-
-
-def _located(sql: str, offset: int, detail: str) -> ProgrammingError:
-    """A syntax error carrying ``line``/``col`` (1-based) of ``offset`` in the user's text."""
-    line = sql.count("\n", 0, offset) + 1
-    col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
-    err = ProgrammingError(f"syntax error at line {line}, column {col}{detail}")
-    err.line = line  # type: ignore[attr-defined]
-    err.col = col  # type: ignore[attr-defined]
-    return err
+        raise located_error(sql, toks[0].start + offset, e.args[0]) from None
 
 
 def _refuse_unsupported(tokens: list[Token]) -> None:
     """Clear errors for SQLite statements sqlkv does not have (before splitting: a trigger
     body holds semicolons)."""
-    words = [_word(t) for t in tokens[:4]]
+    words = [token_word(t) for t in tokens[:4]]
     if words[:1] == ["CREATE"] and "TRIGGER" in words:
         raise NotSupportedError("triggers are not supported")
     if words[:1] in (["REINDEX"], ["VACUUM"], ["PRAGMA"], ["ATTACH"], ["DETACH"]):
@@ -163,18 +159,8 @@ def _split_tokens(tokens: list[Token]) -> list[list[Token]]:
     return pieces
 
 
-def _word(tok: Token | None) -> str:
-    if tok is None or tok.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
-        return ""
-    return tok.text.upper()
-
-
-def _ident(tok: Token) -> str:
-    return tok.text if tok.token_type == TokenType.IDENTIFIER else tok.text.lower()
-
-
 def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
-    words = [_word(t) for t in toks[:4]] + ["", "", "", ""]
+    words = [token_word(t) for t in toks[:4]] + ["", "", "", ""]
     w0, w1 = words[0], words[1]
     if w0 in ("BEGIN", "START") and (w0 == "BEGIN" or w1 == "TRANSACTION"):
         return ParsedStatement("BEGIN", text)
@@ -183,17 +169,17 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     if w0 == "ROLLBACK":
         return _parse_rollback(text, toks)
     if w0 == "SAVEPOINT" and len(toks) == 2:
-        return ParsedStatement("SAVEPOINT", text, savepoint=_ident(toks[1]))
+        return ParsedStatement("SAVEPOINT", text, savepoint=token_ident(toks[1]))
     if w0 == "RELEASE":
         rest = toks[2:] if w1 == "SAVEPOINT" else toks[1:]
         if len(rest) != 1:
             raise ProgrammingError("syntax error: expected RELEASE [SAVEPOINT] name")
-        return ParsedStatement("RELEASE", text, savepoint=_ident(rest[0]))
+        return ParsedStatement("RELEASE", text, savepoint=token_ident(rest[0]))
     if w0 in ("SHOW", "DESCRIBE") or (w0 == "DESC" and len(toks) == 2):
         from sqlkv.sql.show import show_query
         if w0 == "SHOW":  # sqlglot's tokenizer keeps the rest of a SHOW as one string
             toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
-        show = show_query([_word(t) for t in toks], toks)
+        show = show_query([token_word(t) for t in toks], toks)
         stmt = _parse_sql(show.sql, _tokenize(show.sql))
         stmt.sql = text
         stmt.shows = (show.table, show.views_too) if show.table is not None else None
@@ -219,42 +205,35 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
 
 def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
     rest = toks[1:]
-    if rest and _word(rest[0]) in ("TRANSACTION", "WORK"):
+    if rest and token_word(rest[0]) in ("TRANSACTION", "WORK"):
         rest = rest[1:]
     if not rest:
         return ParsedStatement("ROLLBACK", text)
-    if _word(rest[0]) != "TO":
+    if token_word(rest[0]) != "TO":
         raise ProgrammingError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
     rest = rest[1:]
-    if rest and _word(rest[0]) == "SAVEPOINT":
+    if rest and token_word(rest[0]) == "SAVEPOINT":
         rest = rest[1:]
     if len(rest) != 1:
         raise ProgrammingError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
-    return ParsedStatement("ROLLBACK TO", text, savepoint=_ident(rest[0]))
-
-
-@dataclass
-class _Edit:
-    start: int
-    end: int  # exclusive
-    replacement: str
+    return ParsedStatement("ROLLBACK TO", text, savepoint=token_ident(rest[0]))
 
 
 def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     stmt = ParsedStatement("", text)
-    edits: list[_Edit] = []
-    w0, w1 = _word(toks[0]), _word(toks[1]) if len(toks) > 1 else ""
+    edits: list[Edit] = []
+    w0, w1 = token_word(toks[0]), token_word(toks[1]) if len(toks) > 1 else ""
     if w0 == "UPSERT":
         stmt.upsert = True
-        edits.append(_Edit(toks[0].start, toks[0].end + 1, "INSERT"))
+        edits.append(Edit(toks[0].start, toks[0].end + 1, "INSERT"))
     elif w0 == "REPLACE" and w1 == "INTO":
-        edits.append(_Edit(toks[0].start, toks[0].end + 1, "INSERT OR REPLACE"))
+        edits.append(Edit(toks[0].start, toks[0].end + 1, "INSERT OR REPLACE"))
     elif w0 == "CREATE":
-        words = [_word(t) for t in toks[:4]]
+        words = [token_word(t) for t in toks[:4]]
         if "INDEX" in words:
-            edits.extend(_cut_storing(toks, stmt))
+            edits.extend(cut_storing(toks, stmt))
         elif "TABLE" in words:
-            edits.extend(_cut_table_extras(toks, stmt, lambda a, b: text[a.start : b.end + 1]))
+            edits.extend(cut_table_extras(toks, stmt, text))
     named = False
     n_params = 0
     hex_literals = False
@@ -269,28 +248,27 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             and prev.end + 1 == tok.start
         ):
             if prev.text in ("b", "B"):  # CockroachDB's b'abc' bytes literal, as its hex digits
-                hexed = _bytes_literal(tok.text).hex()
-                edits.append(_Edit(prev.start, tok.end + 1, f"{_HEX_MARKER}('{hexed}')"))
+                edits.append(Edit(prev.start, tok.end + 1, f"{_HEX_MARKER}('{bytes_literal(tok.text).hex()}')"))
                 hex_literals = True
                 continue
-            edits.append(_Edit(prev.start, prev.end + 1, _HEX_MARKER))
-            edits.append(_Edit(tok.start, tok.start, "("))
-            edits.append(_Edit(tok.end + 1, tok.end + 1, ")"))
+            edits.append(Edit(prev.start, prev.end + 1, _HEX_MARKER))
+            edits.append(Edit(tok.start, tok.start, "("))
+            edits.append(Edit(tok.end + 1, tok.end + 1, ")"))
             hex_literals = True
     ddl = w0 in ("CREATE", "ALTER")
     for k, tok in enumerate(toks):
-        if tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and _type_position(toks, k, ddl):
-            edits.append(_Edit(tok.start, tok.end + 1, _INT4_MARKER))
-        if tok.token_type == TokenType.TILDE and _after_operand(toks, k):
+        if tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
+            edits.append(Edit(tok.start, tok.end + 1, INT4_MARKER))
+        if tok.token_type == TokenType.TILDE and after_operand(toks, k):
             # PostgreSQL's binary `a ~ 'pattern'` (and `!~`): sqlglot's default dialect reads RLIKE
-            edits.append(_Edit(tok.start, tok.end + 1, " RLIKE "))
+            edits.append(Edit(tok.start, tok.end + 1, " RLIKE "))
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
-            edits.append(_Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
+            edits.append(Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
             n_params += 1
         elif tok.token_type == TokenType.COLON:
             named = True
-    rewritten = _apply(text, edits)
-    ast = _sqlglot_parse(rewritten, text, edits)
+    rewritten = apply_edits(text, edits)
+    ast = sqlglot_parse(rewritten, text, edits)
     for node in ast.find_all(exp.Placeholder):
         name = node.this
         if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
@@ -309,170 +287,13 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         args = [node.this] + ([node.args["format"]] if node.args.get("format") is not None else [])
         node.replace(exp.Anonymous(this="to_char", expressions=args))
     for dtype in ast.find_all(exp.DataType):
-        if str(dtype.args.get("kind") or "").upper() == _INT4_MARKER:
+        if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
             dtype.set("kind", "INT4")
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0
     stmt.kind = _kind_of(ast)
     return stmt
-
-
-_OPERAND_END = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.NUMBER, TokenType.R_PAREN,
-                TokenType.NULL, TokenType.TRUE, TokenType.FALSE, TokenType.PLACEHOLDER, TokenType.R_BRACKET}
-
-
-def _after_operand(toks: list[Token], k: int) -> bool:
-    """Whether token k follows an operand (so ``~`` is binary), also through ``!`` of ``!~``."""
-    j = k - 1
-    if j >= 0 and toks[j].text == "!" and toks[j].end + 1 == toks[k].start:
-        j -= 1
-    if j < 0:
-        return False
-    prev = toks[j]
-    if prev.token_type in _OPERAND_END:
-        return True
-    # a keyword used as a column name (`a.key ~ 'x'`) reads as a word that is not an operator
-    return prev.text.isidentifier() and _word(prev) not in _NOT_OPERANDS
-
-
-_NOT_OPERANDS = {"SELECT", "WHERE", "AND", "OR", "NOT", "ON", "WHEN", "THEN", "ELSE", "CASE", "BY", "HAVING",
-                 "SET", "VALUES", "RETURNING", "IS", "IN", "LIKE", "BETWEEN", "DISTINCT", "AS", "FROM", "IF"}
-
-
-def _type_position(toks: list[Token], k: int, ddl: bool) -> bool:
-    """Whether token k stands where a type name goes: after ``::`` or CAST's ``AS``, or after a
-    column name in a column definition (``(a INT4, ...``)."""
-    prev = toks[k - 1] if k > 0 else None
-    if prev is None:
-        return False
-    if prev.token_type == TokenType.DCOLON or _word(prev) == "AS":
-        return True
-    before = toks[k - 2] if k > 1 else None
-    punct = (TokenType.L_PAREN, TokenType.COMMA, TokenType.R_PAREN, TokenType.DCOLON)
-    return ddl and before is not None and prev.token_type not in punct and (
-        before.token_type in (TokenType.L_PAREN, TokenType.COMMA) or _word(before) in ("COLUMN", "ADD"))
-
-
-def _bytes_literal(text: str) -> bytes:
-    """The bytes of b'...': UTF-8 of the text with \\xHH and \\\\ escapes (CockroachDB's)."""
-    out = bytearray()
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and text[i + 1 : i + 2] in ("x", "X"):
-            digits = text[i + 2 : i + 4]
-            if len(digits) != 2 or any(d not in "0123456789abcdefABCDEF" for d in digits):
-                raise ProgrammingError(f"invalid bytes literal escape: \\x{digits}")
-            out.append(int(digits, 16))
-            i += 4
-        elif ch == "\\" and text[i + 1 : i + 2] == "\\":
-            out.append(0x5C)
-            i += 2
-        else:
-            out.extend(ch.encode("utf-8"))
-            i += 1
-    return bytes(out)
-
-
-def _apply(text: str, edits: list[_Edit]) -> str:
-    out = []
-    pos = 0
-    for e in sorted(edits, key=lambda e: e.start):
-        out.append(text[pos : e.start])
-        out.append(e.replacement)
-        pos = e.end
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _original_offset(rewritten: str, line: int, col: int, edits: list[_Edit]) -> int:
-    """Where (line, col) of the rewritten text (``?`` -> ``:__pN`` ...) was in the original."""
-    pos = 0
-    for _ in range(line - 1):
-        nl = rewritten.find("\n", pos)
-        if nl < 0:
-            break
-        pos = nl + 1
-    target = pos + max(col, 1) - 1
-    shift = 0  # rewritten offset - original offset, so far
-    for e in sorted(edits, key=lambda e: e.start):
-        start_rw = e.start + shift
-        if target < start_rw:
-            break
-        end_rw = start_rw + len(e.replacement)
-        if target < end_rw:
-            return e.start  # inside a replacement: point at what it replaced
-        shift += len(e.replacement) - (e.end - e.start)
-    return target - shift
-
-
-def _sqlglot_parse(sql: str, original: str, edits: list[_Edit] | None = None) -> exp.Expression:
-    try:
-        trees = sqlglot.parse(sql)
-    except ParseError as e:
-        err = e.errors[0] if e.errors else {}
-        line, col = err.get("line"), err.get("col")
-        desc = describe_parse_error(err.get("description") or str(e))
-        near = err.get("highlight")
-        near_txt = f' near "{near}"' if near else ""
-        if line:
-            located = ProgrammingError(f"syntax error{near_txt}: {desc}")
-            located.offset = _original_offset(sql, line, col or 1, edits or [])  # type: ignore[attr-defined]
-            located.args = (f"{near_txt}: {desc}",)
-            raise located from None
-        raise ProgrammingError(f"syntax error{near_txt}: {desc}") from None
-    except TokenError as e:
-        raise ProgrammingError(f"syntax error: {e}") from None
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
-        raise ProgrammingError("syntax error: expected exactly one statement")
-    tree = trees[0]
-    if isinstance(tree, exp.Command):
-        word = str(tree.this).upper()
-        raise ProgrammingError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
-    # sqlglot accepts a few truncated forms silently; they are syntax errors in SQL.
-    for node in tree.walk():
-        if isinstance(node, exp.Select) and not node.expressions:
-            raise ProgrammingError("syntax error: SELECT without a select list")
-        if isinstance(node, exp.Group) and not node.expressions and not node.args.get("all"):
-            raise ProgrammingError("syntax error: GROUP BY without an expression")
-    return tree
-
-
-# -- error-message formatting (kept apart from the parsing logic above) --------------------
-
-_MISSING_ARG = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>")
-_SQLGLOT_TERMS = {"Invalid expression / Unexpected token": "unexpected token"}
-_OPERATORS = {"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "ADD": "+",
-              "SUB": "-", "MUL": "*", "DIV": "/", "MOD": "%", "AND": "AND", "OR": "OR", "LIKE": "LIKE"}
-
-
-def describe_parse_error(description: str) -> str:
-    """sqlglot's error description in the user's terms: no Python class names.
-
-    ``Required keyword: 'expression' missing for <class 'sqlglot.expressions.core.EQ'>``
-    becomes ``expected an expression after =``.
-    """
-    found = _MISSING_ARG.search(description)
-    if found:
-        operand = "an expression" if found.group(1) in ("this", "expression", "expressions") else found.group(1)
-        node = found.group(2).upper()
-        cls = getattr(exp, found.group(2), None)
-        if node not in _OPERATORS and isinstance(cls, type) and issubclass(cls, exp.Func):
-            # a function sqlglot knows, called with too few arguments: name it as the user typed
-            return f"missing argument in {cls.sql_names()[0].lower()}()"
-        return f"expected {operand} after {_OPERATORS.get(node, node)}"
-    return _SQLGLOT_TERMS.get(description, description)
-
-
-def _drop_command_fallback(record: logging.LogRecord) -> bool:
-    """sqlglot logs "Falling back to parsing as a 'Command'" for statements it does not know;
-    sqlkv refuses those with its own error, so the warning would only clutter the user's stderr."""
-    return "Falling back to parsing as a 'Command'" not in record.getMessage()
-
-
-logging.getLogger("sqlglot").addFilter(_drop_command_fallback)
 
 
 _KINDS: list[tuple[type, str]] = [
@@ -501,108 +322,3 @@ def _kind_of(ast: exp.Expression) -> str:
         if isinstance(ast, cls):
             return kind
     raise ProgrammingError(f"unsupported statement: {ast.sql()[:80]}")
-
-
-def _matching_paren(toks: list[Token], i: int) -> int:
-    depth = 0
-    for j in range(i, len(toks)):
-        tt = toks[j].token_type
-        if tt == TokenType.L_PAREN:
-            depth += 1
-        elif tt == TokenType.R_PAREN:
-            depth -= 1
-            if depth == 0:
-                return j
-    raise ProgrammingError("syntax error: unbalanced parentheses")
-
-
-def _names_in(toks: list[Token]) -> list[str]:
-    return [_ident(t) for t in toks if t.token_type not in (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN)]
-
-
-def _inline_index(text_of, toks: list[Token], open_i: int, elem: list[Token], unique: bool) -> str:
-    """``INDEX i (a) STORING (b)`` inside CREATE TABLE t as ``CREATE INDEX i ON t (a) STORING (b)``."""
-    start = next(i for i, t in enumerate(toks) if _word(t) == "TABLE") + 1
-    if [_word(t) for t in toks[start : start + 3]] == ["IF", "NOT", "EXISTS"]:
-        start += 3
-    table = text_of(toks[start], toks[open_i - 1])
-    body = elem[2:] if unique else elem[1:]
-    if not body:
-        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
-    name = ""
-    if body[0].token_type != TokenType.L_PAREN:
-        name, body = text_of(body[0], body[0]), body[1:]
-    if not body:
-        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
-    rest = text_of(body[0], body[-1])
-    return f"CREATE {'UNIQUE ' if unique else ''}INDEX {name} ON {table} {rest}"
-
-
-def _cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:
-    """``CREATE INDEX i ON t (a) STORING (b, c)``: record b, c and cut the clause."""
-    for i, tok in enumerate(toks):
-        if _word(tok) in ("STORING", "COVERING", "INCLUDE") and i + 1 < len(toks):
-            if toks[i + 1].token_type != TokenType.L_PAREN:
-                continue
-            close = _matching_paren(toks, i + 1)
-            stmt.storing = _names_in(toks[i + 2 : close])
-            return [_Edit(tok.start, toks[close].end + 1, "")]
-    return []
-
-
-def _cut_table_extras(toks: list[Token], stmt: ParsedStatement, text_of=None) -> list[_Edit]:
-    """Cut ``FAMILY f (cols)`` and ``[UNIQUE] INDEX`` elements; record and drop ASC/DESC in
-    table-level key lists."""
-    edits: list[_Edit] = []
-    open_i = next((i for i, t in enumerate(toks) if t.token_type == TokenType.L_PAREN), None)
-    if open_i is None:
-        return edits
-    close_i = _matching_paren(toks, open_i)
-    # Element boundaries: commas at depth 1.
-    bounds = []
-    depth = 0
-    start = open_i + 1
-    for j in range(open_i, close_i + 1):
-        tt = toks[j].token_type
-        if tt == TokenType.L_PAREN:
-            depth += 1
-        elif tt == TokenType.R_PAREN:
-            depth -= 1
-        if (tt == TokenType.COMMA and depth == 1) or j == close_i:
-            bounds.append((start, j))  # tokens [start, j)
-            start = j + 1
-    for idx, (s, e) in enumerate(bounds):
-        elem = toks[s:e]
-        if not elem:
-            continue
-        words = [_word(t) for t in elem]
-        if words[0] == "INDEX" or words[:2] == ["UNIQUE", "INDEX"]:
-            stmt.table_indexes.append(_inline_index(text_of, toks, open_i, elem, words[0] == "UNIQUE"))
-            cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
-            edits.append(_Edit(cut_start, elem[-1].end + 1, ""))
-            continue
-        if words[0] == "FAMILY":
-            name_tok = elem[1] if len(elem) > 1 and elem[1].token_type != TokenType.L_PAREN else None
-            paren = next(i for i, t in enumerate(elem) if t.token_type == TokenType.L_PAREN)
-            cols = _names_in(elem[paren + 1 : _matching_paren(elem, paren)])
-            stmt.families.append((_ident(name_tok) if name_tok else f"fam_{len(stmt.families) + 1}", cols))
-            # cut the element and the comma before it
-            cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
-            edits.append(_Edit(cut_start, elem[-1].end + 1, ""))
-            continue
-        key_words = [i for i, w in enumerate(words) if w in ("KEY", "PRIMARY KEY", "UNIQUE")]
-        if key_words:
-            key_at = key_words[0]
-            if key_at + 1 < len(elem) and elem[key_at + 1].token_type == TokenType.L_PAREN:
-                paren = key_at + 1
-                close = _matching_paren(elem, paren)
-                prev_name = None
-                for t in elem[paren + 1 : close]:
-                    w = _word(t)
-                    if w in ("ASC", "DESC"):
-                        if prev_name is not None and w == "DESC":
-                            stmt.key_directions[prev_name] = True
-                        edits.append(_Edit(t.start, t.end + 1, ""))
-                    elif t.token_type != TokenType.COMMA:
-                        prev_name = _ident(t)
-    return edits
