@@ -19,6 +19,7 @@ incremented (what ``prefix_end`` makes) renders as that key followed by ``/Prefi
 from __future__ import annotations
 
 import datetime
+import uuid
 import json
 import math
 from collections.abc import Callable
@@ -56,7 +57,7 @@ def _render(value: object) -> str:
         return _render_bytes(bytes(value))
     if isinstance(value, datetime.datetime):
         return value.isoformat(sep=" ")
-    if isinstance(value, (int, Decimal, datetime.date)):
+    if isinstance(value, (int, Decimal, datetime.date, datetime.time, uuid.UUID)):
         return str(value)
     return repr(value)
 

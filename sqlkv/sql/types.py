@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import uuid
 from collections.abc import Callable
 from decimal import MAX_PREC, ROUND_HALF_UP, Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 
 from sqlglot import exp
 
 from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, TEXT, TIMESTAMP, SqlType
+
+TIME = SqlType("TIME")
+UUID = SqlType("UUID")
 from sqlkv.errors import DataError, ProgrammingError
 
 INT_MIN = -(2**63)
@@ -44,6 +48,8 @@ _KIND_BY_AST: dict = {
     _T.TIMESTAMP: "TIMESTAMP", _T.DATETIME: "TIMESTAMP", _T.TIMESTAMPNTZ: "TIMESTAMP",
     # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC (aware inputs are converted)
     _T.TIMESTAMPTZ: "TIMESTAMP",
+    _T.TIME: "TIME",  # without time zone
+    _T.UUID: "UUID",
 }
 # Names sqlglot keeps as user-defined types but which we know.
 _KIND_BY_NAME = {
@@ -118,6 +124,10 @@ def value_type(v: object) -> SqlType:
         return TIMESTAMP
     if isinstance(v, dt.date):
         return DATE
+    if isinstance(v, dt.time):
+        return TIME
+    if isinstance(v, uuid.UUID):
+        return UUID
     raise DataError(f"unsupported value of Python type {type(v).__name__}: {v!r}")
 
 
@@ -228,8 +238,10 @@ def to_text(v: object) -> str:
         return str(v)
     if isinstance(v, dt.datetime):
         return v.isoformat(sep=" ")
-    if isinstance(v, dt.date):
+    if isinstance(v, (dt.date, dt.time)):
         return v.isoformat()
+    if isinstance(v, uuid.UUID):
+        return str(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         try:
             return bytes(v).decode("utf-8")
@@ -351,7 +363,35 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if isinstance(value, str):
             return _parse_for_column(parse_timestamp, value, typ, column)
         raise _assign_error(value, typ, column)
+    if kind in ("TIME", "UUID"):
+        if isinstance(value, str):
+            return _parse_for_column(PARSERS[kind], value, typ, column)
+        if kind == "TIME" and isinstance(value, dt.time) and value.tzinfo is None:
+            return value
+        if kind == "UUID" and isinstance(value, uuid.UUID):
+            return value
+        raise _assign_error(value, typ, column)
     return value  # NULL type: no constraint
+
+
+def parse_time(text: str) -> dt.time:
+    try:
+        value = dt.time.fromisoformat(text.strip())
+    except ValueError:
+        raise DataError(f'invalid input syntax for type TIME: "{text}"') from None
+    if value.tzinfo is not None:
+        raise DataError(f'TIME is without time zone: "{text}"')
+    return value
+
+
+def parse_uuid(text: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        raise DataError(f'invalid input syntax for type UUID: "{text}"') from None
+
+
+PARSERS = {"TIME": parse_time, "UUID": parse_uuid}
 
 
 def _parse_for_column(parse, value: str, typ: SqlType, column: str):
@@ -437,6 +477,20 @@ def cast(value: object, typ: SqlType) -> object:
             return dt.datetime(value.year, value.month, value.day)
         if isinstance(value, str):
             return parse_timestamp(value)
+    elif kind == "TIME":
+        if isinstance(value, str):
+            return parse_time(value)
+        if isinstance(value, dt.datetime):
+            return value.time()
+        if isinstance(value, dt.time):
+            return value
+    elif kind == "UUID":
+        if isinstance(value, str):
+            return parse_uuid(value)
+        if isinstance(value, (bytes, bytearray, memoryview)) and len(value) == 16:
+            return uuid.UUID(bytes=bytes(value))
+        if isinstance(value, uuid.UUID):
+            return value
     elif kind == "NULL":
         return value
     raise _cast_error(value, typ)

@@ -13,6 +13,7 @@ import calendar
 import datetime as dt
 import hashlib
 import re
+import uuid
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -377,3 +378,7 @@ for _algo in ("sha224", "sha256", "sha384", "sha512"):
     register(_algo, 1, 1, lambda v, a=_algo: hashlib.new(a, _bytes(v)).digest(), BYTES, (TEXT_OR_BYTES,))
 register("encode", 2, 2, encode, TEXT, (frozenset({"BYTES"}), TEXTS))
 register("decode", 2, 2, decode, BYTES, (TEXTS,))
+
+
+# -- UUIDs
+register("gen_random_uuid uuid_generate_v4 uuid", 0, 0, uuid.uuid4, SqlType("UUID"), volatile=True)
