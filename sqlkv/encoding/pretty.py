@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
+from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.keys import decode_uvarint, decode_value
 from sqlkv.errors import CorruptionError
 from sqlkv.storage.kv import prefix_end
@@ -57,7 +58,7 @@ def _render(value: object) -> str:
         return _render_bytes(bytes(value))
     if isinstance(value, datetime.datetime):
         return value.isoformat(sep=" ")
-    if isinstance(value, (int, Decimal, datetime.date, datetime.time, uuid.UUID)):
+    if isinstance(value, (int, Decimal, datetime.date, datetime.time, uuid.UUID, Interval)):
         return str(value)
     return repr(value)
 

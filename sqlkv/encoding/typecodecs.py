@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from sqlkv.encoding import extended
 from sqlkv.encoding import markers as M
+from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.scalars import (
     decode_date,
     decode_decimal,
@@ -197,10 +198,12 @@ ASC_ENCODERS[datetime.time] = extended.time_asc  # type: ignore[assignment]
 ASC_ENCODERS[uuid.UUID] = extended.uuid_asc  # type: ignore[assignment]
 DESC_ENCODERS[datetime.time] = extended.time_desc  # type: ignore[assignment]
 DESC_ENCODERS[uuid.UUID] = extended.uuid_desc  # type: ignore[assignment]
+ASC_ENCODERS[Interval] = extended.interval_asc  # type: ignore[assignment]
+DESC_ENCODERS[Interval] = extended.interval_desc  # type: ignore[assignment]
 
 # Checked in this order so that bool wins over int and datetime over date.
 _SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date, datetime.time,
-                   uuid.UUID)
+                   uuid.UUID, Interval)
 
 
 def encoder_for_subclass(value: object, descending: bool) -> Encoder:

@@ -28,6 +28,8 @@ from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE
 
 TIME = SqlType("TIME")
 UUID = SqlType("UUID")
+INTERVAL = SqlType("INTERVAL")
+from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, ProgrammingError
 
 INT_MIN = -(2**63)
@@ -50,6 +52,7 @@ _KIND_BY_AST: dict = {
     _T.TIMESTAMPTZ: "TIMESTAMP",
     _T.TIME: "TIME",  # without time zone
     _T.UUID: "UUID",
+    _T.INTERVAL: "INTERVAL",
 }
 # Names sqlglot keeps as user-defined types but which we know.
 _KIND_BY_NAME = {
@@ -128,6 +131,8 @@ def value_type(v: object) -> SqlType:
         return TIME
     if isinstance(v, uuid.UUID):
         return UUID
+    if isinstance(v, Interval):
+        return INTERVAL
     raise DataError(f"unsupported value of Python type {type(v).__name__}: {v!r}")
 
 
@@ -240,7 +245,7 @@ def to_text(v: object) -> str:
         return v.isoformat(sep=" ")
     if isinstance(v, (dt.date, dt.time)):
         return v.isoformat()
-    if isinstance(v, uuid.UUID):
+    if isinstance(v, (uuid.UUID, Interval)):
         return str(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         try:
@@ -363,9 +368,11 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if isinstance(value, str):
             return _parse_for_column(parse_timestamp, value, typ, column)
         raise _assign_error(value, typ, column)
-    if kind in ("TIME", "UUID"):
+    if kind in ("TIME", "UUID", "INTERVAL"):
         if isinstance(value, str):
             return _parse_for_column(PARSERS[kind], value, typ, column)
+        if kind == "INTERVAL" and isinstance(value, Interval):
+            return value
         if kind == "TIME" and isinstance(value, dt.time) and value.tzinfo is None:
             return value
         if kind == "UUID" and isinstance(value, uuid.UUID):
@@ -391,7 +398,15 @@ def parse_uuid(text: str) -> uuid.UUID:
         raise DataError(f'invalid input syntax for type UUID: "{text}"') from None
 
 
-PARSERS = {"TIME": parse_time, "UUID": parse_uuid}
+def parse_interval_text(text: str) -> Interval:
+    from sqlkv.sql.expr.dates import parse_interval
+    try:
+        return parse_interval(text)
+    except ProgrammingError as e:
+        raise DataError(str(e)) from None
+
+
+PARSERS = {"TIME": parse_time, "UUID": parse_uuid, "INTERVAL": parse_interval_text}
 
 
 def _parse_for_column(parse, value: str, typ: SqlType, column: str):
@@ -483,6 +498,11 @@ def cast(value: object, typ: SqlType) -> object:
         if isinstance(value, dt.datetime):
             return value.time()
         if isinstance(value, dt.time):
+            return value
+    elif kind == "INTERVAL":
+        if isinstance(value, str):
+            return parse_interval_text(value)
+        if isinstance(value, Interval):
             return value
     elif kind == "UUID":
         if isinstance(value, str):

@@ -11,6 +11,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from sqlkv.encoding.interval import Interval
+
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
@@ -43,6 +45,8 @@ dates = st.dates()
 datetimes = st.datetimes()  # naive
 bools = st.booleans()
 times = st.times() | st.sampled_from([datetime.time(0), datetime.time(23, 59, 59, 999999), datetime.time(12)])  # naive
+intervals = st.builds(Interval, st.integers(-10**6, 10**6), st.integers(-10**7, 10**7),
+                      st.integers(-(10**15), 10**15)) | st.sampled_from([Interval(1), Interval(0, 30), Interval()])
 uuids = st.uuids() | st.sampled_from([uuid.UUID(int=0), uuid.UUID(int=(1 << 128) - 1), uuid.UUID(int=255)])
 
 TYPES: dict[str, st.SearchStrategy[Any]] = {
@@ -56,6 +60,7 @@ TYPES: dict[str, st.SearchStrategy[Any]] = {
     "datetime": datetimes,
     "time": times,
     "uuid": uuids,
+    "interval": intervals,
 }
 
 

@@ -65,3 +65,31 @@ def test_errors(u, sql, error, text):
     with pytest.raises(error, match=text):
         rows(u, sql)
     assert rows(u, "SELECT count(*) FROM u") == [(4,)]
+
+
+def test_interval_columns(s):
+    from sqlkv.sql.expr.dates import Interval
+
+    s.execute("CREATE TABLE iv (k INT PRIMARY KEY, d INTERVAL, INDEX (d))")
+    s.execute("INSERT INTO iv VALUES (1, INTERVAL '1 month'), (2, '30 days'), (3, '-2 hours'), (4, NULL), "
+              "(5, '1 year 2 mons 3 days 04:05:06.5')")
+    # ordered by length (a month = 30 days), then months, then days (CockroachDB's order)
+    assert [k for k, in rows(s, "SELECT k FROM iv ORDER BY d")] == [4, 3, 2, 1, 5]
+    assert rows(s, "SELECT k FROM iv WHERE d > '29 days' ORDER BY k") == [(1,), (2,), (5,)]
+    plan = "\n".join(r[0] for r in rows(s, "EXPLAIN SELECT k FROM iv WHERE d > '29 days'"))
+    assert "iv@iv_d_idx" in plan and "widened" not in plan
+    assert rows(s, "SELECT d, CAST(d AS TEXT) FROM iv WHERE k = 5") == [
+        (Interval(14, 3, (4 * 3600 + 5 * 60 + 6) * 10**6 + 500000), "1 year 2 mons 3 days 04:05:06.500000")]
+    assert rows(s, "SELECT TIMESTAMP '2024-01-31' + d FROM iv WHERE k = 1") == [(dt.datetime(2024, 2, 29),)]
+    assert rows(s, "SELECT INTERVAL '1 day' < INTERVAL '2 days', INTERVAL '1 month' = INTERVAL '30 days', "
+                   "greatest(INTERVAL '1 month', INTERVAL '30 days')") == [(True, False, Interval(1))]
+    with pytest.raises(DataError, match='column "d" of type INTERVAL'):
+        s.execute("INSERT INTO iv VALUES (6, 'nonsense')")
+
+
+def test_interval_row_values_round_trip():
+    from sqlkv.encoding.values import decode_row_value, encode_row_value
+    from sqlkv.sql.expr.dates import Interval
+
+    row = {2: Interval(-3, 40, -1), 3: Interval(2**40, -(2**40), 2**62)}
+    assert decode_row_value(encode_row_value(row)) == row

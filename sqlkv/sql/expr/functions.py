@@ -330,14 +330,6 @@ def _call_error(name: str, args: list, e: Exception) -> Exception:
     return ProgrammingError(f"function {name}({kinds}) does not exist")
 
 
-def _extremum_key(v: object) -> object:
-    """INTERVALs compare by length, a month counting 30 days (PostgreSQL); others as they are."""
-    from sqlkv.sql.expr.dates import Interval
-    if isinstance(v, Interval):
-        return (v.months * 30 + v.days) * 86_400_000_000 + v.micros
-    return v
-
-
 def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled:
     """greatest/least ignore NULLs (PostgreSQL); multi-argument max/min return NULL if any is NULL (SQLite)."""
     fns, typ = unify(parts, name, for_compare=False)
@@ -345,7 +337,7 @@ def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled
 
     def pick(values: list) -> object:
         try:
-            return builtin(values, key=_extremum_key)
+            return builtin(values)
         except TypeError:  # operands whose types were unknown until now turned out incompatible
             raise _call_error(name, values, TypeError()) from None
 

@@ -21,7 +21,7 @@ from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, cast, common_type, type_name
 
-INTERVAL = SqlType("INTERVAL")  # expression-only type of INTERVAL literals and timestamp differences
+from sqlkv.sql.types import INTERVAL  # noqa: E402  (INTERVAL literals, timestamp differences, columns)
 
 # Value categories: values of one category compare with each other.
 _CATEGORY = {
@@ -71,7 +71,7 @@ def coerce_fn(fn: RowFn, target: SqlType, op: str) -> RowFn:
             return v
         if tk == "TIMESTAMP" and k == "DATE":
             return to_timestamp(v)
-        if k == "TEXT" and tk in ("DATE", "TIMESTAMP", "TIME", "UUID"):
+        if k == "TEXT" and tk in ("DATE", "TIMESTAMP", "TIME", "UUID", "INTERVAL"):
             return cast(v, target)
         if tk == "DATE" and k == "TIMESTAMP":
             return v
