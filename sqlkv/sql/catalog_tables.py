@@ -3,7 +3,8 @@
 ``SELECT * FROM sqlkv_internal.namespace`` scans the namespace system table (ID 1:
 ``/Table/1/1/<name>`` -> the descriptor id) of the statement's transaction;
 ``sqlkv_internal.descriptors`` scans the descriptor table (ID 2: ``/Table/2/1/<id>`` -> the
-msgpack descriptor, shown as JSON); ``sqlkv_internal.create_statements`` renders each table or
+msgpack descriptor, shown as JSON); ``sqlkv_internal.sequences`` the counters of ID 3 (the
+descriptor id allocator); ``sqlkv_internal.create_statements`` renders each table or
 view as the CREATE statement that makes it again (what ``SHOW CREATE TABLE t`` selects). They
 are virtual tables (`sqlkv.sql.virtual`): nothing is stored, the rows come from the KV store when
 the scan runs, and writing to them is refused like any virtual table.
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 
 import msgpack
 
-from sqlkv.catalog.catalog import DESCRIPTOR_TABLE_ID, NAMESPACE_TABLE_ID
+from sqlkv.catalog.catalog import DESCRIPTOR_TABLE_ID, NAMESPACE_TABLE_ID, SEQUENCE_TABLE_ID
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor, ViewDescriptor
 from sqlkv.encoding.keys import decode_value, index_prefix
 from sqlkv.encoding.pretty import pretty_key
@@ -29,6 +30,7 @@ SCHEMAS = {
     "sqlkv_internal.namespace": [("name", TEXT), ("id", INT), ("key", TEXT)],
     "sqlkv_internal.descriptors": [("id", INT), ("name", TEXT), ("kind", TEXT), ("descriptor", TEXT), ("key", TEXT)],
     "sqlkv_internal.create_statements": [("table_name", TEXT), ("kind", TEXT), ("create_statement", TEXT)],
+    "sqlkv_internal.sequences": [("name", TEXT), ("value", TEXT), ("key", TEXT)],
 }
 
 
@@ -59,6 +61,13 @@ def descriptor_rows(catalog, only: str | None = None) -> Iterator[tuple]:
         yield (desc_id, name, kind, json.dumps(data, sort_keys=True, default=_json_default), pretty_key(key))
 
 
+def sequence_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    """The counters of system table 3 (the descriptor id allocator, ...), values as JSON."""
+    for key, name, value in _system_rows(catalog, SEQUENCE_TABLE_ID):
+        if only is None or name == only:
+            yield (str(name), json.dumps(value, default=_json_default), pretty_key(key))
+
+
 def _json_default(v: object) -> object:
     if isinstance(v, bytes):
         return v.hex()
@@ -79,6 +88,7 @@ PRODUCERS = {
     "sqlkv_internal.namespace": namespace_rows,
     "sqlkv_internal.descriptors": descriptor_rows,
     "sqlkv_internal.create_statements": create_statement_rows,
+    "sqlkv_internal.sequences": sequence_rows,
 }
 
 _PLAIN = re.compile(r"[a-z_][a-z0-9_]*")

@@ -80,6 +80,12 @@ def test_namespace_and_descriptors_read_the_system_tables(db):
                     "ON d.id = n.id WHERE n.name = 'users'") == [("users",)]
 
 
+def test_sequences_table_shows_the_id_allocator(db):
+    ((name, value, key),) = rows(db, "SELECT name, value, key FROM sqlkv_internal.sequences")
+    top = max(i for _, i, _ in rows(db, "SELECT * FROM sqlkv_internal.namespace"))
+    assert (name, int(value), key) == ("descriptor_id", top + 1, '/Table/3/1/"descriptor_id"')
+
+
 def test_catalog_tables_are_read_only_and_transactional(db):
     with pytest.raises(ProgrammingError, match="cannot modify virtual table"):
         db.execute("INSERT INTO sqlkv_internal.namespace VALUES ('x', 1, 'y')")
