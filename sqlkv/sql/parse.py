@@ -184,6 +184,11 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         stmt.sql = text
         stmt.shows = (show.table, show.views_too) if show.table is not None else None
         return stmt
+    if w0 == "SET":
+        raise NotSupportedError(
+            f"SET {' '.join(t.text for t in toks[1:3])} is not supported: sqlkv has no session variables yet "
+            "(TIMESTAMPTZ values are stored and returned in UTC; there is no session time zone)")
+    _refuse_time_travel(toks)
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
     if w0 == "EXPLAIN":
@@ -201,6 +206,15 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         analyze = bool(m and m.group(1))
         return ParsedStatement("EXPLAIN", text, explain_analyze=analyze, inner=inner, param_count=inner.param_count)
     return _parse_sql(text, toks)
+
+
+def _refuse_time_travel(toks: list[Token]) -> None:
+    """``AS OF SYSTEM TIME``: a clear refusal instead of a syntax error (no old versions are kept)."""
+    words = [token_word(t) for t in toks]
+    for i in range(len(words) - 3):
+        if words[i : i + 4] == ["AS", "OF", "SYSTEM", "TIME"]:
+            raise NotSupportedError("AS OF SYSTEM TIME is not supported: no retention window (gc_ttl) keeps "
+                                    "the older versions of keys readable")
 
 
 def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:

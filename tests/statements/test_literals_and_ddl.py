@@ -56,3 +56,17 @@ def test_create_table_if_not_exists_with_index(s):
     s.execute('CREATE TABLE IF NOT EXISTS "Q" (k INT PRIMARY KEY, v INT, INDEX (v))')
     s.execute('CREATE TABLE IF NOT EXISTS "Q" (k INT PRIMARY KEY, v INT, INDEX (v))')
     assert [r[0] for r in _indexes(s, "Q")] == ["Q_v_idx"]
+
+
+@pytest.mark.parametrize("sql, text", [
+    ("SELECT * FROM t AS OF SYSTEM TIME '-5s'", "AS OF SYSTEM TIME is not supported"),
+    ("SET TIME ZONE 'UTC'", "SET TIME ZONE is not supported"),
+    ("SET timezone = 'Europe/Paris'", "session variables"),
+    ("CREATE TEMP TABLE x (k INT)", "TEMP"),
+])
+def test_refused_clearly(s, sql, text):
+    from sqlkv.errors import NotSupportedError
+
+    s.execute("CREATE TABLE t (k INT PRIMARY KEY)")
+    with pytest.raises(NotSupportedError, match=text):
+        s.execute(sql)
