@@ -73,6 +73,7 @@ def test_format(s):
     "SELECT printf('%s and %d', 'only')",
     "SELECT printf('%e %g %X %o', 12345.678, 0.0001, 3054, 8)",
     "SELECT printf('%q', 'it''s')",
+    "SELECT printf('%*d|%-*d|%.*f', 5, 3, 4, 7, 2, 3.14159)",
 ])
 def test_printf_matches_sqlite(sql):
     Pair().check(sql)
@@ -119,6 +120,7 @@ def test_hashes_and_encodings(s):
                    r"decode('AP8=', 'base64'), decode('\000a\\', 'escape')")
     assert r == (hashlib.md5(b"abc").hexdigest(), hashlib.sha256(b"abc").digest(), hashlib.md5(b"\0").hexdigest(),
                  "00ff5c41", "AP9cQQ==", r"\000\377\\A", b"\x00\xff", b"\x00\xff", b"\x00a\\")
+    assert rows(s, "SELECT encode('text', 'hex')") == [("74657874",)]  # text is encoded as UTF-8
     with pytest.raises(DataError, match="unrecognized encoding"):
         rows(s, "SELECT encode(x'00', 'rot13')")
     with pytest.raises(DataError, match="invalid hex data"):

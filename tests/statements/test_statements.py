@@ -43,6 +43,8 @@ def test_values_order_by_and_limit(s):
 def test_values_rows_must_have_one_width(s):
     with pytest.raises(ProgrammingError, match="same length"):
         rows(s, "VALUES (1, 2), (3)")
+    with pytest.raises(ProgrammingError, match="at least one value"):
+        rows(s, "VALUES ()")
 
 
 def test_insert_select_fills_defaults(pair):

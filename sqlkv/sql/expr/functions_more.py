@@ -89,7 +89,7 @@ def sql_format(fmt: str, *args: object) -> str:
     return "".join(out)
 
 
-_PRINTF_SPEC = re.compile(r"%([-+ 0#,]*)(\d+)?(?:\.(\d+))?([diuxXofeEgGcsqQ%])")
+_PRINTF_SPEC = re.compile(r"%([-+ 0#,]*)(\d+|\*)?(?:\.(\d+|\*))?([diuxXofeEgGcsqQ%])")
 
 
 def sql_printf(fmt: str, *args: object) -> str:
@@ -104,6 +104,12 @@ def sql_printf(fmt: str, *args: object) -> str:
         if conv == "%":
             out.append("%")
             continue
+        if width == "*":  # the width (then the precision) come from the arguments, as in C
+            width = str(_printf_number(next(it, None), int))
+            if width.startswith("-"):
+                flags, width = flags + "-", width[1:]
+        if prec == "*":
+            prec = str(max(_printf_number(next(it, None), int), 0))
         v = next(it, None)
         spec = "%" + flags.replace(",", "") + (width or "") + (f".{prec}" if prec is not None else "")
         if conv in "diu":
@@ -376,7 +382,7 @@ def _unescape(text: str) -> bytes:
 register("md5", 1, 1, lambda v: hashlib.md5(_bytes(v)).hexdigest(), TEXT, (TEXT_OR_BYTES,))
 for _algo in ("sha224", "sha256", "sha384", "sha512"):
     register(_algo, 1, 1, lambda v, a=_algo: hashlib.new(a, _bytes(v)).digest(), BYTES, (TEXT_OR_BYTES,))
-register("encode", 2, 2, encode, TEXT, (frozenset({"BYTES"}), TEXTS))
+register("encode", 2, 2, lambda data, fmt: encode(_bytes(data), fmt), TEXT, (TEXT_OR_BYTES, TEXTS))
 register("decode", 2, 2, decode, BYTES, (TEXTS,))
 
 

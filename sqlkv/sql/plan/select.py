@@ -151,6 +151,8 @@ class QueryPlanner(SourcePlanning):
             items = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
             if width is None:
                 width = len(items)
+                if not width:
+                    raise ProgrammingError("syntax error: a VALUES row needs at least one value")
             elif len(items) != width:
                 raise ProgrammingError("VALUES lists must all be the same length")
             rows.append([self.expr(e, scope) for e in items])
