@@ -14,6 +14,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.parse_edits import Edit, original_offset
 
+
 def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
     """A syntax error carrying ``line``/``col`` (1-based) of ``offset`` in the user's text."""
     line = sql.count("\n", 0, offset) + 1

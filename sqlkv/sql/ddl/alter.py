@@ -7,16 +7,16 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.errors import IntegrityError, NotSupportedError, ProgrammingError
+from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Scope
 from sqlkv.sql.ddl.indexes import table_rows
 from sqlkv.sql.ddl.names import check_index_name, copy_table, ident, new_name, qualified_name, refuse_virtual
-from sqlkv.sql.ddl.tables import column_def, TableBuilder, validate_expressions
+from sqlkv.sql.ddl.tables import TableBuilder, column_def, validate_expressions
 from sqlkv.sql.ddl.views import refuse_drop_options
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.writer import RowWriter
-from sqlkv.sql.types import assign_cast
 
 # -- ALTER TABLE -------------------------------------------------------------------------------
 

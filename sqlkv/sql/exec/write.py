@@ -15,9 +15,10 @@ from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.errors import IntegrityError
+from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.types import assign_cast, int_limit
+from sqlkv.sql.types import int_limit
 
 RowFn = Callable[[tuple], Any]
 

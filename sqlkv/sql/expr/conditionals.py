@@ -28,7 +28,8 @@ from sqlkv.sql.expr.operators import (
     logic_or,
     unify,
 )
-from sqlkv.sql.types import BOOL, NULLTYPE, cast, fit_decimal, to_text, type_from_ast
+from sqlkv.sql.casts import cast, to_text
+from sqlkv.sql.types import BOOL, NULLTYPE, fit_decimal, type_from_ast
 
 
 @handles(exp.NullSafeEQ, exp.NullSafeNEQ)

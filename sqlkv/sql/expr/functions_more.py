@@ -23,7 +23,8 @@ from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.functions import ANY, INTS, NUMS, TEMPORAL, TEXT_OR_BYTES, TEXTS, register
 from sqlkv.sql.expr.operators import INTERVAL
 from sqlkv.sql.expr.temporal import statement_time
-from sqlkv.sql.types import BYTES, DATE, TEXT, TIMESTAMP, SqlType, cast, parse_timestamp, to_text
+from sqlkv.sql.casts import cast, parse_timestamp, to_text
+from sqlkv.sql.types import BYTES, DATE, TEXT, TIMESTAMP, SqlType
 
 
 def _no_array(name: str):

@@ -35,7 +35,7 @@ from sqlkv.sql.exec.relational import Filter, Limit, Sort, SortKey, Values, With
 from sqlkv.sql.exec.setops import SetOp
 from sqlkv.sql.expr import compile_expr, compile_predicate, infer_type
 from sqlkv.sql.plan.joins import and_predicates
-from sqlkv.sql.plan.names import int_literal, LazySql
+from sqlkv.sql.plan.names import LazySql, int_literal
 from sqlkv.sql.plan.select_body import SelectBuilder
 from sqlkv.sql.plan.sources import CteDef, SourcePlanning
 

@@ -25,6 +25,7 @@ from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.plan.joins import JoinSpec, Source
 from sqlkv.sql.plan.names import ident_name
 
+
 @dataclass
 class CteDef:
     name: str

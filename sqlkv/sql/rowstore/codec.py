@@ -29,6 +29,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.storage.kv import prefix_end
 
+
 @dataclass
 class FamilyLayout:
     id: int
