@@ -90,6 +90,9 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 @handles(exp.In)
 def _in(c: Compiler, node: exp.In) -> Compiled:
     if row_items(node.this) is not None:
+        if node.args.get("query") is not None:
+            from sqlkv.sql.expr.subquery import compile_row_in_subquery
+            return compile_row_in_subquery(c, row_items(node.this), node.args["query"])
         return c.compile(rewrite_row_in(node))
     if node.args.get("query") is not None:
         return compile_in_subquery(c, node)

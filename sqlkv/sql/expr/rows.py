@@ -79,8 +79,6 @@ def rewrite_row_comparison(node: exp.Binary) -> exp.Expression:
 
 def rewrite_row_in(node: exp.In) -> exp.Expression:
     """``(a, b) IN ((1, 2), (3, 4))`` as the OR of row equalities."""
-    if node.args.get("query") is not None:
-        raise NotSupportedError("row IN (SELECT ...) is not supported")
     items = node.expressions
     if len(items) == 1 and isinstance(items[0], exp.Paren):  # (a, b) IN ((1, 2)) parses as a Paren
         items = [items[0].this]
