@@ -72,6 +72,19 @@ def test_update_from_with_several_matches_updates_each_row_once(s):
     assert rows(s, "SELECT * FROM t ORDER BY k") == [(1, 15), (2, 25)]
 
 
+def test_returning_sees_the_from_tables(s):
+    s.execute("CREATE TABLE t (k INT PRIMARY KEY, v INT)")
+    s.execute("CREATE TABLE u (k INT PRIMARY KEY, w INT)")
+    s.execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+    s.execute("INSERT INTO u VALUES (1, 100), (2, 200)")
+    assert sorted(rows(s, "UPDATE t SET v = u.w + 1 FROM u WHERE u.k = t.k RETURNING t.k, t.v, u.w, u.*")) == [
+        (1, 101, 100, 1, 100), (2, 201, 200, 2, 200)]
+    assert rows(s, "DELETE FROM t AS z USING u WHERE u.k = z.k AND u.w > 150 RETURNING z.*, u.w") == [(2, 201, 200)]
+    with pytest.raises(ProgrammingError, match='missing FROM-clause entry for table "x"'):
+        s.execute("UPDATE t SET v = 1 RETURNING x.*")
+    assert rows(s, "SELECT * FROM t") == [(1, 101)]
+
+
 def test_delete_using(s):
     s.execute("CREATE TABLE t (k INT PRIMARY KEY, v INT)")
     s.execute("CREATE TABLE u (k INT PRIMARY KEY, w INT)")

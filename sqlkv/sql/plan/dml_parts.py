@@ -65,14 +65,28 @@ def column_defaults(table: TableDescriptor, env) -> Defaults:
     return Defaults(table, fns)
 
 
-def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, env) -> Returning:
-    """RETURNING expressions compiled against the table's row (``*`` expands to the columns)."""
+def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, env,
+              scope: Scope | None = None) -> Returning:
+    """RETURNING expressions compiled against the table's row (``*`` expands to the columns), or
+    against ``scope`` -- the target row followed by UPDATE ... FROM's other tables' columns."""
     if node is None:
         return Returning()
-    scope = Scope(table_scope(table, alias))
+    scope = scope or Scope(table_scope(table, alias))
     cols: list[Column] = []
     fns: list[Any] = []
     for e in node.expressions:
+        qualifier = e.table if isinstance(e, exp.Column) and isinstance(e.this, exp.Star) else ""
+        if qualifier and qualifier.lower() not in (alias.lower(), table.name.lower()):
+            # u.* of UPDATE ... FROM u: that table's columns from the joined row
+            width = len(table.columns)
+            found = [(i, c) for i, c in enumerate(scope.columns[width:], width)
+                     if (c.table or "").lower() == qualifier.lower() and not c.hidden]
+            if not found:
+                raise ProgrammingError(f'missing FROM-clause entry for table "{qualifier}"')
+            for i, c in found:
+                cols.append(Column(c.name, c.table, c.type))
+                fns.append(lambda r, i=i: r[i])
+            continue
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
             for i, c in enumerate(table.columns):
                 if not c.hidden:

@@ -48,15 +48,18 @@ def plan_update(ast: exp.Update, catalog, env) -> Update:
     table, alias, scope, source = _target_rows(ast, catalog, env)
     sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env), alias)
     checker = row_checker(table, alias, env)
-    op = Update(table, source, sets, checker, returning(ast.args.get("returning"), table, alias, env))
-    op.joined = bool(_other_tables(ast))
+    joined = bool(_other_tables(ast))
+    ret = returning(ast.args.get("returning"), table, alias, env, scope if joined else None)
+    op = Update(table, source, sets, checker, ret)
+    op.joined = joined
     return op
 
 
 def plan_delete(ast: exp.Delete, catalog, env) -> Delete:
-    table, alias, _scope, source = _target_rows(ast, catalog, env)
-    op = Delete(table, source, returning(ast.args.get("returning"), table, alias, env))
-    op.joined = bool(_other_tables(ast))
+    table, alias, scope, source = _target_rows(ast, catalog, env)
+    joined = bool(_other_tables(ast))
+    op = Delete(table, source, returning(ast.args.get("returning"), table, alias, env, scope if joined else None))
+    op.joined = joined
     return op
 
 
