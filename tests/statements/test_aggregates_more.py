@@ -68,6 +68,8 @@ def test_concat_agg(a):
     ("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) FROM a", DataError, "needs numbers"),
     ("SELECT mode(k) WITHIN GROUP (ORDER BY k) FROM a", ProgrammingError, "takes 0 arguments"),
     ("SELECT string_agg(DISTINCT s, ',' ORDER BY k) FROM a", ProgrammingError, "must appear in the argument list"),
+    ("SELECT sum(k) FILTER (WHERE k > 1) OVER () FROM a", NotSupportedError, "on a window function"),
+    ("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY k) OVER () FROM a", NotSupportedError, "window function"),
 ])
 def test_aggregate_errors(a, sql, error, text):
     with pytest.raises(error, match=text):

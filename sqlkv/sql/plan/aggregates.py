@@ -64,6 +64,8 @@ def contains_aggregate(node: exp.Expression) -> bool:
     while stack:
         n = stack.pop()
         if isinstance(n, exp.Window):
+            if isinstance(n.this, (exp.Filter, exp.WithinGroup)):
+                raise NotSupportedError("FILTER / WITHIN GROUP on a window function is not supported")
             # the window's function is not a plain aggregate, but its arguments may be
             stack.extend(a for a in n.iter_expressions() if a is not n.this)
             stack.extend(n.this.iter_expressions())
