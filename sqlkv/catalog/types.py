@@ -15,12 +15,14 @@ class SqlType:
     """A SQL type. ``kind`` is one of INT FLOAT DECIMAL TEXT BOOL BYTES DATE TIMESTAMP NULL."""
 
     kind: str
-    width: int | None = None  # VARCHAR(n)/CHAR(n): maximum length in characters
+    width: int | None = None  # VARCHAR(n)/CHAR(n): maximum length in characters; INT2/INT4: bits
     precision: int | None = None  # DECIMAL(p, s): total digits
     scale: int | None = None  # DECIMAL(p, s): digits after the point
     fixed: bool = False  # CHAR(n): same storage as VARCHAR(n); see grammar-notes/expressions.md
 
     def sql(self) -> str:
+        if self.kind == "INT" and self.width is not None:
+            return f"INT{self.width // 8}"
         if self.kind == "TEXT" and self.width is not None:
             return f"{'CHAR' if self.fixed else 'VARCHAR'}({self.width})"
         if self.kind == "DECIMAL" and self.precision is not None:

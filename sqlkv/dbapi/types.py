@@ -5,13 +5,15 @@ A column of type ``VARCHAR(20)`` reaches a driver user as the description entry
 string, and it compares equal to the type object that covers it (``STRING == "TEXT"``), which
 is all PEP 249 promises about type codes. Parameters go the other way: `adapt_parameter`
 checks each bound value and turns the few Python types sqlkv does not store as such
-(``bytearray``, ``memoryview``) into ones it does; a ``datetime.time`` is refused (no TIME type).
+(``bytearray``, ``memoryview``) into ones it does; a timezone-aware ``datetime.time`` is refused (TIME
+is without time zone); ``uuid.UUID`` binds as UUID.
 """
 
 from __future__ import annotations
 
 import datetime
 import time
+import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -69,16 +71,16 @@ class DBAPITypeObject:
         return f"<sqlkv type {self.name}: {', '.join(sorted(self.kinds))}>"
 
 
-STRING = DBAPITypeObject("STRING", "TEXT")
+STRING = DBAPITypeObject("STRING", "TEXT", "UUID")
 BINARY = DBAPITypeObject("BINARY", "BYTES")
 NUMBER = DBAPITypeObject("NUMBER", "INT", "FLOAT", "DECIMAL", "BOOL")
-DATETIME = DBAPITypeObject("DATETIME", "DATE", "TIMESTAMP")
+DATETIME = DBAPITypeObject("DATETIME", "DATE", "TIMESTAMP", "TIME")
 # The implicit row id of a table without a primary key is an INT column; ROWID matches the
 # type code the driver gives a column named "rowid" that the SQL layer marks hidden.
 ROWID = DBAPITypeObject("ROWID", "ROWID")
 
 # Python types a bound parameter may have, as the SQL layer receives them.
-_PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime)
+_PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime, uuid.UUID)
 _EXACT_PASS = frozenset((*_PASS_THROUGH, type(None))) - {Decimal}  # a Decimal may be a signaling NaN
 _INT_LOW, _INT_HIGH = -(1 << 63), (1 << 63) - 1
 
@@ -103,11 +105,9 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         return bytes(value)
     where = f"parameter {position}" if isinstance(position, int) else f"parameter :{position}"
     if isinstance(value, datetime.time):
-        # sqlkv has no TIME type; silently storing text would change the value's type behind the caller
-        raise NotSupportedError(
-            f"{where} is a datetime.time, and sqlkv has no TIME type; bind value.isoformat() "
-            "to store the time of day as text"
-        )
+        if value.tzinfo is not None:  # TIME is without time zone: dropping the offset would lie
+            raise NotSupportedError(f"{where} is a timezone-aware datetime.time; TIME is without time zone")
+        return value
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
         "str, bytes, bool, date or datetime"

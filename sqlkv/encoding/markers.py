@@ -16,7 +16,7 @@ type, so only NULL's place matters: first ascending, last descending).
     0x18-0x19   str, desc str
     0x1a-0x1b   date, desc date
     0x1c-0x1d   datetime, desc datetime
-    0x1e-0x1f   reserved
+    0x1e-0x1f   extended types (a tag byte follows: TIME, UUID), ascending, descending
     0x20-0x7f   int, descending (length-in-marker varint, 80 one-byte values)
     0x80-0xfd   int, ascending, and unsigned ids (length-in-marker varint, 110 one-byte values)
     0xfe        reserved
@@ -59,6 +59,8 @@ DATE = 0x1A
 DATE_DESC = 0x1B
 TIMESTAMP = 0x1C
 TIMESTAMP_DESC = 0x1D
+EXTENDED = 0x1E  # then a tag byte: see sqlkv/encoding/extended.py
+EXTENDED_DESC = 0x1F
 
 # Varint families: ``base`` is the lowest marker (8-byte negatives), then 7 more negative
 # lengths, then ``small`` one-byte values, then 8 positive lengths (1..8 payload bytes).
@@ -75,7 +77,7 @@ NULL_DESC = 0xFF
 
 DESCENDING_MARKERS = frozenset(
     [FLOAT_DESC, FLOAT_NAN_DESC, TRUE_DESC, FALSE_DESC, BYTES_DESC, STRING_DESC, DATE_DESC]
-    + [TIMESTAMP_DESC, NULL_DESC]
+    + [TIMESTAMP_DESC, EXTENDED_DESC, NULL_DESC]
     + list(range(DECIMAL_INF_DESC, DECIMAL_NAN_DESC + 1))
     + list(range(INT_DESC_BASE, INT_DESC_MAX_MARKER + 1))
 )

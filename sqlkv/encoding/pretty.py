@@ -19,11 +19,13 @@ incremented (what ``prefix_end`` makes) renders as that key followed by ``/Prefi
 from __future__ import annotations
 
 import datetime
+import uuid
 import json
 import math
 from collections.abc import Callable
 from decimal import Decimal
 
+from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.keys import decode_uvarint, decode_value
 from sqlkv.errors import CorruptionError
 from sqlkv.storage.kv import prefix_end
@@ -56,7 +58,7 @@ def _render(value: object) -> str:
         return _render_bytes(bytes(value))
     if isinstance(value, datetime.datetime):
         return value.isoformat(sep=" ")
-    if isinstance(value, (int, Decimal, datetime.date)):
+    if isinstance(value, (int, Decimal, datetime.date, datetime.time, uuid.UUID, Interval)):
         return str(value)
     return repr(value)
 

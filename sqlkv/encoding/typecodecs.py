@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import datetime
 import struct
+import uuid
 from collections.abc import Callable
 from decimal import Decimal
 
+from sqlkv.encoding import extended
 from sqlkv.encoding import markers as M
+from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.scalars import (
     decode_date,
     decode_decimal,
@@ -191,8 +194,16 @@ DESC_ENCODERS: dict[type, Encoder] = {
     datetime.datetime: _timestamp_desc,
 }  # type: ignore[dict-item]
 
+ASC_ENCODERS[datetime.time] = extended.time_asc  # type: ignore[assignment]
+ASC_ENCODERS[uuid.UUID] = extended.uuid_asc  # type: ignore[assignment]
+DESC_ENCODERS[datetime.time] = extended.time_desc  # type: ignore[assignment]
+DESC_ENCODERS[uuid.UUID] = extended.uuid_desc  # type: ignore[assignment]
+ASC_ENCODERS[Interval] = extended.interval_asc  # type: ignore[assignment]
+DESC_ENCODERS[Interval] = extended.interval_desc  # type: ignore[assignment]
+
 # Checked in this order so that bool wins over int and datetime over date.
-_SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date)
+_SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date, datetime.time,
+                   uuid.UUID, Interval)
 
 
 def encoder_for_subclass(value: object, descending: bool) -> Encoder:
@@ -332,6 +343,7 @@ def _build_tables() -> tuple[list[Decoder | None], list[Decoder | None]]:
     asc[M.STRING], desc[M.STRING_DESC] = decode_str_asc, _dec_str_desc
     asc[M.DATE] = desc[M.DATE_DESC] = decode_date
     asc[M.TIMESTAMP] = desc[M.TIMESTAMP_DESC] = decode_timestamp
+    asc[M.EXTENDED] = desc[M.EXTENDED_DESC] = extended.decode_extended
     for marker in range(M.DECIMAL_NAN, M.DECIMAL_NAN_DESC + 1):
         (desc if marker in M.DESCENDING_MARKERS else asc)[marker] = decode_decimal
     for marker in range(M.INT_BASE, M.INT_MAX_MARKER + 1):

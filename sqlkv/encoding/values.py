@@ -17,6 +17,7 @@ types with these codes and payloads:
     5  time (naive)         ``>q``  microseconds since midnight
     6  timedelta            ``>iii`` days, seconds, microseconds (timedelta's normal form)
     7  UUID                 16 raw bytes
+    8  Interval             ``>qqq`` months, days, microseconds
 
 Packing uses one ``msgpack.Packer`` per thread (a Packer is not reentrant: its ``default`` hook
 runs Python code, during which another thread could otherwise use the same buffer).
@@ -34,6 +35,7 @@ from typing import Any
 
 import msgpack
 
+from sqlkv.encoding.interval import Interval
 from sqlkv.errors import CorruptionError, DataError
 
 EXT_DECIMAL = 1
@@ -43,11 +45,13 @@ EXT_DATETIME_TZ = 4
 EXT_TIME = 5
 EXT_TIMEDELTA = 6
 EXT_UUID = 7
+EXT_INTERVAL = 8
 
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _TWO_I64 = struct.Struct(">qq")
 _THREE_I32 = struct.Struct(">iii")
+_THREE_I64 = struct.Struct(">qqq")
 _EPOCH = datetime.datetime(1, 1, 1)
 # ExtType's __new__ re-checks the code and payload types in Python on every call; the namedtuple
 # constructor `_make` skips that, and our codes and payloads are valid by construction.
@@ -82,6 +86,11 @@ def _to_ext(value: Any) -> msgpack.ExtType:
         return _ext((EXT_TIMEDELTA, packed))
     if t is uuid.UUID:
         return _ext((EXT_UUID, value.bytes))
+    if t is Interval:
+        try:
+            return _ext((EXT_INTERVAL, _THREE_I64.pack(value.months, value.days, value.micros)))
+        except struct.error:
+            raise DataError(f"interval {value} is out of range") from None
     for base in (Decimal, datetime.datetime, datetime.date, datetime.time, uuid.UUID):
         if isinstance(value, base):  # a subclass: store it as its base type
             return _to_ext(_as_base(value, base))
@@ -123,6 +132,8 @@ def _from_ext(code: int, data: bytes) -> object:
             return datetime.timedelta(days, seconds, micros)
         if code == EXT_UUID:
             return uuid.UUID(bytes=data)
+        if code == EXT_INTERVAL:
+            return Interval(*_THREE_I64.unpack(data))
     except (ValueError, OverflowError, struct.error, ArithmeticError) as exc:
         raise CorruptionError(f"corrupt row value: bad ext type {code} payload ({exc})") from None
     raise CorruptionError(f"corrupt row value: unknown ext type {code}")

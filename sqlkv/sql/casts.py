@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import uuid
 from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
 
-from sqlkv.errors import DataError
-from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, fit_decimal, type_name
+from sqlkv.encoding.interval import Interval
+from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
 
 # ---------------------------------------------------------------- parsing text
 
@@ -96,8 +98,10 @@ def to_text(v: object) -> str:
         return str(v)
     if isinstance(v, dt.datetime):
         return v.isoformat(sep=" ")
-    if isinstance(v, dt.date):
+    if isinstance(v, (dt.date, dt.time)):
         return v.isoformat()
+    if isinstance(v, (uuid.UUID, Interval)):
+        return str(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         try:
             return bytes(v).decode("utf-8")
@@ -130,7 +134,7 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
             raise _assign_error(value, typ, column)
         if isinstance(value, int):
             if INT_MIN <= value <= INT_MAX:
-                return value
+                return value if typ.width is None else check_int_width(value, typ, column)
             raise DataError(f'integer out of range for column "{column}"')
         if isinstance(value, Decimal) and value.is_finite() and value.adjusted() > 18:
             # out of range whatever its digits: say so before int() spends minutes on 1E+999999
@@ -180,7 +184,43 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if isinstance(value, str):
             return _parse_for_column(parse_timestamp, value, typ, column)
         raise _assign_error(value, typ, column)
+    if kind in ("TIME", "UUID", "INTERVAL"):
+        if isinstance(value, str):
+            return _parse_for_column(PARSERS[kind], value, typ, column)
+        if kind == "TIME" and isinstance(value, dt.time) and value.tzinfo is None:
+            return value
+        if kind == "UUID" and isinstance(value, uuid.UUID) or kind == "INTERVAL" and isinstance(value, Interval):
+            return value
+        raise _assign_error(value, typ, column)
     return value  # NULL type: no constraint
+
+
+def parse_time(text: str) -> dt.time:
+    try:
+        value = dt.time.fromisoformat(text.strip())
+    except ValueError:
+        raise DataError(f'invalid input syntax for type TIME: "{text}"') from None
+    if value.tzinfo is not None:
+        raise DataError(f'TIME is without time zone: "{text}"')
+    return value
+
+
+def parse_uuid(text: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        raise DataError(f'invalid input syntax for type UUID: "{text}"') from None
+
+
+def parse_interval_text(text: str) -> Interval:
+    from sqlkv.sql.expr.dates import parse_interval
+    try:
+        return parse_interval(text)
+    except ProgrammingError as e:
+        raise DataError(str(e)) from None
+
+
+PARSERS = {"TIME": parse_time, "UUID": parse_uuid, "INTERVAL": parse_interval_text}
 
 
 def _parse_for_column(parse, value: str, typ: SqlType, column: str):
@@ -217,7 +257,7 @@ def cast(value: object, typ: SqlType) -> object:
         return None
     kind = typ.kind
     if kind == "INT":
-        return _cast_int(value)
+        return _cast_int(value) if typ.width is None else check_int_width(_cast_int(value), typ)
     if kind == "FLOAT":
         if isinstance(value, str):
             return parse_float(value)
@@ -266,6 +306,25 @@ def cast(value: object, typ: SqlType) -> object:
             return dt.datetime(value.year, value.month, value.day)
         if isinstance(value, str):
             return parse_timestamp(value)
+    elif kind == "TIME":
+        if isinstance(value, str):
+            return parse_time(value)
+        if isinstance(value, dt.datetime):
+            return value.time()
+        if isinstance(value, dt.time):
+            return value
+    elif kind == "INTERVAL":
+        if isinstance(value, str):
+            return parse_interval_text(value)
+        if isinstance(value, Interval):
+            return value
+    elif kind == "UUID":
+        if isinstance(value, str):
+            return parse_uuid(value)
+        if isinstance(value, (bytes, bytearray, memoryview)) and len(value) == 16:
+            return uuid.UUID(bytes=bytes(value))
+        if isinstance(value, uuid.UUID):
+            return value
     elif kind == "NULL":
         return value
     raise _cast_error(value, typ)

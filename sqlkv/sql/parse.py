@@ -35,6 +35,7 @@ from sqlkv.sql.depth import too_deep
 from sqlkv.sql.headers import label_select_items
 from sqlkv.sql.parse_edits import Edit, apply_edits, cut_storing, cut_table_extras, token_ident, token_word
 from sqlkv.sql.parse_errors import located_error, sqlglot_parse
+from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 
 
 _PARAM_PREFIX = "__p"
@@ -71,6 +72,9 @@ class ParsedStatement:
     storing: list[str] = field(default_factory=list)
     families: list[tuple[str, list[str]]] = field(default_factory=list)
     key_directions: dict[str, bool] = field(default_factory=dict)  # column -> desc, table-level PK/UNIQUE
+    # CREATE TABLE t (..., INDEX i (a), UNIQUE INDEX (b)): cut out, run after as CREATE INDEX texts
+    table_indexes: list[str] = field(default_factory=list)
+    shows: tuple[str, bool] | None = None  # SHOW/DESCRIBE: (relation named, views accepted)
 
 
 def _tokenize(sql: str) -> list[Token]:
@@ -172,6 +176,20 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         if len(rest) != 1:
             raise ProgrammingError("syntax error: expected RELEASE [SAVEPOINT] name")
         return ParsedStatement("RELEASE", text, savepoint=token_ident(rest[0]))
+    if w0 in ("SHOW", "DESCRIBE") or (w0 == "DESC" and len(toks) == 2):
+        from sqlkv.sql.show import show_query
+        if w0 == "SHOW":  # sqlglot's tokenizer keeps the rest of a SHOW as one string
+            toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
+        show = show_query([token_word(t) for t in toks], toks)
+        stmt = _parse_sql(show.sql, _tokenize(show.sql))
+        stmt.sql = text
+        stmt.shows = (show.table, show.views_too) if show.table is not None else None
+        return stmt
+    if w0 == "SET":
+        raise NotSupportedError(
+            f"SET {' '.join(t.text for t in toks[1:3])} is not supported: sqlkv has no session variables yet "
+            "(TIMESTAMPTZ values are stored and returned in UTC; there is no session time zone)")
+    _refuse_time_travel(toks)
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
     if w0 == "EXPLAIN":
@@ -189,6 +207,15 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         analyze = bool(m and m.group(1))
         return ParsedStatement("EXPLAIN", text, explain_analyze=analyze, inner=inner, param_count=inner.param_count)
     return _parse_sql(text, toks)
+
+
+def _refuse_time_travel(toks: list[Token]) -> None:
+    """``AS OF SYSTEM TIME``: a clear refusal instead of a syntax error (no old versions are kept)."""
+    words = [token_word(t) for t in toks]
+    for i in range(len(words) - 3):
+        if words[i : i + 4] == ["AS", "OF", "SYSTEM", "TIME"]:
+            raise NotSupportedError("AS OF SYSTEM TIME is not supported: no retention window (gc_ttl) keeps "
+                                    "the older versions of keys readable")
 
 
 def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
@@ -225,7 +252,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if "INDEX" in words:
             edits.extend(cut_storing(toks, stmt))
         elif "TABLE" in words:
-            edits.extend(cut_table_extras(toks, stmt))
+            edits.extend(cut_table_extras(toks, stmt, text))
     named = False
     n_params = 0
     hex_literals = False
@@ -236,14 +263,24 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             prev is not None
             and tok.token_type == TokenType.STRING
             and prev.token_type == TokenType.VAR
-            and prev.text in ("x", "X")
+            and prev.text in ("x", "X", "b", "B")
             and prev.end + 1 == tok.start
         ):
+            if prev.text in ("b", "B"):  # CockroachDB's b'abc' bytes literal, as its hex digits
+                edits.append(Edit(prev.start, tok.end + 1, f"{_HEX_MARKER}('{bytes_literal(tok.text).hex()}')"))
+                hex_literals = True
+                continue
             edits.append(Edit(prev.start, prev.end + 1, _HEX_MARKER))
             edits.append(Edit(tok.start, tok.start, "("))
             edits.append(Edit(tok.end + 1, tok.end + 1, ")"))
             hex_literals = True
-    for tok in toks:
+    ddl = w0 in ("CREATE", "ALTER")
+    for k, tok in enumerate(toks):
+        if tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
+            edits.append(Edit(tok.start, tok.end + 1, INT4_MARKER))
+        if tok.token_type == TokenType.TILDE and after_operand(toks, k):
+            # PostgreSQL's binary `a ~ 'pattern'` (and `!~`): sqlglot's default dialect reads RLIKE
+            edits.append(Edit(tok.start, tok.end + 1, " RLIKE "))
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
             edits.append(Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
             n_params += 1
@@ -264,6 +301,13 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
+    for node in list(ast.find_all(exp.ToChar)):
+        # to_char(v, fmt): sqlglot's node cannot print its format argument; a plain call can
+        args = [node.this] + ([node.args["format"]] if node.args.get("format") is not None else [])
+        node.replace(exp.Anonymous(this="to_char", expressions=args))
+    for dtype in ast.find_all(exp.DataType):
+        if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
+            dtype.set("kind", "INT4")
     label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
     stmt.ast = ast
     stmt.param_count = n_params
@@ -284,7 +328,7 @@ _KINDS: list[tuple[type, str]] = [
 
 
 def _kind_of(ast: exp.Expression) -> str:
-    if isinstance(ast, exp.Query):
+    if isinstance(ast, (exp.Query, exp.Values)):  # a standalone VALUES list is a query too
         return "SELECT"
     if isinstance(ast, exp.Create):
         kind = str(ast.args.get("kind") or "").upper()

@@ -98,8 +98,9 @@ def cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
     return []
 
 
-def cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
-    """Cut ``FAMILY f (cols)`` elements; record and drop ASC/DESC in table-level key lists."""
+def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -> list[Edit]:
+    """Cut ``FAMILY f (cols)`` and ``[UNIQUE] INDEX`` elements; record and drop ASC/DESC in
+    table-level key lists."""
     edits: list[Edit] = []
     open_i = next((i for i, t in enumerate(toks) if t.token_type == TokenType.L_PAREN), None)
     if open_i is None:
@@ -123,6 +124,12 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
         if not elem:
             continue
         words = [token_word(t) for t in elem]
+        if words[0] == "INDEX" or words[:2] == ["UNIQUE", "INDEX"]:
+            from sqlkv.sql.parse_extras import inline_index
+            stmt.table_indexes.append(inline_index(text, toks, open_i, elem, words[0] == "UNIQUE"))
+            cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
+            edits.append(Edit(cut_start, elem[-1].end + 1, ""))
+            continue
         if words[0] == "FAMILY":
             name_tok = elem[1] if len(elem) > 1 and elem[1].token_type != TokenType.L_PAREN else None
             paren = next(i for i, t in enumerate(elem) if t.token_type == TokenType.L_PAREN)

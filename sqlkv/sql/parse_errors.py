@@ -80,6 +80,10 @@ def describe_parse_error(description: str) -> str:
     if found:
         operand = "an expression" if found.group(1) in ("this", "expression", "expressions") else found.group(1)
         node = found.group(2).upper()
+        cls = getattr(exp, found.group(2), None)
+        if node not in _OPERATORS and isinstance(cls, type) and issubclass(cls, exp.Func):
+            # a function sqlglot knows, called with too few arguments: name it as the user typed
+            return f"missing argument in {cls.sql_names()[0].lower()}()"
         return f"expected {operand} after {_OPERATORS.get(node, node)}"
     return _SQLGLOT_TERMS.get(description, description)
 

@@ -22,8 +22,15 @@ from decimal import Context, Decimal, DivisionByZero, InvalidOperation, MAX_PREC
 
 from sqlglot import exp
 
+import uuid
+
 from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP
+from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, ProgrammingError
+
+TIME = SqlType("TIME")
+UUID = SqlType("UUID")
+INTERVAL = SqlType("INTERVAL")
 
 INT_MIN = -(2**63)
 
@@ -48,12 +55,15 @@ _KIND_BY_AST: dict = {
     _T.TIMESTAMP: "TIMESTAMP", _T.DATETIME: "TIMESTAMP", _T.TIMESTAMPNTZ: "TIMESTAMP",
     # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC (aware inputs are converted)
     _T.TIMESTAMPTZ: "TIMESTAMP",
+    _T.TIME: "TIME",  # without time zone
+    _T.UUID: "UUID",
+    _T.INTERVAL: "INTERVAL",
 }
 
 
 # Names sqlglot keeps as user-defined types but which we know.
 _KIND_BY_NAME = {
-    "BYTES": "BYTES", "SIGNED": "INT", "UNSIGNED": "INT", "INT2": "INT", "INT4": "INT",
+    "BYTES": "BYTES", "SIGNED": "INT", "UNSIGNED": "INT", "INT2": "INT2", "INT4": "INT4",
     "INT8": "INT", "INT64": "INT", "FLOAT4": "FLOAT", "FLOAT8": "FLOAT", "STRING": "TEXT",
     # INT with an auto-assigned value; the DDL layer checks it is the primary key
     "SERIAL": "INT", "BIGSERIAL": "INT", "SMALLSERIAL": "INT", "SERIAL4": "INT", "SERIAL8": "INT",
@@ -86,6 +96,9 @@ def type_from_ast(dt_node: exp.DataType) -> SqlType:
         kind = _KIND_BY_NAME.get(str(dt_node.args.get("kind") or "").upper())
     if kind is None:
         raise ProgrammingError(f'type "{dt_node.sql()}" does not exist or is not supported')
+    if kind in ("INT2", "INT4") or dt_node.this == _T.SMALLINT:
+        # CockroachDB's widths: SMALLINT/INT2 16 bits, INT4 32; INT/INTEGER/BIGINT are 64
+        return SqlType("INT", width=32 if kind == "INT4" else 16)
     params = _type_params(dt_node)
     if kind == "TEXT" and params:
         if params[0] <= 0:
@@ -123,6 +136,12 @@ def value_type(v: object) -> SqlType:
         return TIMESTAMP
     if isinstance(v, dt.date):
         return DATE
+    if isinstance(v, dt.time):
+        return TIME
+    if isinstance(v, uuid.UUID):
+        return UUID
+    if isinstance(v, Interval):
+        return INTERVAL
     raise DataError(f"unsupported value of Python type {type(v).__name__}: {v!r}")
 
 
@@ -138,6 +157,19 @@ def check_int_range(v: int) -> int:
     if INT_MIN <= v <= INT_MAX:
         return v
     raise DataError("integer out of range")
+
+
+def int_limit(typ: SqlType) -> int:
+    """The largest value of an INT type (INT2/INT4 narrower than the 64-bit INT)."""
+    return INT_MAX if typ.width is None else 2 ** (typ.width - 1) - 1
+
+
+def check_int_width(v: int, typ: SqlType, column: str | None = None) -> int:
+    limit = int_limit(typ)
+    if -limit - 1 <= v <= limit:
+        return v
+    where = f' (column "{column}")' if column else ""
+    raise DataError(f"integer out of range for type {typ.sql()}{where}")
 
 
 # ---------------------------------------------------------------- DECIMAL arithmetic

@@ -66,6 +66,13 @@ _SCHEMAS = {
 }
 
 
+def _catalog_tables() -> None:
+    """sqlkv_internal.namespace / descriptors / create_statements (sqlkv/sql/catalog_tables.py)."""
+    from sqlkv.sql import catalog_tables
+    _SCHEMAS.update(catalog_tables.SCHEMAS)
+    _PRODUCERS.update(catalog_tables.PRODUCERS)
+
+
 def virtual_table(name: str, catalog) -> TableDescriptor | None:
     lname = name.lower()
     schema = _SCHEMAS.get(lname)
@@ -155,6 +162,7 @@ _PRODUCERS = {
     "information_schema.views": _views,
     "sqlkv_internal.kv": kv_rows,
 }
+_catalog_tables()
 
 # The figure tables (engine_stats, statement_stats, ...) live in observe.py.
 _SCHEMAS.update(OBSERVE_SCHEMAS)

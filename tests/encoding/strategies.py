@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import math
+import uuid
 from decimal import Decimal
 from functools import cmp_to_key
 from typing import Any
 
 from hypothesis import strategies as st
+
+from sqlkv.encoding.interval import Interval
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -40,6 +44,10 @@ blobs = st.binary(max_size=8) | st.sampled_from([b"", b"\x00", b"\x00\x00", b"\x
 dates = st.dates()
 datetimes = st.datetimes()  # naive
 bools = st.booleans()
+times = st.times() | st.sampled_from([datetime.time(0), datetime.time(23, 59, 59, 999999), datetime.time(12)])  # naive
+intervals = st.builds(Interval, st.integers(-10**6, 10**6), st.integers(-10**7, 10**7),
+                      st.integers(-(10**15), 10**15)) | st.sampled_from([Interval(1), Interval(0, 30), Interval()])
+uuids = st.uuids() | st.sampled_from([uuid.UUID(int=0), uuid.UUID(int=(1 << 128) - 1), uuid.UUID(int=255)])
 
 TYPES: dict[str, st.SearchStrategy[Any]] = {
     "int": ints,
@@ -50,6 +58,9 @@ TYPES: dict[str, st.SearchStrategy[Any]] = {
     "bool": bools,
     "date": dates,
     "datetime": datetimes,
+    "time": times,
+    "uuid": uuids,
+    "interval": intervals,
 }
 
 

@@ -99,7 +99,7 @@ def test_damaged_keys_never_mis_decode(data: bytes) -> None:
 @pytest.mark.parametrize(
     "data, fragment",
     [
-        (b"\x1e", "unknown marker 0x1e"),
+        (b"\x1e", "extended-type marker without a tag"),  # 0x1e: TIME/UUID, a tag must follow
         (b"\x88\xfe", "offset 1: unknown marker 0xfe"),
         (b"\xf7\x01", "truncated integer"),
         (b"\xf6\x05", "non-canonical integer"),  # 5 fits in the marker itself

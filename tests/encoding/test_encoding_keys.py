@@ -135,6 +135,7 @@ def test_out_of_range_int_is_data_error(value: int, descending: bool) -> None:
         {"a": 1},
         "\ud800",
         datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc),
+        datetime.time(1, tzinfo=datetime.timezone.utc),  # TIME is without time zone
     ],
 )
 def test_unencodable_values_are_data_errors(value: object) -> None:
@@ -240,3 +241,27 @@ def test_prefix_end_bounds_exclude_exactly_the_equal_rows(case) -> None:  # type
             assert key < bound
         else:
             assert key >= bound
+
+
+def test_time_and_uuid_layout() -> None:
+    """Extended marker 0x1e/0x1f, a tag byte, then the payload (complemented descending)."""
+    import uuid
+
+    t = datetime.time(13, 5, 6, 789)
+    micros = ((13 * 60 + 5) * 60 + 6) * 1_000_000 + 789
+    assert encode_key([t]) == bytes([0x1E, 0x01]) + micros.to_bytes(5, "big")
+    assert encode_key([t], [True]) == bytes([0x1F, 0x01]) + bytes(b ^ 0xFF for b in micros.to_bytes(5, "big"))
+    u = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    assert encode_key([u]) == bytes([0x1E, 0x02]) + u.bytes
+    assert decode_key(encode_key([u, t], [True, False]))[0] == [u, t]
+
+
+@pytest.mark.parametrize("raw", [
+    bytes([0x1E]), bytes([0x1E, 0x09, 0, 0]), bytes([0x1E, 0x02]) + b"\x00" * 15,
+    bytes([0x1E, 0x01]) + (86_400_000_000).to_bytes(5, "big"),
+])
+def test_corrupt_extended_values_are_reported(raw: bytes) -> None:
+    from sqlkv.errors import CorruptionError
+
+    with pytest.raises(CorruptionError):
+        decode_key(raw)

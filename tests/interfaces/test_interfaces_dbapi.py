@@ -423,13 +423,19 @@ def test_unknown_connect_option_is_refused_for_memory_too(tmp_path) -> None:
     sqlkv.connect(":memory:", memtable_size=1 << 20).close()
 
 
-def test_time_parameter_is_refused_not_turned_into_text() -> None:
+def test_time_and_uuid_parameters_bind_as_their_types() -> None:
+    import uuid
+
     conn = sqlkv.connect(":memory:")
-    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter 1 is a datetime.time.*no TIME type"):
-        conn.execute("SELECT ?", (datetime.time(13, 45),))
-    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter :t is a datetime.time"):
-        conn.execute("SELECT :t", {"t": datetime.time(13, 45)})
-    assert conn.execute("SELECT ?", (datetime.time(13, 45).isoformat(),)).fetchall() == [("13:45:00",)]
+    assert conn.execute("SELECT ?, typeof(?)", (datetime.time(13, 45), datetime.time(1))).fetchall() == [
+        (datetime.time(13, 45), "time")]
+    u = uuid.uuid4()
+    assert conn.execute("SELECT :u, typeof(:u)", {"u": u}).fetchall() == [(u, "uuid")]
+    # TIME is without time zone: an aware time is refused, not silently shifted
+    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter 1 is a timezone-aware datetime.time"):
+        conn.execute("SELECT ?", (datetime.time(13, 45, tzinfo=datetime.timezone.utc),))
+    with pytest.raises(sqlkv.NotSupportedError, match=r"parameter :t is a timezone-aware"):
+        conn.execute("SELECT :t", {"t": datetime.time(13, 45, tzinfo=datetime.timezone.utc)})
 
 
 def test_subclasses_of_storable_types_bind_as_their_base_value() -> None:

@@ -27,7 +27,7 @@ def test_create_table_types_and_if_not_exists(s):
     )
     types = rows(s, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 't'")
     assert dict(types) == {
-        "a": "INT", "b": "INT", "c": "INT", "d": "INT", "e": "FLOAT", "f": "FLOAT", "g": "FLOAT",
+        "a": "INT", "b": "INT", "c": "INT", "d": "INT2", "e": "FLOAT", "f": "FLOAT", "g": "FLOAT",
         "h": "DECIMAL(10,2)", "i": "DECIMAL", "j": "TEXT", "k": "VARCHAR(5)", "l": "CHAR(3)", "m": "BOOL",
         "n": "BYTES", "o": "BYTES", "p": "DATE", "q": "TIMESTAMP",
     }

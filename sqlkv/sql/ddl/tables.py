@@ -12,7 +12,7 @@ from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.ddl.names import check_index_name, ident, new_name, refuse_key_options, refuse_table_properties
 from sqlkv.sql.expr import compile_expr
-from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.parse import ParsedStatement, parse_statement
 from sqlkv.sql.types import INT, is_serial, type_from_ast
 
 # -- CREATE TABLE ------------------------------------------------------------------------------
@@ -114,8 +114,12 @@ def _table_constraint(node: exp.Expression, tb: TableBuilder, directions: dict[s
 def create_table(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     schema = ast.this
+    if ast.expression is not None:  # CREATE TABLE ... AS query
+        from sqlkv.sql.ddl.create_as import create_table_as
+        create_table_as(ast, catalog, env)
+        return
     if not isinstance(schema, exp.Schema):
-        raise NotSupportedError("CREATE TABLE ... AS SELECT is not supported; create the table, then INSERT ... SELECT")
+        raise ProgrammingError("syntax error: CREATE TABLE needs a column list or AS query")
     name = new_name(schema.this, "table")
     refuse_table_properties(ast, name)
     if ast.args.get("replace"):
@@ -171,6 +175,10 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
     table.checks = tb.checks
     validate_expressions(table, env)
     catalog.create(table)
+    if stmt.table_indexes:  # INDEX ... declared inside CREATE TABLE
+        from sqlkv.sql.ddl.indexes import create_index
+        for index_sql in stmt.table_indexes:
+            create_index(parse_statement(index_sql), catalog, env)
 
 
 def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]]) -> None:

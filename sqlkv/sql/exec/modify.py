@@ -38,6 +38,7 @@ class Update(WriteOperator):
         self.checker = checker
         self.returning = returning
         self.columns = returning.columns
+        self.joined = False  # UPDATE ... FROM: source rows are the target row + other tables' columns
 
     def children(self) -> list[Operator]:
         return [self.source]
@@ -48,7 +49,18 @@ class Update(WriteOperator):
     def execute(self, ctx: ExecContext) -> WriteResult:
         touch(ctx, self.table.id)
         finish, apply = self.checker.finish, self.sets.apply
-        changes = [(old, finish(apply(old))) for old in counted(self.source, ctx)]
+        others: dict[tuple, tuple] = {}  # UPDATE ... FROM: target row -> the other tables' columns
+        if self.joined:  # the first joined row of each target row decides
+            width = len(self.table.columns)
+            first: dict[tuple, list] = {}
+            for row in counted(self.source, ctx):
+                old = row[:width]
+                if old not in first:
+                    first[old] = finish(apply(old, row))
+                    others[old] = row[width:]
+            changes = list(first.items())
+        else:
+            changes = [(old, finish(apply(old))) for old in counted(self.source, ctx)]
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
         for old, new in changes:
@@ -57,7 +69,12 @@ class Update(WriteOperator):
         for old, new in changes:
             if old != new:
                 writer.add_changed(old, new)
-        rows = [self.returning.project(n) for _, n in changes] if self.columns is not None else None
+        if self.columns is None:
+            rows = None
+        elif self.joined:  # RETURNING sees the new row and the FROM tables' columns
+            rows = [self.returning.project(tuple(n) + others[o]) for o, n in changes]
+        else:
+            rows = [self.returning.project(n) for _, n in changes]
         return WriteResult(rows, len(changes))
 
 
@@ -68,6 +85,7 @@ class Delete(WriteOperator):
         self.codec = codec_for(table)
         self.returning = returning
         self.columns = returning.columns
+        self.joined = False  # DELETE ... USING: source rows are the target row + other tables' columns
 
     def children(self) -> list[Operator]:
         return [self.source]
@@ -78,11 +96,18 @@ class Delete(WriteOperator):
     def execute(self, ctx: ExecContext) -> WriteResult:
         touch(ctx, self.table.id)
         victims = list(counted(self.source, ctx))  # read all before deleting (see module doc)
+        joined_rows = victims
+        if self.joined:  # DELETE ... USING: each target row once, however many rows it joined
+            width = len(self.table.columns)
+            firsts = {}
+            for row in joined_rows:
+                firsts.setdefault(row[:width], row)
+            victims, joined_rows = list(firsts), list(firsts.values())
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
         for row in victims:
             writer.delete(row)
-        rows = [self.returning.project(r) for r in victims] if self.columns is not None else None
+        rows = [self.returning.project(r) for r in joined_rows] if self.columns is not None else None
         return WriteResult(rows, len(victims))
 
 

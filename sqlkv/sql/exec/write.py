@@ -18,7 +18,7 @@ from sqlkv.errors import IntegrityError
 from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.types import INT_MAX, INT_MIN
+from sqlkv.sql.types import int_limit
 
 RowFn = Callable[[tuple], Any]
 
@@ -54,7 +54,7 @@ _EXACT = {"FLOAT": float, "BOOL": bool, "BYTES": bytes}
 def _exact_type(typ) -> tuple[type | None, int | None]:
     """(Python type stored unchanged, limit): ints are range-checked, texts width-checked."""
     if typ.kind == "INT":
-        return int, INT_MAX
+        return int, int_limit(typ)
     if typ.kind == "TEXT":
         return str, typ.width
     return _EXACT.get(typ.kind), None
@@ -83,7 +83,7 @@ class RowChecker:
                 if limit is None:
                     continue
                 if exact is int:
-                    if INT_MIN <= v <= INT_MAX:
+                    if -limit - 1 <= v <= limit:
                         continue
                 elif len(v) <= limit:
                     continue

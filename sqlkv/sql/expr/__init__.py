@@ -19,7 +19,9 @@ from sqlkv.sql.context import Scope
 from sqlkv.sql.expr import binary as _binary  # noqa: F401  (each module registers
 from sqlkv.sql.expr import conditionals as _conditionals  # noqa: F401
 from sqlkv.sql.expr import functions as _functions  # noqa: F401   its node handlers)
+from sqlkv.sql.expr import functions_more as _functions_more  # noqa: F401
 from sqlkv.sql.expr import matching as _matching  # noqa: F401
+from sqlkv.sql.expr import regex as _regex  # noqa: F401
 from sqlkv.sql.expr import temporal as _temporal  # noqa: F401
 from sqlkv.sql.expr.compile import Compiler, predicate_fn
 from sqlkv.sql.expr.dates import Interval
@@ -38,6 +40,26 @@ def compile_expr(node: exp.Expression, scope: Scope, env: CompileEnv) -> Callabl
 def compile_typed(node: exp.Expression, scope: Scope, env: CompileEnv) -> Compiled:
     """Like `compile_expr`, also giving the static type and the folded value when constant."""
     return Compiler(scope, env).compile(node)
+
+
+def compile_for_column(node: exp.Expression, typ: SqlType, scope: Scope, env: CompileEnv) -> Callable[[tuple], object]:
+    """`compile_expr` for a value stored in a column of type ``typ``: a number literal bound for a
+    DECIMAL column keeps its written digits (``1.50`` stays 1.50, not the float 1.5)."""
+    if typ.kind == "DECIMAL" and _number_literal(node):
+        node = exp.Cast(this=node, to=exp.DataType.build("DECIMAL"))
+    return compile_expr(node, scope, env)
+
+
+def compile_row_subquery(node: exp.Expression, width: int, scope: Scope, env: CompileEnv) -> Callable[[tuple], tuple]:
+    """A closure giving the one row of a subquery with ``width`` columns (``SET (a, b) = (SELECT ...)``)."""
+    from sqlkv.sql.expr.subquery import compile_row_subquery as row_subquery
+    return row_subquery(Compiler(scope, env), node, width)
+
+
+def _number_literal(node: exp.Expression) -> bool:
+    while isinstance(node, (exp.Neg, exp.Paren)):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string
 
 
 def compile_predicate(node: exp.Expression, scope: Scope, env: CompileEnv) -> Callable[[tuple], bool]:
@@ -69,6 +91,8 @@ __all__ = [
     "SubqueryPlanner",
     "compare_values",
     "compile_expr",
+    "compile_for_column",
+    "compile_row_subquery",
     "compile_predicate",
     "compile_typed",
     "eval_constant",

@@ -62,13 +62,19 @@ def _neg(c: Compiler, node: exp.Neg) -> Compiled:
 
 
 def _shift_left(a: int, n: int) -> int:
-    # past 63 places every bit of a 64-bit value is gone (SQLite's rule); without this cap
-    # 1 << 9223372036854775807 asks Python for an exabyte integer
-    return a << n if n < 64 else 0  # (a negative n raises: "negative shift count")
+    return a << _shift_count(n)
 
 
 def _shift_right(a: int, n: int) -> int:
-    return a >> n if n < 64 else (-1 if a < 0 else 0)
+    return a >> _shift_count(n)
+
+
+def _shift_count(n: int) -> int:
+    # CockroachDB's rule: a 64-bit INT shifts by 0..63 places; SQLite's "everything is gone"
+    # (1 << 64 = 0) hid mistakes, and an unchecked count asks Python for an exabyte integer
+    if not 0 <= n <= 63:
+        raise DataError("shift argument out of range")
+    return n
 
 
 _BIT_OPS = {
@@ -93,10 +99,7 @@ def _bitwise(c: Compiler, node: exp.Binary) -> Compiled:
             return None
         if type(a) is not int or type(b) is not int:
             raise ProgrammingError("bitwise operators need INT operands")
-        try:
-            v = op(a, b)
-        except ValueError:  # a negative shift count
-            raise DataError("negative shift count") from None
+        v = op(a, b)
         return ((v + 2**63) % 2**64) - 2**63  # wrap to 64 bits like two's complement
 
     return c.derived(bitwise, SqlType("INT"), [left, right])

@@ -209,6 +209,10 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 @handles(*_COMPARISONS)
 def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
+    from sqlkv.sql.expr import rows
+
+    if rows.is_row_comparison(node):
+        return c.compile(rows.rewrite_row_comparison(node))
     if isinstance(node.expression, (exp.Any, exp.All)):
         return compile_quantified(c, node, op)
     left, right = c.compile(node.this), c.compile(node.expression)

@@ -9,12 +9,15 @@ INT results to FLOAT/DECIMAL when branches mix them.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from sqlglot import exp
 
 from sqlkv.errors import DataError, NotSupportedError
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.rows import rewrite_row_in, row_items
 from sqlkv.sql.expr.subquery import compile_in_subquery
 from sqlkv.sql.expr.operators import (
     INTERVAL,
@@ -26,7 +29,7 @@ from sqlkv.sql.expr.operators import (
     unify,
 )
 from sqlkv.sql.casts import cast, to_text
-from sqlkv.sql.types import BOOL, NULLTYPE, type_from_ast
+from sqlkv.sql.types import BOOL, NULLTYPE, fit_decimal, type_from_ast
 
 
 @handles(exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -86,6 +89,11 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 
 @handles(exp.In)
 def _in(c: Compiler, node: exp.In) -> Compiled:
+    if row_items(node.this) is not None:
+        if node.args.get("query") is not None:
+            from sqlkv.sql.expr.subquery import compile_row_in_subquery
+            return compile_row_in_subquery(c, row_items(node.this), node.args["query"])
+        return c.compile(rewrite_row_in(node))
     if node.args.get("query") is not None:
         return compile_in_subquery(c, node)
     if node.args.get("unnest") is not None or node.args.get("field") is not None:
@@ -226,6 +234,20 @@ def _nullif(c: Compiler, node: exp.Nullif) -> Compiled:
     return c.derived(lambda r: None if equal(r) is True else fa(r), typ, [left, right])
 
 
+def _decimal_literal(node: exp.Expression) -> Decimal | None:
+    negate = False
+    while isinstance(node, (exp.Neg, exp.Paren)):
+        negate ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return None
+    try:
+        d = Decimal(node.this.strip())
+    except ArithmeticError:
+        return None
+    return -d if negate else d
+
+
 @handles(exp.Cast, exp.TryCast)
 def _cast(c: Compiler, node: exp.Cast) -> Compiled:
     to = node.args["to"]
@@ -234,6 +256,10 @@ def _cast(c: Compiler, node: exp.Cast) -> Compiled:
         fn = part.fn
         return c.derived(lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v)), INTERVAL, [part])
     target = type_from_ast(to)
+    if target.kind == "DECIMAL":
+        exact = _decimal_literal(node.this)
+        if exact is not None:  # CAST(1.50 AS DECIMAL): the written digits, not the float's
+            return constant(fit_decimal(exact, target, "value"), target)
     part = c.compile(node.this)
     fn = part.fn
     if part.type == target:

@@ -3,7 +3,8 @@
 ``created + INTERVAL '1 month'`` compiles the literal through `parse_interval` into
 ``Interval(months=1)``; adding it to a timestamp goes through `add_interval`, which moves the
 month first (clamping Jan 31 + 1 month to Feb 28/29, as PostgreSQL does) and then the days and
-microseconds. Intervals exist only inside expressions: they cannot be stored in a column.
+microseconds. The `Interval` value type itself lives in `sqlkv.encoding.interval` (INTERVAL
+columns store it, so the key and value codecs below the SQL layer know it).
 """
 
 from __future__ import annotations
@@ -11,48 +12,11 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from dataclasses import dataclass
 
+from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, ProgrammingError
 
-
-@dataclass(frozen=True)
-class Interval:
-    """A span of time: months, days and microseconds kept apart (a month has no fixed length)."""
-
-    months: int = 0
-    days: int = 0
-    micros: int = 0
-
-    def plus(self, other: Interval) -> Interval:
-        return Interval(self.months + other.months, self.days + other.days, self.micros + other.micros)
-
-    def negated(self) -> Interval:
-        return Interval(-self.months, -self.days, -self.micros)
-
-    def __neg__(self) -> Interval:
-        return self.negated()
-
-    @staticmethod
-    def from_timedelta(td: dt.timedelta) -> Interval:
-        return Interval(0, td.days, td.seconds * 1_000_000 + td.microseconds)
-
-    def __str__(self) -> str:
-        parts = []
-        years, months = divmod(self.months, 12) if self.months >= 0 else (0, self.months)
-        if years:
-            parts.append(f"{years} year{'s' if years != 1 else ''}")
-        if months:
-            parts.append(f"{months} mon{'s' if abs(months) != 1 else ''}")
-        if self.days:
-            parts.append(f"{self.days} day{'s' if abs(self.days) != 1 else ''}")
-        if self.micros or not parts:
-            sign = "-" if self.micros < 0 else ""
-            secs, us = divmod(abs(self.micros), 1_000_000)
-            h, rem = divmod(secs, 3600)
-            m, s = divmod(rem, 60)
-            parts.append(f"{sign}{h:02d}:{m:02d}:{s:02d}" + (f".{us:06d}" if us else ""))
-        return " ".join(parts)
+__all__ = ["Interval"]
 
 
 _UNIT_MICROS = {

@@ -59,7 +59,8 @@ def _same(types: list[SqlType]) -> SqlType:
 
 
 def _float_unless_decimal(types: list[SqlType]) -> SqlType:
-    return types[0] if types and types[0].kind == "DECIMAL" else FLOAT
+    """FLOAT, or DECIMAL when an argument is DECIMAL (PostgreSQL's numeric pow/sqrt)."""
+    return SqlType("DECIMAL") if any(t.kind == "DECIMAL" for t in types) else FLOAT
 
 
 FUNCTIONS: dict[str, FunctionDef] = {}
@@ -105,7 +106,7 @@ register("floor", 1, 1, mathfuncs.floor, _same, (NUMS,))
 register("trunc truncate", 1, 2, mathfuncs.trunc, _same, (NUMS, INTS))
 register("sign", 1, 1, mathfuncs.sign, _same, (NUMS,))
 register("power pow", 2, 2, mathfuncs.power, _float_unless_decimal, (NUMS,))
-register("sqrt", 1, 1, mathfuncs.sqrt, FLOAT, (NUMS,))
+register("sqrt", 1, 1, mathfuncs.sqrt, _float_unless_decimal, (NUMS,))
 register("cbrt", 1, 1, mathfuncs.cbrt, FLOAT, (NUMS,))
 register("exp", 1, 1, mathfuncs.exp, FLOAT, (NUMS,))
 register("ln", 1, 1, mathfuncs.ln, FLOAT, (NUMS,))
@@ -224,6 +225,9 @@ def call_shape(node: exp.Func) -> tuple[str, list[exp.Expression]]:
 def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     name, arg_nodes = call_shape(node)
     fdef = c.env.functions.get(name) or FUNCTIONS.get(name)  # the session's own first (userfuncs)
+    if fdef is None and not isinstance(node, exp.Anonymous):
+        name = node.sql_name().lower()  # the name the user typed: regexp_replace, not regexpreplace
+        fdef = c.env.functions.get(name) or FUNCTIONS.get(name)
     if fdef is None:
         raise ProgrammingError(f"unknown function: {name}()")
     n = len(arg_nodes)

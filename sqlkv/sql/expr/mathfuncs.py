@@ -102,9 +102,12 @@ def power(x: Number, y: Number) -> Number:
     return result
 
 
-def sqrt(x: Number) -> float:
+def sqrt(x: Number) -> Number:
+    """The square root; of a DECIMAL a DECIMAL (28 significant digits), as PostgreSQL's numeric."""
     if x < 0:
         raise DataError("cannot take square root of a negative number")
+    if isinstance(x, Decimal):
+        return x.sqrt()
     return math.sqrt(x)
 
 

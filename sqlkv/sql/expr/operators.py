@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import operator
+import uuid
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -21,12 +22,12 @@ from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, common_type, type_name
 
-INTERVAL = SqlType("INTERVAL")  # expression-only type of INTERVAL literals and timestamp differences
+from sqlkv.sql.types import INTERVAL  # noqa: E402  (INTERVAL literals, timestamp differences, columns)
 
 # Value categories: values of one category compare with each other.
 _CATEGORY = {
     int: "INT", float: "FLOAT", Decimal: "DECIMAL", bool: "BOOL", str: "TEXT", bytes: "BYTES",
-    dt.date: "DATE", dt.datetime: "TIMESTAMP", Interval: "INTERVAL",
+    dt.date: "DATE", dt.datetime: "TIMESTAMP", Interval: "INTERVAL", dt.time: "TIME", uuid.UUID: "UUID",
 }
 NUMERIC_KINDS = frozenset({"INT", "FLOAT", "DECIMAL"})
 _NUMERIC = NUMERIC_KINDS
@@ -71,7 +72,7 @@ def coerce_fn(fn: RowFn, target: SqlType, op: str) -> RowFn:
             return v
         if tk == "TIMESTAMP" and k == "DATE":
             return to_timestamp(v)
-        if k == "TEXT" and tk in ("DATE", "TIMESTAMP"):
+        if k == "TEXT" and tk in ("DATE", "TIMESTAMP", "TIME", "UUID", "INTERVAL"):
             return cast(v, target)
         if tk == "DATE" and k == "TIMESTAMP":
             return v

@@ -216,3 +216,72 @@ def compile_quantified(c: Any, node: exp.Binary, op_name: str) -> Compiled:
         return is_all
 
     return Compiled(quantified, BOOL)
+
+
+def compile_row_subquery(c: Any, node: exp.Expression, width: int) -> Callable[[tuple], tuple]:
+    """``SET (a, b) = (SELECT x, y ...)``: a closure giving the subquery's one row (all NULLs when
+    it returns none; DataError for several), checked to have ``width`` columns."""
+    op = _plan(c, node)
+    if len(op.columns) != width:
+        raise ProgrammingError(f"number of columns does not match number of values: "
+                               f"{width} targets, the subquery returns {len(op.columns)}")
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+    empty = (None,) * width
+
+    def row_of(r: tuple) -> tuple:
+        if runner.fresh():
+            return runner.cached
+        it = iter(runner.rows(r))
+        first = next(it, _NO_ROW)
+        if first is _NO_ROW:
+            return runner.remember(empty)
+        if next(it, _NO_ROW) is not _NO_ROW:
+            _close(it)
+            raise DataError("more than one row returned by a subquery used as an expression")
+        return runner.remember(tuple(first))
+
+    return row_of
+
+
+def compile_row_in_subquery(c: Any, left_items: list[exp.Expression], query: exp.Expression) -> Compiled:
+    """``(a, b) IN (SELECT x, y ...)``: the OR of the row equalities, with SQL's NULL rules --
+    TRUE when a subquery row equals the left row, else NULL when some comparison is NULL."""
+    lefts = [c.compile(n) for n in left_items]
+    if c.typing_only:
+        return Compiled(lambda r: None, BOOL)
+    op = _plan(c, query)
+    if len(op.columns) != len(lefts):
+        raise ProgrammingError(f"subquery has {len(op.columns)} columns, the row has {len(lefts)}")
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+    fns = [p.fn for p in lefts]
+
+    def load(r: tuple) -> tuple[set, list]:
+        if runner.fresh():
+            return runner.cached
+        complete: set = set()
+        partial: list = []  # rows holding a NULL: they can only make the answer NULL
+        for row in runner.rows(r):
+            key = tuple(to_timestamp(v) for v in row)
+            (partial.append(key) if None in key else complete.add(key))
+        return runner.remember((complete, partial))
+
+    def row_in(r: tuple) -> object:
+        probe = tuple(to_timestamp(f(r)) for f in fns)
+        complete, partial = load(r)
+        if None not in probe:
+            try:
+                if probe in complete:
+                    return True
+            except TypeError:
+                raise ProgrammingError("IN operand is not hashable") from None
+            candidates = partial
+        else:
+            candidates = [*complete, *partial]
+        unknown = False
+        for row in candidates:
+            if all(a is None or b is None or a == b for a, b in zip(probe, row)):
+                unknown = True  # equal wherever both are known: NULL (a known pair differing is FALSE)
+                break
+        return None if unknown else False
+
+    return Compiled(row_in, BOOL)

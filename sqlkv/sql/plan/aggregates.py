@@ -17,18 +17,35 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import AggregateSpec
 from sqlkv.sql.plan.names import QUERY_NODES, LazySql
 
 SIMPLE_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min",
-               exp.Max: "max", exp.GroupConcat: "group_concat"}
-ANON_AGGS = {"total", "group_concat", "string_agg", "any_value"}
+               exp.Max: "max", exp.GroupConcat: "group_concat", exp.LogicalAnd: "bool_and",
+               exp.LogicalOr: "bool_or", exp.ArrayAgg: "array_agg", exp.Grouping: "grouping"}
+ANON_AGGS = {"total", "group_concat", "string_agg", "any_value", "every", "bit_and", "bit_or", "bit_xor",
+             "concat_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "array_agg"}
+WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc", exp.Mode: "mode"}
 
 
 def aggregate_name(node: exp.Expression) -> str | None:
     """The aggregate function a node calls, or None when it is not an aggregate call."""
+    if isinstance(node, exp.Filter):
+        inner = aggregate_name(node.this)
+        if inner is None:
+            raise ProgrammingError(f"FILTER specified, but {node.this.sql()[:40]} is not an aggregate function")
+        return inner
+    if isinstance(node, exp.WithinGroup):
+        inner_node = node.this
+        name = WITHIN_GROUP.get(type(inner_node))
+        if name is None and isinstance(inner_node, exp.Anonymous):
+            name = inner_node.name.lower()
+        if name not in ("percentile_cont", "percentile_disc", "mode"):
+            raise ProgrammingError("WITHIN GROUP is only for the ordered-set aggregates "
+                                   f"percentile_cont, percentile_disc and mode: {inner_node.sql()[:40]}")
+        return name
     if not isinstance(node, exp.Func):
         return None
     name = SIMPLE_AGGS.get(type(node))
@@ -47,6 +64,8 @@ def contains_aggregate(node: exp.Expression) -> bool:
     while stack:
         n = stack.pop()
         if isinstance(n, exp.Window):
+            if isinstance(n.this, (exp.Filter, exp.WithinGroup)):
+                raise NotSupportedError("FILTER / WITHIN GROUP on a window function is not supported")
             # the window's function is not a plain aggregate, but its arguments may be
             stack.extend(a for a in n.iter_expressions() if a is not n.this)
             stack.extend(n.this.iter_expressions())
@@ -68,6 +87,10 @@ class AggregateCall:
     distinct: bool
     separator: str
     text: object  # str() gives the call's SQL (for EXPLAIN)
+    order: list = field(default_factory=list)  # (node, desc, nulls_first): ORDER BY / WITHIN GROUP
+    filter: exp.Expression | None = None  # FILTER (WHERE ...)
+    fraction: exp.Expression | None = None  # percentile_cont(fraction)
+    grouping: list[int] = field(default_factory=list)  # grouping(a, b): the group key positions
 
 
 @dataclass
@@ -150,26 +173,14 @@ class GroupingRewriter:
     def _add_call(self, node: exp.Expression, func: str) -> int:
         if node in self._call_by_node:
             return self._call_by_node[node]
-        arg = node.this if func not in ("group_concat", "string_agg", "total", "any_value") \
-            or not isinstance(node, exp.Anonymous) else (node.expressions[0] if node.expressions else None)
-        _check_arity(node, func)
-        distinct = False
-        if isinstance(arg, exp.Distinct):
-            distinct = True
-            inner = arg.expressions
-            if len(inner) != 1:
-                raise ProgrammingError(f"{func}(DISTINCT ...) takes exactly one argument")
-            arg = inner[0]
-        if isinstance(arg, exp.Star):
-            if func != "count":
-                raise ProgrammingError(f"{func}(*) is not valid")
-            arg = None
-        elif arg is None and func != "count":
-            raise ProgrammingError(f"{func}() requires an argument")
-        if arg is not None and contains_aggregate(arg):
-            raise ProgrammingError("aggregate function calls cannot be nested")
-        separator = self._separator(node, func)
-        self.calls.append(AggregateCall(func, arg, distinct, separator, LazySql(node)))
+        if func == "grouping":
+            call = AggregateCall("grouping", None, False, ",", LazySql(node),
+                                 grouping=[self._key_position(a) for a in node.expressions])
+            if not call.grouping:
+                raise ProgrammingError("grouping() needs at least one argument")
+        else:
+            call = _describe_call(node, func)
+        self.calls.append(call)
         self._call_by_node[node] = len(self.calls) - 1
         return len(self.calls) - 1
 
@@ -187,6 +198,13 @@ class GroupingRewriter:
         if isinstance(sep, exp.Column) and isinstance(sep.this, exp.Identifier):
             return sep.name  # sqlglot reads a quoted separator as an identifier
         raise ProgrammingError(f"{func}() separator must be a string literal")
+
+    def _key_position(self, node: exp.Expression) -> int:
+        idx = self._input_index(node)
+        for pos, key in enumerate(self.key_nodes):
+            if key == node or (idx is not None and self._input_index(key) == idx):
+                return pos
+        raise ProgrammingError(f"arguments to GROUPING must be grouping expressions of the query: {node.sql()[:40]}")
 
     # -- output ---------------------------------------------------------------------------
 
@@ -209,9 +227,87 @@ class GroupingRewriter:
                 cols.append(Column(f"__agg{i}", None, None, hidden=True))
         return cols
 
-    def specs(self, compile_arg) -> list[AggregateSpec]:
-        return [AggregateSpec(c.func, compile_arg(c.arg) if c.arg is not None else None,
-                              c.distinct, c.separator, c.text) for c in self.calls]
+    def specs(self, compile_arg, compile_constant=None, compile_pred=None) -> list[AggregateSpec]:
+        compile_pred = compile_pred or compile_arg
+        out = []
+        for c in self.calls:
+            if c.fraction is not None and compile_constant is None:
+                raise NotSupportedError(f"{c.func}() is not supported as a window function")
+            order = [(compile_arg(n), desc, nf) for n, desc, nf in c.order]
+            out.append(AggregateSpec(
+                c.func, compile_arg(c.arg) if c.arg is not None else None, c.distinct, c.separator, c.text,
+                filter=compile_pred(c.filter) if c.filter is not None else None, order=order,
+                fraction=compile_constant(c.fraction) if c.fraction is not None else None,
+                grouping=c.grouping))
+        return out
+
+
+def _describe_call(node: exp.Expression, func: str) -> AggregateCall:
+    """The parts of one aggregate call: argument, DISTINCT, separator, ORDER BY, FILTER, fraction."""
+    from sqlkv.sql.exec.aggregate_more import check_percentile_args, refuse_untyped
+
+    refuse_untyped(func)
+    text = LazySql(node)
+    filter_node = None
+    if isinstance(node, exp.Filter):
+        where = node.expression
+        filter_node = where.this if isinstance(where, exp.Where) else where
+        if contains_aggregate(filter_node):
+            raise ProgrammingError("aggregate functions are not allowed in FILTER")
+        node = node.this
+    if isinstance(node, exp.WithinGroup):
+        inner = node.this
+        args = list(inner.iter_expressions())
+        check_percentile_args(func, len(args))
+        terms = node.expression.expressions if isinstance(node.expression, exp.Order) else []
+        if len(terms) != 1:
+            raise ProgrammingError(f"{func}() WITHIN GROUP needs exactly one ORDER BY expression")
+        order = [_order_term(t) for t in terms]
+        return AggregateCall(func, order[0][0], False, ",", text, order, filter_node,
+                             args[0] if args else None)
+    _check_arity(node, func)
+    anon = isinstance(node, exp.Anonymous)
+    arg = node.this if not anon else (node.expressions[0] if node.expressions else None)
+    if anon and len(node.expressions) > 1 and func not in ("group_concat", "string_agg"):
+        raise ProgrammingError(f"{func}() takes one argument")
+    order = []
+    if isinstance(arg, exp.Order):  # group_concat(x ORDER BY y)
+        order = [_order_term(t) for t in arg.expressions]
+        arg = arg.this
+    elif anon and len(node.expressions) > 1 and isinstance(node.expressions[1], exp.Order):
+        sep_order = node.expressions[1]  # string_agg(x, sep ORDER BY y) as an anonymous call
+        order = [_order_term(t) for t in sep_order.expressions]
+        node = node.copy()
+        node.expressions[1].replace(sep_order.this.copy())
+    distinct = False
+    if isinstance(arg, exp.Distinct):
+        distinct = True
+        inner_args = arg.expressions
+        if len(inner_args) != 1:
+            raise ProgrammingError(f"{func}(DISTINCT ...) takes exactly one argument")
+        arg = inner_args[0]
+    if isinstance(arg, exp.Star):
+        if func != "count":
+            raise ProgrammingError(f"{func}(*) is not valid")
+        arg = None
+    elif arg is None and func != "count":
+        raise ProgrammingError(f"{func}() requires an argument")
+    for part in [arg, filter_node, *[o[0] for o in order]]:
+        if part is not None and contains_aggregate(part):
+            raise ProgrammingError("aggregate function calls cannot be nested")
+    if distinct and order and any(o[0] != arg for o in order):
+        raise ProgrammingError("in an aggregate with DISTINCT, ORDER BY expressions must appear in the argument list")
+    separator = GroupingRewriter._separator(node, func)
+    return AggregateCall(func, arg, distinct, separator, text, order, filter_node)
+
+
+def _order_term(term: exp.Expression) -> tuple[exp.Expression, bool, bool | None]:
+    if isinstance(term, exp.Ordered):
+        desc = bool(term.args.get("desc"))
+        # sqlglot fills nulls_first with its dialect default: keep only an explicit NULLS FIRST/LAST
+        explicit = "NULLS" in term.sql().upper()
+        return term.this, desc, (bool(term.args.get("nulls_first")) if explicit else None)
+    return term, False, None
 
 
 def _check_arity(node: exp.Expression, func: str) -> None:

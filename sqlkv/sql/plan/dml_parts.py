@@ -19,7 +19,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
-from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquery
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -58,20 +58,35 @@ def column_defaults(table: TableDescriptor, env) -> Defaults:
     """Each column's DEFAULT expression compiled (None where the column has none)."""
     empty = Scope([])
     fns = [
-        compile_expr(sqlglot.parse_one(col.default_sql), empty, env) if col.default_sql is not None else None
+        compile_for_column(sqlglot.parse_one(col.default_sql), col.type, empty, env)
+        if col.default_sql is not None else None
         for col in table.columns
     ]
     return Defaults(table, fns)
 
 
-def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, env) -> Returning:
-    """RETURNING expressions compiled against the table's row (``*`` expands to the columns)."""
+def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, env,
+              scope: Scope | None = None) -> Returning:
+    """RETURNING expressions compiled against the table's row (``*`` expands to the columns), or
+    against ``scope`` -- the target row followed by UPDATE ... FROM's other tables' columns."""
     if node is None:
         return Returning()
-    scope = Scope(table_scope(table, alias))
+    scope = scope or Scope(table_scope(table, alias))
     cols: list[Column] = []
     fns: list[Any] = []
     for e in node.expressions:
+        qualifier = e.table if isinstance(e, exp.Column) and isinstance(e.this, exp.Star) else ""
+        if qualifier and qualifier.lower() not in (alias.lower(), table.name.lower()):
+            # u.* of UPDATE ... FROM u: that table's columns from the joined row
+            width = len(table.columns)
+            found = [(i, c) for i, c in enumerate(scope.columns[width:], width)
+                     if (c.table or "").lower() == qualifier.lower() and not c.hidden]
+            if not found:
+                raise ProgrammingError(f'missing FROM-clause entry for table "{qualifier}"')
+            for i, c in found:
+                cols.append(Column(c.name, c.table, c.type))
+                fns.append(lambda r, i=i: r[i])
+            continue
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
             for i, c in enumerate(table.columns):
                 if not c.hidden:
@@ -86,23 +101,81 @@ def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, en
 
 
 def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scope, env,
-                defaults: Defaults) -> Assignments:
-    """``SET col = expr, ...`` compiled against ``scope`` (DEFAULT takes the column default)."""
+                defaults: Defaults, alias: str | None = None) -> Assignments:
+    """``SET col = expr, (a, b) = (x, y), (c, d) = (SELECT ...)`` compiled against ``scope``
+    (DEFAULT takes the column default). A qualified target must name the table (or ``alias``)."""
     items: list[tuple[int, Any]] = []
-    seen = set()
+    seen: set[int] = set()
     for node in nodes:
-        if not isinstance(node, exp.EQ) or not isinstance(node.this, exp.Column):
+        if not isinstance(node, exp.EQ):
             raise ProgrammingError(f"unsupported SET clause: {node.sql()}")
-        col = table.column(node.this.name)
-        pos = table.columns.index(col)
-        if col.hidden:
-            raise ProgrammingError(f'column "{col.name}" cannot be assigned')
-        if pos in seen:
-            raise ProgrammingError(f'multiple assignments to same column "{col.name}"')
-        seen.add(pos)
+        targets = _set_targets(node.this)
+        cols = [_set_column(t, table, alias, seen) for t in targets]
         value = node.expression
-        if is_default(value):
-            items.append((pos, lambda r, p=pos: defaults.value(p)))
+        if isinstance(node.this, exp.Column):
+            values: list[exp.Expression] = [value]
+        elif isinstance(value, exp.Subquery):
+            row_of = compile_row_subquery(value, len(cols), scope, env)
+            for k, (pos, _col) in enumerate(cols):
+                # the first target's closure runs the subquery; the others read what it got
+                items.append((pos, _row_item(row_of, k)))
+            continue
         else:
-            items.append((pos, compile_expr(value, scope, env)))
+            values = _set_values(value, len(cols))
+        for (pos, col), v in zip(cols, values):
+            if is_default(v):
+                items.append((pos, lambda r, p=pos: defaults.value(p)))
+            else:
+                items.append((pos, compile_for_column(v, col.type, scope, env)))
     return Assignments(items)
+
+
+def _set_targets(node: exp.Expression) -> list[exp.Column]:
+    if isinstance(node, exp.Paren):
+        node = exp.Tuple(expressions=[node.this])
+    items = node.expressions if isinstance(node, exp.Tuple) else [node]
+    for t in items:
+        if not isinstance(t, exp.Column):
+            raise ProgrammingError(f"unsupported SET target: {t.sql()}")
+    return items
+
+
+def _set_column(target: exp.Column, table: TableDescriptor, alias: str | None, seen: set[int]):
+    qualifier = target.table
+    if qualifier and qualifier.lower() not in {table.name.lower(), (alias or table.name).lower()}:
+        raise ProgrammingError(f'column "{qualifier}.{target.name}" of relation "{table.name}" does not exist '
+                               f'(a SET target is qualified only by the table being updated)')
+    col = table.column(target.name)
+    pos = table.columns.index(col)
+    if col.hidden:
+        raise ProgrammingError(f'column "{col.name}" cannot be assigned')
+    if pos in seen:
+        raise ProgrammingError(f'multiple assignments to same column "{col.name}"')
+    seen.add(pos)
+    return pos, col
+
+
+def _set_values(value: exp.Expression, n: int) -> list[exp.Expression]:
+    if isinstance(value, exp.Paren):
+        items = [value.this]
+    elif isinstance(value, exp.Tuple):
+        items = list(value.expressions)
+    elif n == 1:
+        items = [value]
+    else:
+        raise ProgrammingError(f"source for a multiple-column UPDATE item must be a sub-SELECT or "
+                               f"ROW() expression: {value.sql()[:60]}")
+    if len(items) != n:
+        raise ProgrammingError(f"number of columns does not match number of values ({n} and {len(items)})")
+    return items
+
+
+def _row_item(row_of, k: int):
+    state: list = [None, None]  # the source row last seen, its subquery row
+
+    def value(r: tuple) -> object:
+        if state[0] is not r:
+            state[0], state[1] = r, row_of(r)
+        return state[1][k]
+
+    return value

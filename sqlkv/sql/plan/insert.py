@@ -18,7 +18,7 @@ from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.insert import DEFAULT, Insert
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.write import Assignments
-from sqlkv.sql.expr import compile_expr, compile_predicate
+from sqlkv.sql.expr import compile_for_column, compile_predicate
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, is_default, returning, row_checker, target_table
 from sqlkv.sql.plan.joins import and_predicates
 from sqlkv.sql.plan.names import split_conjuncts
@@ -62,7 +62,9 @@ def _source(ast: exp.Insert, table, targets: list[int], catalog, env) -> tuple[l
         for tup in source.expressions:
             items = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
             check_width(len(items))
-            rows.append([DEFAULT if is_default(e) else compile_expr(e, empty, env) for e in items])
+            types = [table.columns[t].type for t in targets]
+            rows.append([DEFAULT if is_default(e) else compile_for_column(e, typ, empty, env)
+                         for e, typ in zip(items, types)])
         return rows, None
     query = source.copy()
     with_ = ast.args.get("with_")
@@ -117,7 +119,7 @@ def _plan_conflict(op: Insert, ast: exp.Insert, alias: str, targets: list[int], 
     op.mode = "update"
     cols = table_scope(table, alias)
     scope = Scope(cols + [Column(c.name, "excluded", c.type, c.hidden) for c in cols])
-    op.update = assignments(conflict.expressions, table, scope, env, op.defaults)
+    op.update = assignments(conflict.expressions, table, scope, env, op.defaults, alias)
     where = conflict.args.get("where")
     if where is not None:
         op.update_where = and_predicates([compile_predicate(c, scope, env) for c in split_conjuncts(where)])

@@ -135,6 +135,13 @@ class JoinOrdering:
         residual_nodes = [c.node for c in step if id(c) not in eq_ids]
         for c in step:
             c.used = True
+        if src.lateral_cell is not None:
+            from sqlkv.sql.exec.lateral import LateralJoin
+            right_op, right_est = self._access(s)
+            nodes = [c.node for c in step]
+            pred = self._pred(nodes, both_scope)
+            op = LateralJoin(joined.operator, right_op, src.lateral_cell, kind, pred, LazySql(nodes) if nodes else "")
+            return Joined(op, new_order, joined.est * right_est)
         if kind == "cross":
             kind = "inner"
         if eqs and kind in ("inner", "left") and src.table is not None:

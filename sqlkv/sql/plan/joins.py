@@ -28,7 +28,7 @@ from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
 from sqlkv.sql.plan.join_order import Conjunct, JoinOrdering, eq_text, unparen
-from sqlkv.sql.plan.names import LazySql, refs_or_subquery, split_conjuncts
+from sqlkv.sql.plan.names import LazySql, column_refs, refs_or_subquery, split_conjuncts
 
 DERIVED_EST_ROWS = 1000.0
 Pred = Callable[[tuple], bool]
@@ -43,6 +43,7 @@ class Source:
     table: Any = None             # TableDescriptor for base tables
     operator: Operator | None = None
     merged: set[int] = field(default_factory=set)  # USING/NATURAL columns hidden from `*`
+    lateral_cell: list | None = None  # LATERAL: the cell its enclosing scope reads the left row from
 
 
 @dataclass
@@ -99,6 +100,9 @@ class FromPlanner(JoinOrdering):
             self.offsets.append(pos)
             pos += len(src.columns)
         self.using_pref: dict[str, tuple[int, int]] = {}
+        # USING/NATURAL names whose value is not one side's column: after a FULL join it is
+        # COALESCE(left, right), after a RIGHT join the right side's (PostgreSQL's rule)
+        self.merged_values: dict[str, exp.Expression] = {}
         self.access_plans: dict[int, Any] = {}
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
         self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
@@ -175,12 +179,32 @@ class FromPlanner(JoinOrdering):
                                        f"in {'right' if ridx is None else 'left'} table")
             j, k = left
             lsrc = self.sources[j].columns[k]
-            lcol = exp.column(lsrc.name, lsrc.table or self.sources[j].alias)
+            lcol = self.merged_values.get(lname) or exp.column(lsrc.name, lsrc.table or self.sources[j].alias)
             rcol = exp.column(right.columns[ridx].name, right.columns[ridx].table or right.alias)
-            eqs.append(exp.EQ(this=lcol, expression=rcol))
+            eqs.append(exp.EQ(this=lcol.copy(), expression=rcol))
             right.merged.add(ridx)
             self.using_pref.setdefault(lname, (j, k))
+            if spec.kind == "full":
+                self.merged_values[lname] = exp.Coalesce(this=lcol.copy(), expressions=[rcol.copy()])
+            elif spec.kind == "right":
+                self.merged_values[lname] = rcol.copy()
         return eqs
+
+    def merge_using(self, node: exp.Expression) -> exp.Expression:
+        """``node`` with unqualified references to a FULL/RIGHT-joined USING column replaced by
+        the merged value (subqueries keep their own names)."""
+        if not self.merged_values:
+            return node
+        hits = [c for c in column_refs(node) if not c.table and c.name.lower() in self.merged_values]
+        if not hits:
+            return node
+        if isinstance(node, exp.Column):
+            return self.merged_values[node.name.lower()].copy()
+        node = node.copy()
+        for col in column_refs(node):
+            if not col.table and col.name.lower() in self.merged_values:
+                col.replace(self.merged_values[col.name.lower()].copy())
+        return node
 
     def _collect(self, where: list[exp.Expression]) -> list[Conjunct]:
         conjuncts: list[Conjunct] = []
@@ -189,10 +213,11 @@ class FromPlanner(JoinOrdering):
                 continue
             nodes = self._add_using(i, spec) if (spec.using or spec.natural) else []
             if spec.on is not None:
-                nodes += split_conjuncts(spec.on)
+                nodes += [self.merge_using(n) for n in split_conjuncts(spec.on)]
             conjuncts.extend(Conjunct(n, None, on_join=i) for n in nodes)
         for c in conjuncts:
             c.refs = self._refs(c.node)
+        self.where = where = [self.merge_using(n) for n in where]
         conjuncts.extend(Conjunct(n, self._refs(n)) for n in where)
         return conjuncts
 
@@ -223,7 +248,8 @@ class FromPlanner(JoinOrdering):
         if len(self.sources) == 1:
             return self._single(conjuncts, want_order, limit)
         kinds = [j.kind for j in self.joins[1:] if j is not None]
-        if all(k in ("inner", "cross") for k in kinds):
+        lateral = any(src.lateral_cell is not None for src in self.sources[1:])
+        if all(k in ("inner", "cross") for k in kinds) and not lateral:
             joined = self._plan_inner(conjuncts)
         else:
             joined = self._plan_written_order(conjuncts)

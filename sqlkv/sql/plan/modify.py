@@ -28,14 +28,15 @@ from sqlkv.sql.plan.names import LazySql, split_conjuncts
 
 def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
     """(table, alias, scope, operator producing the rows an UPDATE/DELETE touches)."""
-    if ast.args.get("from_") or ast.args.get("using"):
-        raise NotSupportedError("UPDATE ... FROM / DELETE ... USING is not supported")
     if ast.args.get("with_") or ast.args.get("with"):
         # it was dropped, and its names then failed as unknown relations
         raise NotSupportedError("WITH before UPDATE/DELETE is not supported; use a subquery")
     if ast.args.get("order") or ast.args.get("limit"):
         raise NotSupportedError("ORDER BY / LIMIT on UPDATE and DELETE is not supported")
     table, alias = target_table(ast.this, catalog)
+    others = _other_tables(ast)
+    if others:
+        return (table, alias, *_joined_rows(ast, others, catalog, env))
     scope = Scope(table_scope(table, alias))
     conjuncts = split_conjuncts(ast.args.get("where"))
     access = plan_table_access(table, alias, conjuncts, scope, env)
@@ -48,14 +49,55 @@ def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
 
 def plan_update(ast: exp.Update, catalog, env) -> Update:
     table, alias, scope, source = _target_rows(ast, catalog, env)
-    sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env))
+    sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env), alias)
     checker = row_checker(table, alias, env)
-    return Update(table, source, sets, checker, returning(ast.args.get("returning"), table, alias, env))
+    joined = bool(_other_tables(ast))
+    ret = returning(ast.args.get("returning"), table, alias, env, scope if joined else None)
+    op = Update(table, source, sets, checker, ret)
+    op.joined = joined
+    return op
 
 
 def plan_delete(ast: exp.Delete, catalog, env) -> Delete:
-    table, alias, _scope, source = _target_rows(ast, catalog, env)
-    return Delete(table, source, returning(ast.args.get("returning"), table, alias, env))
+    table, alias, scope, source = _target_rows(ast, catalog, env)
+    joined = bool(_other_tables(ast))
+    op = Delete(table, source, returning(ast.args.get("returning"), table, alias, env, scope if joined else None))
+    op.joined = joined
+    return op
+
+
+def _other_tables(ast: exp.Expression) -> list[exp.Expression]:
+    """The FROM items of UPDATE ... FROM / DELETE ... USING (a table's inline joins kept)."""
+    from_ = ast.args.get("from_")
+    items = [from_.this, *(from_.expressions or [])] if from_ is not None else list(ast.args.get("using") or [])
+    return items
+
+
+def _joined_rows(ast: exp.Expression, others: list[exp.Expression], catalog, env) -> tuple[Scope, Operator]:
+    """UPDATE t SET ... FROM u WHERE ...: the target joined with the other tables; each row is
+    the target row followed by the others' columns. The write operators keep the first joined
+    row of each target row (PostgreSQL: which one is unspecified when several match)."""
+    from sqlkv.sql.plan.joins import FromPlanner
+    from sqlkv.sql.plan.select import plan_query  # noqa: F401  (sets up env.subqueries)
+    from sqlkv.sql.plan.select import QueryPlanner
+
+    joins: list[exp.Join] = []
+    for item in others:
+        inline = item.args.get("joins") if isinstance(item, exp.Table) else None
+        if inline:
+            item = item.copy()
+            item.set("joins", None)
+        joins.append(exp.Join(this=item.copy()))
+        joins.extend(j.copy() for j in inline or [])
+    target = ast.this.copy()
+    sel = exp.Select(expressions=[exp.Star()], from_=exp.From(this=target), joins=joins)
+    planner = env.subqueries if isinstance(env.subqueries, QueryPlanner) else QueryPlanner(catalog, env)
+    env.subqueries = planner
+    sources, specs = planner._sources(sel, None)
+    fp = FromPlanner(sources, specs, None, env)
+    fp.prepare(split_conjuncts(ast.args.get("where")))
+    fr = fp.plan(None, None)
+    return fr.scope, planner.filter(fr.operator, fr.remaining, fr.scope)
 
 
 def plan_truncate(ast: exp.TruncateTable, catalog, env) -> Truncate:

@@ -128,7 +128,9 @@ def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
         node = node.this
     if isinstance(node, exp.And):
         return split_conjuncts(node.this) + split_conjuncts(node.expression)
-    return [node]
+    from sqlkv.sql.expr.rows import split_row_equality
+    pairs = split_row_equality(node)
+    return pairs if pairs is not None else [node]
 
 
 def column_refs(node: exp.Expression) -> list[exp.Column]:

@@ -134,7 +134,8 @@ class QueryPlanner(SourcePlanning):
         if isinstance(query, SETOPS):
             return self.plan_setop(query, outer)
         if isinstance(query, exp.Values):
-            return self.plan_values(query, outer)
+            # VALUES ... ORDER BY / LIMIT / OFFSET (standalone or in a subquery)
+            return self._order_limit_outputs(self.plan_values(query, outer), query, outer)
         if isinstance(query, exp.Subquery):
             op = self.plan(query.this, outer)
             return self._order_limit_outputs(op, query, outer)
@@ -150,6 +151,8 @@ class QueryPlanner(SourcePlanning):
             items = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
             if width is None:
                 width = len(items)
+                if not width:
+                    raise ProgrammingError("syntax error: a VALUES row needs at least one value")
             elif len(items) != width:
                 raise ProgrammingError("VALUES lists must all be the same length")
             rows.append([self.expr(e, scope) for e in items])

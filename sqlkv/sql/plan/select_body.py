@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import HashAggregate
+from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
@@ -71,11 +72,13 @@ class SelectBuilder:
         # (an aggregate in WHERE is reported by the expression compiler)
         fp.prepare(where)
         fp.set_referenced(sel)
+        if fp.merged_values:
+            self.sel = sel = self._merge_using(sel, fp)
         relations = []
         for src, off in zip(sources, fp.offsets):
             rel = Relation(src.alias, src.columns, off)
             relations.append((rel, src.merged))
-        items = self._expand(relations)
+        items = self._expand(relations, fp)
         group_node = sel.args.get("group")
         having_node = sel.args.get("having")
         input_columns = [c for s in sources for c in s.columns]
@@ -86,8 +89,11 @@ class SelectBuilder:
         windowing = any(it.node is not None and _has_window(it.node) for it in items) or any(
             t.node is not None and _has_window(t.node) for t in order)
         distinct = sel.args.get("distinct") is not None
-        if distinct and sel.args["distinct"].args.get("on"):
-            raise ProgrammingError("DISTINCT ON is not supported")
+        on_terms: list[OrderTerm] = []
+        if distinct and sel.args["distinct"].args.get("on") is not None:
+            on_terms = self._distinct_on_terms(sel.args["distinct"].args["on"], items, input_columns)
+            # DISTINCT ON terms travel with ORDER BY's through aggregation and windows
+            order = order + on_terms
         want_order = None
         if order and not aggregating and not windowing and len(sources) == 1 \
                 and sources[0].table is not None:
@@ -105,9 +111,42 @@ class SelectBuilder:
             op, scope, items, order = self._aggregate(op, scope, items, order, group_node, having_node)
         if windowing:
             op, scope, items, order = plan_windows(p, op, scope, items, order, sel.args.get("windows"))
-        return self._finish(op, scope, items, order, distinct, fr.ordered and want_order is not None)
+        if on_terms:
+            order, on_terms = order[:len(order) - len(on_terms)], order[len(order) - len(on_terms):]
+        return self._finish(op, scope, items, order, distinct, fr.ordered and want_order is not None, on_terms)
 
-    def _expand(self, relations: list[tuple[Relation, set[int]]]) -> list[SelectItem]:
+    def _distinct_on_terms(self, on: exp.Expression, items: list[SelectItem],
+                           input_columns: list[Column]) -> list[OrderTerm]:
+        nodes = on.expressions if isinstance(on, exp.Tuple) else [on]
+        input_names = {c.name.lower() for c in input_columns}
+        out = []
+        for node in nodes:
+            item = self._match_item(node, items, input_names)
+            if item is None:
+                node = substitute_aliases(node, items, input_names)
+            out.append(OrderTerm(item, node, False, None, LazySql(node)))
+        return out
+
+    @staticmethod
+    def _merge_using(sel: exp.Select, fp: FromPlanner) -> exp.Select:
+        """A copy of ``sel`` whose unqualified FULL/RIGHT JOIN USING columns read the merged value."""
+        sel = sel.copy()
+        sel.set("expressions", [fp.merge_using(n) for n in sel.expressions])
+        for key in ("group", "having", "order"):
+            clause = sel.args.get(key)
+            if clause is not None:
+                if key == "having":
+                    clause.set("this", fp.merge_using(clause.this))
+                else:
+                    clause.set("expressions", [fp.merge_using(n) for n in clause.expressions])
+        return sel
+
+    def _expand(self, relations: list[tuple[Relation, set[int]]], fp: FromPlanner) -> list[SelectItem]:
+        # `*` shows a FULL/RIGHT JOIN USING column once, with the merged value
+        merged_at = {}
+        for name, (j, k) in fp.using_pref.items():
+            if name in fp.merged_values:
+                merged_at[relations[j][0].offset + k] = fp.merged_values[name]
         rels = []
         for rel, merged in relations:
             if merged:
@@ -131,7 +170,10 @@ class SelectBuilder:
                 if owned:  # t.* for a table inside a parenthesized join
                     out.extend(owned)
                     continue
-            out.extend(expand_select_list([node], rels))
+            for it in expand_select_list([node], rels):
+                if it.index in merged_at and isinstance(node, exp.Star):
+                    it = SelectItem(it.name, node=merged_at[it.index].copy())
+                out.append(it)
         return out
 
     # -- ORDER BY ----------------------------------------------------------------------------------
@@ -210,7 +252,12 @@ class SelectBuilder:
     def _aggregate(self, op: Operator, scope: Scope, items: list[SelectItem], order: list[OrderTerm],
                    group_node: exp.Group | None, having_node: exp.Having | None):
         p = self.planner
-        keys = [self._group_key(k, items, scope) for k in (group_node.expressions if group_node else [])]
+        from sqlkv.sql.plan.grouping_sets import expand_grouping, has_grouping_sets
+        key_nodes = list(group_node.expressions) if group_node else []
+        sets = None
+        if has_grouping_sets(key_nodes):
+            key_nodes, sets = expand_grouping(key_nodes)
+        keys = [self._group_key(k, items, scope) for k in key_nodes]
         for k in keys:
             if contains_aggregate(k):
                 raise ProgrammingError("aggregate functions are not allowed in GROUP BY")
@@ -227,9 +274,14 @@ class SelectBuilder:
         new_order = [OrderTerm(t.item, rw.rewrite(t.node) if t.item is None else t.node, t.desc,
                                t.nulls_first, t.text) for t in order]
         key_fns = [p.expr(k, scope) for k in keys]
-        specs = rw.specs(lambda n: p.expr(n, scope))
+        specs = rw.specs(lambda n: p.expr(n, scope), lambda n: p.expr(n, Scope([], self.outer)),
+                         lambda n: compile_predicate(n, scope, p.env))
         out_cols = rw.output_columns()
-        agg = HashAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys])
+        if sets is None:
+            agg = HashAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys])
+        else:
+            from sqlkv.sql.exec.aggregate_more import GroupingSetsAggregate
+            agg = GroupingSetsAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys], sets)
         out_scope = Scope(out_cols, self.outer)
         result: Operator = agg
         if having is not None:
@@ -266,8 +318,17 @@ class SelectBuilder:
 
     # -- projection, DISTINCT, ORDER BY, LIMIT ------------------------------------------------------
 
+    def _hidden_term(self, t: OrderTerm, fns: list, cols: list, texts: list, scope: Scope) -> int:
+        """The row position of a term: its select item, else a hidden computed column."""
+        if t.item is not None:
+            return t.item
+        fns.append(self.planner.expr(t.node, scope))
+        cols.append(Column(f"__order{len(cols)}", None, None, hidden=True))
+        texts.append(LazySql(t.node))
+        return len(fns) - 1
+
     def _finish(self, op: Operator, scope: Scope, items: list[SelectItem], order: list[OrderTerm],
-                distinct: bool, already_ordered: bool) -> Operator:
+                distinct: bool, already_ordered: bool, on_terms: list[OrderTerm] | None = None) -> Operator:
         p = self.planner
         fns, cols, texts = [], [], []
         for it in items:
@@ -284,17 +345,25 @@ class SelectBuilder:
         keys: list[SortKey] = []
         key_texts: list[str] = []
         for t in order:
-            if t.item is not None:
-                pos = t.item
-            else:
-                # with DISTINCT, SQLite accepts terms outside the select list (first row wins)
-                fns.append(p.expr(t.node, scope))
-                cols.append(Column(f"__order{len(cols)}", None, None, hidden=True))
-                texts.append(LazySql(t.node))
-                pos = len(fns) - 1
-            keys.append(SortKey(pos, t.desc, t.nulls_first))
+            # with DISTINCT, SQLite accepts terms outside the select list (first row wins)
+            keys.append(SortKey(self._hidden_term(t, fns, cols, texts, scope), t.desc, t.nulls_first))
             key_texts.append(t.text)
+        hidden = {id(t): k.index for t, k in zip(order, keys)}
+        on_positions = []
+        for t in on_terms or []:
+            same = next((o for o in order if o.item is None and t.item is None and o.node == t.node), None)
+            on_positions.append(hidden[id(same)] if same is not None else self._hidden_term(t, fns, cols, texts, scope))
         result: Operator = Project(op, cols, fns, texts)
+        if on_terms:
+            lead = {k.index for k in keys[:len(on_positions)]}
+            if keys and (len(keys) < len(on_positions) or lead != set(on_positions)):
+                raise ProgrammingError("SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+            if keys and not already_ordered:
+                result = Sort(result, keys, key_texts)
+            from sqlkv.sql.exec.distinct_on import DistinctOn
+            result = DistinctOn(result, on_positions, ", ".join(str(t.text) for t in on_terms))
+            result = p._limit(result, self.sel, self.outer)
+            return Slice(result, width) if len(cols) > width else result
         if distinct:
             result = Distinct(result, width if len(cols) > width else None)
         if keys and not already_ordered:

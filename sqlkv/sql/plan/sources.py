@@ -63,7 +63,12 @@ class SourcePlanning:
                 continue
             items.append((nested[0][0], spec))
             items.extend(nested[1:])
-        sources = [self._source(node, outer) for node, _ in items]
+        sources: list[Source] = []
+        for node, _ in items:
+            if isinstance(node, exp.Lateral) or _table_function(node) is not None:
+                sources.append(self._lateral_source(node, sources, outer))
+            else:
+                sources.append(self._source(node, outer))
         joins: list[JoinSpec | None] = [None] + [spec for _, spec in items[1:]]
         seen: set[str] = set()
         for src in sources:
@@ -135,6 +140,29 @@ class SourcePlanning:
         else:
             raise NotSupportedError(f"unsupported FROM item: {node.sql()[:80]}")
         return self._derived(op, alias_name or "subquery", col_names)
+
+    def _lateral_source(self, node: exp.Expression, before: list[Source], outer: Scope | None) -> Source:
+        """``LATERAL (SELECT ...)`` or a table function (``generate_series(1, t.n)``): planned with
+        the preceding FROM items' columns as its enclosing scope; the join sets that scope's row."""
+        scope = Scope([c for src in before for c in src.columns], outer)
+        alias = node.args.get("alias")
+        alias_name = ident_name(alias.this) if alias is not None and alias.this else ""
+        col_names = [ident_name(c) for c in alias.columns] if alias is not None and alias.columns else None
+        inner = node.this if isinstance(node, exp.Lateral) else node
+        func = _table_function(inner)
+        if func is not None:
+            from sqlkv.sql.plan.table_functions import plan_table_function
+            op = plan_table_function(func, scope, self.env, alias_name)
+            src = self._derived(op, alias_name or op.columns[0].name, col_names)
+        elif isinstance(inner, exp.Subquery):
+            op = self.plan(inner.this, scope)
+            if inner.args.get("order") or inner.args.get("limit"):
+                op = self._order_limit_outputs(op, inner, scope)
+            src = self._derived(op, alias_name or "subquery", col_names)
+        else:
+            raise NotSupportedError(f"unsupported LATERAL item: {inner.sql()[:80]}")
+        src.lateral_cell = scope.cell
+        return src
 
     def _derived(self, op: Operator, alias: str, col_names: list[str] | None) -> Source:
         if col_names is not None and len(col_names) > len(op.columns):
@@ -249,6 +277,17 @@ class SourcePlanning:
         return RecursiveUnion(cte.name, base, recursive, working, distinct, cols)
 
     # -- SELECT ----------------------------------------------------------------------------------
+
+
+def _table_function(node: exp.Expression) -> exp.Expression | None:
+    """The function call of a table-function FROM item (``generate_series(...)``), else None."""
+    if isinstance(node, exp.Lateral):
+        node = node.this
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
+        return node.this
+    if isinstance(node, exp.Func) and not isinstance(node, exp.Subquery):
+        return node
+    return None
 
 
 def _references(node: exp.Expression, name: str) -> bool:

@@ -23,6 +23,9 @@ def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
     ast = stmt.ast.copy()
     kind = stmt.kind
     if kind == "SELECT":
+        if stmt.shows is not None:  # SHOW COLUMNS FROM t ...: t must exist
+            from sqlkv.sql.show import check_shown
+            check_shown(catalog, *stmt.shows)
         return plan_query(ast, catalog, env)
     if kind == "INSERT":
         return plan_insert(ast, catalog, env, upsert=stmt.upsert)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -140,6 +141,17 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
         if kind == "DATE" and isinstance(v, dt.date) and not isinstance(v, dt.datetime):
             return v
         if kind == "TIMESTAMP" and isinstance(v, dt.datetime):
+            return v
+        raise _Inexact
+    if kind in ("TIME", "UUID", "INTERVAL"):
+        if isinstance(v, str):
+            try:
+                return cast(v, typ)
+            except DataError:
+                raise _Inexact from None
+        if kind == "TIME" and isinstance(v, dt.time) or kind == "UUID" and isinstance(v, uuid.UUID):
+            return v
+        if kind == "INTERVAL" and type(v).__name__ == "Interval":
             return v
         raise _Inexact
     if kind == "BOOL":

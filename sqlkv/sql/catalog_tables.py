@@ -1,0 +1,134 @@
+"""The catalog as read-only SQL tables, and the text SHOW CREATE TABLE prints.
+
+``SELECT * FROM sqlkv_internal.namespace`` scans the namespace system table (ID 1:
+``/Table/1/1/<name>`` -> the descriptor id) of the statement's transaction;
+``sqlkv_internal.descriptors`` scans the descriptor table (ID 2: ``/Table/2/1/<id>`` -> the
+msgpack descriptor, shown as JSON); ``sqlkv_internal.sequences`` the counters of ID 3 (the
+descriptor id allocator); ``sqlkv_internal.create_statements`` renders each table or
+view as the CREATE statement that makes it again (what ``SHOW CREATE TABLE t`` selects). They
+are virtual tables (`sqlkv.sql.virtual`): nothing is stored, the rows come from the KV store when
+the scan runs, and writing to them is refused like any virtual table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import msgpack
+
+from sqlkv.catalog.catalog import DESCRIPTOR_TABLE_ID, NAMESPACE_TABLE_ID, SEQUENCE_TABLE_ID
+from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor, ViewDescriptor
+from sqlkv.encoding.keys import decode_value, index_prefix
+from sqlkv.encoding.pretty import pretty_key
+from sqlkv.errors import CorruptionError
+from sqlkv.sql.types import INT, TEXT
+from sqlkv.storage.kv import prefix_end
+
+SCHEMAS = {
+    "sqlkv_internal.namespace": [("name", TEXT), ("id", INT), ("key", TEXT)],
+    "sqlkv_internal.descriptors": [("id", INT), ("name", TEXT), ("kind", TEXT), ("descriptor", TEXT), ("key", TEXT)],
+    "sqlkv_internal.create_statements": [("table_name", TEXT), ("kind", TEXT), ("create_statement", TEXT)],
+    "sqlkv_internal.sequences": [("name", TEXT), ("value", TEXT), ("key", TEXT)],
+}
+
+
+def _system_rows(catalog, table_id: int) -> Iterator[tuple[bytes, object, object]]:
+    """(raw key, decoded key column, decoded value) of a system table's primary index."""
+    prefix = index_prefix(table_id, 1)
+    for key, data in catalog.txn.scan(prefix, prefix_end(prefix)):
+        try:
+            column, _desc, _end = decode_value(bytes(key), len(prefix))
+            value = msgpack.unpackb(data, strict_map_key=False)
+        except (ValueError, msgpack.UnpackException) as exc:
+            raise CorruptionError(f"system table {table_id}: undecodable entry {pretty_key(key)}: {exc}") from None
+        yield bytes(key), column, value
+
+
+def namespace_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    for key, name, desc_id in _system_rows(catalog, NAMESPACE_TABLE_ID):
+        if only is None or name == only:
+            yield (name, desc_id, pretty_key(key))
+
+
+def descriptor_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    for key, desc_id, data in _system_rows(catalog, DESCRIPTOR_TABLE_ID):
+        name = data.get("name") if isinstance(data, dict) else None
+        if only is not None and name != only:
+            continue
+        kind = data.get("kind", "table") if isinstance(data, dict) else None
+        yield (desc_id, name, kind, json.dumps(data, sort_keys=True, default=_json_default), pretty_key(key))
+
+
+def sequence_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    """The counters of system table 3 (the descriptor id allocator, ...), values as JSON."""
+    for key, name, value in _system_rows(catalog, SEQUENCE_TABLE_ID):
+        if only is None or name == only:
+            yield (str(name), json.dumps(value, default=_json_default), pretty_key(key))
+
+
+def _json_default(v: object) -> object:
+    if isinstance(v, bytes):
+        return v.hex()
+    return str(v)
+
+
+def create_statement_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    for desc in catalog.list_descriptors():
+        if only is not None and desc.name != only:
+            continue
+        if isinstance(desc, ViewDescriptor):
+            yield (desc.name, "view", f"CREATE VIEW {quote(desc.name)} AS {desc.query_sql}")
+        else:
+            yield (desc.name, "table", create_table_sql(desc))
+
+
+PRODUCERS = {
+    "sqlkv_internal.namespace": namespace_rows,
+    "sqlkv_internal.descriptors": descriptor_rows,
+    "sqlkv_internal.create_statements": create_statement_rows,
+    "sqlkv_internal.sequences": sequence_rows,
+}
+
+_PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def quote(name: str) -> str:
+    return name if _PLAIN.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+
+
+def create_table_sql(t: TableDescriptor) -> str:
+    """``CREATE TABLE`` text that recreates ``t``'s columns, keys, checks, indexes, families."""
+    lines = []
+    for c in t.columns:
+        if c.hidden:
+            continue
+        parts = [quote(c.name), c.type.sql()]
+        if not c.nullable and c.id not in t.primary_index.column_ids:
+            parts.append("NOT NULL")
+        if c.default_sql is not None:
+            parts.append(f"DEFAULT {c.default_sql}")
+        lines.append(" ".join(parts))
+    pk = t.primary_index
+    if not any(t.column_by_id(cid).hidden for cid in pk.column_ids):
+        lines.append(f"CONSTRAINT {quote(pk.name)} PRIMARY KEY ({_key_columns(t, pk)})")
+    for idx in t.indexes:
+        text = f"{'UNIQUE ' if idx.unique else ''}INDEX {quote(idx.name)} ({_key_columns(t, idx)})"
+        if idx.storing:
+            text += " STORING (" + ", ".join(quote(t.column_by_id(c).name) for c in idx.storing) + ")"
+        if idx.predicate:
+            text += f" WHERE {idx.predicate}"
+        lines.append(text)
+    for fam in t.families:
+        cols = ", ".join(quote(t.column_by_id(c).name) for c in fam.column_ids)
+        lines.append(f"FAMILY {quote(fam.name)} ({cols})")
+    for chk in t.checks:
+        lines.append(f"CONSTRAINT {quote(chk.name)} CHECK ({chk.expr_sql})")
+    body = ",\n  ".join(lines)
+    return f"CREATE TABLE {quote(t.name)} (\n  {body}\n)"
+
+
+def _key_columns(t: TableDescriptor, idx: IndexDescriptor) -> str:
+    return ", ".join(quote(t.column_by_id(cid).name) + (" DESC" if desc else "")
+                     for cid, desc in zip(idx.column_ids, idx.descending))
