@@ -117,6 +117,32 @@ class CheckDescriptor:
         return CheckDescriptor(d["name"], d["expr"])
 
 
+FK_ACTIONS = ("NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT")
+
+
+@dataclass
+class ForeignKeyDescriptor:
+    """``FOREIGN KEY (column_ids) REFERENCES ref_table_id (ref_column_ids)``, kept on the
+    referencing (child) table. The referenced (parent) table lists the child's id in its
+    ``referenced_by``, so a DELETE on the parent finds the constraints it must enforce."""
+
+    name: str
+    column_ids: list[int]
+    ref_table_id: int
+    ref_column_ids: list[int]
+    on_delete: str = "NO ACTION"
+    on_update: str = "NO ACTION"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "columns": list(self.column_ids), "ref_table": self.ref_table_id,
+                "ref_columns": list(self.ref_column_ids), "on_delete": self.on_delete, "on_update": self.on_update}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ForeignKeyDescriptor:
+        return ForeignKeyDescriptor(d["name"], list(d["columns"]), d["ref_table"], list(d["ref_columns"]),
+                                    d["on_delete"], d["on_update"])
+
+
 @dataclass
 class TableDescriptor:
     id: int
@@ -126,6 +152,8 @@ class TableDescriptor:
     indexes: list[IndexDescriptor] = field(default_factory=list)
     families: list[FamilyDescriptor] = field(default_factory=list)
     checks: list[CheckDescriptor] = field(default_factory=list)
+    foreign_keys: list[ForeignKeyDescriptor] = field(default_factory=list)
+    referenced_by: list[int] = field(default_factory=list)  # ids of tables with an FK to this one
     version: int = 1
     next_column_id: int = 1
     next_index_id: int = 2
@@ -178,6 +206,8 @@ class TableDescriptor:
             "indexes": [i.to_dict() for i in self.indexes],
             "families": [f.to_dict() for f in self.families],
             "checks": [c.to_dict() for c in self.checks],
+            "fks": [f.to_dict() for f in self.foreign_keys],
+            "referenced_by": list(self.referenced_by),
             "version": self.version,
             "next_column_id": self.next_column_id,
             "next_index_id": self.next_index_id,
@@ -194,6 +224,8 @@ class TableDescriptor:
             indexes=[IndexDescriptor.from_dict(i) for i in d["indexes"]],
             families=[FamilyDescriptor.from_dict(f) for f in d["families"]],
             checks=[CheckDescriptor.from_dict(c) for c in d["checks"]],
+            foreign_keys=[ForeignKeyDescriptor.from_dict(f) for f in d.get("fks", ())],
+            referenced_by=list(d.get("referenced_by", ())),
             version=d["version"],
             next_column_id=d["next_column_id"],
             next_index_id=d["next_index_id"],

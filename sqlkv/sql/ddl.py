@@ -32,8 +32,25 @@ from sqlkv.catalog.descriptors import (
     ViewDescriptor,
 )
 from sqlkv.encoding.keys import index_prefix, table_prefix
-from sqlkv.errors import ConditionFailedError, IntegrityError, NotSupportedError, ProgrammingError
+from sqlkv.errors import (
+    CheckViolation,
+    ConditionFailedError,
+    IntegrityError,
+    NotSupportedError,
+    ProgrammingError,
+    UndefinedObject,
+    UniqueViolation,
+)
 from sqlkv.sql.context import ExecContext, Scope
+from sqlkv.sql.ddl_foreign_keys import (
+    before_drop_table,
+    constraint_names,
+    declare_foreign_key,
+    drop_foreign_key,
+    refuse_column_drop,
+    refuse_index_drop,
+    validate_existing_rows,
+)
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.virtual import virtual_table
 from sqlkv.sql.rowstore.codec import codec_for
@@ -183,6 +200,7 @@ class _TableBuilder:
         self.uniques: list[tuple[str | None, list[tuple[str, bool]]]] = []
         self.checks: list[CheckDescriptor] = []
         self.serials: list[str] = []  # SERIAL columns: must be the single-column primary key
+        self.fks: list[tuple[str | None, list[str], exp.Reference]] = []  # (name, columns, REFERENCES)
 
     def column(self, name: str) -> ColumnDescriptor:
         for c in self.columns:
@@ -228,7 +246,7 @@ def _column_def(cd: exp.ColumnDef, tb: _TableBuilder, col_id: int) -> ColumnDesc
             if _name(c.this).upper() not in ("C", "POSIX", "BINARY", "DEFAULT", "UCS_BASIC"):
                 raise NotSupportedError(f'COLLATE {c.this.sql()} is not supported (column "{name}"); only "C"')
         elif isinstance(c, exp.Reference):
-            raise NotSupportedError(f'foreign keys are not supported (column "{name}")')
+            tb.fks.append((cname, [name], c))
         else:
             raise NotSupportedError(f'unsupported constraint on column "{name}": {cons.sql()}')
     return col
@@ -261,7 +279,10 @@ def _table_constraint(node: exp.Expression, tb: _TableBuilder, directions: dict[
     elif isinstance(node, exp.CheckColumnConstraint):
         tb.checks.append(CheckDescriptor(cname or f"{tb.name}_check{len(tb.checks) + 1}", node.this.sql()))
     elif isinstance(node, exp.ForeignKey):
-        raise NotSupportedError("foreign keys are not supported")
+        ref = node.args.get("reference")
+        if ref is None:
+            raise ProgrammingError(f'FOREIGN KEY needs REFERENCES (table "{tb.name}")')
+        tb.fks.append((cname, [_name(e) for e in node.expressions], ref))
     else:
         raise NotSupportedError(f"unsupported table element: {node.sql()}")
 
@@ -324,8 +345,12 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
         table.indexes.append(IndexDescriptor(table.next_index_id, iname, [c.id for c in descs], [d for _, d in cols], True))
         table.next_index_id += 1
     table.checks = tb.checks
+    parents = [declare_foreign_key(table, cname, cols, ref, catalog, None) for cname, cols, ref in tb.fks]
     _validate_expressions(table, env)
     catalog.create(table)
+    for parent in parents:
+        if parent is not table:
+            catalog.update(parent)
 
 
 def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]]) -> None:
@@ -495,6 +520,7 @@ def _drop_index(ast: exp.Drop, catalog) -> None:
         table, idx = owner
         if idx is table.primary_index:
             raise ProgrammingError(f'cannot drop the primary key index "{iname}" of table "{table.name}"')
+        refuse_index_drop(table, idx, catalog)
         table.indexes = [i for i in table.indexes if i.id != idx.id]
         catalog.update(table)
         start = index_prefix(table.id, idx.id)
@@ -505,8 +531,9 @@ def _drop_index(ast: exp.Drop, catalog) -> None:
 
 
 def _refuse_drop_options(ast: exp.Drop, what: str) -> None:
-    # no foreign keys, and views are not tracked as dependents: CASCADE could not do its job
-    if ast.args.get("cascade"):
+    # views are not tracked as dependents: CASCADE could not do its job (DROP TABLE's CASCADE
+    # drops the foreign keys referencing the table, and is handled by `drop`)
+    if ast.args.get("cascade") and what != "DROP TABLE":
         raise NotSupportedError(f"{what} ... CASCADE is not supported (sqlkv does not track dependent objects)")
     for opt in ("purge", "force", "sync", "materialized", "temporary", "constraints"):
         if ast.args.get(opt):
@@ -521,7 +548,9 @@ def drop(ast: exp.Drop, catalog, env) -> None:
         return
     if kind not in ("TABLE", "VIEW"):
         raise NotSupportedError(f"DROP {kind} is not supported")
-    for node in ast.args.get("tables") or ast.expressions:
+    nodes = ast.args.get("tables") or ast.expressions
+    dropping = {d.id for d in (catalog.find_any(_qualified(n)) for n in nodes) if d is not None and d.kind == "table"}
+    for node in nodes:
         name = _qualified(node)
         _refuse_virtual(name, catalog, "drop")
         desc = catalog.find_any(name)
@@ -532,6 +561,7 @@ def drop(ast: exp.Drop, catalog, env) -> None:
                 continue
             raise ProgrammingError(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
         if kind == "TABLE":
+            before_drop_table(desc, dropping, bool(ast.args.get("cascade")), catalog)
             start = table_prefix(desc.id)
             catalog.txn.delete_range(start, prefix_end(start))
         catalog.remove(desc)
@@ -586,7 +616,8 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
     table = _copy(table)
     for action in ast.args.get("actions") or []:
         if isinstance(action, exp.ColumnDef):
-            _add_column(table, action, catalog, env)
+            for cname, cols, ref in _add_column(table, action, catalog, env):
+                _alter_add_fk(table, cname, cols, ref, catalog, env)
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             _refuse_drop_options(action, "DROP COLUMN")
             for col_node in action.args.get("tables") or action.expressions:
@@ -598,6 +629,12 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
             if len(words) != 1:
                 raise NotSupportedError(f"unsupported ALTER TABLE action: DROP {action.expression}")
             _drop_column(table, words[0].lower(), False, catalog)
+        elif isinstance(action, exp.AddConstraint):
+            for node in action.expressions:
+                _add_constraint(table, node, None, catalog, env)
+        elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
+            for node in action.args.get("tables") or action.expressions:
+                _drop_constraint(table, _name(node), bool(action.args.get("exists")), catalog)
         elif isinstance(action, exp.RenameColumn):
             _rename_column(table, _name(action.this), _name(action.args["to"]), catalog)
         elif isinstance(action, exp.AlterRename):
@@ -611,12 +648,92 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
             raise NotSupportedError(f"unsupported ALTER TABLE action: {action.sql()}")
 
 
-def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None:
+def _add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | None, catalog, env) -> None:
+    """ALTER TABLE ... ADD [CONSTRAINT name] FOREIGN KEY | CHECK | UNIQUE, validating the rows."""
+    if isinstance(node, exp.Constraint):
+        for inner in node.expressions:
+            _add_constraint(table, inner, _name(node.this), catalog, env)
+        return
+    if cname is not None and cname.lower() in constraint_names(table):
+        raise ProgrammingError(f'constraint "{cname}" for relation "{table.name}" already exists')
+    txn = catalog.txn
+    if isinstance(node, exp.ForeignKey):
+        ref = node.args.get("reference")
+        if ref is None:
+            raise ProgrammingError(f'FOREIGN KEY needs REFERENCES (table "{table.name}")')
+        _alter_add_fk(table, cname, [_name(e) for e in node.expressions], ref, catalog, env)
+    elif isinstance(node, exp.CheckColumnConstraint):
+        chk = CheckDescriptor(cname or f"{table.name}_check{len(table.checks) + 1}", node.this.sql())
+        table.checks.append(chk)
+        _validate_expressions(table, env)
+        fn = compile_expr(sqlglot.parse_one(chk.expr_sql), Scope(table_scope(table, table.name)), env)
+        for row in _table_rows(table, txn):
+            if fn(row) is False:
+                raise CheckViolation(f'check constraint "{chk.name}" of relation "{table.name}" is violated by some row')
+        catalog.update(table)
+    elif isinstance(node, exp.UniqueColumnConstraint):
+        _refuse_key_options(node, f'table "{table.name}"')
+        if node.this is None:
+            raise ProgrammingError("UNIQUE constraint needs a column list")
+        cols = [table.column(n) for n, _ in _key_list(node.this, {})]
+        iname = cname or f"{table.name}_{'_'.join(c.name for c in cols)}_key"
+        _check_index_name(table, iname)
+        idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], [False] * len(cols), True)
+        table.next_index_id += 1
+        table.indexes.append(idx)
+        catalog.update(table)
+        _backfill_index(table, idx, env.ctx)
+    elif isinstance(node, exp.PrimaryKey):
+        raise NotSupportedError(f'table "{table.name}" has a primary key; use ALTER TABLE ... ALTER PRIMARY KEY '
+                                "USING COLUMNS (...) to change it")
+    else:
+        raise NotSupportedError(f"unsupported constraint in ALTER TABLE ... ADD: {node.sql()}")
+
+
+def _alter_add_fk(table: TableDescriptor, cname: str | None, cols: list[str], ref: exp.Reference, catalog,
+                  env) -> None:
+    parent = declare_foreign_key(table, cname, cols, ref, catalog, lambda t, idx: _backfill_index(t, idx, env.ctx))
+    validate_existing_rows(table, table.foreign_keys[-1], parent, catalog.txn)
+    catalog.update(table)
+    if parent is not table:
+        catalog.update(parent)
+
+
+def _drop_constraint(table: TableDescriptor, cname: str, if_exists: bool, catalog) -> None:
+    lname = cname.lower()
+    fk = next((f for f in table.foreign_keys if f.name.lower() == lname), None)
+    if fk is not None:
+        drop_foreign_key(table, fk, catalog)
+        catalog.update(table)
+        return
+    chk = next((c for c in table.checks if c.name.lower() == lname), None)
+    if chk is not None:
+        table.checks = [c for c in table.checks if c is not chk]
+        catalog.update(table)
+        return
+    idx = table.find_index(cname)
+    if idx is not None and idx is table.primary_index:
+        raise NotSupportedError(f'cannot drop the primary key "{idx.name}"; use ALTER TABLE "{table.name}" '
+                                "ALTER PRIMARY KEY USING COLUMNS (...)")
+    if idx is not None and idx.unique:
+        refuse_index_drop(table, idx, catalog)
+        table.indexes = [i for i in table.indexes if i.id != idx.id]
+        catalog.update(table)
+        start = index_prefix(table.id, idx.id)
+        catalog.txn.delete_range(start, prefix_end(start))
+        return
+    if if_exists:
+        return
+    raise UndefinedObject(f'constraint "{cname}" of relation "{table.name}" does not exist')
+
+
+def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list:
+    """Add the column; return its REFERENCES clauses for the caller to declare."""
     tb = _TableBuilder(table.name, table.id)
     col = _column_def(cd, tb, table.next_column_id)
     if table.find_column(col.name) is not None:
         if cd.args.get("exists"):
-            return
+            return []
         raise ProgrammingError(f'column "{col.name}" of relation "{table.name}" already exists')
     if tb.pk is not None:
         raise NotSupportedError("cannot add a PRIMARY KEY column")
@@ -642,7 +759,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
                 f'column "{col.name}" of relation "{table.name}" contains null values (add a DEFAULT or allow NULL)'
             )
         catalog.update(table)
-        return
+        return tb.fks
     # the rewrite puts keys inside the range being read, so the rows are read first
     rows = list(_table_rows(old_table, txn))
     if rows and default is None and not col.nullable:
@@ -651,7 +768,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
         )
     catalog.update(table)
     if not rows:
-        return
+        return tb.fks
     # Rewrite rows when the new column is non-NULL somewhere, or has new checks/indexes.
     writer = RowWriter(table, codec_for(table), txn)
     checker = row_checker(table, table.name, env)
@@ -665,6 +782,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> None
         for ic in new_indexes:
             if ic.holds(new):
                 writer._put_entry(ic, new, *ic.entry(new))
+    return tb.fks
 
 
 def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -> None:
@@ -675,6 +793,7 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
         raise ProgrammingError(f'column "{cname}" of relation "{table.name}" does not exist')
     if col.id in table.primary_index.column_ids:
         raise ProgrammingError(f'cannot drop column "{col.name}": it is part of the primary key')
+    refuse_column_drop(table, col, catalog)
     for idx in table.indexes:
         if col.id in idx.column_ids or col.id in idx.storing or _mentions(idx.predicate, col.name):
             raise ProgrammingError(f'cannot drop column "{col.name}": index "{idx.name}" uses it (drop the index first)')

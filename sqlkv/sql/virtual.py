@@ -37,6 +37,30 @@ _SCHEMAS = {
         ("storing_names", TEXT),
         ("predicate", TEXT),  # a partial index's WHERE, else NULL
     ],
+    # constraints as PostgreSQL and MySQL expose them (table_name first: see _selected), so a
+    # driver's get_pk_constraint / get_unique_constraints / get_foreign_keys can read them
+    "information_schema.table_constraints": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("constraint_type", TEXT),  # PRIMARY KEY | UNIQUE | FOREIGN KEY | CHECK
+    ],
+    "information_schema.key_column_usage": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("column_name", TEXT),
+        ("ordinal_position", INT),
+        ("referenced_table_name", TEXT),  # MySQL's columns: the referenced column, in FK order
+        ("referenced_column_name", TEXT),
+    ],
+    "information_schema.referential_constraints": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("referenced_table_name", TEXT),
+        ("unique_constraint_name", TEXT),
+        ("match_option", TEXT),
+        ("update_rule", TEXT),
+        ("delete_rule", TEXT),
+    ],
     "sqlkv_internal.kv": [
         ("table_name", TEXT),
         ("index_name", TEXT),
@@ -97,6 +121,47 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
                    idx.predicate)
 
 
+def _key_constraints(t: TableDescriptor) -> Iterator[tuple[str, str, list[int]]]:
+    for idx in t.all_indexes():
+        if idx.id == 1 and not any(t.column_by_id(c).hidden for c in idx.column_ids):
+            yield idx.name, "PRIMARY KEY", idx.column_ids
+        elif idx.id != 1 and idx.unique and idx.predicate is None:
+            yield idx.name, "UNIQUE", idx.column_ids
+
+
+def _table_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for name, kind, _cols in _key_constraints(t):
+            yield (t.name, name, kind)
+        for fk in t.foreign_keys:
+            yield (t.name, fk.name, "FOREIGN KEY")
+        for chk in t.checks:
+            yield (t.name, chk.name, "CHECK")
+
+
+def _key_column_usage(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for name, _kind, cols in _key_constraints(t):
+            for i, cid in enumerate(cols):
+                yield (t.name, name, t.column_by_id(cid).name, i + 1, None, None)
+        for fk in t.foreign_keys:
+            parent = catalog.table_by_id(fk.ref_table_id)
+            for i, (cid, rid) in enumerate(zip(fk.column_ids, fk.ref_column_ids)):
+                yield (t.name, fk.name, t.column_by_id(cid).name, i + 1, parent.name if parent else None,
+                       parent.column_by_id(rid).name if parent else None)
+
+
+def _referential_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for fk in t.foreign_keys:
+            parent = catalog.table_by_id(fk.ref_table_id)
+            unique = None
+            if parent is not None:
+                unique = next((n for n, _k, cols in _key_constraints(parent)
+                               if sorted(cols) == sorted(fk.ref_column_ids)), None)
+            yield (t.name, fk.name, parent.name if parent else None, unique, "NONE", fk.on_update, fk.on_delete)
+
+
 def kv_rows(catalog, only: str | None = None) -> Iterator[tuple]:
     """(table, index, pretty key, raw key, value text) for every KV pair of the user tables."""
     tables = _selected(catalog, only)
@@ -110,5 +175,8 @@ _PRODUCERS = {
     "information_schema.tables": _tables,
     "information_schema.columns": _columns,
     "information_schema.indexes": _indexes,
+    "information_schema.table_constraints": _table_constraints,
+    "information_schema.key_column_usage": _key_column_usage,
+    "information_schema.referential_constraints": _referential_constraints,
     "sqlkv_internal.kv": kv_rows,
 }

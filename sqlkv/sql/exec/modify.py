@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.encoding.keys import index_prefix
+from sqlkv.errors import NotSupportedError as FeatureNotSupported
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.defaults import forget_auto_counter
 from sqlkv.sql.exec.operator import Operator, counted
@@ -54,9 +55,14 @@ class Update(WriteOperator):
         for old, new in changes:
             if old != new:
                 writer.remove_changed(old, new)
+        fks = self.fk.start(ctx) if self.fk is not None else None
         for old, new in changes:
             if old != new:
                 writer.add_changed(old, new)
+                if fks is not None:
+                    fks.updated(old, new)
+        if fks is not None:
+            fks.finish()
         rows = [self.returning.project(n) for _, n in changes] if self.columns is not None else None
         return WriteResult(rows, len(changes))
 
@@ -80,8 +86,13 @@ class Delete(WriteOperator):
         victims = list(counted(self.source, ctx))  # read all before deleting (see module doc)
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
+        fks = self.fk.start(ctx) if self.fk is not None else None
         for row in victims:
             writer.delete(row)
+            if fks is not None:
+                fks.deleted(row)
+        if fks is not None:
+            fks.finish()
         rows = [self.returning.project(r) for r in victims] if self.columns is not None else None
         return WriteResult(rows, len(victims))
 
@@ -98,6 +109,16 @@ class Truncate(WriteOperator):
         return "truncate " + ", ".join(t.name for t in self.tables)
 
     def execute(self, ctx: ExecContext) -> WriteResult:
+        ids = {t.id for t in self.tables}
+        for table in self.tables:
+            for child_id in table.referenced_by:
+                if child_id not in ids:
+                    child = ctx.catalog.table_by_id(child_id) if ctx.catalog is not None else None
+                    raise FeatureNotSupported(
+                        f'cannot truncate a table referenced in a foreign key constraint: table '
+                        f'"{child.name if child else child_id}" references "{table.name}" '
+                        "(truncate it in the same statement)"
+                    )
         for table in self.tables:
             touch(ctx, table.id)
             forget_auto_counter(ctx.txn, table.id)

@@ -36,6 +36,14 @@ class WriteOperator(Operator):
     RETURNING; `execute` runs the statement once and reports a `WriteResult`."""
 
     columns: list[Column] | None  # type: ignore[assignment]
+    fk = None  # an FkPlan (sqlkv.sql.exec.foreign_keys) when the table has foreign keys
+
+    def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
+        lines = super().explain(ctx, indent)
+        if self.fk is not None:
+            pad = "  " * (indent + 1)
+            lines[1:1] = [pad + line for line in self.fk.describe()]
+        return lines
 
     def execute(self, ctx: ExecContext) -> WriteResult:
         raise NotImplementedError

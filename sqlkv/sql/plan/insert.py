@@ -20,6 +20,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.write import Assignments
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, is_default, returning, row_checker, target_table
+from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.joins import and_predicates
 from sqlkv.sql.plan.names import split_conjuncts
 from sqlkv.sql.plan.select import plan_query
@@ -41,6 +42,7 @@ def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False) -> Insert:
     kind = "UPSERT" if upsert else "INSERT"
     op = Insert(table, kind, [] if default_values else targets, value_rows, query, defaults, checker, ret)
     _plan_conflict(op, ast, alias, targets, env, upsert)
+    op.fk = fk_plan(table, catalog, env)
     return op
 
 

@@ -21,6 +21,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.access import plan_table_access
+from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, returning, row_checker, target_table
 from sqlkv.sql.plan.joins import and_predicates
 from sqlkv.sql.plan.names import LazySql, split_conjuncts
@@ -47,12 +48,16 @@ def plan_update(ast: exp.Update, catalog, env) -> Update:
     table, alias, scope, source = _target_rows(ast, catalog, env)
     sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env))
     checker = row_checker(table, alias, env)
-    return Update(table, source, sets, checker, returning(ast.args.get("returning"), table, alias, env))
+    op = Update(table, source, sets, checker, returning(ast.args.get("returning"), table, alias, env))
+    op.fk = fk_plan(table, catalog, env)
+    return op
 
 
 def plan_delete(ast: exp.Delete, catalog, env) -> Delete:
     table, alias, _scope, source = _target_rows(ast, catalog, env)
-    return Delete(table, source, returning(ast.args.get("returning"), table, alias, env))
+    op = Delete(table, source, returning(ast.args.get("returning"), table, alias, env))
+    op.fk = fk_plan(table, catalog, env)
+    return op
 
 
 def plan_truncate(ast: exp.TruncateTable, catalog, env) -> Truncate:
