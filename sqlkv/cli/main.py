@@ -73,7 +73,7 @@ def _database_parser() -> argparse.ArgumentParser:
         prog="sqlkv",
         description="SQL over an ordered key-value store. Without -c/-f: an interactive shell "
         "(or a script read from stdin when it is not a terminal).",
-        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv bench {kv,sql} ...",
+        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv bench {kv,sql,expr} ...",
     )
     parser.add_argument(
         "database", nargs="?", default=":memory:",
@@ -101,7 +101,7 @@ def _database_parser() -> argparse.ArgumentParser:
 
 def open_session(path: str, args: argparse.Namespace | None = None) -> Any:
     """Open ``path`` and return an autocommit `Session` on it."""
-    from sqlkv.sql.session import Database, Session
+    from sqlkv.sql import Database, Session
 
     options: dict[str, Any] = {}
     if args is not None:
@@ -180,11 +180,12 @@ def _run_sources(session: Any, args: argparse.Namespace, run: ScriptRun) -> int:
 def _run_subcommand(args: list[str]) -> int:
     name, rest = args[0], args[1:]
     if name == "test":
-        return _delegate("sqlkv.tools.slt", "run", rest, "the sqllogictest runner")
+        return _delegate("sqlkv.cli.slt", "run", rest, "the sqllogictest runner")
     if name == "check":
         return _run_check(rest)
     parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
-    parser.add_argument("suite", choices=("kv", "sql"), help="kv: the storage engine; sql: SQL vs sqlite3")
+    parser.add_argument("suite", choices=("kv", "sql", "expr"),
+                        help="kv: the storage engine; sql: SQL vs sqlite3; expr: compiled expressions")
     known, extra = parser.parse_known_args(rest[:1])
     return _delegate(f"sqlkv.bench.{known.suite}", "run", extra + rest[1:], f"the {known.suite} benchmark")
 
@@ -200,7 +201,7 @@ def _run_check(argv: list[str]) -> int:
         return 1
     try:
         from sqlkv.sql.check import check_database
-        from sqlkv.sql.session import Database, Session
+        from sqlkv.sql import Database, Session
 
         session = Session(Database.open(args.database, create=False), autocommit=True)  # never creates
         try:

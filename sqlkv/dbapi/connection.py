@@ -216,7 +216,7 @@ def connect(
     directory becomes a new database; never when read-only; a directory holding other files
     is always refused). Other keyword options go to the storage engine.
     """
-    from sqlkv.sql.session import Database, Session  # the SQL layer sits below the driver
+    from sqlkv.sql import Database, Session  # the SQL layer sits below the driver
 
     if not isinstance(database, str):
         database = _path_text(database)

@@ -57,6 +57,7 @@ from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.context import table_scope
 from sqlkv.sql.plan.dml_parts import row_checker
+from sqlkv.sql.plan.select import plan_query
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.writer import RowWriter
 from sqlkv.sql.types import INT, assign_cast, is_serial, type_from_ast
@@ -585,14 +586,9 @@ def create_view(ast: exp.Create, catalog, env) -> None:
             return
         if not (ast.args.get("replace") and existing.kind == "view"):
             raise ProgrammingError(f'relation "{name}" already exists')
-    try:
-        from sqlkv.sql.plan.select import plan_query
-    except ImportError:
-        plan_query = None
-    if plan_query is not None:
-        op = plan_query(query.copy(), catalog, env)  # validates names now rather than at first use
-        if names is not None and len(names) != len(op.columns):
-            raise ProgrammingError(f'view "{name}" lists {len(names)} column names for {len(op.columns)} columns')
+    op = plan_query(query.copy(), catalog, env)  # validates names now rather than at first use
+    if names is not None and len(names) != len(op.columns):
+        raise ProgrammingError(f'view "{name}" lists {len(names)} column names for {len(op.columns)} columns')
     if existing is not None:
         view = ViewDescriptor(existing.id, name, query.sql(), names)
         catalog.update(view)

@@ -333,5 +333,3 @@ class Session:
             if self._current_ctx is ctx:
                 self._current_ctx = None
 
-
-__all__ = ["Database", "Result", "Session"]

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 
 
 def norm(v: Any) -> Any:

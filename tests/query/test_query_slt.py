@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlkv.tools.slt import Record, compare, format_value, hash_values, parse_records, render, run_file
+from sqlkv.cli.slt import Record, compare, format_value, hash_values, parse_records, render, run_file
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "sqllogictest"

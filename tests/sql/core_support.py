@@ -7,8 +7,13 @@ import sqlite3
 
 import pytest
 
+from sqlkv.catalog.catalog import Catalog
+from sqlkv.encoding.keys import decode_uvarint
 from sqlkv.encoding.pretty import pretty_key
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
+from sqlkv.storage import MemoryEngine
+from sqlkv.storage.kv import OP_DELETE, OP_PUT
+from sqlkv.storage.recording import RecordingEngine
 from sqlkv.sql.rowstore.display import describe_value, names_lookup
 
 HAVE_LSM = importlib.util.find_spec("sqlkv.storage.lsm") is not None
@@ -31,37 +36,30 @@ def sqlite_rows(conn: sqlite3.Connection, sql: str, params=()) -> list[tuple]:
 
 
 class KVTrace:
-    """Records the write batches committed through an engine, rendered as text lines."""
+    """A session on a `RecordingEngine`, rendering the batches a statement commits as text lines."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.engine = session.db.engine
-        self.batches: list[list[str]] = []
-        self._orig = self.engine.write
-        self.engine.write = self._write  # instance attribute shadows the method
+    def __init__(self) -> None:
+        self.engine = RecordingEngine(MemoryEngine())
+        self.session = Session(Database(":memory:", self.engine, None))
 
-    def _write(self, batch):
-        self.batches.append(self._render(batch))
-        return self._orig(batch)
+    @property
+    def batches(self) -> list[list[str]]:
+        return [self._render(b) for b in self.engine.batches]
 
     def _render(self, batch) -> list[str]:
-        # names come from a fresh read-only transaction: the batch's own txn is committing
+        # names come from a fresh read-only transaction: the batch's own txn has committed
         txn = self.session.db.txn_manager.begin(read_only=True)
-        from sqlkv.catalog.catalog import Catalog
-
         tables = {t.id: t for t in Catalog(txn).list_tables()}
         txn.rollback()
         names = names_lookup(tables)
         out = []
         for op, key, val in batch.ops:
-            from sqlkv.encoding.keys import decode_uvarint
-
             tid, _ = decode_uvarint(key, 0)
             if tid < 100:
                 continue  # catalog writes are not part of the goldens
-            if op == 1:
+            if op == OP_PUT:
                 out.append(f"put {pretty_key(key, names)} -> {describe_value(tables.get(tid), key, val)}")
-            elif op == 2:
+            elif op == OP_DELETE:
                 out.append(f"del {pretty_key(key, names)}")
             else:
                 out.append(f"delrange {pretty_key(key, names)} - {pretty_key(val, names)}")
@@ -69,9 +67,10 @@ class KVTrace:
         return out + conds
 
     def run(self, sql: str, params=()) -> list[str]:
-        self.batches = []
+        """The KV operations ``sql`` commits (autocommit), one line each."""
+        self.engine.batches.clear()
         self.session.execute(sql, params)
         return [line for b in self.batches for line in b]
 
     def close(self) -> None:
-        self.engine.write = self._orig
+        self.session.close()

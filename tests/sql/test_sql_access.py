@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from tests.sql.core_support import rows
 
 
@@ -214,3 +214,19 @@ def test_limit_with_index_order_prefers_the_ordered_index_over_scan_and_sort(s, 
     # without a LIMIT the whole table would be fetched row by row: scan + sort is cheaper
     unlimited = plan_table_access(users, "users", [], scope, env, want_order=[(age, desc)], needed={0, age, name})
     assert "users_pkey" in unlimited.operator.describe()
+
+
+def test_like_prefix_over_a_descending_index_matches_sqlite():
+    session = Session(Database.open())
+    words = ["a", "ab", "abc", "abd", "ab\x01", "ac", "b", "aa", "abz", "", "AB", "ab%"]
+    lite = sqlite3.connect(":memory:")
+    lite.execute("PRAGMA case_sensitive_like = ON")
+    for db in (session, lite):
+        db.execute("CREATE TABLE w (id INT PRIMARY KEY, k TEXT)")
+        db.execute("CREATE INDEX w_k_desc ON w (k DESC)")
+    for i, w in enumerate(words):
+        session.execute("INSERT INTO w VALUES (?, ?)", (i, w))
+        lite.execute("INSERT INTO w VALUES (?, ?)", (i, w))
+    for pattern in ("ab%", "a%", "abc%", "b%", "%", "ab_"):
+        q = f"SELECT id, k FROM w WHERE k LIKE '{pattern}' ORDER BY k DESC, id"
+        assert session.execute(q).fetchall() == lite.execute(q).fetchall(), pattern

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlkv.encoding.keys import encode_key, index_prefix
 from sqlkv.encoding.values import encode_values
 from sqlkv.sql.check import check_database
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 
 
 def _raw(s: Session, fn) -> None:

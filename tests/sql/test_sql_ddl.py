@@ -6,7 +6,7 @@ import pytest
 
 from sqlkv.errors import IntegrityError, NotSupportedError, ProgrammingError
 from sqlkv.sql.parse import parse_statement, split_statements
-from sqlkv.sql.session import Session
+from sqlkv.sql import Session
 from tests.sql.core_support import ENGINES, open_db, rows
 
 
@@ -179,7 +179,7 @@ def test_split_statements_and_parse_errors():
 def test_blob_literals_and_unsupported_statements():
     from sqlglot import exp
 
-    from sqlkv.sql.session import Database
+    from sqlkv.sql import Database
 
     ast = parse_statement("SELECT x'3031', X'ff' FROM t WHERE x = 'x'").ast
     assert [h.this for h in ast.find_all(exp.HexString)] == ["3031", "ff"]

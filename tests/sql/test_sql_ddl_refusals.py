@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from sqlkv.errors import NotSupportedError, ProgrammingError
-from sqlkv.sql.session import Session
+from sqlkv.sql import Session
 from tests.sql.core_support import open_db, rows
 
 

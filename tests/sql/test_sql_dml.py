@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from sqlkv.errors import DataError, IntegrityError, ProgrammingError
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from tests.sql.core_support import ENGINES, open_db, rows
 
 

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 
 SCHEMA = [
     "CREATE TABLE o (id INT PRIMARY KEY, cust INT, sku TEXT, amount INT, note TEXT)",

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from sqlkv.sql.session import Database, Session
 from tests.sql.core_support import KVTrace
 
 
 @pytest.fixture
 def traced():
-    s = Session(Database.open())
+    trace = KVTrace()
+    s = trace.session
     s.execute("CREATE TABLE users (id INT PRIMARY KEY, name TEXT, email TEXT UNIQUE, age INT, FAMILY extra (age))")
     s.execute("CREATE INDEX users_name_idx ON users (name DESC) STORING (age)")
-    trace = KVTrace(s)
     yield trace
     trace.close()
 

@@ -16,7 +16,7 @@ import sqlite3
 import pytest
 
 from sqlkv.errors import IntegrityError, ProgrammingError
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from tests.sql.core_support import rows
 
 SCHEMA = [

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sqlkv.errors import InterfaceError, OperationalError, ProgrammingError
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
+from sqlkv.sql import session as session_module
 from tests.sql.core_support import rows
 
 
@@ -116,3 +117,45 @@ def test_executemany_is_one_statement_inside_a_transaction():
     s.executemany("INSERT INTO t VALUES (?)", [(5,), (6,)])
     s.execute("COMMIT")
     assert rows(s, "SELECT a FROM t") == [(0,), (5,), (6,)]
+
+
+def test_read_only_database_refuses_writes_when_executed(tmp_path):
+    path = str(tmp_path / "db")
+    db = Database.open(path)
+    s = Session(db)
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+    s.execute("INSERT INTO t VALUES (1)")
+    s.close()
+    db.close()
+    db = Database.open(path, read_only=True)
+    try:
+        s = Session(db, autocommit=False)
+        for sql in ("INSERT INTO t VALUES (2)", "UPDATE t SET a = 3", "DELETE FROM t",
+                    "CREATE TABLE u (a INT)", "EXPLAIN ANALYZE DELETE FROM t"):
+            with pytest.raises(OperationalError, match="database is read-only"):
+                s.execute(sql)
+        with pytest.raises(OperationalError, match="database is read-only"):
+            s.executemany("INSERT INTO t VALUES (?)", [(5,)])
+        assert s.execute("SELECT a FROM t").fetchall() == [(1,)]
+        assert s.execute("EXPLAIN SELECT a FROM t").fetchall()
+        s.commit()
+        s.close()
+    finally:
+        db.close()
+
+
+def test_executemany_after_ddl_in_the_same_transaction_plans_once(monkeypatch):
+    session = Session(Database.open(), autocommit=False)
+    session.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
+    calls = []
+    original = session_module.plan_statement
+
+    def counting(stmt, catalog, env):
+        calls.append(stmt.sql)
+        return original(stmt, catalog, env)
+
+    monkeypatch.setattr(session_module, "plan_statement", counting)
+    session.executemany("INSERT INTO t VALUES (?, ?)", [(i, str(i)) for i in range(50)])
+    assert len(calls) == 1
+    assert session.execute("SELECT count(*), sum(a) FROM t").fetchall() == [(50, sum(range(50)))]
+    session.commit()

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from sqlkv.errors import IntegrityError, ProgrammingError, SerializationFailure
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 from tests.sql.core_support import ENGINES, open_db, rows
 
 

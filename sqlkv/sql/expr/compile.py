@@ -25,6 +25,7 @@ from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.arithmetic import arith, negate
 from sqlkv.sql.expr.env import CompileEnv, Compiled, RowFn, constant
+from sqlkv.sql.expr.subquery import compile_quantified, compile_subquery
 from sqlkv.sql.expr.operators import (
     INTERVAL,
     bool_operand,
@@ -323,7 +324,6 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
     if isinstance(node.expression, (exp.Any, exp.All)):
-        from sqlkv.sql.expr.subquery import compile_quantified
 
         return compile_quantified(c, node, op)
     left, right = c.compile(node.this), c.compile(node.expression)
@@ -417,6 +417,8 @@ def _is(c: Compiler, node: exp.Is) -> Compiled:
 
 @handles(exp.Func)
 def _function(c: Compiler, node: exp.Func) -> Compiled:
+    # the one function-level import of the layer: functions.py builds on this module's
+    # Compiler (and registers its own node handlers), so it cannot be imported at the top
     from sqlkv.sql.expr.functions import compile_function
 
     return compile_function(c, node)
@@ -436,7 +438,6 @@ def _window(c: Compiler, node: exp.Window) -> Compiled:
 
 @handles(exp.Subquery, exp.Exists, exp.Select, exp.Union, exp.Intersect, exp.Except)
 def _subquery(c: Compiler, node: exp.Expression) -> Compiled:
-    from sqlkv.sql.expr.subquery import compile_subquery
 
     return compile_subquery(c, node)
 

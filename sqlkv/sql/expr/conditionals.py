@@ -15,6 +15,7 @@ from sqlkv.errors import DataError, NotSupportedError
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.subquery import compile_in_subquery
 from sqlkv.sql.expr.operators import (
     INTERVAL,
     bool_operand,
@@ -85,7 +86,6 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 @handles(exp.In)
 def _in(c: Compiler, node: exp.In) -> Compiled:
     if node.args.get("query") is not None:
-        from sqlkv.sql.expr.subquery import compile_in_subquery
 
         return compile_in_subquery(c, node)
     if node.args.get("unnest") is not None or node.args.get("field") is not None:

@@ -78,28 +78,31 @@ def like_matcher(pattern: str, escape: str | None = "\\", fold_case: bool = Fals
 def _glob_class(pattern: str, i: int) -> tuple[str, int] | None:
     """The regex for the ``[...]`` set starting at ``pattern[i]`` and the index after it.
 
-    SQLite's rules: ``^`` first negates, a ``]`` first is a member, ``a-z`` is a range (a
-    reversed range matches nothing), ``-`` first or last is literal. None when unclosed.
+    SQLite's rules (patternCompare): ``^`` first negates, a ``]`` first is a member, ``a-z`` is
+    a range whose low end is also a member by itself (so a reversed range matches just that
+    character), ``-`` first, last or right after a range is literal. None when unclosed.
     """
     j = i + 1
     negate = j < len(pattern) and pattern[j] == "^"
     if negate:
         j += 1
     members: list[str] = []
-    first = True
-    while j < len(pattern) and (pattern[j] != "]" or first):
+    prior: str | None = None  # the member before a '-' (None: a '-' here is literal)
+    if j < len(pattern) and pattern[j] == "]":
+        members.append(re.escape("]"))  # a leading ``]`` is a member, never a range's low end
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
         ch = pattern[j]
-        # A leading ``]`` is a plain member and never the low end of a range (SQLite's rule).
-        starts_range = not (first and ch == "]")
-        if starts_range and j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
-            low, high = ch, pattern[j + 2]
-            if low <= high:
-                members.append(f"{re.escape(low)}-{re.escape(high)}")
-            j += 3
+        if ch == "-" and prior is not None and j + 1 < len(pattern) and pattern[j + 1] != "]":
+            high = pattern[j + 1]
+            if prior <= high:
+                members.append(f"{re.escape(prior)}-{re.escape(high)}")
+            prior = None
+            j += 2
         else:
             members.append(re.escape(ch))
+            prior = ch
             j += 1
-        first = False
     if j >= len(pattern):
         return None
     body = "".join(members)

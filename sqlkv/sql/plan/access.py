@@ -20,12 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.encoding.keys import index_prefix
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan
+from sqlkv.sql.plan.names import split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 
@@ -58,7 +62,6 @@ class _Candidate:
 
 
 def _const_fn(node: exp.Expression, scope: Scope, env):
-    from sqlkv.sql.expr import compile_expr
 
     return compile_expr(node, scope, env)
 
@@ -335,9 +338,7 @@ def conjunct_key(node: exp.Expression) -> str:
 def partial_index_applies(index: IndexDescriptor, filter_keys: set[str]) -> bool:
     """A partial index serves a query when each conjunct of its predicate is one of the query's
     (so every row the query can return satisfies the predicate and is in the index)."""
-    import sqlglot
 
-    from sqlkv.sql.plan.names import split_conjuncts
 
     pred = sqlglot.parse_one(index.predicate)
     return all(conjunct_key(c) in filter_keys for c in split_conjuncts(pred))
@@ -356,7 +357,6 @@ def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int
 
 
 def _predicate(node: exp.Expression, scope: Scope, env):
-    from sqlkv.sql.expr import compile_predicate
 
     return compile_predicate(node, scope, env)
 
@@ -404,7 +404,6 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
 
 
 def index_prefix_of(table: TableDescriptor, index: IndexDescriptor) -> bytes:
-    from sqlkv.encoding.keys import index_prefix
 
     return index_prefix(table.id, index.id)
 

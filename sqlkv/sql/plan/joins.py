@@ -25,7 +25,9 @@ from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.join import HashJoin, LookupJoin, LookupScan, NestedLoopJoin, Reorder
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
-from sqlkv.sql.plan.names import LazySql, refs_or_subquery
+from sqlkv.sql.expr import compile_expr, compile_predicate
+from sqlkv.sql.plan.access import plan_lookup, plan_table_access
+from sqlkv.sql.plan.names import LazySql, refs_or_subquery, split_conjuncts
 
 DERIVED_EST_ROWS = 1000.0
 Pred = Callable[[tuple], bool]
@@ -161,11 +163,9 @@ class FromPlanner:
     # -- compile helpers ---------------------------------------------------------------------
 
     def _pred(self, nodes: list[exp.Expression], scope: Scope) -> Pred | None:
-        from sqlkv.sql.expr import compile_predicate
         return and_predicates([compile_predicate(n, scope, self.env) for n in nodes])
 
     def _expr(self, node: exp.Expression, scope: Scope) -> Callable[[tuple], Any]:
-        from sqlkv.sql.expr import compile_expr
         return compile_expr(node, scope, self.env)
 
     # -- reference analysis ------------------------------------------------------------------
@@ -218,7 +218,6 @@ class FromPlanner:
                 continue
             nodes = self._add_using(i, spec) if (spec.using or spec.natural) else []
             if spec.on is not None:
-                from sqlkv.sql.plan.names import split_conjuncts
                 nodes += split_conjuncts(spec.on)
             conjuncts.extend(Conjunct(n, None, on_join=i) for n in nodes)
         for c in conjuncts:
@@ -292,7 +291,6 @@ class FromPlanner:
         (correlated) value is left unused and an index fits it, a per-execution index lookup.
 
         (operator, remaining filters, estimated rows, ordered)"""
-        from sqlkv.sql.plan.access import plan_lookup, plan_table_access
         src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
                                limit=limit, needed=self.needed(s))
@@ -469,7 +467,6 @@ class FromPlanner:
 
     def _try_lookup(self, joined: Joined, s: int, kind: str, eqs: list, residual_nodes: list,
                     left_scope: Scope, right_scope: Scope, both_scope: Scope) -> Joined | None:
-        from sqlkv.sql.plan.access import plan_lookup
         src = self.sources[s]
         cols: list[tuple[int, int]] = []  # (eq position, right column index)
         for pos, (_c, _a, b) in enumerate(eqs):

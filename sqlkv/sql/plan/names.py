@@ -39,6 +39,20 @@ class SelectItem:
     display: exp.Expression | None = None  # the user's expression, for EXPLAIN, after rewrites
 
 
+class OrderTerm:
+    """One ORDER BY term: a select-list position (``item``) or an expression, and its direction."""
+
+    __slots__ = ("item", "node", "desc", "nulls_first", "text")
+
+    def __init__(self, item: int | None, node: exp.Expression | None, desc: bool,
+                 nulls_first: bool | None, text: str) -> None:
+        self.item = item
+        self.node = node
+        self.desc = desc
+        self.nulls_first = nulls_first
+        self.text = text
+
+
 class LazySql:
     """EXPLAIN text generated only when printed (sqlglot's SQL generation is costly per plan)."""
 

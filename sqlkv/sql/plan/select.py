@@ -30,13 +30,16 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
-from sqlkv.sql.context import Column, ExecContext, Scope
+from sqlkv.sql.context import Column, ExecContext, Scope, table_scope
 from sqlkv.sql.exec.cte import RecursiveUnion, WorkingSet, WorkingTable
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Limit, Sort, SortKey, Values
 from sqlkv.sql.exec.setops import SetOp
+from sqlkv.sql.expr import compile_expr, compile_predicate, infer_type
+from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.plan.joins import JoinSpec, Source, and_predicates
 from sqlkv.sql.plan.names import LazySql, ident_name, int_literal
+from sqlkv.sql.plan.select_body import SelectBuilder
 
 SETOPS = (exp.Union, exp.Intersect, exp.Except)
 
@@ -91,15 +94,12 @@ class QueryPlanner:
     # -- compile helpers -----------------------------------------------------------------------
 
     def expr(self, node: exp.Expression, scope: Scope) -> Callable[[tuple], Any]:
-        from sqlkv.sql.expr import compile_expr
         return compile_expr(node, scope, self.env)
 
     def pred(self, nodes: list[exp.Expression], scope: Scope) -> Callable[[tuple], bool] | None:
-        from sqlkv.sql.expr import compile_predicate
         return and_predicates([compile_predicate(n, scope, self.env) for n in nodes])
 
     def type_of(self, node: exp.Expression, scope: Scope) -> Any:
-        from sqlkv.sql.expr import infer_type
         try:
             return infer_type(node, scope)
         except Exception:  # noqa: BLE001 - a type is only a hint for output columns
@@ -396,7 +396,6 @@ class QueryPlanner:
             if view is not None:
                 return self._view_source(view, alias, col_names)
             table = self.catalog.get_table(full)  # raises 'relation "x" does not exist'
-        from sqlkv.sql.context import table_scope
         cols = table_scope(table, alias)
         if col_names:
             visible = [i for i, c in enumerate(cols) if not c.hidden]
@@ -406,7 +405,6 @@ class QueryPlanner:
         return Source(alias, cols, table=table)
 
     def _view_source(self, view: Any, alias: str, col_names: list[str] | None) -> Source:
-        from sqlkv.sql.parse import parse_statement
         ast = parse_statement(view.query_sql).ast
         saved, self.cte_frames = self.cte_frames, []  # a view sees only the catalog
         try:
@@ -486,7 +484,6 @@ class QueryPlanner:
     # -- SELECT ----------------------------------------------------------------------------------
 
     def plan_select(self, sel: exp.Select, outer: Scope | None) -> Operator:
-        from sqlkv.sql.plan.select_body import SelectBuilder
         return SelectBuilder(self, sel, outer).build()
 
 

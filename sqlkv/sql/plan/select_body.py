@@ -19,23 +19,12 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
 from sqlkv.sql.plan.joins import FromPlanner
-from sqlkv.sql.plan.names import (LazySql, Relation, SelectItem, column_refs, expand_select_list,
+from sqlkv.sql.plan.windows import plan_windows
+from sqlkv.sql.plan.names import (LazySql, OrderTerm, Relation, SelectItem, column_refs, expand_select_list,
                                   int_literal, split_conjuncts)
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
-
-
-class OrderTerm:
-    __slots__ = ("item", "node", "desc", "nulls_first", "text")
-
-    def __init__(self, item: int | None, node: exp.Expression | None, desc: bool,
-                 nulls_first: bool | None, text: str) -> None:
-        self.item = item
-        self.node = node
-        self.desc = desc
-        self.nulls_first = nulls_first
-        self.text = text
 
 
 def substitute_aliases(node: exp.Expression, items: list[SelectItem],
@@ -115,7 +104,6 @@ class SelectBuilder:
         if aggregating:
             op, scope, items, order = self._aggregate(op, scope, items, order, group_node, having_node)
         if windowing:
-            from sqlkv.sql.plan.windows import plan_windows
             op, scope, items, order = plan_windows(p, op, scope, items, order, sel.args.get("windows"))
         return self._finish(op, scope, items, order, distinct, fr.ordered and want_order is not None)
 

@@ -20,11 +20,10 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.window import (OFFSET_FUNCS, RANKING, VALUE_FUNCS, Frame, FrameBound, Window,
                                    WindowFunc)
 from sqlkv.sql.plan.aggregates import GroupingRewriter, aggregate_name
-from sqlkv.sql.plan.names import QUERY_NODES, LazySql, SelectItem, ident_name, int_literal
+from sqlkv.sql.plan.names import QUERY_NODES, LazySql, OrderTerm, SelectItem, ident_name, int_literal
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
-    from sqlkv.sql.plan.select_body import OrderTerm
 
 FUNC_NAMES = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
               exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist", exp.Ntile: "ntile",
@@ -57,8 +56,7 @@ def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[Select
 
     new_items = [SelectItem(it.name, node=rewrite(it.node), table=it.table, display=it.display or it.node)
                  if it.node is not None else it for it in items]
-    from sqlkv.sql.plan.select_body import OrderTerm as _OT
-    new_order = [_OT(t.item, rewrite(t.node) if t.item is None and t.node is not None else t.node,
+    new_order = [OrderTerm(t.item, rewrite(t.node) if t.item is None and t.node is not None else t.node,
                      t.desc, t.nulls_first, t.text) for t in order]
     funcs = [_window_func(p, _resolve_named(w, definitions), scope) for w in found]
     cols = list(scope.columns) + [Column(f"__win{i}", None, None, hidden=True) for i in range(len(found))]

@@ -17,6 +17,7 @@ re-checks the filters it was meant to enforce, so spans never change query resul
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -125,7 +126,6 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
                 return cast(v, typ)
             except DataError:
                 raise _Inexact from None
-        import datetime as dt
 
         if kind == "DATE" and isinstance(v, dt.date) and not isinstance(v, dt.datetime):
             return v

@@ -1,4 +1,4 @@
-"""Micro-benchmark of compiled expressions: ``python -m sqlkv.sql.expr.bench [rows]``.
+"""Micro-benchmark of compiled expressions: ``sqlkv bench expr [--rows N]``.
 
 Evaluates ``a + b * 2 > 10 AND c LIKE 'x%'`` (as an expression and as a WHERE predicate) over
 generated rows with some NULLs and prints microseconds per row, next to a hand-written Python
@@ -7,6 +7,7 @@ lambda doing the same work as the floor to compare against.
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 import time
@@ -64,5 +65,13 @@ def main(n: int = 1_000_000) -> None:
     print(f"{'hand-written Python for the first predicate':<55} {time_per_row(by_hand, rows):.3f} us/row")
 
 
+def run(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sqlkv bench expr", description="CPU time per row of compiled expressions")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows evaluated per expression (default 1000000)")
+    args = parser.parse_args(argv)
+    main(args.rows)
+    return 0
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
+    sys.exit(run())

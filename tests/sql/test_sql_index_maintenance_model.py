@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlkv.errors import IntegrityError
-from sqlkv.sql.session import Database, Session
+from sqlkv.sql import Database, Session
 
 SCHEMA = [
     "CREATE TABLE t (id INT, k INT, name TEXT, score INT, PRIMARY KEY (id))",

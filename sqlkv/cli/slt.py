@@ -1,6 +1,6 @@
 """A sqllogictest runner: runs SQLite's .test files against a fresh in-memory sqlkv database.
 
-``python -m sqlkv.tools.slt select1.test`` reads the file into records (`parse_records`):
+``python -m sqlkv.cli.slt select1.test`` reads the file into records (`parse_records`):
 ``statement ok|error`` with one SQL statement, ``query <types> <sortmode> [label]`` with its SQL
 and expected values after ``----``, ``hash-threshold N``, ``halt``, each optionally preceded by
 ``skipif <engine>`` / ``onlyif <engine>``. We are engine ``sqlkv``: ``onlyif X`` records for
@@ -240,7 +240,7 @@ def compare(values: list[str], rec: Record, threshold: int) -> str | None:
 # -- running ----------------------------------------------------------------------------------
 
 def _open_session() -> Any:
-    from sqlkv.sql.session import Database, Session
+    from sqlkv.sql import Database, Session
     db = Database.open(":memory:")
     return db, Session(db, autocommit=True)
 

@@ -1,1 +1,0 @@
-"""Developer tools: the sqllogictest runner (`sqlkv.tools.slt`)."""
