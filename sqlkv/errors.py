@@ -138,6 +138,11 @@ class UndefinedObject(ProgrammingError):
     code_in_message = True
 
 
+class UndefinedFunction(ProgrammingError):
+    sqlstate = "42883"
+    code_in_message = True
+
+
 class DependentObjectsStillExist(ProgrammingError):
     """DROP of an object others depend on (a table referenced by a foreign key)."""
 
@@ -206,6 +211,7 @@ __all__ = [
     "UndefinedTable",
     "UndefinedColumn",
     "UndefinedObject",
+    "UndefinedFunction",
     "DependentObjectsStillExist",
     "InvalidForeignKey",
     "DivisionByZero",

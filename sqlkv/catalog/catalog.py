@@ -23,7 +23,7 @@ import msgpack
 
 from sqlkv.catalog.descriptors import TableDescriptor, ViewDescriptor, descriptor_from_dict
 from sqlkv.encoding.keys import encode_key, index_prefix
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import ProgrammingError, UndefinedTable
 from sqlkv.storage.kv import prefix_end
 
 NAMESPACE_TABLE_ID = 1
@@ -111,7 +111,7 @@ class Catalog:
         if desc is None:
             if isinstance(self._lookup(name), ViewDescriptor):
                 raise ProgrammingError(f'"{name}" is a view, not a table')
-            raise ProgrammingError(f'relation "{name}" does not exist')
+            raise UndefinedTable(f'relation "{name}" does not exist')
         return desc
 
     def get_view(self, name: str) -> ViewDescriptor | None:

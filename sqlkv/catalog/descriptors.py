@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import ProgrammingError, UndefinedColumn
 from sqlkv.catalog.types import SqlType
 
 PRIMARY_INDEX_ID = 1
@@ -167,7 +167,7 @@ class TableDescriptor:
         for col in self.columns:
             if col.name.lower() == lname:
                 return col
-        raise ProgrammingError(f'column "{name}" of relation "{self.name}" does not exist')
+        raise UndefinedColumn(f'column "{name}" of relation "{self.name}" does not exist')
 
     def find_column(self, name: str) -> ColumnDescriptor | None:
         lname = name.lower()

@@ -40,6 +40,10 @@ from sqlkv.errors import (
     ProgrammingError,
     UndefinedObject,
     UniqueViolation,
+    UndefinedTable,
+    UndefinedColumn,
+    NotNullViolation,
+    SqlSyntaxError,
 )
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.ddl_foreign_keys import (
@@ -403,7 +407,7 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     index = ast.this
     if not isinstance(index, exp.Index) or index.args.get("table") is None:
-        raise ProgrammingError("syntax error: expected CREATE INDEX name ON table (columns)")
+        raise SqlSyntaxError("syntax error: expected CREATE INDEX name ON table (columns)")
     if ast.args.get("replace"):
         raise NotSupportedError("CREATE OR REPLACE INDEX is not supported; DROP INDEX IF EXISTS first")
     tname = _qualified(index.args["table"])
@@ -497,7 +501,7 @@ def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecConte
             except ConditionFailedError:
                 names = ", ".join(table.columns[p].name for p in ic.key_positions)
                 vals = ", ".join(str(row[p]) for p in ic.key_positions)
-                raise IntegrityError(
+                raise UniqueViolation(
                     f'could not create unique index "{idx.name}": duplicate key value violates unique '
                     f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
                 ) from None
@@ -517,7 +521,7 @@ def _drop_index(ast: exp.Drop, catalog) -> None:
         if owner is None:
             if ast.args.get("exists"):
                 continue
-            raise ProgrammingError(f'index "{iname}" does not exist')
+            raise UndefinedObject(f'index "{iname}" does not exist')
         table, idx = owner
         if idx is table.primary_index:
             raise ProgrammingError(f'cannot drop the primary key index "{iname}" of table "{table.name}"')
@@ -560,7 +564,7 @@ def drop(ast: exp.Drop, catalog, env) -> None:
                 raise ProgrammingError(f'"{name}" is not a {kind.lower()}')
             if ast.args.get("exists"):
                 continue
-            raise ProgrammingError(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
+            raise UndefinedTable(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
         if kind == "TABLE":
             before_drop_table(desc, dropping, bool(ast.args.get("cascade")), catalog)
             start = table_prefix(desc.id)
@@ -606,7 +610,7 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
     if table is None:
         if ast.args.get("exists"):
             return
-        raise ProgrammingError(f'relation "{name}" does not exist')
+        raise UndefinedTable(f'relation "{name}" does not exist')
     if table.virtual is not None:
         raise ProgrammingError(f'cannot alter virtual table "{name}"')
     table = _copy(table)
@@ -751,7 +755,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
     if default is None and not new_indexes and not tb.checks:
         # absent = NULL: no row is rewritten; only an existing row makes NOT NULL impossible
         if not col.nullable and next(iter(_table_rows(old_table, txn)), None) is not None:
-            raise IntegrityError(
+            raise NotNullViolation(
                 f'column "{col.name}" of relation "{table.name}" contains null values (add a DEFAULT or allow NULL)'
             )
         catalog.update(table)
@@ -759,7 +763,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
     # the rewrite puts keys inside the range being read, so the rows are read first
     rows = list(_table_rows(old_table, txn))
     if rows and default is None and not col.nullable:
-        raise IntegrityError(
+        raise NotNullViolation(
             f'column "{col.name}" of relation "{table.name}" contains null values (add a DEFAULT or allow NULL)'
         )
     catalog.update(table)
@@ -786,7 +790,7 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
     if col is None:
         if if_exists:
             return
-        raise ProgrammingError(f'column "{cname}" of relation "{table.name}" does not exist')
+        raise UndefinedColumn(f'column "{cname}" of relation "{table.name}" does not exist')
     if col.id in table.primary_index.column_ids:
         raise ProgrammingError(f'cannot drop column "{col.name}": it is part of the primary key')
     refuse_column_drop(table, col, catalog)

@@ -31,7 +31,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError, SqlSyntaxError
 from sqlkv.sql.depth import too_deep
 
 _PARAM_PREFIX = "__p"
@@ -70,7 +70,7 @@ def _tokenize(sql: str) -> list[Token]:
     try:
         return Tokenizer().tokenize(sql)
     except TokenError as e:
-        raise ProgrammingError(f"syntax error: {e}") from None
+        raise SqlSyntaxError(f"syntax error: {e}") from None
 
 
 def _start_col(tok: Token) -> int:
@@ -128,7 +128,7 @@ def _located(sql: str, offset: int, detail: str) -> ProgrammingError:
     """A syntax error carrying ``line``/``col`` (1-based) of ``offset`` in the user's text."""
     line = sql.count("\n", 0, offset) + 1
     col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
-    err = ProgrammingError(f"syntax error at line {line}, column {col}{detail}")
+    err = SqlSyntaxError(f"syntax error at line {line}, column {col}{detail}")
     err.line = line  # type: ignore[attr-defined]
     err.col = col  # type: ignore[attr-defined]
     return err
@@ -183,7 +183,7 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     if w0 == "RELEASE":
         rest = toks[2:] if w1 == "SAVEPOINT" else toks[1:]
         if len(rest) != 1:
-            raise ProgrammingError("syntax error: expected RELEASE [SAVEPOINT] name")
+            raise SqlSyntaxError("syntax error: expected RELEASE [SAVEPOINT] name")
         return ParsedStatement("RELEASE", text, savepoint=_ident(rest[0]))
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
@@ -192,7 +192,7 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         m = _EXPLAIN_RE.match(text)
         inner_text = text[m.end() :] if m else ""
         if not inner_text.strip():
-            raise ProgrammingError("syntax error: EXPLAIN needs a statement")
+            raise SqlSyntaxError("syntax error: EXPLAIN needs a statement")
         try:
             inner = _parse_tokens(inner_text, _tokenize(inner_text))
         except ProgrammingError as e:
@@ -211,12 +211,12 @@ def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
     if not rest:
         return ParsedStatement("ROLLBACK", text)
     if _word(rest[0]) != "TO":
-        raise ProgrammingError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
+        raise SqlSyntaxError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
     rest = rest[1:]
     if rest and _word(rest[0]) == "SAVEPOINT":
         rest = rest[1:]
     if len(rest) != 1:
-        raise ProgrammingError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
+        raise SqlSyntaxError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
     return ParsedStatement("ROLLBACK TO", text, savepoint=_ident(rest[0]))
 
 
@@ -329,26 +329,26 @@ def _sqlglot_parse(sql: str, original: str, edits: list[_Edit] | None = None) ->
         near = err.get("highlight")
         near_txt = f' near "{near}"' if near else ""
         if line:
-            located = ProgrammingError(f"syntax error{near_txt}: {desc}")
+            located = SqlSyntaxError(f"syntax error{near_txt}: {desc}")
             located.offset = _original_offset(sql, line, col or 1, edits or [])  # type: ignore[attr-defined]
             located.args = (f"{near_txt}: {desc}",)
             raise located from None
-        raise ProgrammingError(f"syntax error{near_txt}: {desc}") from None
+        raise SqlSyntaxError(f"syntax error{near_txt}: {desc}") from None
     except TokenError as e:
-        raise ProgrammingError(f"syntax error: {e}") from None
+        raise SqlSyntaxError(f"syntax error: {e}") from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
-        raise ProgrammingError("syntax error: expected exactly one statement")
+        raise SqlSyntaxError("syntax error: expected exactly one statement")
     tree = trees[0]
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
-        raise ProgrammingError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
+        raise SqlSyntaxError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
     # sqlglot accepts a few truncated forms silently; they are syntax errors in SQL.
     for node in tree.walk():
         if isinstance(node, exp.Select) and not node.expressions:
-            raise ProgrammingError("syntax error: SELECT without a select list")
+            raise SqlSyntaxError("syntax error: SELECT without a select list")
         if isinstance(node, exp.Group) and not node.expressions and not node.args.get("all"):
-            raise ProgrammingError("syntax error: GROUP BY without an expression")
+            raise SqlSyntaxError("syntax error: GROUP BY without an expression")
     return tree
 
 
@@ -421,7 +421,7 @@ def _matching_paren(toks: list[Token], i: int) -> int:
             depth -= 1
             if depth == 0:
                 return j
-    raise ProgrammingError("syntax error: unbalanced parentheses")
+    raise SqlSyntaxError("syntax error: unbalanced parentheses")
 
 
 def _names_in(toks: list[Token]) -> list[str]:

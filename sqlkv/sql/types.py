@@ -24,7 +24,7 @@ from decimal import MAX_PREC, ROUND_HALF_UP, Context, Decimal, DivisionByZero, I
 from sqlglot import exp
 
 from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, TEXT, TIMESTAMP, SqlType
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError, ProgrammingError, NumericValueOutOfRange
 
 INT_MIN = -(2**63)
 INT_MAX = 2**63 - 1
@@ -129,7 +129,7 @@ def type_name(v: object) -> str:
 def check_int_range(v: int) -> int:
     if INT_MIN <= v <= INT_MAX:
         return v
-    raise DataError("integer out of range")
+    raise NumericValueOutOfRange("integer out of range")
 
 
 # ---------------------------------------------------------------- parsing text
@@ -253,11 +253,11 @@ def fit_decimal(d: Decimal, typ: SqlType, what: str) -> Decimal:
         try:
             d = d.quantize(Decimal(1).scaleb(-typ.scale), rounding=ROUND_HALF_UP)
         except InvalidOperation:
-            raise DataError(f"numeric value out of range for {what} of type {typ.sql()}") from None
+            raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}") from None
     if typ.precision is not None and d.is_finite():
         int_digits = typ.precision - (typ.scale or 0)
         if d != 0 and d.adjusted() >= int_digits:
-            raise DataError(f"numeric value out of range for {what} of type {typ.sql()}")
+            raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}")
     return d
 
 
@@ -286,10 +286,10 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if isinstance(value, int):
             if INT_MIN <= value <= INT_MAX:
                 return value
-            raise DataError(f'integer out of range for column "{column}"')
+            raise NumericValueOutOfRange(f'integer out of range for column "{column}"')
         if isinstance(value, Decimal) and value.is_finite() and value.adjusted() > 18:
             # out of range whatever its digits: say so before int() spends minutes on 1E+999999
-            raise DataError(f'integer out of range for column "{column}"')
+            raise NumericValueOutOfRange(f'integer out of range for column "{column}"')
         if isinstance(value, (float, Decimal)) and _is_integral(value):
             return assign_cast(int(value), typ, column)
         raise _assign_error(value, typ, column)
@@ -356,13 +356,13 @@ def _is_integral(v: float | Decimal) -> bool:
 
 def _float_to_int(f: float) -> int:
     if not math.isfinite(f):
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
     return check_int_range(round(f))  # round half to even, like PostgreSQL's float8 -> int
 
 
 def _decimal_to_int(d: Decimal) -> int:
     if not d.is_finite() or d.adjusted() > 18:
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
     return check_int_range(int(d.to_integral_value(rounding=ROUND_HALF_UP)))
 
 

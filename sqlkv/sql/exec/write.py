@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import IntegrityError
+from sqlkv.errors import IntegrityError, NotNullViolation, CheckViolation
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.types import INT_MAX, INT_MIN, assign_cast
@@ -101,12 +101,12 @@ class RowChecker:
         for i in self.not_null:
             if row[i] is None:
                 col = self.table.columns[i].name
-                raise IntegrityError(
+                raise NotNullViolation(
                     f'null value in column "{col}" of relation "{self.table.name}" violates not-null constraint'
                 )
         for name, fn in self.checks:
             if fn(row) is False:
-                raise IntegrityError(
+                raise CheckViolation(
                     f'new row for relation "{self.table.name}" violates check constraint "{name}"'
                 )
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
 from sqlkv.sql.expr import mathfuncs, strings
 from sqlkv.sql.expr.compile import Compiler
 from sqlkv.sql.expr.temporal import statement_time
@@ -236,7 +236,7 @@ def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     name, arg_nodes = call_shape(node)
     fdef = FUNCTIONS.get(name)
     if fdef is None:
-        raise ProgrammingError(f"unknown function: {name}()")
+        raise UndefinedFunction(f"unknown function: {name}()")
     n = len(arg_nodes)
     if n < fdef.min_args or (fdef.max_args is not None and n > fdef.max_args):
         expected = str(fdef.min_args) if fdef.min_args == fdef.max_args else (
@@ -323,7 +323,7 @@ def _call_error(name: str, args: list, e: Exception) -> Exception:
     if isinstance(e, (ValueError, OverflowError)):
         return DataError(f"{name}(): {e}")
     kinds = ", ".join("NULL" if a is None else value_type(a).sql() for a in args)
-    return ProgrammingError(f"function {name}({kinds}) does not exist")
+    return UndefinedFunction(f"function {name}({kinds}) does not exist")
 
 
 def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled:

@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import ProgrammingError, UndefinedTable
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
@@ -35,7 +35,7 @@ def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
     if desc is None:
         if catalog.get_view(name) is not None:
             raise ProgrammingError(f'cannot modify view "{name}"')
-        raise ProgrammingError(f'relation "{name}" does not exist')
+        raise UndefinedTable(f'relation "{name}" does not exist')
     if desc.virtual is not None:
         raise ProgrammingError(f'cannot modify virtual table "{name}"')
     alias = table.alias or table.name

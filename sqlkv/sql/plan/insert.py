@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError, UndefinedObject
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.insert import DEFAULT, Insert
 from sqlkv.sql.exec.operator import Operator
@@ -148,4 +148,4 @@ def _arbiter_named(op: Insert, name: str):
                 raise ProgrammingError(f'"{ic.name}" is a partial unique index, not a constraint: '
                                        "it cannot be an ON CONFLICT target")
             return ic
-    raise ProgrammingError(f'constraint "{name}" for table "{op.table.name}" does not exist')
+    raise UndefinedObject(f'constraint "{name}" for table "{op.table.name}" does not exist')
