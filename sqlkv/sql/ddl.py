@@ -46,6 +46,7 @@ from sqlkv.errors import (
     SqlSyntaxError,
 )
 from sqlkv.sql.context import ExecContext, Scope
+from sqlkv.sql.ddl_alter import alter_column, alter_primary_key
 from sqlkv.sql.ddl_foreign_keys import (
     before_drop_table,
     constraint_names,
@@ -635,6 +636,13 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
             for node in action.args.get("tables") or action.expressions:
                 _drop_constraint(table, _name(node), bool(action.args.get("exists")), catalog)
+        elif isinstance(action, exp.RenameColumn) and action.args.get("constraint"):
+            _rename_constraint(table, _name(action.this), _name(action.args["to"]), catalog)
+        elif isinstance(action, exp.AlterColumn):
+            alter_column(table, action, catalog, env)
+        elif isinstance(action, exp.PrimaryKey):
+            keys = [(_name(o.this), bool(o.args.get("desc"))) for o in action.expressions]
+            alter_primary_key(table, keys, catalog, env)
         elif isinstance(action, exp.RenameColumn):
             _rename_column(table, _name(action.this), _name(action.args["to"]), catalog)
         elif isinstance(action, exp.AlterRename):
@@ -697,6 +705,18 @@ def _alter_add_fk(table: TableDescriptor, cname: str | None, cols: list[str], re
     catalog.update(table)
     if parent is not table:
         catalog.update(parent)
+
+
+def _rename_constraint(table: TableDescriptor, old: str, new: str, catalog) -> None:
+    if new.lower() in constraint_names(table):
+        raise ProgrammingError(f'constraint "{new}" for relation "{table.name}" already exists')
+    named = [*table.foreign_keys, *table.checks, *[i for i in table.all_indexes() if i.unique]]
+    for item in named:
+        if item.name.lower() == old.lower():
+            item.name = new
+            catalog.update(table)
+            return
+    raise UndefinedObject(f'constraint "{old}" of relation "{table.name}" does not exist')
 
 
 def _drop_constraint(table: TableDescriptor, cname: str, if_exists: bool, catalog) -> None:

@@ -201,7 +201,51 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
             raise
         analyze = bool(m and m.group(1))
         return ParsedStatement("EXPLAIN", text, explain_analyze=analyze, inner=inner, param_count=inner.param_count)
+    if w0 == "ALTER" and w1 == "TABLE":
+        special = _rename_constraint(text, toks) or _alter_primary_key(text, toks)
+        if special is not None:
+            return special
     return _parse_sql(text, toks)
+
+
+def _alter_primary_key(text: str, toks: list[Token]) -> ParsedStatement | None:
+    """CockroachDB's ``ALTER TABLE t ALTER PRIMARY KEY USING COLUMNS (a [ASC|DESC], ...)``:
+    an Alter whose action is a PrimaryKey node (ADD PRIMARY KEY would be an AddConstraint)."""
+    words = [_word(t) for t in toks]  # the tokenizer makes PRIMARY KEY one token
+    if words[3:5] != ["ALTER", "PRIMARY KEY"]:
+        return None
+    if len(toks) < 10 or words[5:8] != ["USING", "COLUMNS", "("] or words[-1] != ")":
+        raise SqlSyntaxError("syntax error: expected ALTER TABLE t ALTER PRIMARY KEY USING COLUMNS (a, ...)")
+    keys: list[exp.Expression] = []
+    for part in _split_on_commas(toks[8:-1]):
+        pw = [_word(t) for t in part]
+        if len(part) not in (1, 2) or (len(part) == 2 and pw[1] not in ("ASC", "DESC")):
+            raise SqlSyntaxError("syntax error: USING COLUMNS takes column names, each optionally ASC or DESC")
+        keys.append(exp.Ordered(this=exp.column(_ident(part[0])), desc=len(part) == 2 and pw[1] == "DESC"))
+    ast = exp.Alter(this=exp.to_table(_ident(toks[2])), kind="TABLE", actions=[exp.PrimaryKey(expressions=keys)])
+    return ParsedStatement("ALTER TABLE", text, ast=ast)
+
+
+def _split_on_commas(toks: list[Token]) -> list[list[Token]]:
+    parts: list[list[Token]] = [[]]
+    for t in toks:
+        if t.token_type == TokenType.COMMA:
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    return parts
+
+
+def _rename_constraint(text: str, toks: list[Token]) -> ParsedStatement | None:
+    """``ALTER TABLE t RENAME CONSTRAINT a TO b`` (sqlglot has no node for it): an Alter whose
+    action is a RenameColumn marked ``constraint``."""
+    words = [_word(t) for t in toks]
+    if len(toks) != 8 or words[3:5] != ["RENAME", "CONSTRAINT"] or words[6] != "TO":
+        return None
+    action = exp.RenameColumn(this=exp.to_identifier(_ident(toks[5])), to=exp.to_identifier(_ident(toks[7])))
+    action.args["constraint"] = True
+    ast = exp.Alter(this=exp.to_table(_ident(toks[2])), kind="TABLE", actions=[action])
+    return ParsedStatement("ALTER TABLE", text, ast=ast)
 
 
 def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
