@@ -19,7 +19,7 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.rowstore.codec import TableCodec, codec_for
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end

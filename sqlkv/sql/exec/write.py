@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import IntegrityError, NotNullViolation, CheckViolation
+from sqlkv.errors import NotNullViolation, CheckViolation
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.types import INT_MAX, INT_MIN, assign_cast

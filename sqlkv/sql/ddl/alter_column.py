@@ -30,6 +30,7 @@ from sqlkv.errors import DataError, NotNullViolation, NotSupportedError, Program
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.plan.dml_parts import row_checker
+from sqlkv.sql.plan.foreign_keys import supporting_index
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.writer import RowWriter
 from sqlkv.sql.types import assign_cast, type_from_ast
@@ -122,8 +123,6 @@ def _convert(value, typ, column: str):
 def alter_primary_key(table: TableDescriptor, keys: list[tuple[str, bool]], catalog, env) -> None:
     """Make ``keys`` (column name, descending) the primary key of ``table`` (a private copy)
     and rewrite every row under its new key; store the descriptor."""
-    from sqlkv.sql.plan.foreign_keys import supporting_index  # plan layer helper, imported late
-
     cols = [table.column(name) for name, _ in keys]
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("primary key lists a column twice")

@@ -1,0 +1,179 @@
+"""CREATE INDEX (with the backfill of existing rows) and DROP INDEX."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sqlglot import exp
+
+from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.encoding.keys import index_prefix
+from sqlkv.errors import ConditionFailedError, NotSupportedError, ProgrammingError, SqlSyntaxError, UndefinedObject, UniqueViolation
+from sqlkv.sql.context import ExecContext, Scope, table_scope
+from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
+from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
+from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.storage.kv import prefix_end
+
+_NULLS_ORDER = re.compile(r"\bNULLS\s+(FIRST|LAST)\b", re.IGNORECASE)
+
+
+_ORDERED_METHODS = ("BTREE", "PREFIX", "LSM")
+
+
+def _refuse_index_clauses(stmt: ParsedStatement, params: Any, table: str) -> None:
+    """CREATE INDEX clauses sqlkv does not implement are errors, never no-ops."""
+    ast = stmt.ast
+    if ast.args.get("concurrently"):
+        raise NotSupportedError(f'CREATE INDEX CONCURRENTLY is not supported (index on "{table}")')
+    if params is None:
+        return
+    using = params.args.get("using")
+    if using is not None and ident(using).upper() not in _ORDERED_METHODS:
+        raise NotSupportedError(f'index method USING {ident(using).upper()} is not supported (only ordered indexes)')
+    if params.args.get("with_storage"):
+        raise NotSupportedError(f"storage parameters WITH (...) on an index are not supported (index on \"{table}\")")
+    if params.args.get("tablespace") is not None:
+        raise NotSupportedError(f'TABLESPACE is not supported (index on "{table}")')
+    if params.args.get("include"):
+        raise NotSupportedError(f'INCLUDE is not supported here; use STORING (...) (index on "{table}")')
+    if _NULLS_ORDER.search(stmt.sql):
+        raise NotSupportedError(
+            f'NULLS FIRST/LAST in an index is not supported: NULLs sort first in ascending keys (index on "{table}")'
+        )
+
+
+# -- indexes -----------------------------------------------------------------------------------
+
+
+def create_index(stmt: ParsedStatement, catalog, env) -> None:
+    ast = stmt.ast
+    index = ast.this
+    if not isinstance(index, exp.Index) or index.args.get("table") is None:
+        raise SqlSyntaxError("syntax error: expected CREATE INDEX name ON table (columns)")
+    if ast.args.get("replace"):
+        raise NotSupportedError("CREATE OR REPLACE INDEX is not supported; DROP INDEX IF EXISTS first")
+    tname = qualified_name(index.args["table"])
+    refuse_virtual(tname, catalog, "index")
+    table = catalog.get_table(tname)
+    if table.virtual is not None:
+        raise ProgrammingError(f'cannot index virtual table "{table.name}"')
+    table = copy_table(table)
+    params = index.args.get("params")
+    _refuse_index_clauses(stmt, params, table.name)
+    cols_nodes = params.args.get("columns") if params is not None else None
+    if not cols_nodes:
+        raise ProgrammingError("CREATE INDEX needs a column list")
+    cols = []
+    desc = []
+    for o in cols_nodes:
+        inner = o.this if isinstance(o, exp.Ordered) else o
+        if not isinstance(inner, exp.Column):
+            raise NotSupportedError(f"expression indexes are not supported: {inner.sql()}")
+        cols.append(table.column(inner.name))
+        desc.append(bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False)
+    if len({c.id for c in cols}) != len(cols):
+        raise ProgrammingError("index lists a column twice")
+    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(c.name for c in cols)}_idx"
+    for other in catalog.list_tables():
+        if other.find_index(iname) is not None:
+            if ast.args.get("exists"):
+                return
+            raise ProgrammingError(f'index "{iname}" already exists')
+    storing = []
+    for sname in stmt.storing:
+        col = table.column(sname)
+        if col.id in [c.id for c in cols] or col.id in table.primary_index.column_ids:
+            continue
+        storing.append(col.id)
+    unique = bool(ast.args.get("unique"))
+    where = params.args.get("where")
+    predicate = _index_predicate(where.this, table, env) if where is not None else None
+    idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], desc, unique, storing, predicate)
+    table.next_index_id += 1
+    table.indexes.append(idx)
+    catalog.update(table)
+    backfill_index(table, idx, env.ctx)
+
+
+# functions whose value changes between calls: a partial index's predicate must not use them
+_VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_random", "uuid")
+
+
+def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:
+    """The SQL text of a partial index's WHERE, checked: immutable, over this table's columns."""
+    for n in node.walk():
+        if isinstance(n, (exp.Select, exp.Subquery, exp.Exists)):
+            raise NotSupportedError(f'a partial index predicate cannot contain a subquery (index on "{table.name}")')
+        if isinstance(n, (exp.Placeholder, exp.Parameter)):
+            raise ProgrammingError(f'a partial index predicate cannot contain parameters (index on "{table.name}")')
+        if isinstance(n, exp.Func):
+            fname = (n.sql_name() if not isinstance(n, exp.Anonymous) else str(n.this)).lower()
+            if fname.startswith(_VOLATILE):
+                raise ProgrammingError(
+                    f'functions in a partial index predicate must be immutable: {n.sql()} (index on "{table.name}")'
+                )
+        if isinstance(n, exp.Column):
+            if n.table:
+                n.set("table", None)  # t.a: the index's own table is the only one in scope
+            table.column(n.name)
+    compile_expr(node, Scope(table_scope(table, table.name)), env)  # unknown functions, type errors
+    return node.sql()
+
+
+def table_rows(table: TableDescriptor, txn):
+    codec = codec_for(table)
+    return codec.decode_rows(txn.scan(codec.prefix, prefix_end(codec.prefix)))
+
+
+def backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContext) -> None:
+    codec = codec_for(table)
+    ic = IndexCodec(table, idx, codec.pk_positions)
+    txn = ctx.txn
+    # Streams the primary index: the entries written go to another key range, which the
+    # transaction's merged scan tolerates (it re-positions after buffer changes).
+    for n, row in enumerate(table_rows(table, txn)):
+        if n % 512 == 0:
+            ctx.check_cancelled()
+        if not ic.holds(row):
+            continue
+        key, value, conditional = ic.entry(row)
+        if conditional:
+            try:
+                txn.put_if_absent(key, value)
+            except ConditionFailedError:
+                names = ", ".join(table.columns[p].name for p in ic.key_positions)
+                vals = ", ".join(str(row[p]) for p in ic.key_positions)
+                raise UniqueViolation(
+                    f'could not create unique index "{idx.name}": duplicate key value violates unique '
+                    f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
+                ) from None
+        else:
+            txn.put(key, value)
+
+
+def drop_index(ast: exp.Drop, catalog) -> None:
+    for node in ast.expressions if ast.expressions else ast.args.get("tables") or []:
+        iname = qualified_name(node)
+        owner = None
+        for table in catalog.list_tables():
+            idx = table.find_index(iname)
+            if idx is not None:
+                owner = (table, idx)
+                break
+        if owner is None:
+            if ast.args.get("exists"):
+                continue
+            raise UndefinedObject(f'index "{iname}" does not exist')
+        table, idx = owner
+        if idx is table.primary_index:
+            raise ProgrammingError(f'cannot drop the primary key index "{iname}" of table "{table.name}"')
+        refuse_index_drop(table, idx, catalog)
+        table.indexes = [i for i in table.indexes if i.id != idx.id]
+        catalog.update(table)
+        start = index_prefix(table.id, idx.id)
+        catalog.txn.delete_range(start, prefix_end(start))
