@@ -143,6 +143,20 @@ class UndefinedFunction(ProgrammingError):
     code_in_message = True
 
 
+class ObjectNotInPrerequisiteState(OperationalError):
+    """currval before any nextval in the session."""
+
+    sqlstate = "55000"
+    code_in_message = True
+
+
+class GeneratedAlways(ProgrammingError):
+    """A value given for a GENERATED ALWAYS column."""
+
+    sqlstate = "428C9"
+    code_in_message = True
+
+
 class DependentObjectsStillExist(ProgrammingError):
     """DROP of an object others depend on (a table referenced by a foreign key)."""
 
@@ -212,6 +226,8 @@ __all__ = [
     "UndefinedColumn",
     "UndefinedObject",
     "UndefinedFunction",
+    "ObjectNotInPrerequisiteState",
+    "GeneratedAlways",
     "DependentObjectsStillExist",
     "InvalidForeignKey",
     "DivisionByZero",

@@ -109,10 +109,20 @@ class Catalog:
     def get_table(self, name: str) -> TableDescriptor:
         desc = self.find_table(name)
         if desc is None:
-            if isinstance(self._lookup(name), ViewDescriptor):
+            found = self._lookup(name)
+            if isinstance(found, ViewDescriptor):
                 raise ProgrammingError(f'"{name}" is a view, not a table')
+            if found is not None:
+                raise ProgrammingError(f'"{name}" is a {found.kind}, not a table')
             raise UndefinedTable(f'relation "{name}" does not exist')
         return desc
+
+    def find_sequence(self, name: str):
+        """The SequenceDescriptor named ``name``, or None."""
+        if "." in name:
+            return None
+        desc = self._lookup(name)
+        return desc if getattr(desc, "kind", None) == "sequence" else None
 
     def get_view(self, name: str) -> ViewDescriptor | None:
         if "." in name:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlkv.errors import ProgrammingError, UndefinedColumn
+from sqlkv.catalog.sequences import SequenceDescriptor
 from sqlkv.catalog.types import SqlType
 
 PRIMARY_INDEX_ID = 1
@@ -31,6 +32,7 @@ class ColumnDescriptor:
     hidden: bool = False  # the implicit rowid: not part of SELECT *
     auto_increment: bool = False  # rowid / INTEGER PRIMARY KEY: max+1 when omitted
     family_id: int = 0
+    identity: str | None = None  # "ALWAYS" | "BY DEFAULT": GENERATED ... AS IDENTITY (default nextval)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class ColumnDescriptor:
             "hidden": self.hidden,
             "auto": self.auto_increment,
             "family": self.family_id,
+            **({"identity": self.identity} if self.identity else {}),
         }
 
     @staticmethod
@@ -55,6 +58,7 @@ class ColumnDescriptor:
             hidden=d["hidden"],
             auto_increment=d["auto"],
             family_id=d["family"],
+            identity=d.get("identity"),
         )
 
 
@@ -257,4 +261,6 @@ class ViewDescriptor:
 def descriptor_from_dict(d: dict[str, Any]) -> TableDescriptor | ViewDescriptor:
     if d.get("kind") == "view":
         return ViewDescriptor.from_dict(d)
+    if d.get("kind") == "sequence":
+        return SequenceDescriptor.from_dict(d)  # type: ignore[return-value]
     return TableDescriptor.from_dict(d)

@@ -62,6 +62,7 @@ class Session:
         self.db = db
         self.state = TxnState(db, autocommit)
         self.plans = PlanCache()
+        self.sequence_values: dict = {}  # what nextval returned in this session (currval/lastval)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
         self.closed = False
@@ -273,11 +274,13 @@ class Session:
 
     def _new_ctx(self, params: Any) -> ExecContext:
         return ExecContext(
-            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog
+            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog,
+            extra={"sequences": self.sequence_values},
         )
 
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
-        ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog)
+        ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog,
+                          extra={"sequences": self.sequence_values})
         env = CompileEnv(ctx=ctx)
         env.subqueries = QueryPlanner(catalog, env)
         return env
@@ -297,6 +300,7 @@ class Session:
         ctx.catalog = self.state.current_catalog
         ctx.stats = None
         ctx.cancelled = False
+        ctx.extra["sequences"] = self.sequence_values
         return ctx
 
     def _execute_plan(self, prepared: Prepared, ctx: ExecContext) -> Result:

@@ -101,7 +101,7 @@ def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
     for d in catalog.list_descriptors():
         if only is not None and d.name != only:
             continue
-        yield (d.name, "VIEW" if d.kind == "view" else "BASE TABLE", d.id)
+        yield (d.name, {"view": "VIEW", "sequence": "SEQUENCE"}.get(d.kind, "BASE TABLE"), d.id)
 
 
 def _columns(catalog, only: str | None = None) -> Iterator[tuple]:

@@ -66,6 +66,11 @@ class Transaction(KVReader):
         return self._active
 
     @property
+    def manager(self) -> TxnManager:
+        """The manager this transaction belongs to (sequences begin side transactions on it)."""
+        return self._manager
+
+    @property
     def write_count(self) -> int:
         """Distinct keys and ranges buffered (what the commit batch will carry)."""
         return self._buffer.write_count

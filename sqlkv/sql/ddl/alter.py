@@ -12,6 +12,7 @@ from sqlkv.sql.ddl.alter_column import alter_column, alter_primary_key
 from sqlkv.sql.ddl.constraints import add_constraint, add_foreign_key, drop_constraint, rename_constraint
 from sqlkv.sql.ddl.foreign_keys import refuse_column_drop
 from sqlkv.sql.ddl.indexes import table_rows
+from sqlkv.sql.ddl.sequences import drop_owned_sequences
 from sqlkv.sql.ddl.names import check_index_name, copy_table, ident, new_name, qualified_name, refuse_virtual
 from sqlkv.sql.ddl.tables import column_def, TableBuilder, validate_expressions
 from sqlkv.sql.ddl.views import refuse_drop_options
@@ -86,6 +87,9 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
         raise ProgrammingError(f'column "{col.name}" of relation "{table.name}" already exists')
     if tb.pk is not None:
         raise NotSupportedError("cannot add a PRIMARY KEY column")
+    if tb.identities:
+        raise NotSupportedError(f'ADD COLUMN ... GENERATED AS IDENTITY is not supported (column "{col.name}"); '
+                                "create a sequence and use DEFAULT nextval(...)")
     table.next_column_id += 1
     old_table = TableDescriptor.from_dict(table.to_dict())
     table.columns.append(col)
@@ -152,6 +156,7 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
     if sum(1 for c in table.columns if not c.hidden) == 1 and not col.hidden:
         raise ProgrammingError(f'cannot drop the only column of table "{table.name}"')
     table.columns = [c for c in table.columns if c.id != col.id]
+    drop_owned_sequences(catalog, table.id, col.id)
     for fam in table.families:
         fam.column_ids = [c for c in fam.column_ids if c != col.id]
     # The column's values stay in old rows under its (never reused) id and are ignored.

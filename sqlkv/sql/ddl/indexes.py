@@ -101,7 +101,8 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
 
 
 # functions whose value changes between calls: a partial index's predicate must not use them
-_VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_random", "uuid")
+_VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_random", "uuid", "nextval", "currval",
+             "lastval", "setval")
 
 
 def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:

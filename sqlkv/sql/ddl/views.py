@@ -9,6 +9,7 @@ from sqlkv.encoding.keys import table_prefix
 from sqlkv.errors import NotSupportedError, ProgrammingError, UndefinedTable
 from sqlkv.sql.ddl.foreign_keys import before_drop_table
 from sqlkv.sql.ddl.indexes import drop_index
+from sqlkv.sql.ddl.sequences import drop_owned_sequences
 from sqlkv.sql.ddl.names import ident, new_name, qualified_name, refuse_table_properties, refuse_virtual
 from sqlkv.sql.plan.select import plan_query
 from sqlkv.storage.kv import prefix_end
@@ -48,6 +49,7 @@ def drop(ast: exp.Drop, catalog, env) -> None:
             raise UndefinedTable(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
         if kind == "TABLE":
             before_drop_table(desc, dropping, bool(ast.args.get("cascade")), catalog)
+            drop_owned_sequences(catalog, desc.id)
             start = table_prefix(desc.id)
             catalog.txn.delete_range(start, prefix_end(start))
         catalog.remove(desc)

@@ -19,7 +19,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
-from sqlkv.sql.expr import mathfuncs, strings
+from sqlkv.sql.expr import mathfuncs, sequences, strings
 from sqlkv.sql.expr.compile import Compiler
 from sqlkv.sql.expr.temporal import statement_time
 from sqlkv.sql.expr.dates import extract, strftime_sqlite
@@ -133,6 +133,11 @@ register("acos", 1, 1, mathfuncs.domain(math.acos, "acos"), FLOAT, (NUMS,))
 register("atan", 1, 1, lambda x: math.atan(x), FLOAT, (NUMS,))
 register("atan2", 2, 2, lambda y, x: math.atan2(y, x), FLOAT, (NUMS,))
 register("random rand", 0, 0, mathfuncs.random_float, FLOAT, volatile=True)
+# sequences: each call has an effect (nextval) or reads session state; never folded
+register("nextval", 1, 1, sequences.nextval, INT, (TEXTS,), uses_ctx=True, volatile=True)
+register("currval", 1, 1, sequences.currval, INT, (TEXTS,), uses_ctx=True, volatile=True)
+register("lastval", 0, 0, sequences.lastval, INT, uses_ctx=True, volatile=True)
+register("setval", 2, 3, sequences.setval, INT, (TEXTS, INTS, frozenset({"BOOL"})), uses_ctx=True, volatile=True)
 # -- dates and times
 register("now current_timestamp localtimestamp transaction_timestamp statement_timestamp", 0, 0,
          statement_time, TIMESTAMP, uses_ctx=True)

@@ -15,9 +15,10 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import ProgrammingError, UndefinedTable
+from sqlkv.errors import GeneratedAlways, ProgrammingError, UndefinedTable
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
+from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
 from sqlkv.sql.expr import compile_expr
 
@@ -45,6 +46,19 @@ def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
 def is_default(node: exp.Expression) -> bool:
     """The keyword DEFAULT in a VALUES list or a SET clause."""
     return isinstance(node, (exp.Var, exp.Column)) and node.name.upper() == "DEFAULT" and not getattr(node, "table", "")
+
+
+def refuse_generated_always(table: TableDescriptor, targets: list[int], value_rows: list | None,
+                            from_query: bool) -> None:
+    """INSERT may give a GENERATED ALWAYS identity column only DEFAULT (PostgreSQL's 428C9;
+    OVERRIDING SYSTEM VALUE is not supported)."""
+    for i, pos in enumerate(targets):
+        col = table.columns[pos]
+        if col.identity != "ALWAYS":
+            continue
+        if from_query or any(i < len(row) and row[i] is not DEFAULT for row in value_rows or []):
+            raise GeneratedAlways(f'cannot insert a non-DEFAULT value into column "{col.name}": it is '
+                                  "GENERATED ALWAYS AS IDENTITY (leave it out, or write DEFAULT)")
 
 
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
@@ -101,6 +115,8 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
             raise ProgrammingError(f'multiple assignments to same column "{col.name}"')
         seen.add(pos)
         value = node.expression
+        if col.identity == "ALWAYS" and not is_default(value):
+            raise GeneratedAlways(f'column "{col.name}" can only be updated to DEFAULT (it is GENERATED ALWAYS AS IDENTITY)')
         if is_default(value):
             items.append((pos, lambda r, p=pos: defaults.value(p)))
         else:

@@ -19,6 +19,7 @@ from sqlkv.sql.exec.insert import DEFAULT, Insert
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.write import Assignments
 from sqlkv.sql.expr import compile_expr, compile_predicate
+from sqlkv.sql.plan.dml_parts import refuse_generated_always
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, is_default, returning, row_checker, target_table
 from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.joins import and_predicates
@@ -38,6 +39,7 @@ def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False) -> Insert:
     checker = row_checker(table, alias, env)
     ret = returning(ast.args.get("returning"), table, alias, env)
     value_rows, query = _source(ast, table, targets, catalog, env)
+    refuse_generated_always(table, targets, value_rows, query is not None)
     default_values = query is None and value_rows == [[]]  # DEFAULT VALUES: no source values
     kind = "UPSERT" if upsert else "INSERT"
     op = Insert(table, kind, [] if default_values else targets, value_rows, query, defaults, checker, ret)
