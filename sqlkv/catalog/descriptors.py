@@ -33,6 +33,8 @@ class ColumnDescriptor:
     auto_increment: bool = False  # rowid / INTEGER PRIMARY KEY: max+1 when omitted
     family_id: int = 0
     identity: str | None = None  # "ALWAYS" | "BY DEFAULT": GENERATED ... AS IDENTITY (default nextval)
+    computed: str | None = None  # GENERATED ALWAYS AS (expr): its SQL text over the other columns
+    virtual: bool = False  # a computed column that is not stored: computed whenever a row is read
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class ColumnDescriptor:
             "auto": self.auto_increment,
             "family": self.family_id,
             **({"identity": self.identity} if self.identity else {}),
+            **({"computed": self.computed, "virtual": self.virtual} if self.computed else {}),
         }
 
     @staticmethod
@@ -59,6 +62,8 @@ class ColumnDescriptor:
             auto_increment=d["auto"],
             family_id=d["family"],
             identity=d.get("identity"),
+            computed=d.get("computed"),
+            virtual=d.get("virtual", False),
         )
 
 

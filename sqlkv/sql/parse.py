@@ -286,6 +286,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(_cut_storing(toks, stmt))
         elif "TABLE" in words:
             edits.extend(_cut_table_extras(toks, stmt))
+    if w0 in ("CREATE", "ALTER"):
+        edits.extend(_cut_generated_always(toks))
     named = False
     n_params = 0
     hex_literals = False
@@ -482,6 +484,21 @@ def _cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:
             stmt.storing = _names_in(toks[i + 2 : close])
             return [_Edit(tok.start, toks[close].end + 1, "")]
     return []
+
+
+def _cut_generated_always(toks: list[Token]) -> list[_Edit]:
+    """``GENERATED ALWAYS AS (expr) STORED|VIRTUAL`` -> ``AS (expr) STORED|VIRTUAL``: the form
+    sqlglot's default dialect parses as a computed column (it rejects the long one)."""
+    edits: list[_Edit] = []
+    for i in range(len(toks) - 3):
+        if [_word(t) for t in toks[i:i + 3]] != ["GENERATED", "ALWAYS", "AS"]:
+            continue
+        if toks[i + 3].token_type != TokenType.L_PAREN:
+            continue  # GENERATED ALWAYS AS IDENTITY
+        close = _matching_paren(toks, i + 3)
+        if close + 1 < len(toks) and _word(toks[close + 1]) in ("STORED", "VIRTUAL"):
+            edits.append(_Edit(toks[i].start, toks[i + 2].start, ""))
+    return edits
 
 
 def _cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[_Edit]:

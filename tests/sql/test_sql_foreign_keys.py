@@ -25,7 +25,7 @@ from sqlkv.errors import (
     UndefinedTable,
 )
 from sqlkv.sql.session import Database, Session
-from tests.sql.core_support import open_db, rows
+from tests.sql.core_support import open_db, rows, same_write_outcome
 
 
 @pytest.fixture
@@ -91,17 +91,7 @@ def test_random_statements_match_sqlite(s, seed):
     agreed = failed = 0
     for _ in range(250):
         sql = _random_statement(rng)
-        try:
-            lite.execute(sql)
-            lite_ok = True
-        except sqlite3.IntegrityError:
-            lite_ok = False
-        try:
-            s.execute(sql)
-            ok = True
-        except IntegrityError:
-            ok = False
-        assert ok == lite_ok, sql
+        ok = same_write_outcome(s, lite, sql)
         failed += not ok
         assert _dump(lambda q: rows(s, q)) == _dump(lambda q: lite.execute(q).fetchall()), sql
         agreed += 1

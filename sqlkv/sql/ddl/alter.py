@@ -11,6 +11,7 @@ from sqlkv.sql.context import Scope
 from sqlkv.sql.ddl.alter_column import alter_column, alter_primary_key
 from sqlkv.sql.ddl.constraints import add_constraint, add_foreign_key, drop_constraint, rename_constraint
 from sqlkv.sql.ddl.foreign_keys import refuse_column_drop
+from sqlkv.sql.ddl.generated import check_generated_columns, uses_column
 from sqlkv.sql.ddl.indexes import table_rows
 from sqlkv.sql.ddl.sequences import drop_owned_sequences
 from sqlkv.sql.ddl.names import check_index_name, copy_table, ident, new_name, qualified_name, refuse_virtual
@@ -87,6 +88,9 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
         raise ProgrammingError(f'column "{col.name}" of relation "{table.name}" already exists')
     if tb.pk is not None:
         raise NotSupportedError("cannot add a PRIMARY KEY column")
+    if col.computed is not None and not col.virtual:
+        raise NotSupportedError(f'cannot add a STORED generated column ("{col.name}"): existing rows would need '
+                                "a rewrite; add it VIRTUAL (as SQLite requires)")
     if tb.identities:
         raise NotSupportedError(f'ADD COLUMN ... GENERATED AS IDENTITY is not supported (column "{col.name}"); '
                                 "create a sequence and use DEFAULT nextval(...)")
@@ -100,6 +104,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
         table.indexes.append(IndexDescriptor(table.next_index_id, iname, [col.id], [False], True))
         table.next_index_id += 1
     validate_expressions(table, env)
+    check_generated_columns(table, env)
     default = None
     if col.default_sql is not None:
         default = assign_cast(compile_expr(sqlglot.parse_one(col.default_sql), Scope([]), env)(()), col.type, col.name)
@@ -153,6 +158,9 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
     for chk in table.checks:
         if _mentions(chk.expr_sql, col.name):
             raise ProgrammingError(f'cannot drop column "{col.name}": check constraint "{chk.name}" uses it')
+    user = uses_column(table, col.name)
+    if user is not None:
+        raise ProgrammingError(f'cannot drop column "{col.name}": generated column "{user}" uses it')
     if sum(1 for c in table.columns if not c.hidden) == 1 and not col.hidden:
         raise ProgrammingError(f'cannot drop the only column of table "{table.name}"')
     table.columns = [c for c in table.columns if c.id != col.id]
@@ -183,6 +191,9 @@ def _rename_column(table: TableDescriptor, old: str, new: str, catalog) -> None:
         raise ProgrammingError(f'column "{new}" of relation "{table.name}" already exists')
     for chk in table.checks:
         chk.expr_sql = _renamed(chk.expr_sql, col.name, new)
+    for gen in table.columns:
+        if _mentions(gen.computed, col.name):
+            gen.computed = _renamed(gen.computed, col.name, new)
     for idx in table.indexes:  # a partial index's predicate names columns too
         if _mentions(idx.predicate, col.name):
             idx.predicate = _renamed(idx.predicate, col.name, new)

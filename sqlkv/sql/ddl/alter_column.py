@@ -29,6 +29,7 @@ from sqlkv.encoding.keys import table_prefix
 from sqlkv.errors import DataError, NotNullViolation, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.ddl.generated import uses_column
 from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.plan.foreign_keys import supporting_index
 from sqlkv.sql.rowstore.codec import codec_for
@@ -45,8 +46,9 @@ def _rows(table: TableDescriptor, txn) -> list[tuple]:
 def alter_column(table: TableDescriptor, action: exp.AlterColumn, catalog, env) -> None:
     """Apply one ALTER COLUMN action to ``table`` (a private copy) and store it."""
     col = table.column(action.this.name if isinstance(action.this, exp.Identifier) else str(action.this))
-    if col.hidden:
-        raise ProgrammingError(f'cannot alter the hidden column "{col.name}"')
+    if col.hidden or col.computed is not None:
+        what = "hidden" if col.hidden else "generated"
+        raise NotSupportedError(f'cannot alter the {what} column "{col.name}" (drop it and add it again)')
     args = action.args
     if args.get("dtype") is not None:
         using = args.get("using")
@@ -80,6 +82,9 @@ def _alter_type(table: TableDescriptor, col, dtype: exp.DataType, using, catalog
     if table.referenced_by:
         raise NotSupportedError(f'cannot change column types of table "{table.name}" while foreign keys '
                                 "reference it (drop them first)")
+    user = uses_column(table, col.name)
+    if user is not None:
+        raise NotSupportedError(f'cannot change the type of column "{col.name}": generated column "{user}" uses it')
     new_type = type_from_ast(dtype)
     old_table = TableDescriptor.from_dict(table.to_dict())
     pos = table.columns.index(col)

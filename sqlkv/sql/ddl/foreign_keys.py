@@ -104,6 +104,10 @@ def declare_foreign_key(table: TableDescriptor, name: str | None, columns: list[
                 f'"{p.name}" are of incompatible types: {c.type.sql()} and {p.type.sql()}'
             )
     on_delete, on_update = fk_actions(ref, f'constraint "{fk_name}"')
+    if any(c.computed is not None for c in child_cols) and (
+            on_update != "NO ACTION" and on_update != "RESTRICT" or on_delete in ("SET NULL", "SET DEFAULT")):
+        raise InvalidForeignKey(f'foreign key constraint "{fk_name}": a generated column cannot be changed by '
+                                f"ON DELETE {on_delete} / ON UPDATE {on_update}")
     for action in (on_delete, on_update):
         if action == "SET NULL" and any(not c.nullable for c in child_cols):
             raise ProgrammingError(f'foreign key constraint "{fk_name}": SET NULL on NOT NULL column(s) of "{table.name}"')

@@ -13,7 +13,7 @@ from sqlkv.errors import ConditionFailedError, NotSupportedError, ProgrammingErr
 from sqlkv.sql.context import ExecContext, Scope, table_scope
 from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
 from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
-from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
@@ -107,23 +107,28 @@ _VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_ran
 
 def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:
     """The SQL text of a partial index's WHERE, checked: immutable, over this table's columns."""
+    return immutable_expression(node, table, env, "a partial index predicate", f'index on "{table.name}"')[0]
+
+
+def immutable_expression(node: exp.Expression, table: TableDescriptor, env, what: str, where: str) -> tuple:
+    """(SQL text, static type) of an expression stored in the schema -- a partial index's
+    predicate, a generated column, an index expression: immutable, no subquery or
+    parameter, over this table's columns only (qualifiers are dropped)."""
     for n in node.walk():
         if isinstance(n, (exp.Select, exp.Subquery, exp.Exists)):
-            raise NotSupportedError(f'a partial index predicate cannot contain a subquery (index on "{table.name}")')
+            raise NotSupportedError(f"{what} cannot contain a subquery ({where})")
         if isinstance(n, (exp.Placeholder, exp.Parameter)):
-            raise ProgrammingError(f'a partial index predicate cannot contain parameters (index on "{table.name}")')
+            raise ProgrammingError(f"{what} cannot contain parameters ({where})")
         if isinstance(n, exp.Func):
             fname = (n.sql_name() if not isinstance(n, exp.Anonymous) else str(n.this)).lower()
             if fname.startswith(_VOLATILE):
-                raise ProgrammingError(
-                    f'functions in a partial index predicate must be immutable: {n.sql()} (index on "{table.name}")'
-                )
+                raise ProgrammingError(f"functions in {what} must be immutable: {n.sql()} ({where})")
         if isinstance(n, exp.Column):
             if n.table:
                 n.set("table", None)  # t.a: the index's own table is the only one in scope
             table.column(n.name)
-    compile_expr(node, Scope(table_scope(table, table.name)), env)  # unknown functions, type errors
-    return node.sql()
+    compiled = compile_typed(node, Scope(table_scope(table, table.name)), env)  # unknown functions, type errors
+    return node.sql(), compiled.type
 
 
 def table_rows(table: TableDescriptor, txn):

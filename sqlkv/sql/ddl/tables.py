@@ -11,6 +11,7 @@ from sqlkv.catalog.descriptors import (
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.ddl.foreign_keys import declare_foreign_key
+from sqlkv.sql.ddl.generated import check_generated_columns
 from sqlkv.sql.ddl.sequences import identity_sequence
 from sqlkv.sql.ddl.names import check_index_name, ident, new_name, refuse_key_options, refuse_table_properties
 from sqlkv.sql.expr import compile_expr
@@ -78,7 +79,13 @@ def column_def(cd: exp.ColumnDef, tb: TableBuilder, col_id: int) -> ColumnDescri
                 raise NotSupportedError(f'COLLATE {c.this.sql()} is not supported (column "{name}"); only "C"')
         elif isinstance(c, exp.Reference):
             tb.fks.append((cname, [name], c))
-        elif isinstance(c, exp.GeneratedAsIdentityColumnConstraint) and c.args.get("expression") is None:
+        elif isinstance(c, exp.ComputedColumnConstraint) or (
+                isinstance(c, exp.GeneratedAsIdentityColumnConstraint) and c.args.get("expression") is not None):
+            # AS (expr) [STORED | VIRTUAL]; GENERATED ALWAYS AS (expr) without a keyword is VIRTUAL
+            node = c.this if isinstance(c, exp.ComputedColumnConstraint) else c.args["expression"]
+            col.computed = node.unnest().sql()
+            col.virtual = not (isinstance(c, exp.ComputedColumnConstraint) and c.args.get("persisted"))
+        elif isinstance(c, exp.GeneratedAsIdentityColumnConstraint):
             if col.type.kind != "INT":
                 raise ProgrammingError(f'identity column "{name}" must have an integer type, not {col.type.sql()}')
             if c.args.get("on_null"):
@@ -185,6 +192,7 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
         table.next_index_id += 1
     table.checks = tb.checks
     parents = [declare_foreign_key(table, cname, cols, ref, catalog, None) for cname, cols, ref in tb.fks]
+    check_generated_columns(table, env)
     sequences = []
     for col, constraint in tb.identities:
         if col.default_sql is not None:

@@ -102,6 +102,8 @@ class Insert(WriteOperator):
                 assigned = True
             elif isinstance(row[i], int):
                 defaults.saw_value(txn, row[i])
+        if self.checker.generated:
+            self.checker.compute(row)
         out = tuple(row)
         self.checker.check(out)
         return out, assigned

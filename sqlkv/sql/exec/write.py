@@ -70,8 +70,10 @@ def _exact_type(typ) -> tuple[type | None, int | None]:
 class RowChecker:
     """Casts values to their column types and enforces NOT NULL and CHECK constraints."""
 
-    def __init__(self, table: TableDescriptor, checks: list[tuple[str, RowFn]]) -> None:
+    def __init__(self, table: TableDescriptor, checks: list[tuple[str, RowFn]],
+                 generated: list[tuple[int, RowFn]] | None = None) -> None:
         self.table = table
+        self.generated = generated or []  # (row position, compiled expression) of computed columns
         self.types = [(c.type, c.name) for c in table.columns]
         self.not_null = [i for i, c in enumerate(table.columns) if not c.nullable]
         self.fast = [_exact_type(c.type) for c in table.columns]
@@ -110,9 +112,17 @@ class RowChecker:
                     f'new row for relation "{self.table.name}" violates check constraint "{name}"'
                 )
 
+    def compute(self, row: list) -> None:
+        """Fill the generated columns from the row's other columns (cast to their types)."""
+        for pos, fn in self.generated:
+            typ, name = self.types[pos]
+            row[pos] = assign_cast(fn(row), typ, name)
+
     def finish(self, row: list) -> tuple:
-        """Cast, then check: the row as it will be stored."""
+        """Cast, compute the generated columns, then check: the row as it will be stored."""
         self.cast_row(row)
+        if self.generated:
+            self.compute(row)
         out = tuple(row)
         self.check(out)
         return out

@@ -54,18 +54,21 @@ def refuse_generated_always(table: TableDescriptor, targets: list[int], value_ro
     OVERRIDING SYSTEM VALUE is not supported)."""
     for i, pos in enumerate(targets):
         col = table.columns[pos]
-        if col.identity != "ALWAYS":
+        if col.identity != "ALWAYS" and col.computed is None:
             continue
         if from_query or any(i < len(row) and row[i] is not DEFAULT for row in value_rows or []):
+            what = "a generated column" if col.computed is not None else "GENERATED ALWAYS AS IDENTITY"
             raise GeneratedAlways(f'cannot insert a non-DEFAULT value into column "{col.name}": it is '
-                                  "GENERATED ALWAYS AS IDENTITY (leave it out, or write DEFAULT)")
+                                  f"{what} (leave it out, or write DEFAULT)")
 
 
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
     """The table's CHECK constraints compiled against its scope."""
     scope = Scope(table_scope(table, alias))
     checks = [(chk.name, compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
-    return RowChecker(table, checks)
+    generated = [(i, compile_expr(sqlglot.parse_one(c.computed), scope, env))
+                 for i, c in enumerate(table.columns) if c.computed is not None]
+    return RowChecker(table, checks, generated)
 
 
 def column_defaults(table: TableDescriptor, env) -> Defaults:
@@ -115,8 +118,9 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
             raise ProgrammingError(f'multiple assignments to same column "{col.name}"')
         seen.add(pos)
         value = node.expression
-        if col.identity == "ALWAYS" and not is_default(value):
-            raise GeneratedAlways(f'column "{col.name}" can only be updated to DEFAULT (it is GENERATED ALWAYS AS IDENTITY)')
+        if (col.identity == "ALWAYS" or col.computed is not None) and not is_default(value):
+            what = "a generated column" if col.computed is not None else "GENERATED ALWAYS AS IDENTITY"
+            raise GeneratedAlways(f'column "{col.name}" can only be updated to DEFAULT (it is {what})')
         if is_default(value):
             items.append((pos, lambda r, p=pos: defaults.value(p)))
         else:

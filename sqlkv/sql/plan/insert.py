@@ -32,7 +32,7 @@ def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False) -> Insert:
     if isinstance(ast.this, exp.Schema) and ast.this.expressions:
         targets = [table.columns.index(table.column(i.name)) for i in ast.this.expressions]
     else:
-        targets = [i for i, c in enumerate(table.columns) if not c.hidden]
+        targets = [i for i, c in enumerate(table.columns) if not c.hidden and c.computed is None]  # generated: never given (SQLite)
     if len(set(targets)) != len(targets):
         raise ProgrammingError("column specified more than once in INSERT")
     defaults = column_defaults(table, env)
