@@ -115,7 +115,9 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
         for idx in t.all_indexes():
             names = []
             for cid, desc in zip(idx.column_ids, idx.descending):
-                names.append(t.column_by_id(cid).name + (" DESC" if desc else ""))
+                col = t.column_by_id(cid)
+                shown = col.computed if col.hidden and col.computed is not None else col.name  # an index expression
+                names.append(shown + (" DESC" if desc else ""))
             storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
             yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing,
                    idx.predicate)

@@ -58,6 +58,7 @@ def _random_statement(rng: random.Random) -> str:
     v = rng.randrange(1, 8)
     return rng.choice([
         f"INSERT INTO p VALUES ({k}, {k * 10 + rng.randrange(2)}, 'n{k}')",
+        f"INSERT OR REPLACE INTO p VALUES ({k}, {v * 10}, 'r{k}')",  # the deleted row's ON DELETE runs
         f"INSERT INTO c1 VALUES ({rng.randrange(100)}, {v})",
         f"INSERT INTO c1 (id) VALUES ({rng.randrange(100)})",
         f"INSERT INTO c2 VALUES ({rng.randrange(100)}, {v})",

@@ -160,7 +160,7 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
             raise ProgrammingError(f'cannot drop column "{col.name}": check constraint "{chk.name}" uses it')
     user = uses_column(table, col.name)
     if user is not None:
-        raise ProgrammingError(f'cannot drop column "{col.name}": generated column "{user}" uses it')
+        raise ProgrammingError(f'cannot drop column "{col.name}": {user} uses it')
     if sum(1 for c in table.columns if not c.hidden) == 1 and not col.hidden:
         raise ProgrammingError(f'cannot drop the only column of table "{table.name}"')
     table.columns = [c for c in table.columns if c.id != col.id]

@@ -84,7 +84,7 @@ def _alter_type(table: TableDescriptor, col, dtype: exp.DataType, using, catalog
                                 "reference it (drop them first)")
     user = uses_column(table, col.name)
     if user is not None:
-        raise NotSupportedError(f'cannot change the type of column "{col.name}": generated column "{user}" uses it')
+        raise NotSupportedError(f'cannot change the type of column "{col.name}": {user} uses it')
     new_type = type_from_ast(dtype)
     old_table = TableDescriptor.from_dict(table.to_dict())
     pos = table.columns.index(col)

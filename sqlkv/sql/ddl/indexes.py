@@ -10,10 +10,10 @@ from sqlglot import exp
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
 from sqlkv.errors import ConditionFailedError, NotSupportedError, ProgrammingError, SqlSyntaxError, UndefinedObject, UniqueViolation
-from sqlkv.sql.context import ExecContext, Scope, table_scope
+from sqlkv.sql.context import ExecContext
 from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
+from sqlkv.sql.ddl.generated import drop_unused_expression_columns, expression_column, immutable_expression
 from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
-from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
@@ -70,15 +70,21 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
         raise ProgrammingError("CREATE INDEX needs a column list")
     cols = []
     desc = []
+    shown = []  # the names in the default index name: a column's, or an expression's function
     for o in cols_nodes:
         inner = o.this if isinstance(o, exp.Ordered) else o
-        if not isinstance(inner, exp.Column):
-            raise NotSupportedError(f"expression indexes are not supported: {inner.sql()}")
-        cols.append(table.column(inner.name))
+        if isinstance(inner, exp.Column):
+            cols.append(table.column(inner.name))
+            shown.append(cols[-1].name)
+        else:
+            inner = inner.unnest()  # ((n * 2)) is n * 2, as a query writes it
+            cols.append(expression_column(table, inner, env))
+            shown.append(inner.sql_name().lower() if isinstance(inner, exp.Func) and not isinstance(inner, exp.Anonymous)
+                         else str(inner.this).lower() if isinstance(inner, exp.Anonymous) else "expr")
         desc.append(bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False)
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("index lists a column twice")
-    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(c.name for c in cols)}_idx"
+    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(shown)}_idx"
     for other in catalog.list_tables():
         if other.find_index(iname) is not None:
             if ast.args.get("exists"):
@@ -100,35 +106,9 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     backfill_index(table, idx, env.ctx)
 
 
-# functions whose value changes between calls: a partial index's predicate must not use them
-_VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_random", "uuid", "nextval", "currval",
-             "lastval", "setval")
-
-
 def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:
     """The SQL text of a partial index's WHERE, checked: immutable, over this table's columns."""
     return immutable_expression(node, table, env, "a partial index predicate", f'index on "{table.name}"')[0]
-
-
-def immutable_expression(node: exp.Expression, table: TableDescriptor, env, what: str, where: str) -> tuple:
-    """(SQL text, static type) of an expression stored in the schema -- a partial index's
-    predicate, a generated column, an index expression: immutable, no subquery or
-    parameter, over this table's columns only (qualifiers are dropped)."""
-    for n in node.walk():
-        if isinstance(n, (exp.Select, exp.Subquery, exp.Exists)):
-            raise NotSupportedError(f"{what} cannot contain a subquery ({where})")
-        if isinstance(n, (exp.Placeholder, exp.Parameter)):
-            raise ProgrammingError(f"{what} cannot contain parameters ({where})")
-        if isinstance(n, exp.Func):
-            fname = (n.sql_name() if not isinstance(n, exp.Anonymous) else str(n.this)).lower()
-            if fname.startswith(_VOLATILE):
-                raise ProgrammingError(f"functions in {what} must be immutable: {n.sql()} ({where})")
-        if isinstance(n, exp.Column):
-            if n.table:
-                n.set("table", None)  # t.a: the index's own table is the only one in scope
-            table.column(n.name)
-    compiled = compile_typed(node, Scope(table_scope(table, table.name)), env)  # unknown functions, type errors
-    return node.sql(), compiled.type
 
 
 def table_rows(table: TableDescriptor, txn):
@@ -180,6 +160,7 @@ def drop_index(ast: exp.Drop, catalog) -> None:
             raise ProgrammingError(f'cannot drop the primary key index "{iname}" of table "{table.name}"')
         refuse_index_drop(table, idx, catalog)
         table.indexes = [i for i in table.indexes if i.id != idx.id]
+        drop_unused_expression_columns(table)
         catalog.update(table)
         start = index_prefix(table.id, idx.id)
         catalog.txn.delete_range(start, prefix_end(start))

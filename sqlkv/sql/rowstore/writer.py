@@ -33,7 +33,8 @@ class RowWriter:
         self.txn = txn
 
     def _duplicate(self, constraint: str, columns: list[int], row: tuple) -> IntegrityError:
-        names = ", ".join(self.table.columns[p].name for p in columns)
+        cols = [self.table.columns[p] for p in columns]
+        names = ", ".join(c.computed if c.hidden and c.computed is not None else c.name for c in cols)
         vals = ", ".join("NULL" if row[p] is None else str(row[p]) for p in columns)
         cls = DuplicatePrimaryKey if constraint == pkey_name(self.table) else UniqueViolation
         return cls(
