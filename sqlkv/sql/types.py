@@ -1,4 +1,4 @@
-"""SQL types: what a column or expression holds, and the casts between types.
+"""SQL types: what a column or expression holds; the casts between them are in casts.py.
 
 The type itself (`SqlType`, stored in descriptors) lives in `sqlkv.catalog.types`; this module
 is what the SQL layer does with it, and the one place SQL modules import types from.
@@ -17,19 +17,23 @@ datetime. `value_type` maps a value back to its SqlType.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Callable
-from decimal import MAX_PREC, ROUND_HALF_UP, Context, Decimal, DivisionByZero, InvalidOperation, Overflow
+from decimal import Context, Decimal, DivisionByZero, InvalidOperation, MAX_PREC, Overflow, ROUND_HALF_UP
 
 from sqlglot import exp
 
-from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, TEXT, TIMESTAMP, SqlType
+from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP
 from sqlkv.errors import DataError, ProgrammingError, NumericValueOutOfRange
 
 INT_MIN = -(2**63)
+
+
 INT_MAX = 2**63 - 1
 
+
 _T = exp.DataType.Type
+
+
 _KIND_BY_AST: dict = {
     _T.INT: "INT", _T.BIGINT: "INT", _T.SMALLINT: "INT", _T.TINYINT: "INT", _T.MEDIUMINT: "INT",
     _T.UINT: "INT", _T.UBIGINT: "INT", _T.USMALLINT: "INT", _T.UTINYINT: "INT",
@@ -45,6 +49,8 @@ _KIND_BY_AST: dict = {
     # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC (aware inputs are converted)
     _T.TIMESTAMPTZ: "TIMESTAMP",
 }
+
+
 # Names sqlglot keeps as user-defined types but which we know.
 _KIND_BY_NAME = {
     "BYTES": "BYTES", "SIGNED": "INT", "UNSIGNED": "INT", "INT2": "INT", "INT4": "INT",
@@ -52,6 +58,8 @@ _KIND_BY_NAME = {
     # INT with an auto-assigned value; the DDL layer checks it is the primary key
     "SERIAL": "INT", "BIGSERIAL": "INT", "SMALLSERIAL": "INT", "SERIAL4": "INT", "SERIAL8": "INT",
 }
+
+
 SERIAL_NAMES = frozenset({"SERIAL", "BIGSERIAL", "SMALLSERIAL", "SERIAL4", "SERIAL8"})
 
 
@@ -132,96 +140,6 @@ def check_int_range(v: int) -> int:
     raise NumericValueOutOfRange("integer out of range")
 
 
-# ---------------------------------------------------------------- parsing text
-
-
-def parse_int(text: str) -> int:
-    s = text.strip()
-    try:
-        return check_int_range(int(s, 10))
-    except ValueError:
-        raise DataError(f'invalid input syntax for type INT: "{text}"') from None
-
-
-def parse_float(text: str) -> float:
-    try:
-        return float(text.strip())
-    except ValueError:
-        raise DataError(f'invalid input syntax for type FLOAT: "{text}"') from None
-
-
-def parse_decimal(text: str) -> Decimal:
-    try:
-        d = Decimal(text.strip())
-    except InvalidOperation:
-        raise DataError(f'invalid input syntax for type DECIMAL: "{text}"') from None
-    if not d.is_finite() and not d.is_infinite():
-        raise DataError(f'invalid input syntax for type DECIMAL: "{text}"')
-    return d
-
-
-_BOOL_WORDS = {"true": True, "t": True, "yes": True, "y": True, "on": True, "1": True,
-               "false": False, "f": False, "no": False, "n": False, "off": False, "0": False}
-
-
-def parse_bool(text: str) -> bool:
-    b = _BOOL_WORDS.get(text.strip().lower())
-    if b is None:
-        raise DataError(f'invalid input syntax for type BOOL: "{text}"')
-    return b
-
-
-def parse_date(text: str) -> dt.date:
-    s = text.strip()
-    try:
-        return dt.date.fromisoformat(s[:10]) if len(s) > 10 and s[10] in " T" else dt.date.fromisoformat(s)
-    except ValueError:
-        raise DataError(f'invalid input syntax for type DATE: "{text}"') from None
-
-
-def parse_timestamp(text: str) -> dt.datetime:
-    s = text.strip()
-    try:
-        value = dt.datetime.fromisoformat(s)
-    except ValueError:
-        raise DataError(f'invalid input syntax for type TIMESTAMP: "{text}"') from None
-    if value.tzinfo is not None:  # timestamps are naive: keep the UTC wall time
-        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return value
-
-
-def format_float(f: float) -> str:
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    return repr(f)
-
-
-def to_text(v: object) -> str:
-    """The text form of a value (CAST(v AS TEXT), || and string functions)."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return format_float(v)
-    if isinstance(v, Decimal):
-        return str(v)
-    if isinstance(v, dt.datetime):
-        return v.isoformat(sep=" ")
-    if isinstance(v, dt.date):
-        return v.isoformat()
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(v).decode("utf-8")
-        except UnicodeDecodeError:
-            raise DataError("invalid UTF-8 in BYTES value cast to TEXT") from None
-    raise DataError(f"cannot convert {type_name(v)} to TEXT")
-
-
 # ---------------------------------------------------------------- DECIMAL arithmetic
 
 # DECIMAL + - * and % never round (as PostgreSQL's numeric; Python's default context keeps 28
@@ -259,194 +177,6 @@ def fit_decimal(d: Decimal, typ: SqlType, what: str) -> Decimal:
         if d != 0 and d.adjusted() >= int_digits:
             raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}")
     return d
-
-
-# ---------------------------------------------------------------- assignment
-
-
-def _assign_error(value: object, typ: SqlType, column: str) -> DataError:
-    shown = repr(value) if not isinstance(value, str) else value
-    return DataError(
-        f'value "{shown}" ({type_name(value)}) is not valid for column "{column}" of type {typ.sql()}'
-    )
-
-
-def assign_cast(value: object, typ: SqlType, column: str) -> object:
-    """Coerce ``value`` for storage in ``column`` of type ``typ`` (INSERT/UPDATE/DEFAULT).
-
-    Strict: only lossless conversions between number types, and text for DATE/TIMESTAMP
-    (an untyped date literal); everything else raises DataError naming the column.
-    """
-    if value is None:
-        return None
-    kind = typ.kind
-    if kind == "INT":
-        if isinstance(value, bool):
-            raise _assign_error(value, typ, column)
-        if isinstance(value, int):
-            if INT_MIN <= value <= INT_MAX:
-                return value
-            raise NumericValueOutOfRange(f'integer out of range for column "{column}"')
-        if isinstance(value, Decimal) and value.is_finite() and value.adjusted() > 18:
-            # out of range whatever its digits: say so before int() spends minutes on 1E+999999
-            raise NumericValueOutOfRange(f'integer out of range for column "{column}"')
-        if isinstance(value, (float, Decimal)) and _is_integral(value):
-            return assign_cast(int(value), typ, column)
-        raise _assign_error(value, typ, column)
-    if kind == "FLOAT":
-        if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-            return float(value)
-        raise _assign_error(value, typ, column)
-    if kind == "DECIMAL":
-        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-            raise _assign_error(value, typ, column)
-        d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-        return fit_decimal(d, typ, f'column "{column}"')
-    if kind == "TEXT":
-        if not isinstance(value, str):
-            raise _assign_error(value, typ, column)
-        if typ.width is not None and len(value) > typ.width:
-            # Like SQL's CHAR/VARCHAR: trailing blanks beyond the width are dropped silently.
-            if value[typ.width:].strip(" ") == "":
-                return value[: typ.width]
-            raise DataError(f'value too long for type {typ.sql()} of column "{column}"')
-        return value
-    if kind == "BOOL":
-        if isinstance(value, bool):
-            return value
-        raise _assign_error(value, typ, column)
-    if kind == "BYTES":
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            return bytes(value)
-        raise _assign_error(value, typ, column)
-    if kind == "DATE":
-        if isinstance(value, dt.datetime):
-            raise _assign_error(value, typ, column)
-        if isinstance(value, dt.date):
-            return value
-        if isinstance(value, str):
-            return _parse_for_column(parse_date, value, typ, column)
-        raise _assign_error(value, typ, column)
-    if kind == "TIMESTAMP":
-        if isinstance(value, dt.datetime):
-            return value.replace(tzinfo=None) if value.tzinfo is None else parse_timestamp(value.isoformat())
-        if isinstance(value, dt.date):
-            return dt.datetime(value.year, value.month, value.day)
-        if isinstance(value, str):
-            return _parse_for_column(parse_timestamp, value, typ, column)
-        raise _assign_error(value, typ, column)
-    return value  # NULL type: no constraint
-
-
-def _parse_for_column(parse, value: str, typ: SqlType, column: str):
-    try:
-        return parse(value)
-    except DataError:
-        raise _assign_error(value, typ, column) from None
-
-
-def _is_integral(v: float | Decimal) -> bool:
-    if isinstance(v, float):
-        return math.isfinite(v) and v.is_integer()
-    return v.is_finite() and v == v.to_integral_value()
-
-
-# ---------------------------------------------------------------- explicit CAST
-
-
-def _float_to_int(f: float) -> int:
-    if not math.isfinite(f):
-        raise NumericValueOutOfRange("integer out of range")
-    return check_int_range(round(f))  # round half to even, like PostgreSQL's float8 -> int
-
-
-def _decimal_to_int(d: Decimal) -> int:
-    if not d.is_finite() or d.adjusted() > 18:
-        raise NumericValueOutOfRange("integer out of range")
-    return check_int_range(int(d.to_integral_value(rounding=ROUND_HALF_UP)))
-
-
-def cast(value: object, typ: SqlType) -> object:
-    """CAST(value AS typ): convert, parsing text; DataError when the value cannot be converted."""
-    if value is None:
-        return None
-    kind = typ.kind
-    if kind == "INT":
-        return _cast_int(value)
-    if kind == "FLOAT":
-        if isinstance(value, str):
-            return parse_float(value)
-        if isinstance(value, (int, float, Decimal)):
-            return float(value)
-    elif kind == "DECIMAL":
-        if isinstance(value, str):
-            d = parse_decimal(value)
-        elif isinstance(value, bool):
-            d = Decimal(int(value))
-        elif isinstance(value, float):
-            d = Decimal(repr(value)) if math.isfinite(value) else Decimal(value)
-        elif isinstance(value, (int, Decimal)):
-            d = Decimal(value)
-        else:
-            raise _cast_error(value, typ)
-        return fit_decimal(d, typ, "value")
-    elif kind == "TEXT":
-        text = to_text(value)
-        if typ.width is not None and len(text) > typ.width:
-            return text[: typ.width]  # explicit casts truncate, as in SQL
-        return text
-    elif kind == "BOOL":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int):
-            return value != 0
-        if isinstance(value, str):
-            return parse_bool(value)
-    elif kind == "BYTES":
-        if isinstance(value, str):
-            return value.encode("utf-8")
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            return bytes(value)
-    elif kind == "DATE":
-        if isinstance(value, dt.datetime):
-            return value.date()
-        if isinstance(value, dt.date):
-            return value
-        if isinstance(value, str):
-            return parse_date(value)
-    elif kind == "TIMESTAMP":
-        if isinstance(value, dt.datetime):
-            return value
-        if isinstance(value, dt.date):
-            return dt.datetime(value.year, value.month, value.day)
-        if isinstance(value, str):
-            return parse_timestamp(value)
-    elif kind == "NULL":
-        return value
-    raise _cast_error(value, typ)
-
-
-def _cast_int(value: object) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return check_int_range(value)
-    if isinstance(value, float):
-        return _float_to_int(value)
-    if isinstance(value, Decimal):
-        return _decimal_to_int(value)
-    if isinstance(value, str):
-        s = value.strip()
-        try:
-            return check_int_range(int(s, 10))
-        except ValueError:
-            pass
-        raise DataError(f'invalid input syntax for type INT: "{value}"')
-    raise _cast_error(value, INT)
-
-
-def _cast_error(value: object, typ: SqlType) -> DataError:
-    return DataError(f"cannot cast {type_name(value)} to {typ.sql()}")
 
 
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:

@@ -26,6 +26,7 @@ from sqlkv.sql.ddl.tables import create_table
 from sqlkv.sql.ddl.views import create_view, drop
 from sqlkv.sql.parse import ParsedStatement
 
+
 def execute_ddl(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     kind = stmt.kind

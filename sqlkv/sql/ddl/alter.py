@@ -7,6 +7,7 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.errors import NotNullViolation, NotSupportedError, ProgrammingError, UndefinedColumn, UndefinedTable
+from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Scope
 from sqlkv.sql.ddl.alter_column import alter_column, alter_primary_key
 from sqlkv.sql.ddl.constraints import add_constraint, add_foreign_key, drop_constraint, rename_constraint
@@ -15,13 +16,12 @@ from sqlkv.sql.ddl.generated import check_generated_columns, uses_column
 from sqlkv.sql.ddl.indexes import table_rows
 from sqlkv.sql.ddl.sequences import drop_owned_sequences
 from sqlkv.sql.ddl.names import check_index_name, copy_table, ident, new_name, qualified_name, refuse_virtual
-from sqlkv.sql.ddl.tables import column_def, TableBuilder, validate_expressions
+from sqlkv.sql.ddl.tables import TableBuilder, column_def, validate_expressions
 from sqlkv.sql.ddl.views import refuse_drop_options
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.writer import RowWriter
-from sqlkv.sql.types import assign_cast
 
 # -- ALTER TABLE -------------------------------------------------------------------------------
 

@@ -34,7 +34,8 @@ from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.plan.foreign_keys import supporting_index
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.writer import RowWriter
-from sqlkv.sql.types import assign_cast, type_from_ast
+from sqlkv.sql.casts import assign_cast
+from sqlkv.sql.types import type_from_ast
 from sqlkv.storage.kv import prefix_end
 
 

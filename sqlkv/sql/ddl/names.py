@@ -11,6 +11,7 @@ from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.virtual import virtual_table
 
+
 def ident(node: Any) -> str:
     if isinstance(node, exp.Identifier):
         return node.this if node.quoted else node.this.lower()

@@ -293,3 +293,43 @@ class Limit(Operator):
 
     def describe(self) -> str:
         return f"limit {self.text}"
+
+
+class WithSubqueries(Operator):
+    """The plan's root plus the subqueries its expressions run, so EXPLAIN can show them."""
+
+    def __init__(self, child: Operator, subplans: list[Operator]) -> None:
+        self.child = child
+        self.subplans = subplans
+        self.columns = child.columns
+
+    def rows(self, ctx: ExecContext):
+        return self.child.rows(ctx)
+
+    def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
+        lines = self.child.explain(ctx, indent)
+        for i, sub in enumerate(self.subplans, 1):
+            kind = "correlated" if getattr(sub, "correlated", False) else "uncorrelated"
+            lines.append("  " * indent + f"subquery {i} ({kind}):")
+            lines.extend(sub.explain(ctx, indent + 1))
+        return lines
+
+    def describe(self) -> str:
+        return self.child.describe()
+
+
+class Renamed(Operator):
+    """Same rows, different column names (a CTE's declared column list)."""
+
+    def __init__(self, child: Operator, columns: list[Column]) -> None:
+        self.child = child
+        self.columns = columns
+
+    def children(self) -> list[Operator]:
+        return self.child.children()
+
+    def rows(self, ctx: ExecContext):
+        return self.child.rows(ctx)
+
+    def describe(self) -> str:
+        return self.child.describe()

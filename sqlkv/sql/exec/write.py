@@ -15,9 +15,10 @@ from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.errors import NotNullViolation, CheckViolation
+from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.types import INT_MAX, INT_MIN, assign_cast
+from sqlkv.sql.types import INT_MAX, INT_MIN
 
 RowFn = Callable[[tuple], Any]
 

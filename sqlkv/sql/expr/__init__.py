@@ -5,7 +5,7 @@
 ``compile_predicate(name LIKE 'a%', scope, env)`` (-> ``pred(row) -> bool``, True only for SQL
 TRUE). `infer_type` gives the static result type for output columns, `is_constant` and
 `eval_constant` let the planner turn ``id = ? + 1`` into a key span. Modules: `compile` (dispatch
-per node class), `operators` (arithmetic, comparison, three-valued logic), `functions` (built-ins,
+per node class), `binary` (arithmetic, bitwise and || handlers), `operators` (arithmetic, comparison, three-valued logic), `functions` (built-ins,
 with `strings`, `mathfuncs`, `dates`), `like`, `subquery`, `ordering` (sort order).
 """
 
@@ -16,7 +16,8 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from sqlkv.sql.context import Scope
-from sqlkv.sql.expr import conditionals as _conditionals  # noqa: F401  (each module registers
+from sqlkv.sql.expr import binary as _binary  # noqa: F401  (each module registers
+from sqlkv.sql.expr import conditionals as _conditionals  # noqa: F401
 from sqlkv.sql.expr import functions as _functions  # noqa: F401   its node handlers)
 from sqlkv.sql.expr import matching as _matching  # noqa: F401
 from sqlkv.sql.expr import temporal as _temporal  # noqa: F401

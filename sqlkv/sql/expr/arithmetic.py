@@ -17,9 +17,10 @@ from collections.abc import Callable
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from sqlkv.errors import DataError, NumericValueOutOfRange
-from sqlkv.sql.expr.dates import Interval, add_interval
+from sqlkv.sql.expr.dates import add_interval, Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.expr.operators import (
+
     INTERVAL,
     NUMERIC_KINDS,
     kind_of,
@@ -27,8 +28,9 @@ from sqlkv.sql.expr.operators import (
     operator_error,
     to_timestamp,
 )
-from sqlkv.sql.types import (DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP,
-                                 SqlType, exact_decimal)
+from sqlkv.sql.types import (
+    DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, SqlType, exact_decimal,
+)
 
 _NUMERIC = NUMERIC_KINDS
 

@@ -25,7 +25,8 @@ from sqlkv.sql.expr.operators import (
     logic_or,
     unify,
 )
-from sqlkv.sql.types import BOOL, NULLTYPE, cast, to_text, type_from_ast
+from sqlkv.sql.casts import cast, to_text
+from sqlkv.sql.types import BOOL, NULLTYPE, type_from_ast
 
 
 @handles(exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -86,7 +87,6 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 @handles(exp.In)
 def _in(c: Compiler, node: exp.In) -> Compiled:
     if node.args.get("query") is not None:
-
         return compile_in_subquery(c, node)
     if node.args.get("unnest") is not None or node.args.get("field") is not None:
         raise NotSupportedError(f"IN form not supported: {node.sql()[:80]}")

@@ -19,25 +19,14 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
+from sqlkv.sql.casts import cast, parse_date, parse_timestamp
 from sqlkv.sql.expr import mathfuncs, sequences, strings
 from sqlkv.sql.expr.compile import Compiler
-from sqlkv.sql.expr.temporal import statement_time
 from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import unify
-from sqlkv.sql.types import (
-    DATE,
-    FLOAT,
-    INT,
-    NULLTYPE,
-    TEXT,
-    TIMESTAMP,
-    SqlType,
-    cast,
-    parse_date,
-    parse_timestamp,
-    value_type,
-)
+from sqlkv.sql.expr.temporal import statement_time
+from sqlkv.sql.types import DATE, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP, value_type
 
 # Argument kinds: which static types an argument accepts.
 ANY = None

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.sql.casts import cast
 from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
-from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, cast, common_type, type_name
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, common_type, type_name
 
 INTERVAL = SqlType("INTERVAL")  # expression-only type of INTERVAL literals and timestamp differences
 

@@ -7,7 +7,7 @@ the argument types; each function works on Python str (or bytes where SQL allows
 from __future__ import annotations
 
 from sqlkv.errors import DataError
-from sqlkv.sql.types import to_text
+from sqlkv.sql.casts import to_text
 
 MAX_RESULT_CHARS = 100_000_000  # refuse repeat()/lpad() results that would exhaust memory
 

@@ -17,10 +17,11 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
+from sqlkv.sql.casts import cast
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import COMPARE_OPS, compatible, generic_compare, to_timestamp
-from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, cast
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType
 
 _NO_ROW = object()
 

@@ -11,12 +11,13 @@ import datetime as dt
 from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
+from sqlkv.sql.casts import cast, to_text
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import INTERVAL
-from sqlkv.sql.types import DATE, TEXT, TIMESTAMP, SqlType, cast, to_text
+from sqlkv.sql.types import DATE, SqlType, TEXT, TIMESTAMP
 
 
 @handles(exp.Interval)

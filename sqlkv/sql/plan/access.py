@@ -18,23 +18,26 @@ execution time, since plans are cached per SQL text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
-from sqlkv.sql.context import Column, Scope, table_scope
+from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan
+from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.expression_index import use_expression_columns
+from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
 from sqlkv.sql.plan.names import split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 
 DEFAULT_TABLE_ROWS = 1000.0
+
+
 # Whether primary-index scans decode only the ``needed`` columns (the rest stay None). Off
 # until the join planner's ``needed`` also lists the columns of ``JOIN ... USING (a)``, which
 # no column reference in the query names: with it on, such a join would compare NULLs.
@@ -60,170 +63,6 @@ class _Candidate:
     ordered: bool
     est_rows: float
     cost: float = 0.0
-
-
-def _const_fn(node: exp.Expression, scope: Scope, env):
-
-    return compile_expr(node, scope, env)
-
-
-def is_constant_expr(node: exp.Expression) -> bool:
-    """No column references, subqueries or aggregates: computable before reading rows."""
-    for n in node.walk():
-        if isinstance(n, (exp.Column, exp.Star, exp.Subquery, exp.Select, exp.Exists, exp.AggFunc)):
-            return False
-    return True
-
-
-def _column_pos(node: exp.Expression, scope: Scope) -> int | None:
-    if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
-        return None
-    idx = scope.find(node.name, node.table or None)
-    return idx
-
-
-_FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ}
-
-
-@dataclass
-class _Constraint:
-    kind: str  # eq, in, null, notnull, lo, hi, between, like
-    node: exp.Expression  # the filter
-    values: list[exp.Expression] = field(default_factory=list)
-    inclusive: bool = True
-    prefix: str | None = None
-
-
-def _constraints(filters: list[exp.Expression], scope: Scope) -> dict[int, list[_Constraint]]:
-    """Column position -> sargable constraints found among the conjuncts."""
-    out: dict[int, list[_Constraint]] = {}
-
-    def add(pos: int | None, c: _Constraint) -> None:
-        if pos is not None:
-            out.setdefault(pos, []).append(c)
-
-    for f in filters:
-        node = f.unnest() if isinstance(f, exp.Paren) else f
-        if type(node) in _FLIP:
-            left, right = node.this, node.expression
-            cls = type(node)
-            if not isinstance(left, exp.Column) and isinstance(right, exp.Column):
-                left, right, cls = right, left, _FLIP[cls]
-            pos = _column_pos(left, scope)
-            if pos is None or not is_constant_expr(right):
-                continue
-            if cls is exp.EQ:
-                add(pos, _Constraint("eq", f, [right]))
-            elif cls in (exp.GT, exp.GTE):
-                add(pos, _Constraint("lo", f, [right], cls is exp.GTE))
-            else:
-                add(pos, _Constraint("hi", f, [right], cls is exp.LTE))
-        elif isinstance(node, exp.Between):
-            pos = _column_pos(node.this, scope)
-            low, high = node.args.get("low"), node.args.get("high")
-            if pos is not None and low is not None and high is not None and not node.args.get("symmetric"):
-                if is_constant_expr(low) and is_constant_expr(high):
-                    add(pos, _Constraint("between", f, [low, high]))
-        elif isinstance(node, exp.In):
-            pos = _column_pos(node.this, scope)
-            vals = node.expressions
-            if pos is not None and vals and not node.args.get("query") and all(is_constant_expr(v) for v in vals):
-                add(pos, _Constraint("in", f, list(vals)))
-        elif isinstance(node, exp.Or):
-            pos, values = _or_of_equalities(node, scope)
-            if pos is not None:
-                add(pos, _Constraint("in", f, values))
-        elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-            add(_column_pos(node.this, scope), _Constraint("null", f))
-        elif isinstance(node, exp.Not) and isinstance(node.this, exp.Is) and isinstance(node.this.expression, exp.Null):
-            add(_column_pos(node.this.this, scope), _Constraint("notnull", f))
-        elif isinstance(node, exp.Like) and not node.args.get("escape"):
-            pat = node.expression
-            if isinstance(pat, exp.Literal) and pat.is_string:
-                prefix = _like_prefix(pat.this)
-                if prefix:
-                    add(_column_pos(node.this, scope), _Constraint("like", f, prefix=prefix))
-    return out
-
-
-def _or_of_equalities(node: exp.Expression, scope: Scope) -> tuple[int | None, list[exp.Expression]]:
-    """``a = 1 OR a = 2 OR a IN (3, 4)`` -> (position of a, [1, 2, 3, 4]); else (None, [])."""
-    pos: int | None = None
-    values: list[exp.Expression] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        while isinstance(n, exp.Paren):
-            n = n.this
-        if isinstance(n, exp.Or):
-            stack.extend([n.expression, n.this])
-            continue
-        if isinstance(n, exp.EQ):
-            col, val = (n.this, n.expression) if isinstance(n.this, exp.Column) else (n.expression, n.this)
-            vals = [val]
-        elif isinstance(n, exp.In) and not n.args.get("query") and n.expressions:
-            col, vals = n.this, list(n.expressions)
-        else:
-            return None, []
-        p = _column_pos(col, scope)
-        if p is None or (pos is not None and p != pos) or not all(is_constant_expr(v) for v in vals):
-            return None, []
-        pos = p
-        values.extend(vals)
-    return pos, values
-
-
-def _like_prefix(pattern: str) -> str:
-    out = []
-    for ch in pattern:
-        if ch in "%_\\":
-            break
-        out.append(ch)
-    return "".join(out)
-
-
-def _bounds_for(cons: list[_Constraint], scope: Scope, env, allow_range: bool, text_column: bool) -> ColumnBounds | None:
-    """Equality bounds if any, else range bounds (when allowed)."""
-    b = ColumnBounds()
-    for c in cons:
-        if c.kind == "eq":
-            b.eq = [(c.values[0], _const_fn(c.values[0], scope, env))]
-            b.used.append(c.node)
-            return b
-    for c in cons:
-        if c.kind == "in":
-            b.eq = [(v, _const_fn(v, scope, env)) for v in c.values]
-            b.is_in = True
-            b.used.append(c.node)
-            return b
-        if c.kind == "null":
-            b.is_null = True
-            b.used.append(c.node)
-            return b
-    if not allow_range:
-        return None
-    for c in cons:
-        if c.kind == "lo" and b.lo is None:
-            b.lo = (c.values[0], _const_fn(c.values[0], scope, env), c.inclusive)
-            b.used.append(c.node)
-        elif c.kind == "hi" and b.hi is None:
-            b.hi = (c.values[0], _const_fn(c.values[0], scope, env), c.inclusive)
-            b.used.append(c.node)
-        elif c.kind == "between" and b.lo is None and b.hi is None:
-            b.lo = (c.values[0], _const_fn(c.values[0], scope, env), True)
-            b.hi = (c.values[1], _const_fn(c.values[1], scope, env), True)
-            b.used.append(c.node)
-    if b.lo is None and b.hi is None:
-        for c in cons:
-            if c.kind == "like" and text_column:
-                b.like_prefix = c.prefix  # LIKE stays a remaining filter: the span is a superset
-                return b
-            if c.kind == "notnull":
-                b.not_null = True
-                b.used.append(c.node)
-                return b
-        return None
-    return b
 
 
 def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
@@ -280,14 +119,14 @@ def plan_table_access(
     columns = table_scope(table, alias)
     if table.virtual is not None:
         only = None
-        for c in _constraints(filters, scope).get(0, []):  # column 0 is table_name everywhere
+        for c in constraints_by_column(filters, scope).get(0, []):  # column 0 is table_name everywhere
             if c.kind == "eq" and table.columns[0].name == "table_name":
-                only = _const_fn(c.values[0], scope, env)
+                only = const_fn(c.values[0], scope, env)
                 break
         op = VirtualScan(table, alias, columns, only)
         return AccessPlan(op, list(filters), not want_order, DEFAULT_TABLE_ROWS)
     filters = use_expression_columns(table, alias, filters)  # lower(email) -> its index's column
-    cons = _constraints(filters, scope)
+    cons = constraints_by_column(filters, scope)
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
     candidates = []
@@ -351,7 +190,7 @@ def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int
     out = set(needed)
     for node in best.used:
         for col in node.find_all(exp.Column):
-            pos = _column_pos(col, scope)
+            pos = column_pos(col, scope)
             if pos is None:
                 return set(range(len(table.columns)))  # be safe: decode everything
             out.add(pos)
@@ -359,7 +198,6 @@ def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int
 
 
 def _predicate(node: exp.Expression, scope: Scope, env):
-
     return compile_predicate(node, scope, env)
 
 
@@ -372,7 +210,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
         col_cons = cons.get(p, [])
         # a LIKE prefix is a span only over an ascending TEXT column
         like_ok = table.columns[p].type.kind == "TEXT" and not desc[i]
-        b = _bounds_for(col_cons, scope, env, True, like_ok)
+        b = bounds_for(col_cons, scope, env, True, like_ok)
         if b is None:
             break
         bounds.append(b)
@@ -406,7 +244,6 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
 
 
 def index_prefix_of(table: TableDescriptor, index: IndexDescriptor) -> bytes:
-
     return index_prefix(table.id, index.id)
 
 

@@ -22,11 +22,12 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
-from sqlkv.sql.exec.join import HashJoin, LookupJoin, LookupScan, NestedLoopJoin, Reorder
+from sqlkv.sql.exec.join import LookupScan, Reorder
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
+from sqlkv.sql.plan.join_order import Conjunct, JoinOrdering, eq_text, unparen
 from sqlkv.sql.plan.names import LazySql, refs_or_subquery, split_conjuncts
 
 DERIVED_EST_ROWS = 1000.0
@@ -68,28 +69,11 @@ class MergedScope(Scope):
 
 
 @dataclass
-class Conjunct:
-    node: exp.Expression
-    refs: frozenset[int] | None  # sources used; None = needs every source (has a subquery)
-    on_join: int | None = None   # index of the join whose ON clause it came from
-    used: bool = False
-
-
-@dataclass
 class FromResult:
     operator: Operator
     scope: Scope
     remaining: list[exp.Expression]
     ordered: bool = False
-
-
-@dataclass
-class Joined:
-    """The relations joined so far: operator, sources in row order, estimated rows."""
-
-    operator: Operator
-    order: list[int]
-    est: float
 
 
 def and_predicates(preds: list[Pred]) -> Pred | None:
@@ -100,20 +84,7 @@ def and_predicates(preds: list[Pred]) -> Pred | None:
     return lambda row: all(p(row) for p in preds)
 
 
-def _eq_text(pairs: list[tuple[exp.Expression, exp.Expression]]) -> LazySql:
-    parts: list = []
-    for a, b in pairs:
-        parts += (["AND"] if parts else []) + [a, "=", b]
-    return LazySql(parts, " ")
-
-
-def _unparen(node: exp.Expression) -> exp.Expression:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
-class FromPlanner:
+class FromPlanner(JoinOrdering):
     """Plans one FROM clause (sources + joins) given the WHERE conjuncts."""
 
     def __init__(self, sources: list[Source], joins: list[JoinSpec | None], outer: Scope | None,
@@ -297,11 +268,11 @@ class FromPlanner:
         remaining = list(ap.remaining)
         outer_eqs = []  # (conjunct, column index, outer-side expression)
         for node in remaining:
-            eq = _unparen(node)
+            eq = unparen(node)
             if not isinstance(eq, exp.EQ):
                 continue
             for col, other in ((eq.this, eq.expression), (eq.expression, eq.this)):
-                col = _unparen(col)
+                col = unparen(col)
                 if isinstance(col, exp.Column) and self._refs(other) == frozenset() \
                         and refs_or_subquery(other):
                     idx = scope.find(col.name, col.table or None) if self._refs(col) == {s} else None
@@ -317,7 +288,7 @@ class FromPlanner:
                 continue
             used = {id(n) for n, _, _ in chosen}
             keys = [self._expr(other, scope) for _, _, other in chosen]
-            text = _eq_text([(exp.column(scope.columns[i].name, scope.columns[i].table), o)
+            text = eq_text([(exp.column(scope.columns[i].name, scope.columns[i].table), o)
                              for _, i, o in chosen])
             op = LookupScan(access, keys, text, src.columns)
             rest = [n for n in local if id(n) not in used]
@@ -358,140 +329,3 @@ class FromPlanner:
             if spec.kind in ("right", "full"):
                 out.update(range(i))
         return out
-
-    def _plan_inner(self, conjuncts: list[Conjunct]) -> Joined:
-        for c in conjuncts:
-            if c.refs is not None and len(c.refs) == 1:
-                (s,) = c.refs
-                self.local[s].append(c.node)
-                c.used = True
-        n = len(self.sources)
-        ests = {s: self._access(s)[1] for s in range(n)}
-        first = min(range(n), key=lambda s: (ests[s], s))
-        op, est = self._access(first)
-        joined = Joined(op, [first], est)
-        left = set(range(n)) - {first}
-        while left:
-            connected = [s for s in left if self._equalities(conjuncts, set(joined.order), s, "inner")]
-            pool = connected or list(left)
-            nxt = min(pool, key=lambda s: (ests[s], s))
-            step = [c for c in conjuncts if not c.used and c.refs is not None and nxt in c.refs
-                    and c.refs <= set(joined.order) | {nxt}]
-            joined = self._join_step(joined, nxt, "inner", step)
-            left.discard(nxt)
-        return joined
-
-    def _plan_written_order(self, conjuncts: list[Conjunct]) -> Joined:
-        nullable = self._nullable()
-        last_outer_right = max((i for i, j in enumerate(self.joins)
-                                if j is not None and j.kind in ("right", "full")), default=0)
-        for c in conjuncts:
-            if c.refs is None or len(c.refs) != 1:
-                continue
-            (s,) = c.refs
-            if c.on_join is None and s not in nullable:
-                self.local[s].append(c.node)
-                c.used = True
-            elif c.on_join is not None and c.on_join == s and self.joins[s].kind in ("inner", "cross", "left"):
-                self.local[s].append(c.node)
-                c.used = True
-        op, est = self._access(0)
-        joined = Joined(op, [0], est)
-        for i in range(1, len(self.sources)):
-            spec = self.joins[i]
-            assert spec is not None
-            covered = set(range(i + 1))
-            step = [c for c in conjuncts if not c.used and c.on_join == i]
-            if spec.kind in ("inner", "cross") and i >= last_outer_right:
-                step += [c for c in conjuncts if not c.used and c.on_join is None
-                         and c.refs is not None and c.refs <= covered]
-            joined = self._join_step(joined, i, spec.kind, step)
-        return joined
-
-    # -- one join step -----------------------------------------------------------------------
-
-    def _equalities(self, conjuncts: list[Conjunct], have: set[int], s: int,
-                    kind: str) -> list[tuple[Conjunct, exp.Expression, exp.Expression]]:
-        """Equality conjuncts ``left_expr = right_expr`` with sides over ``have`` and ``{s}``."""
-        out = []
-        for c in conjuncts:
-            if c.used or c.refs is None or s not in c.refs or not c.refs <= have | {s}:
-                continue
-            node = _unparen(c.node)
-            if not isinstance(node, exp.EQ):
-                continue
-            a, b = node.this, node.expression
-            ra, rb = self._refs(a), self._refs(b)
-            if not ra or not rb:
-                continue
-            if ra <= have and rb == {s}:
-                out.append((c, a, b))
-            elif rb <= have and ra == {s}:
-                out.append((c, b, a))
-        return out
-
-    def _join_step(self, joined: Joined, s: int, kind: str, step: list[Conjunct]) -> Joined:
-        have = set(joined.order)
-        src = self.sources[s]
-        left_scope = self.scope_for(joined.order)
-        right_scope = Scope(src.columns, self.outer)
-        new_order = joined.order + [s]
-        both_scope = self.scope_for(new_order)
-        eqs = self._equalities(step, have, s, kind)
-        eq_ids = {id(c) for c, _, _ in eqs}
-        residual_nodes = [c.node for c in step if id(c) not in eq_ids]
-        for c in step:
-            c.used = True
-        if kind == "cross":
-            kind = "inner"
-        if eqs and kind in ("inner", "left") and src.table is not None:
-            lookup = self._try_lookup(joined, s, kind, eqs, residual_nodes, left_scope,
-                                      right_scope, both_scope)
-            if lookup is not None:
-                return lookup
-        right_op, right_est = self._access(s)
-        if eqs:
-            residual = self._pred(residual_nodes, both_scope)
-            lkeys = [self._expr(a, left_scope) for _, a, _ in eqs]
-            rkeys = [self._expr(b, right_scope) for _, _, b in eqs]
-            text = _eq_text([(a, b) for _, a, b in eqs])
-            op: Operator = HashJoin(joined.operator, right_op, kind, lkeys, rkeys, residual, text,
-                                    build_left=kind == "inner" and joined.est < right_est)
-            est = max(joined.est, right_est)
-        else:
-            pred = self._pred(residual_nodes, both_scope)
-            text = LazySql(residual_nodes) if residual_nodes else ""
-            op = NestedLoopJoin(joined.operator, right_op, kind, pred, text)
-            est = joined.est * right_est * (0.3 if residual_nodes else 1.0)
-        return Joined(op, new_order, est)
-
-    def _try_lookup(self, joined: Joined, s: int, kind: str, eqs: list, residual_nodes: list,
-                    left_scope: Scope, right_scope: Scope, both_scope: Scope) -> Joined | None:
-        src = self.sources[s]
-        cols: list[tuple[int, int]] = []  # (eq position, right column index)
-        for pos, (_c, _a, b) in enumerate(eqs):
-            b = _unparen(b)
-            if isinstance(b, exp.Column):
-                idx = right_scope.find(b.name, b.table or None)
-                if idx is not None:
-                    cols.append((pos, idx))
-        if not cols:
-            return None
-        _, right_est = self._access(s)
-        if joined.est > max(right_est, 1.0):
-            return None  # the driving side is larger: one lookup per row would cost more
-        candidates = [cols] + [[c] for c in cols] if len(cols) > 1 else [cols]
-        for chosen in candidates:
-            access = plan_lookup(src.table, src.alias, [idx for _, idx in chosen], right_scope, self.env)
-            if access is None:
-                continue
-            used_pos = {pos for pos, _ in chosen}
-            extra = [eqs[p][0].node for p in range(len(eqs)) if p not in used_pos]
-            lkeys = [self._expr(eqs[pos][1], left_scope) for pos, _ in chosen]
-            rfilter = self._pred(self.local[s], right_scope)
-            residual = self._pred(residual_nodes + extra, both_scope)
-            text = _eq_text([(eqs[pos][1], eqs[pos][2]) for pos, _ in chosen])
-            op = LookupJoin(joined.operator, access, src.columns, kind, lkeys, rfilter, residual, text)
-            per_key = float(getattr(access, "est_rows_per_key", 1.0) or 1.0)
-            return Joined(op, joined.order + [s], joined.est * per_key)
-        return None

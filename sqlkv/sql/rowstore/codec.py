@@ -31,8 +31,9 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_expr
 from sqlkv.sql.rowstore.index import IndexCodec
-from sqlkv.sql.types import assign_cast
+from sqlkv.sql.casts import assign_cast
 from sqlkv.storage.kv import prefix_end
+
 
 @dataclass
 class FamilyLayout:

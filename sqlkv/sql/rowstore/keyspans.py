@@ -29,8 +29,9 @@ from sqlglot import exp
 
 from sqlkv.encoding.keys import encode_key
 from sqlkv.errors import DataError
+from sqlkv.sql.casts import cast
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.types import SqlType, cast
+from sqlkv.sql.types import SqlType
 from sqlkv.storage.kv import prefix_end
 
 MAX_SPANS = 4096

@@ -9,8 +9,7 @@ import pytest
 import sqlglot
 
 from sqlkv.errors import DataError, ProgrammingError
-from sqlkv.sql import types as T
-
+from sqlkv.sql import casts as C, types as T
 
 def ast_type(text: str):
     return sqlglot.parse_one(f"CAST(x AS {text})").args["to"]
@@ -49,54 +48,54 @@ def test_dict_roundtrip_and_sql(typ):
 
 
 def test_assign_int():
-    assert T.assign_cast(5, T.INT, "x") == 5
-    assert T.assign_cast(None, T.INT, "x") is None
-    assert T.assign_cast(2.0, T.INT, "x") == 2
-    assert T.assign_cast(Decimal("3"), T.INT, "x") == 3
+    assert C.assign_cast(5, T.INT, "x") == 5
+    assert C.assign_cast(None, T.INT, "x") is None
+    assert C.assign_cast(2.0, T.INT, "x") == 2
+    assert C.assign_cast(Decimal("3"), T.INT, "x") == 3
     with pytest.raises(DataError, match='value "abc" .* column "x" of type INT'):
-        T.assign_cast("abc", T.INT, "x")
+        C.assign_cast("abc", T.INT, "x")
     with pytest.raises(DataError, match='"x"'):
-        T.assign_cast(1.5, T.INT, "x")
+        C.assign_cast(1.5, T.INT, "x")
     with pytest.raises(DataError, match="out of range.*x"):
-        T.assign_cast(2**63, T.INT, "x")
+        C.assign_cast(2**63, T.INT, "x")
     with pytest.raises(DataError):
-        T.assign_cast(True, T.INT, "x")
+        C.assign_cast(True, T.INT, "x")
 
 
 def test_assign_float_and_decimal():
-    v = T.assign_cast(3, T.FLOAT, "f")
+    v = C.assign_cast(3, T.FLOAT, "f")
     assert v == 3.0 and type(v) is float
-    d = T.assign_cast(3, T.SqlType("DECIMAL", precision=5, scale=2), "p")
+    d = C.assign_cast(3, T.SqlType("DECIMAL", precision=5, scale=2), "p")
     assert d == Decimal("3.00") and str(d) == "3.00"
-    assert str(T.assign_cast(1.005, T.SqlType("DECIMAL", precision=5, scale=2), "p")) == "1.01"
+    assert str(C.assign_cast(1.005, T.SqlType("DECIMAL", precision=5, scale=2), "p")) == "1.01"
     with pytest.raises(DataError, match='"p"'):
-        T.assign_cast(1000, T.SqlType("DECIMAL", precision=5, scale=2), "p")
+        C.assign_cast(1000, T.SqlType("DECIMAL", precision=5, scale=2), "p")
     with pytest.raises(DataError):
-        T.assign_cast("1.5", T.FLOAT, "f")
+        C.assign_cast("1.5", T.FLOAT, "f")
 
 
 def test_assign_text():
     vc = T.SqlType("TEXT", width=3)
-    assert T.assign_cast("abc", vc, "s") == "abc"
-    assert T.assign_cast("ab   ", vc, "s") == "ab "  # trailing blanks beyond the width are dropped
+    assert C.assign_cast("abc", vc, "s") == "abc"
+    assert C.assign_cast("ab   ", vc, "s") == "ab "  # trailing blanks beyond the width are dropped
     with pytest.raises(DataError, match='VARCHAR\\(3\\).*"s"'):
-        T.assign_cast("abcd", vc, "s")
+        C.assign_cast("abcd", vc, "s")
     with pytest.raises(DataError):
-        T.assign_cast(12, T.TEXT, "s")
+        C.assign_cast(12, T.TEXT, "s")
 
 
 def test_assign_other_kinds():
-    assert T.assign_cast(True, T.BOOL, "b") is True
+    assert C.assign_cast(True, T.BOOL, "b") is True
     with pytest.raises(DataError):
-        T.assign_cast(1, T.BOOL, "b")
-    assert T.assign_cast(bytearray(b"x"), T.BYTES, "y") == b"x"
-    assert T.assign_cast("2024-02-29", T.DATE, "d") == dt.date(2024, 2, 29)
+        C.assign_cast(1, T.BOOL, "b")
+    assert C.assign_cast(bytearray(b"x"), T.BYTES, "y") == b"x"
+    assert C.assign_cast("2024-02-29", T.DATE, "d") == dt.date(2024, 2, 29)
     with pytest.raises(DataError, match='"d"'):
-        T.assign_cast("2024-02-30", T.DATE, "d")
-    assert T.assign_cast(dt.date(2024, 1, 2), T.TIMESTAMP, "t") == dt.datetime(2024, 1, 2)
-    assert T.assign_cast("2024-01-02 03:04:05", T.TIMESTAMP, "t") == dt.datetime(2024, 1, 2, 3, 4, 5)
+        C.assign_cast("2024-02-30", T.DATE, "d")
+    assert C.assign_cast(dt.date(2024, 1, 2), T.TIMESTAMP, "t") == dt.datetime(2024, 1, 2)
+    assert C.assign_cast("2024-01-02 03:04:05", T.TIMESTAMP, "t") == dt.datetime(2024, 1, 2, 3, 4, 5)
     with pytest.raises(DataError):
-        T.assign_cast(dt.datetime(2024, 1, 2), T.DATE, "d")
+        C.assign_cast(dt.datetime(2024, 1, 2), T.DATE, "d")
 
 
 @pytest.mark.parametrize(
@@ -115,7 +114,7 @@ def test_assign_other_kinds():
     ],
 )
 def test_cast(value, typ, expected):
-    result = T.cast(value, typ)
+    result = C.cast(value, typ)
     assert result == expected and type(result) is type(expected)
 
 
@@ -127,7 +126,7 @@ def test_cast(value, typ, expected):
 )
 def test_cast_errors(value, typ):
     with pytest.raises(DataError):
-        T.cast(value, typ)
+        C.cast(value, typ)
 
 
 def test_value_type():

@@ -1,0 +1,165 @@
+"""Text edits made before sqlglot parses a statement, and mapping positions back.
+
+``CREATE TABLE t (a INT, b INT, FAMILY f (b)) STORING ...``: sqlglot has no node for
+``FAMILY``/``STORING`` clauses, so `cut_table_extras` and `cut_storing` record them on the
+`ParsedStatement` and return the `Edit`s that cut them from the text. `apply_edits` makes the
+text sqlglot parses; `original_offset` maps a position sqlglot reports in it back to the
+user's text, so syntax errors point where the user wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlglot.tokens import Token, TokenType
+
+from sqlkv.errors import SqlSyntaxError
+
+if TYPE_CHECKING:
+    from sqlkv.sql.parse import ParsedStatement
+
+
+def token_word(tok: Token | None) -> str:
+    if tok is None or tok.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
+        return ""
+    return tok.text.upper()
+
+
+def token_ident(tok: Token) -> str:
+    return tok.text if tok.token_type == TokenType.IDENTIFIER else tok.text.lower()
+
+
+@dataclass
+class Edit:
+    start: int
+    end: int  # exclusive
+    replacement: str
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    out = []
+    pos = 0
+    for e in sorted(edits, key=lambda e: e.start):
+        out.append(text[pos : e.start])
+        out.append(e.replacement)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def original_offset(rewritten: str, line: int, col: int, edits: list[Edit]) -> int:
+    """Where (line, col) of the rewritten text (``?`` -> ``:__pN`` ...) was in the original."""
+    pos = 0
+    for _ in range(line - 1):
+        nl = rewritten.find("\n", pos)
+        if nl < 0:
+            break
+        pos = nl + 1
+    target = pos + max(col, 1) - 1
+    shift = 0  # rewritten offset - original offset, so far
+    for e in sorted(edits, key=lambda e: e.start):
+        start_rw = e.start + shift
+        if target < start_rw:
+            break
+        end_rw = start_rw + len(e.replacement)
+        if target < end_rw:
+            return e.start  # inside a replacement: point at what it replaced
+        shift += len(e.replacement) - (e.end - e.start)
+    return target - shift
+
+
+def matching_paren(toks: list[Token], i: int) -> int:
+    depth = 0
+    for j in range(i, len(toks)):
+        tt = toks[j].token_type
+        if tt == TokenType.L_PAREN:
+            depth += 1
+        elif tt == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return j
+    raise SqlSyntaxError("syntax error: unbalanced parentheses")
+
+
+def _names_in(toks: list[Token]) -> list[str]:
+    return [token_ident(t) for t in toks if t.token_type not in (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN)]
+
+
+def cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
+    """``CREATE INDEX i ON t (a) STORING (b, c)``: record b, c and cut the clause."""
+    for i, tok in enumerate(toks):
+        if token_word(tok) in ("STORING", "COVERING", "INCLUDE") and i + 1 < len(toks):
+            if toks[i + 1].token_type != TokenType.L_PAREN:
+                continue
+            close = matching_paren(toks, i + 1)
+            stmt.storing = _names_in(toks[i + 2 : close])
+            return [Edit(tok.start, toks[close].end + 1, "")]
+    return []
+
+
+def cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
+    """Cut ``FAMILY f (cols)`` elements; record and drop ASC/DESC in table-level key lists."""
+    edits: list[Edit] = []
+    open_i = next((i for i, t in enumerate(toks) if t.token_type == TokenType.L_PAREN), None)
+    if open_i is None:
+        return edits
+    close_i = matching_paren(toks, open_i)
+    # Element boundaries: commas at depth 1.
+    bounds = []
+    depth = 0
+    start = open_i + 1
+    for j in range(open_i, close_i + 1):
+        tt = toks[j].token_type
+        if tt == TokenType.L_PAREN:
+            depth += 1
+        elif tt == TokenType.R_PAREN:
+            depth -= 1
+        if (tt == TokenType.COMMA and depth == 1) or j == close_i:
+            bounds.append((start, j))  # tokens [start, j)
+            start = j + 1
+    for idx, (s, e) in enumerate(bounds):
+        elem = toks[s:e]
+        if not elem:
+            continue
+        words = [token_word(t) for t in elem]
+        if words[0] == "FAMILY":
+            name_tok = elem[1] if len(elem) > 1 and elem[1].token_type != TokenType.L_PAREN else None
+            paren = next(i for i, t in enumerate(elem) if t.token_type == TokenType.L_PAREN)
+            cols = _names_in(elem[paren + 1 : matching_paren(elem, paren)])
+            stmt.families.append((token_ident(name_tok) if name_tok else f"fam_{len(stmt.families) + 1}", cols))
+            # cut the element and the comma before it
+            cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
+            edits.append(Edit(cut_start, elem[-1].end + 1, ""))
+            continue
+        key_words = [i for i, w in enumerate(words) if w in ("KEY", "PRIMARY KEY", "UNIQUE")]
+        if key_words:
+            key_at = key_words[0]
+            if key_at + 1 < len(elem) and elem[key_at + 1].token_type == TokenType.L_PAREN:
+                paren = key_at + 1
+                close = matching_paren(elem, paren)
+                prev_name = None
+                for t in elem[paren + 1 : close]:
+                    w = token_word(t)
+                    if w in ("ASC", "DESC"):
+                        if prev_name is not None and w == "DESC":
+                            stmt.key_directions[prev_name] = True
+                        edits.append(Edit(t.start, t.end + 1, ""))
+                    elif t.token_type != TokenType.COMMA:
+                        prev_name = token_ident(t)
+    return edits
+
+
+def cut_generated_always(toks: list[Token]) -> list[Edit]:
+    """``GENERATED ALWAYS AS (expr) STORED|VIRTUAL`` -> ``AS (expr) STORED|VIRTUAL``: the form
+    sqlglot's default dialect parses as a computed column (it rejects the long one)."""
+    edits: list[Edit] = []
+    for i in range(len(toks) - 3):
+        if [token_word(t) for t in toks[i:i + 3]] != ["GENERATED", "ALWAYS", "AS"]:
+            continue
+        if toks[i + 3].token_type != TokenType.L_PAREN:
+            continue  # GENERATED ALWAYS AS IDENTITY
+        close = matching_paren(toks, i + 3)
+        if close + 1 < len(toks) and token_word(toks[close + 1]) in ("STORED", "VIRTUAL"):
+            edits.append(Edit(toks[i].start, toks[i + 2].start, ""))
+    return edits
