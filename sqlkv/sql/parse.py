@@ -197,7 +197,7 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         analyze = bool(m and m.group(1))
         return ParsedStatement("EXPLAIN", text, explain_analyze=analyze, inner=inner, param_count=inner.param_count)
     if w0 == "ALTER" and w1 == "TABLE":
-        special = alter_table_special(toks)
+        special = alter_table_special(text, toks)
         if special is not None:
             return ParsedStatement("ALTER TABLE", text, ast=special)
     return _parse_sql(text, toks)

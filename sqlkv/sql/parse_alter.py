@@ -4,21 +4,34 @@
   ``constraint`` (executed by `sqlkv.sql.ddl.constraints.rename_constraint`);
 - CockroachDB's ``ALTER TABLE t ALTER PRIMARY KEY USING COLUMNS (a [ASC|DESC], ...)``: an
   Alter whose action is a PrimaryKey node (``ADD PRIMARY KEY`` would be an AddConstraint), run
-  by `sqlkv.sql.ddl.alter_column.alter_primary_key`.
+  by `sqlkv.sql.ddl.alter_column.alter_primary_key`;
+- ``ALTER TABLE t ADD CHECK (expr)`` without a constraint name: an AddConstraint of a CHECK.
 """
 
 from __future__ import annotations
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from sqlkv.errors import SqlSyntaxError
-from sqlkv.sql.parse_edits import token_ident, token_word
+from sqlkv.sql.parse_edits import matching_paren, token_ident, token_word
 
 
-def alter_table_special(toks: list[Token]) -> exp.Alter | None:
+def alter_table_special(text: str, toks: list[Token]) -> exp.Alter | None:
     """The tree of one of the forms above, or None for any other ALTER TABLE."""
-    return _rename_constraint(toks) or _alter_primary_key(toks)
+    return _rename_constraint(toks) or _alter_primary_key(toks) or _add_check(text, toks)
+
+
+def _add_check(text: str, toks: list[Token]) -> exp.Alter | None:
+    """``ALTER TABLE t ADD CHECK (expr)`` (unnamed; sqlglot parses only the named form)."""
+    words = [token_word(t) for t in toks]
+    if words[3:6] != ["ADD", "CHECK", "("] or words[-1] != ")" or matching_paren(toks, 5) != len(toks) - 1:
+        return None
+    expr = sqlglot.parse_one(text[toks[5].end + 1: toks[-1].start])
+    check = exp.CheckColumnConstraint(this=expr)
+    return exp.Alter(this=exp.to_table(token_ident(toks[2])), kind="TABLE",
+                     actions=[exp.AddConstraint(expressions=[check])])
 
 
 def _alter_primary_key(toks: list[Token]) -> exp.Alter | None:

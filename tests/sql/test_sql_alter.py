@@ -119,6 +119,11 @@ def test_add_drop_rename_constraints(s):
     s.execute("ALTER TABLE t DROP CONSTRAINT IF EXISTS a_unique")
     s.execute("INSERT INTO t VALUES (3, 1, -1)")
     assert rows(s, "SELECT count(*) FROM information_schema.table_constraints WHERE table_name = 't'") == [(1,)]
+    with pytest.raises(CheckViolation, match='"t_check1"'):
+        s.execute("ALTER TABLE t ADD CHECK (b > 0 AND a > 0)")  # unnamed: PostgreSQL-style default name
+    s.execute("ALTER TABLE t ADD CHECK (a > 0)")
+    with pytest.raises(CheckViolation, match='"t_check1"'):
+        s.execute("INSERT INTO t VALUES (4, 0, 0)")
     consistent(s)
 
 

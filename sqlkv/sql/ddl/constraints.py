@@ -47,7 +47,10 @@ def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | No
             raise ProgrammingError(f'FOREIGN KEY needs REFERENCES (table "{table.name}")')
         add_foreign_key(table, cname, [ident(e) for e in node.expressions], ref, catalog, env)
     elif isinstance(node, exp.CheckColumnConstraint):
-        chk = CheckDescriptor(cname or f"{table.name}_check{len(table.checks) + 1}", node.this.sql())
+        n = len(table.checks) + 1
+        while cname is None and f"{table.name}_check{n}" in constraint_names(table):
+            n += 1
+        chk = CheckDescriptor(cname or f"{table.name}_check{n}", node.this.sql())
         table.checks.append(chk)
         validate_expressions(table, env)
         fn = compile_expr(sqlglot.parse_one(chk.expr_sql), Scope(table_scope(table, table.name)), env)
