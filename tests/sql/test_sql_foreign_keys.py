@@ -121,6 +121,18 @@ def test_violation_messages_name_constraint_table_and_key(s):
     assert rows(s, "SELECT * FROM parent") == [(1,)]
 
 
+def test_every_row_written_with_a_missing_key_is_checked(s):
+    run(s, "CREATE TABLE p (id INT PRIMARY KEY)", "CREATE TABLE c (id INT PRIMARY KEY, pid INT REFERENCES p, u TEXT UNIQUE)")
+    lite = sqlite3.connect(":memory:")
+    lite.execute("PRAGMA foreign_keys=ON")
+    lite.execute("CREATE TABLE p (id INT PRIMARY KEY)")
+    lite.execute("CREATE TABLE c (id INT PRIMARY KEY, pid INT REFERENCES p, u TEXT UNIQUE)")
+    # the second row replaces the first (same u): the orphan left is the second one
+    sql = "INSERT OR REPLACE INTO c VALUES (1, 7, 'x'), (2, 7, 'x')"
+    assert not same_write_outcome(s, lite, sql)
+    assert rows(s, "SELECT count(*) FROM c") == [(0,)]
+
+
 def test_composite_key_and_unique_target(s):
     run(s, "CREATE TABLE p (a INT, b TEXT, code TEXT UNIQUE, PRIMARY KEY (a, b))",
         "CREATE TABLE c (id INT PRIMARY KEY, x TEXT, y INT, code TEXT REFERENCES p (code),"

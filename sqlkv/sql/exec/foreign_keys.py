@@ -169,7 +169,8 @@ class FkRun:
         self.plan = plan
         self.txn = txn
         self.changes: list[tuple[TableFk, tuple, tuple | None]] = []
-        self.out_checks: dict[tuple[int, str, tuple], tuple[Outbound, tuple]] = {}
+        # (table id, constraint, key) -> the constraint and the rows written with that key
+        self.out_checks: dict[tuple[int, str, tuple], tuple[Outbound, list[tuple]]] = {}
         self.in_checks: dict[tuple[int, str, tuple], tuple[Inbound, str]] = {}
 
     # -- what the write operators report ---------------------------------------------------
@@ -195,7 +196,7 @@ class FkRun:
                 continue  # MATCH SIMPLE: a key with a NULL references nothing
             if old is not None and vals == tuple(old[p] for p in o.positions):
                 continue
-            self.out_checks.setdefault((tf.table.id, o.fk.name, vals), (o, new))
+            self.out_checks.setdefault((tf.table.id, o.fk.name, vals), (o, []))[1].append(new)
 
     # -- end of statement ------------------------------------------------------------------
 
@@ -281,14 +282,16 @@ class FkRun:
                 )
 
     def _check_outbound(self) -> None:
-        for (_tid, _name, vals), (o, row) in self.out_checks.items():
+        for (_tid, _name, vals), (o, written) in self.out_checks.items():
             if o.parent.exists(self.txn, vals):
                 continue
             codec = codec_for(o.table)
-            current = codec.fetch(self.txn, codec.pk_prefix(codec.pk_values(row)))
-            if current is None or tuple(current[p] for p in o.positions) != vals:
-                continue  # the row was deleted or changed again later in the statement
-            raise fk_missing(o.table, o.fk, [o.table.columns[p].name for p in o.positions], vals, o.parent.table)
+            for row in written:
+                current = codec.fetch(self.txn, codec.pk_prefix(codec.pk_values(row)))
+                if current is None or tuple(current[p] for p in o.positions) != vals:
+                    continue  # the row was deleted or changed again later in the statement
+                raise fk_missing(o.table, o.fk, [o.table.columns[p].name for p in o.positions], vals,
+                                 o.parent.table)
 
 
 def fk_missing(child: TableDescriptor, fk: ForeignKeyDescriptor, cols: list[str], vals: tuple,
