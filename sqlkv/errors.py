@@ -138,6 +138,25 @@ class UndefinedObject(ProgrammingError):
     code_in_message = True
 
 
+class DuplicateTable(ProgrammingError):
+    """CREATE of a table, view, sequence or index whose name is taken."""
+
+    sqlstate = "42P07"
+    code_in_message = True
+
+
+class DuplicateColumn(ProgrammingError):
+    sqlstate = "42701"
+    code_in_message = True
+
+
+class DuplicateObject(ProgrammingError):
+    """A constraint name already used on the table."""
+
+    sqlstate = "42710"
+    code_in_message = True
+
+
 class UndefinedFunction(ProgrammingError):
     sqlstate = "42883"
     code_in_message = True
@@ -225,6 +244,9 @@ __all__ = [
     "UndefinedTable",
     "UndefinedColumn",
     "UndefinedObject",
+    "DuplicateTable",
+    "DuplicateColumn",
+    "DuplicateObject",
     "UndefinedFunction",
     "ObjectNotInPrerequisiteState",
     "GeneratedAlways",

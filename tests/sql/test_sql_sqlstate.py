@@ -25,6 +25,10 @@ CASES = [
     ("SELECT frobnicate(1)", errors.UndefinedFunction, errors.ProgrammingError, "42883"),
     ("ALTER TABLE t DROP CONSTRAINT nope", errors.UndefinedObject, errors.ProgrammingError, "42704"),
     ("DROP TABLE t", errors.DependentObjectsStillExist, errors.ProgrammingError, "2BP01"),
+    ("CREATE TABLE t (x INT)", errors.DuplicateTable, errors.ProgrammingError, "42P07"),
+    ("CREATE INDEX t_u_key ON t (s)", errors.DuplicateTable, errors.ProgrammingError, "42P07"),
+    ("ALTER TABLE t ADD COLUMN u INT", errors.DuplicateColumn, errors.ProgrammingError, "42701"),
+    ("ALTER TABLE t ADD CONSTRAINT t_u_check CHECK (u < 9)", errors.DuplicateObject, errors.ProgrammingError, "42710"),
 ]
 
 

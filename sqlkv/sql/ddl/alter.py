@@ -6,7 +6,15 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
-from sqlkv.errors import NotNullViolation, NotSupportedError, ProgrammingError, UndefinedColumn, UndefinedTable
+from sqlkv.errors import (
+    DuplicateColumn,
+    DuplicateTable,
+    NotNullViolation,
+    NotSupportedError,
+    ProgrammingError,
+    UndefinedColumn,
+    UndefinedTable,
+)
 from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Scope
 from sqlkv.sql.ddl.alter_column import alter_column, alter_primary_key
@@ -70,7 +78,7 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
         elif isinstance(action, exp.AlterRename):
             new = new_name(action.this, "table")
             if catalog.name_taken(new):
-                raise ProgrammingError(f'relation "{new}" already exists')
+                raise DuplicateTable(f'relation "{new}" already exists')
             old = table.name
             table.name = new
             catalog.update(table, old_name=old)
@@ -85,7 +93,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
     if table.find_column(col.name) is not None:
         if cd.args.get("exists"):
             return []
-        raise ProgrammingError(f'column "{col.name}" of relation "{table.name}" already exists')
+        raise DuplicateColumn(f'column "{col.name}" of relation "{table.name}" already exists')
     if tb.pk is not None:
         raise NotSupportedError("cannot add a PRIMARY KEY column")
     if col.computed is not None and not col.virtual:
@@ -188,7 +196,7 @@ def _renamed(expr_sql: str, old: str, new: str) -> str:
 def _rename_column(table: TableDescriptor, old: str, new: str, catalog) -> None:
     col = table.column(old)
     if table.find_column(new) is not None:
-        raise ProgrammingError(f'column "{new}" of relation "{table.name}" already exists')
+        raise DuplicateColumn(f'column "{new}" of relation "{table.name}" already exists')
     for chk in table.checks:
         chk.expr_sql = _renamed(chk.expr_sql, col.name, new)
     for gen in table.columns:

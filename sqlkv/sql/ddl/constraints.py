@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import CheckDescriptor, IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
-from sqlkv.errors import CheckViolation, NotSupportedError, ProgrammingError, UndefinedObject
+from sqlkv.errors import CheckViolation, DuplicateObject, NotSupportedError, ProgrammingError, UndefinedObject
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.ddl.foreign_keys import (
     constraint_names,
@@ -39,7 +39,7 @@ def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | No
             add_constraint(table, inner, ident(node.this), catalog, env)
         return
     if cname is not None and cname.lower() in constraint_names(table):
-        raise ProgrammingError(f'constraint "{cname}" for relation "{table.name}" already exists')
+        raise DuplicateObject(f'constraint "{cname}" for relation "{table.name}" already exists')
     txn = catalog.txn
     if isinstance(node, exp.ForeignKey):
         ref = node.args.get("reference")
@@ -88,7 +88,7 @@ def add_foreign_key(table: TableDescriptor, cname: str | None, cols: list[str], 
 
 def rename_constraint(table: TableDescriptor, old: str, new: str, catalog) -> None:
     if new.lower() in constraint_names(table):
-        raise ProgrammingError(f'constraint "{new}" for relation "{table.name}" already exists')
+        raise DuplicateObject(f'constraint "{new}" for relation "{table.name}" already exists')
     named = [*table.foreign_keys, *table.checks, *[i for i in table.all_indexes() if i.unique]]
     for item in named:
         if item.name.lower() == old.lower():

@@ -22,6 +22,7 @@ from sqlglot import exp
 from sqlkv.catalog.descriptors import ForeignKeyDescriptor, IndexDescriptor, TableDescriptor
 from sqlkv.errors import (
     DependentObjectsStillExist,
+    DuplicateObject,
     InvalidForeignKey,
     NotSupportedError,
     ProgrammingError,
@@ -96,7 +97,7 @@ def declare_foreign_key(table: TableDescriptor, name: str | None, columns: list[
         raise ProgrammingError(f'foreign key on table "{table.name}" lists a column twice')
     fk_name = name or f"{table.name}_{'_'.join(c.name for c in child_cols)}_fkey"
     if fk_name.lower() in constraint_names(table):
-        raise ProgrammingError(f'constraint "{fk_name}" for relation "{table.name}" already exists')
+        raise DuplicateObject(f'constraint "{fk_name}" for relation "{table.name}" already exists')
     for c, p in zip(child_cols, parent_cols):
         if c.type.kind != p.type.kind:
             raise InvalidForeignKey(

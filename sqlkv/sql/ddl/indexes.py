@@ -9,7 +9,15 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
-from sqlkv.errors import ConditionFailedError, NotSupportedError, ProgrammingError, SqlSyntaxError, UndefinedObject, UniqueViolation
+from sqlkv.errors import (
+    ConditionFailedError,
+    DuplicateTable,
+    NotSupportedError,
+    ProgrammingError,
+    SqlSyntaxError,
+    UndefinedObject,
+    UniqueViolation,
+)
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
 from sqlkv.sql.ddl.generated import drop_unused_expression_columns, expression_column, immutable_expression
@@ -89,7 +97,7 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
         if other.find_index(iname) is not None:
             if ast.args.get("exists"):
                 return
-            raise ProgrammingError(f'index "{iname}" already exists')
+            raise DuplicateTable(f'index "{iname}" already exists')
     storing = []
     for sname in stmt.storing:
         col = table.column(sname)

@@ -13,7 +13,13 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlkv.catalog.sequences import INT64_MAX, INT64_MIN, SequenceDescriptor, counter_key
-from sqlkv.errors import DependentObjectsStillExist, NotSupportedError, ProgrammingError, UndefinedTable
+from sqlkv.errors import (
+    DependentObjectsStillExist,
+    DuplicateTable,
+    NotSupportedError,
+    ProgrammingError,
+    UndefinedTable,
+)
 from sqlkv.sql.context import Scope
 from sqlkv.sql.ddl.names import new_name, qualified_name
 from sqlkv.sql.expr import compile_expr
@@ -63,7 +69,7 @@ def create_sequence(ast: exp.Create, catalog, env) -> None:
     if catalog.name_taken(name):
         if ast.args.get("exists"):
             return
-        raise ProgrammingError(f'relation "{name}" already exists')
+        raise DuplicateTable(f'relation "{name}" already exists')
     if ast.args.get("expression") is not None:
         raise NotSupportedError(f'CREATE SEQUENCE ... AS type is not supported ("{name}"); sequences are 64-bit')
     args: dict = {}

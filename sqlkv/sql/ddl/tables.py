@@ -8,7 +8,7 @@ from sqlglot import exp
 from sqlkv.catalog.descriptors import (
     CheckDescriptor, ColumnDescriptor, FamilyDescriptor, IndexDescriptor, TableDescriptor,
 )
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import DuplicateTable, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.ddl.foreign_keys import declare_foreign_key
 from sqlkv.sql.ddl.generated import check_generated_columns
@@ -145,7 +145,7 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
     if catalog.name_taken(name):
         if ast.args.get("exists"):
             return
-        raise ProgrammingError(f'relation "{name}" already exists')
+        raise DuplicateTable(f'relation "{name}" already exists')
     tb = TableBuilder(name, catalog.allocate_id())
     next_col = 1
     for el in schema.expressions:

@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import ViewDescriptor
 from sqlkv.encoding.keys import table_prefix
-from sqlkv.errors import NotSupportedError, ProgrammingError, UndefinedTable
+from sqlkv.errors import DuplicateTable, NotSupportedError, ProgrammingError, UndefinedTable
 from sqlkv.sql.ddl.foreign_keys import before_drop_table
 from sqlkv.sql.ddl.indexes import drop_index
 from sqlkv.sql.ddl.sequences import drop_owned_sequences
@@ -72,7 +72,7 @@ def create_view(ast: exp.Create, catalog, env) -> None:
         if ast.args.get("exists"):
             return
         if not (ast.args.get("replace") and existing.kind == "view"):
-            raise ProgrammingError(f'relation "{name}" already exists')
+            raise DuplicateTable(f'relation "{name}" already exists')
     op = plan_query(query.copy(), catalog, env)  # validates names now rather than at first use
     if names is not None and len(names) != len(op.columns):
         raise ProgrammingError(f'view "{name}" lists {len(names)} column names for {len(op.columns)} columns')
