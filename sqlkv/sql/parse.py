@@ -37,6 +37,7 @@ from sqlkv.sql.parse_edits import (
     Edit,
     apply_edits,
     cut_generated_always,
+    cut_sequence_defaults,
     cut_storing,
     cut_table_extras,
     token_ident,
@@ -234,6 +235,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(cut_storing(toks, stmt))
         elif "TABLE" in words:
             edits.extend(cut_table_extras(toks, stmt))
+        elif "SEQUENCE" in words:
+            edits.extend(cut_sequence_defaults(toks))
     if w0 in ("CREATE", "ALTER"):
         edits.extend(cut_generated_always(toks))
     named = False

@@ -150,6 +150,16 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
     return edits
 
 
+def cut_sequence_defaults(toks: list[Token]) -> list[Edit]:
+    """CREATE SEQUENCE: cut ``NO MINVALUE``, ``NO MAXVALUE`` and ``NO CYCLE`` -- they name the
+    defaults, and sqlglot misreads them (``NO CYCLE`` alone parses as CYCLE)."""
+    edits: list[Edit] = []
+    for i in range(len(toks) - 1):
+        if token_word(toks[i]) == "NO" and token_word(toks[i + 1]) in ("MINVALUE", "MAXVALUE", "CYCLE"):
+            edits.append(Edit(toks[i].start, toks[i + 1].end + 1, ""))
+    return edits
+
+
 def cut_generated_always(toks: list[Token]) -> list[Edit]:
     """``GENERATED ALWAYS AS (expr) STORED|VIRTUAL`` -> ``AS (expr) STORED|VIRTUAL``: the form
     sqlglot's default dialect parses as a computed column (it rejects the long one)."""

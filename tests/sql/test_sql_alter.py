@@ -12,6 +12,7 @@ from sqlkv.errors import (
     CheckViolation,
     DataError,
     NotNullViolation,
+    NotSupportedError,
     ProgrammingError,
     UndefinedObject,
     UniqueViolation,
@@ -104,6 +105,8 @@ def test_add_drop_rename_constraints(s):
     s.execute("ALTER TABLE t ADD CONSTRAINT b_pos CHECK (b > 0)")
     s.execute("ALTER TABLE t ADD CONSTRAINT a_uq UNIQUE (a)")
     consistent(s)
+    with pytest.raises(NotSupportedError, match="NOT VALID"):
+        s.execute("ALTER TABLE t ADD CONSTRAINT b_pos2 CHECK (b > 0) NOT VALID")
     with pytest.raises(ProgrammingError, match='constraint "b_pos" for relation "t" already exists'):
         s.execute("ALTER TABLE t ADD CONSTRAINT b_pos CHECK (b < 100)")
     s.execute("ALTER TABLE t RENAME CONSTRAINT b_pos TO b_positive")

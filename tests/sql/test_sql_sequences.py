@@ -54,6 +54,12 @@ def test_start_increment_bounds_and_cycle(s):
     assert [one(s, "SELECT nextval('d')") for _ in range(3)] == [-1, -11, -21]
     with pytest.raises(DataError, match="minimum value"):
         rows(s, "SELECT nextval('d')")
+    s.execute("CREATE SEQUENCE n NO CYCLE MAXVALUE 2")  # sqlglot alone reads NO CYCLE as CYCLE
+    assert [one(s, "SELECT nextval('n')") for _ in range(2)] == [1, 2]
+    with pytest.raises(DataError, match="maximum value"):
+        rows(s, "SELECT nextval('n')")
+    s.execute("CREATE SEQUENCE m NO MINVALUE NO MAXVALUE NO CYCLE")
+    assert one(s, "SELECT nextval('m')") == 1
     s.execute("CREATE SEQUENCE IF NOT EXISTS d")
     assert rows(s, "SELECT table_type FROM information_schema.tables WHERE table_name = 'd'") == [("SEQUENCE",)]
 

@@ -44,6 +44,9 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
         raise UndefinedTable(f'relation "{name}" does not exist')
     if table.virtual is not None:
         raise ProgrammingError(f'cannot alter virtual table "{name}"')
+    if ast.args.get("not_valid"):
+        raise NotSupportedError(f'ADD CONSTRAINT ... NOT VALID is not supported (table "{name}"): '
+                                "constraints are validated when added")
     table = copy_table(table)
     for action in ast.args.get("actions") or []:
         if isinstance(action, exp.ColumnDef):

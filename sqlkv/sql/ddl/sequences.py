@@ -42,7 +42,9 @@ def sequence_options(name: str, args: dict, env, seq_id: int) -> SequenceDescrip
     if args.get("cache") is not None and _int_option(args["cache"], "CACHE", env) != 1:
         raise NotSupportedError(f'CACHE greater than 1 is not supported (sequence "{name}"): '
                                 "each nextval commits its own counter update")
-    unknown = options - {"CYCLE", "NO CYCLE", "NOCYCLE", "NO MINVALUE", "NO MAXVALUE"}
+    # NO MINVALUE / NO MAXVALUE / NO CYCLE name the defaults: the parser cuts them
+    # (sqlkv.sql.parse_edits.cut_sequence_defaults), as sqlglot misreads them
+    unknown = options - {"CYCLE"}
     if unknown:
         raise NotSupportedError(f'sequence option {", ".join(sorted(unknown))} is not supported (sequence "{name}")')
     inc = _int_option(args["increment"], "INCREMENT", env) if args.get("increment") is not None else 1
@@ -59,6 +61,8 @@ def sequence_options(name: str, args: dict, env, seq_id: int) -> SequenceDescrip
         raise ProgrammingError(f'START value ({start}) must be between MINVALUE ({lo}) and MAXVALUE ({hi}) '
                                f'(sequence "{name}")')
     cycle = "CYCLE" in options or bool(args.get("cycle"))
+    if args.get("order"):
+        raise NotSupportedError(f'sequence option ORDER is not supported (sequence "{name}")')
     return SequenceDescriptor(seq_id, name, start, inc, lo, hi, cycle)
 
 
@@ -86,7 +90,8 @@ def identity_sequence(table: str, column: str, constraint: exp.Expression, env, 
     name = f"{table}_{column}_seq"
     if catalog.name_taken(name):
         raise ProgrammingError(f'relation "{name}" already exists (the sequence of identity column "{column}")')
-    args = {k: v for k, v in constraint.args.items() if k in ("start", "increment", "minvalue", "maxvalue", "cycle")}
+    args = {k: v for k, v in constraint.args.items()
+            if k in ("start", "increment", "minvalue", "maxvalue", "cycle", "order")}
     return sequence_options(name, args, env, catalog.allocate_id())
 
 
