@@ -93,6 +93,17 @@ def _swap(manager, desc: SequenceDescriptor, what: str, new_state) -> int:
     raise OperationalError(f'{what}: sequence "{desc.name}" is too contended (gave up after {_RETRIES} tries)')
 
 
+def counter_state(reader, desc: SequenceDescriptor) -> tuple[int, bool] | None:
+    """(last value, called) of the counter, None when nextval was never called."""
+    return _state(reader.get(counter_key(desc.id)))
+
+
+def create_sequence_sql(desc: SequenceDescriptor) -> str:
+    """The options of ``desc`` as CREATE SEQUENCE / identity clauses (``START WITH 1 INCREMENT BY 1 ...``)."""
+    text = f"START WITH {desc.start} INCREMENT BY {desc.increment} MINVALUE {desc.minvalue} MAXVALUE {desc.maxvalue}"
+    return text + (" CYCLE" if desc.cycle else "")
+
+
 def advance(manager, desc: SequenceDescriptor) -> int:
     """The sequence's next value, committed (durably) before it is returned."""
     return _swap(manager, desc, "nextval", lambda state: (_following(desc, state), True))

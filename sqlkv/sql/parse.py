@@ -37,6 +37,7 @@ from sqlkv.sql.parse_edits import (
     Edit,
     apply_edits,
     cut_generated_always,
+    cut_overriding,
     cut_sequence_defaults,
     cut_storing,
     cut_table_extras,
@@ -80,6 +81,7 @@ class ParsedStatement:
     storing: list[str] = field(default_factory=list)
     families: list[tuple[str, list[str]]] = field(default_factory=list)
     key_directions: dict[str, bool] = field(default_factory=dict)  # column -> desc, table-level PK/UNIQUE
+    overriding: bool = False  # INSERT ... OVERRIDING SYSTEM VALUE (values for GENERATED ALWAYS identities)
 
 
 def _tokenize(sql: str) -> list[Token]:
@@ -239,6 +241,11 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(cut_sequence_defaults(toks))
     if w0 in ("CREATE", "ALTER"):
         edits.extend(cut_generated_always(toks))
+    if w0 == "INSERT":
+        overriding = cut_overriding(toks)
+        if overriding is not None:
+            stmt.overriding = True
+            edits.append(overriding)
     named = False
     n_params = 0
     hex_literals = False

@@ -160,6 +160,15 @@ def cut_sequence_defaults(toks: list[Token]) -> list[Edit]:
     return edits
 
 
+def cut_overriding(toks: list[Token]) -> Edit | None:
+    """INSERT ... OVERRIDING SYSTEM VALUE (PostgreSQL; sqlglot has no node for it): cut, and
+    recorded on the statement. OVERRIDING USER VALUE is left for sqlglot to refuse."""
+    for i in range(len(toks) - 2):
+        if [token_word(t) for t in toks[i:i + 3]] == ["OVERRIDING", "SYSTEM", "VALUE"]:
+            return Edit(toks[i].start, toks[i + 2].end + 1, "")
+    return None
+
+
 def cut_generated_always(toks: list[Token]) -> list[Edit]:
     """``GENERATED ALWAYS AS (expr) STORED|VIRTUAL`` -> ``AS (expr) STORED|VIRTUAL``: the form
     sqlglot's default dialect parses as a computed column (it rejects the long one)."""

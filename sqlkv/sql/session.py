@@ -308,10 +308,13 @@ class Session:
         self._current_ctx = ctx
         if not isinstance(plan, WriteOperator):
             prepared.busy = True
+            rows = self._guarded(plan.rows(ctx), ctx, prepared)
+            if prepared.eager:
+                rows = list(rows)  # nextval/setval act when the statement runs, fetched or not
             return Result(
                 "SELECT",
                 plan.columns,
-                self._guarded(plan.rows(ctx), ctx, prepared),
+                rows,
                 -1,
                 cleanup=lambda: setattr(prepared, "busy", False),
             )

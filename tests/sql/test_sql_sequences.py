@@ -83,6 +83,19 @@ def test_currval_lastval_setval(s):
         rows(s, "SELECT setval('s', 0)")
 
 
+def test_setval_and_nextval_act_without_fetching():
+    import sqlkv
+
+    conn = sqlkv.connect(":memory:")
+    cur = conn.cursor()
+    cur.execute("CREATE SEQUENCE s")
+    cur.execute("SELECT setval('s', 100)")  # never fetched, as clients often do
+    cur.execute("SELECT nextval('s')")  # never fetched either: the value is used up
+    cur.execute("SELECT nextval('s')")
+    assert cur.fetchall() == [(102,)]
+    conn.close()
+
+
 def test_counter_does_not_roll_back(s):
     s.execute("CREATE SEQUENCE s")
     s.execute("BEGIN")

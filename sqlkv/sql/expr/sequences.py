@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlglot import exp
+
 from sqlkv.catalog.sequences import SequenceDescriptor, advance, assign
 from sqlkv.errors import ObjectNotInPrerequisiteState, UndefinedTable
+
+
+def changes_sequences(ast: exp.Expression) -> bool:
+    """Whether a statement calls nextval or setval (its SELECT must run eagerly)."""
+    return any(isinstance(n, exp.Anonymous) and str(n.this).lower() in ("nextval", "setval") for n in ast.walk())
 
 
 def _sequence(ctx: Any, name: str) -> SequenceDescriptor:

@@ -49,17 +49,18 @@ def is_default(node: exp.Expression) -> bool:
 
 
 def refuse_generated_always(table: TableDescriptor, targets: list[int], value_rows: list | None,
-                            from_query: bool) -> None:
-    """INSERT may give a GENERATED ALWAYS identity column only DEFAULT (PostgreSQL's 428C9;
-    OVERRIDING SYSTEM VALUE is not supported)."""
+                            from_query: bool, overriding: bool = False) -> None:
+    """INSERT may give a GENERATED ALWAYS identity column only DEFAULT (PostgreSQL's 428C9),
+    unless OVERRIDING SYSTEM VALUE; a generated column only DEFAULT, always."""
     for i, pos in enumerate(targets):
         col = table.columns[pos]
-        if col.identity != "ALWAYS" and col.computed is None:
+        if (col.identity != "ALWAYS" or overriding) and col.computed is None:
             continue
         if from_query or any(i < len(row) and row[i] is not DEFAULT for row in value_rows or []):
             what = "a generated column" if col.computed is not None else "GENERATED ALWAYS AS IDENTITY"
+            hint = "" if col.computed is not None else ", or use OVERRIDING SYSTEM VALUE"
             raise GeneratedAlways(f'cannot insert a non-DEFAULT value into column "{col.name}": it is '
-                                  f"{what} (leave it out, or write DEFAULT)")
+                                  f"{what} (leave it out, or write DEFAULT{hint})")
 
 
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:

@@ -27,7 +27,7 @@ from sqlkv.sql.plan.names import split_conjuncts
 from sqlkv.sql.plan.select import plan_query
 
 
-def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False) -> Insert:
+def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False, overriding: bool = False) -> Insert:
     table, alias = target_table(ast.this, catalog)
     if isinstance(ast.this, exp.Schema) and ast.this.expressions:
         targets = [table.columns.index(table.column(i.name)) for i in ast.this.expressions]
@@ -39,7 +39,7 @@ def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False) -> Insert:
     checker = row_checker(table, alias, env)
     ret = returning(ast.args.get("returning"), table, alias, env)
     value_rows, query = _source(ast, table, targets, catalog, env)
-    refuse_generated_always(table, targets, value_rows, query is not None)
+    refuse_generated_always(table, targets, value_rows, query is not None, overriding)
     default_values = query is None and value_rows == [[]]  # DEFAULT VALUES: no source values
     kind = "UPSERT" if upsert else "INSERT"
     op = Insert(table, kind, [] if default_values else targets, value_rows, query, defaults, checker, ret)
