@@ -168,7 +168,8 @@ def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreig
         if col.computed is not None:
             line += f" GENERATED ALWAYS AS ({col.computed}) {'VIRTUAL' if col.virtual else 'STORED'}"
         elif col.identity is not None:
-            seq = (sequences or {}).get(f"{table.name}_{col.name}_seq")
+            # by owner, not by name: a renamed table or column keeps its sequence's old name
+            seq = next((d for d in (sequences or {}).values() if d.owner == [table.id, col.id]), None)
             options = f" ({create_sequence_sql(seq)})" if seq is not None else ""
             line += f" GENERATED {col.identity} AS IDENTITY{options}"
         elif col.default_sql is not None:
@@ -185,6 +186,17 @@ def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreig
             cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fam.column_ids)
             lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols})")
     return f"CREATE TABLE {quote_ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
+
+
+def _reloaded_sequence_name(desc: Any, tables: dict[int, Any]) -> str:
+    """The name a sequence gets when the dump is loaded: an identity column's sequence is
+    created as <table>_<column>_seq under the names the table and column have now."""
+    owner = desc.owner
+    table = tables.get(owner[0]) if owner else None
+    if table is None:
+        return desc.name
+    col = next((c for c in table.columns if c.id == owner[1]), None)
+    return f"{table.name}_{col.name}_seq" if col is not None else desc.name
 
 
 def foreign_key_sql(table: Any, fk: Any, names: dict[int, Any]) -> str:
@@ -243,7 +255,8 @@ def dump_lines(session: Any, reader: SchemaReader) -> Iterator[str]:
             yield f"ALTER TABLE {quote_ident(table.name)} ADD {foreign_key_sql(table, fk, by_id)};"
     for desc, state in sequences:
         if state is not None:
-            yield f"SELECT setval('{desc.name}', {state[0]}, {'true' if state[1] else 'false'});"
+            name = _reloaded_sequence_name(desc, by_id)
+            yield f"SELECT setval('{name}', {state[0]}, {'true' if state[1] else 'false'});"
     for view in reader.views():
         yield create_view_sql(view)
     yield "COMMIT;"

@@ -63,3 +63,17 @@ def test_schema_shows_foreign_keys_identity_and_generated_columns():
     assert "up TEXT GENERATED ALWAYS AS (UPPER(code2)) VIRTUAL" in text
     assert ("CONSTRAINT c_pid_fkey FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE ON UPDATE NO ACTION"
             in text)
+
+
+def test_dump_of_renamed_identity_table_continues_its_counter():
+    first = open_session(":memory:")
+    for sql in ["CREATE TABLE t (id INT GENERATED ALWAYS AS IDENTITY (START WITH 7 INCREMENT BY 2) PRIMARY KEY, v TEXT)",
+                "INSERT INTO t (v) VALUES ('a'), ('b')", "ALTER TABLE t RENAME TO u",
+                "ALTER TABLE u RENAME COLUMN id TO k"]:  # the sequence keeps its name t_id_seq
+        first.execute(sql)
+    second = open_session(":memory:")
+    for _ in second.execute_script("\n".join(dump_lines(first, SchemaReader(first)))):
+        pass
+    for session in (first, second):
+        session.execute("INSERT INTO u (v) VALUES ('c')")
+        assert session.execute("SELECT * FROM u ORDER BY k").fetchall() == [(7, "a"), (9, "b"), (11, "c")]
