@@ -18,6 +18,7 @@ The session runs each execution under a savepoint, so a failure leaves no partia
 from __future__ import annotations
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.catalog.sequences import counter_key
 from sqlkv.encoding.keys import index_prefix
 from sqlkv.errors import NotSupportedError as FeatureNotSupported
 from sqlkv.sql.context import ExecContext
@@ -102,8 +103,9 @@ class Truncate(WriteOperator):
 
     columns = None
 
-    def __init__(self, tables: list[TableDescriptor]) -> None:
+    def __init__(self, tables: list[TableDescriptor], sequence_ids: list[int] | None = None) -> None:
         self.tables = tables
+        self.sequence_ids = sequence_ids or []  # identity sequences of the tables: restarted too
 
     def describe(self) -> str:
         return "truncate " + ", ".join(t.name for t in self.tables)
@@ -125,4 +127,6 @@ class Truncate(WriteOperator):
             for index in table.all_indexes():
                 start = index_prefix(table.id, index.id)
                 ctx.txn.delete_range(start, prefix_end(start))
+        for seq_id in self.sequence_ids:  # absent counter: the next nextval gives START again
+            ctx.txn.delete(counter_key(seq_id))
         return WriteResult(None, -1)

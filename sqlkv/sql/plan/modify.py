@@ -66,4 +66,9 @@ def plan_truncate(ast: exp.TruncateTable, catalog, env) -> Truncate:
         raise NotSupportedError("TRUNCATE ... CONTINUE IDENTITY is not supported (TRUNCATE restarts row ids)")
     if str(ast.args.get("option") or "").upper() == "CASCADE":
         raise NotSupportedError("TRUNCATE ... CASCADE is not supported (sqlkv does not track dependent objects)")
-    return Truncate([target_table(t, catalog)[0] for t in ast.expressions])
+    tables = [target_table(t, catalog)[0] for t in ast.expressions]
+    ids = {t.id for t in tables}
+    identity = any(c.identity for t in tables for c in t.columns)
+    owned = [d.id for d in catalog.list_descriptors() if identity and d.kind == "sequence" and d.owner
+             and d.owner[0] in ids]
+    return Truncate(tables, owned)
