@@ -26,6 +26,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlkv.errors import Error
+from sqlkv.sql import Database, Session
+
 ENGINE = "sqlkv"
 HASH_LINE = re.compile(r"^(\d+) values hashing to ([0-9a-f]{32})$")
 NUMERIC_PREFIX = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -240,7 +243,6 @@ def compare(values: list[str], rec: Record, threshold: int) -> str | None:
 # -- running ----------------------------------------------------------------------------------
 
 def _open_session() -> Any:
-    from sqlkv.sql import Database, Session
     db = Database.open(":memory:")
     return db, Session(db, autocommit=True)
 
@@ -251,7 +253,6 @@ def run_file(path: str, timeout: float | None = None, max_records: int | None = 
     ``max_records`` stops after that many statement/query records (a bounded sample of a big
     file: the records are independent queries over tables the first records create).
     """
-    from sqlkv.errors import Error
     result = FileResult(path)
     started = time.perf_counter()
     with open(path, encoding="utf-8", errors="replace") as fh:

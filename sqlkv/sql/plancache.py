@@ -10,7 +10,7 @@ next execution plans again. A transaction that changed the schema itself plans p
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlkv.errors import ProgrammingError
@@ -48,26 +48,27 @@ class PlanCache:
     def get(self, sql: str) -> Prepared | None:
         return self._plans.get(sql)
 
-    def prepare(self, stmt: ParsedStatement, catalog, schema_version: int,
-                new_env: Callable[[], CompileEnv], plan: Callable[[ParsedStatement, Any, CompileEnv], Operator]
-                ) -> Prepared:
-        """The cached plan for ``stmt``'s text, planning it (``plan``) when needed."""
+    def lookup(self, stmt: ParsedStatement, catalog, schema_version: int) -> Prepared | None:
+        """The cached plan for ``stmt``'s text if it is valid and free, else None."""
+        cached = self._plans.get(stmt.sql)
         # The version the catalog's snapshot reflects: a transaction that began before a DDL
         # committed still reads the old descriptors, so its plans must not pass for new ones.
+        if (cached is None or cached.busy or cached.version != catalog.cache_version
+                or schema_version != cached.version or catalog.dirty):
+            return None
+        self._plans.move_to_end(stmt.sql)
+        return cached
+
+    def add(self, stmt: ParsedStatement, catalog, schema_version: int, env: CompileEnv, plan: Operator
+            ) -> Prepared:
+        """Wrap a new plan; cache it unless its schema is private or stale, or the cached plan
+        of the same text is still being read by an open result (e.g. another cursor: its
+        context must keep its parameters, so this execution gets a private plan)."""
         version = catalog.cache_version
-        fresh = version == schema_version and not catalog.dirty
+        prepared = Prepared(stmt, plan, env, version)
         cached = self._plans.get(stmt.sql)
-        if cached is not None and cached.version == version and fresh:
-            if not cached.busy:
-                self._plans.move_to_end(stmt.sql)
-                return cached
-            # the same text is still being read by an open result (e.g. another cursor): its
-            # context must keep its parameters, so this execution gets a private plan
-            env = new_env()
-            return Prepared(stmt, plan(stmt, catalog, env), env, version)
-        env = new_env()
-        prepared = Prepared(stmt, plan(stmt, catalog, env), env, version)
-        if fresh:
+        busy = cached is not None and cached.busy and cached.version == version
+        if version == schema_version and not catalog.dirty and not busy:
             self._plans[stmt.sql] = prepared
             if len(self._plans) > self.size:
                 self._plans.popitem(last=False)

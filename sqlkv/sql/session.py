@@ -288,8 +288,12 @@ class Session:
     def prepare(self, stmt: ParsedStatement) -> Prepared:
         """The cached plan for this statement text, planning it when needed."""
         catalog = self.catalog()
-        return self.plans.prepare(stmt, catalog, self.db.schema_version,
-                                  lambda: self._new_env(catalog), plan_statement)
+        version = self.db.schema_version
+        prepared = self.plans.lookup(stmt, catalog, version)
+        if prepared is None:
+            env = self._new_env(catalog)
+            prepared = self.plans.add(stmt, catalog, version, env, plan_statement(stmt, catalog, env))
+        return prepared
 
     def _bind(self, prepared: Prepared, params: Any) -> ExecContext:
         check_params(prepared.stmt, params)
