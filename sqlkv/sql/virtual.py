@@ -26,6 +26,11 @@ _SCHEMAS = {
         ("is_nullable", TEXT),
         ("column_default", TEXT),
         ("is_hidden", BOOL),
+        # PostgreSQL's names: what a driver's get_columns reads for computed and identity columns
+        ("is_generated", TEXT),  # ALWAYS (a generated column) | NEVER
+        ("generation_expression", TEXT),
+        ("is_identity", TEXT),  # YES | NO
+        ("identity_generation", TEXT),  # ALWAYS | BY DEFAULT | NULL
     ],
     "information_schema.indexes": [
         ("table_name", TEXT),
@@ -107,7 +112,10 @@ def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
 def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
     for t in _selected(catalog, only):
         for i, c in enumerate(t.columns):
-            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO", c.default_sql, c.hidden)
+            generated = c.computed is not None
+            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO",
+                   None if c.identity else c.default_sql, c.hidden, "ALWAYS" if generated else "NEVER",
+                   c.computed, "YES" if c.identity else "NO", c.identity)
 
 
 def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:

@@ -84,6 +84,10 @@ def test_virtual_is_not_stored_stored_is_and_indexes_are_used(s):
     assert rows(s, "SELECT id, v FROM t WHERE v = 'BOx'") == [(1, "BOx")]
     assert rows(s, "SELECT id FROM t WHERE v = 'ANNx'") == []
     assert rows(s, "CHECK DATABASE") == []
+    assert rows(s, "SELECT column_name, is_generated, generation_expression FROM information_schema.columns "
+                   "WHERE table_name = 't' AND NOT is_hidden") == [
+        ("id", "NEVER", None), ("a", "NEVER", None), ("b", "NEVER", None), ("s", "ALWAYS", "a * 2 + 1"),
+        ("v", "ALWAYS", "UPPER(b) || 'x'")]
 
 
 def test_writes_to_generated_columns_are_refused(s):

@@ -146,7 +146,8 @@ def test_identity_columns(s):
     s.execute("INSERT INTO u VALUES (50, 'b')")  # BY DEFAULT takes a given value
     s.execute("INSERT INTO u (v) VALUES ('c')")
     assert rows(s, "SELECT * FROM u ORDER BY v") == [(1, "a"), (50, "b"), (2, "c")]
-    assert rows(s, "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'u' AND column_name = 'id'") == [("NO",)]
+    assert rows(s, "SELECT is_nullable, is_identity, identity_generation, column_default FROM information_schema.columns "
+                   "WHERE table_name = 'u' AND column_name = 'id'") == [("NO", "YES", "BY DEFAULT", None)]
     with pytest.raises(DependentObjectsStillExist, match='column "id" of table "u" requires it'):
         s.execute("DROP SEQUENCE u_id_seq")
     s.execute("DROP TABLE u")
