@@ -9,6 +9,7 @@ Layers, bottom to top (each imports only the ones below it):
     sql       parse -> plan -> execute                          sqlkv.sql
     dbapi     PEP 249 driver (sqlkv.connect)                   sqlkv.dbapi
     cli       REPL, scripts, bench, sqllogictest runner        sqlkv.cli
+    sqlalchemy  SQLAlchemy dialect (extra sqlkv[sqlalchemy])   sqlkv.sqlalchemy
 
 This module is the PEP 249 driver's face: ``sqlkv.connect(...)``, the module globals, the
 exception classes and the type objects/constructors all live here.
@@ -24,6 +25,11 @@ from sqlkv.dbapi import (
     Connection,
     Cursor,
     Date,
+    PARSE_COLNAMES,
+    PARSE_DECLTYPES,
+    Row,
+    register_adapter,
+    register_converter,
     DateFromTicks,
     Time,
     TimeFromTicks,
@@ -53,6 +59,11 @@ __all__ = [
     "connect",
     "Connection",
     "Cursor",
+    "Row",
+    "PARSE_COLNAMES",
+    "PARSE_DECLTYPES",
+    "register_adapter",
+    "register_converter",
     "apilevel",
     "threadsafety",
     "paramstyle",

@@ -66,10 +66,15 @@ class Workload:
 class LSMTarget:
     name = "sqlkv-lsm"
 
-    def __init__(self, path: str, durability: str, cache_bytes: int) -> None:
+    def __init__(self, path: str, durability: str, cache_bytes: int, workers: bool = True) -> None:
         self.path, self.durability, self.cache_bytes = path, durability, cache_bytes
         self.directory = path
-        self.engine = open_lsm(path, durability=durability, cache_size=cache_bytes)
+        self.workers = workers
+        self.engine = open_lsm(path, durability=durability, cache_size=cache_bytes,
+                               background_processes=workers)
+
+    def ingest(self, pairs) -> None:
+        self.engine.ingest(pairs)
 
     def put_batch(self, pairs: list[tuple[bytes, bytes]]) -> None:
         batch = WriteBatch()
@@ -106,7 +111,8 @@ class LSMTarget:
 
     def reopen(self) -> None:
         self.engine.close()
-        self.engine = open_lsm(self.path, durability=self.durability, cache_size=self.cache_bytes)
+        self.engine = open_lsm(self.path, durability=self.durability, cache_size=self.cache_bytes,
+                               background_processes=self.workers)
 
     def close(self) -> None:
         self.engine.close()
@@ -139,6 +145,10 @@ class SqliteTarget:
         self.db.execute("BEGIN")
         self.db.executemany("INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)", pairs)
         self.db.execute("COMMIT")
+
+    def ingest(self, pairs) -> None:
+        """sqlite3's bulk load: one transaction of sorted inserts."""
+        self.put_batch(list(pairs))
 
     def get(self, key: bytes) -> bytes | None:
         row = self.db.execute("SELECT v FROM kv WHERE k = ?", (key,)).fetchone()
@@ -179,6 +189,11 @@ class RocksTarget:  # pragma: no cover - only when rocksdict is installed
         self.path = self.directory = path
         self.sync = durability == "full"
         self.db = rocksdict.Rdict(path)
+
+    def ingest(self, pairs):
+        pairs = list(pairs)
+        for start in range(0, len(pairs), BATCH):
+            self.put_batch(pairs[start:start + BATCH])
 
     def put_batch(self, pairs):
         wb = self.rocksdict.WriteBatch()
@@ -235,6 +250,47 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def latencies_during_load(target, w: Workload, load: Callable[[], None]) -> dict[str, float]:
+    """Run ``load`` while a second thread times point gets of the keys already loaded (one
+    every millisecond, as a light foreground would), then time the first 2,000 gets after the
+    load returns while background work catches up. p50 and p99 of each."""
+    import threading
+
+    during: list[float] = []
+    done = threading.Event()
+    keys = w.get_keys
+
+    def reader() -> None:
+        i = 0
+        while not done.is_set():
+            key = keys[i % len(keys)]
+            started = time.perf_counter()
+            target.get(key)
+            during.append(time.perf_counter() - started)
+            i += 1
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    started = time.perf_counter()
+    load()
+    loaded = time.perf_counter() - started
+    done.set()
+    thread.join()
+    after = []
+    for key in keys[:2000]:
+        t0 = time.perf_counter()
+        target.get(key)
+        after.append(time.perf_counter() - t0)
+    out = {"load": loaded}
+    for name, sample in (("during load", during), ("just after load", after)):
+        sample.sort()
+        if sample:
+            out[f"get {name} p50"] = sample[len(sample) // 2]
+            out[f"get {name} p99"] = sample[min(len(sample) - 1, len(sample) * 99 // 100)]
+    return out
+
+
 def run_all(makers: list[Callable[[], object]], w: Workload, log: Callable[[str], None]) -> list[Result]:
     """Run every phase on every engine, phase by phase (engines back to back), so that both
     see the same machine load -- on a shared machine, running one engine's whole suite after
@@ -263,7 +319,15 @@ def run_all(makers: list[Callable[[], object]], w: Workload, log: Callable[[str]
     cut = key_of(n * 9 // 10)
     deleted_starts = [key_of(i * 7 % max(1, n * 9 // 10)) for i in range(20)]
     each("sequential put (batched)", n, "key", lambda t: load(t, list(range(n)), 0))
-    each("random put (batched)", n, "key", lambda t: load(t, w.random_order, 1))
+    for target, res in zip(targets, results):
+        # a fresh store's first flushes and compactions run during this load: these gets are
+        # what a user's first queries after a bulk load wait for (a bench of interference)
+        lat = latencies_during_load(target, w, lambda: load(target, w.random_order, 1))
+        record(res, "random put (batched)", lat.pop("load"), n, "key")
+        for name, seconds in lat.items():
+            record(res, name, seconds, 1, "get")
+    ingest_pairs = [(b"ing" + key_of(i)[3:], w.value(i, 4)) for i in range(n)]
+    each("ingest (sorted, one call)", n, "key", lambda t: t.ingest(iter(ingest_pairs)))
     for target in targets:
         target.settle()
         for key in w.get_keys:  # warm the cache
@@ -308,6 +372,8 @@ def run(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-mb", type=int, default=256, help="block / page cache size in MB (default 256)")
     parser.add_argument("--stats", action="store_true", help="print the LSM engine's stats() at the end")
     parser.add_argument("--engines", default="lsm,sqlite,rocksdb", help="comma-separated subset to run")
+    parser.add_argument("--no-workers", action="store_true",
+                        help="build LSM tables in the engine's threads, not in worker processes (A/B)")
     args = parser.parse_args(argv)
     base = args.dir or tempfile.mkdtemp(prefix="sqlkv-bench-")
     os.makedirs(base, exist_ok=True)
@@ -316,7 +382,8 @@ def run(argv: list[str] | None = None) -> int:
     makers: list[tuple[str, Callable[[], object]]] = []
     wanted = set(args.engines.split(","))
     if "lsm" in wanted:
-        makers.append(("lsm", lambda: LSMTarget(os.path.join(base, "lsm"), args.durability, cache)))
+        makers.append(("lsm", lambda: LSMTarget(os.path.join(base, "lsm"), args.durability, cache,
+                                                          not args.no_workers)))
     if "sqlite" in wanted:
         makers.append(("sqlite", lambda: SqliteTarget(os.path.join(base, "sqlite"), args.durability, cache)))
     if "rocksdb" in wanted:

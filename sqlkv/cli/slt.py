@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlkv.cli.progress import progress
 from sqlkv.errors import Error
 from sqlkv.sql import Database, Session
 
@@ -332,27 +333,31 @@ def run(argv: list[str] | None = None) -> int:
                     help="run only the first N records of each file (a quick sample)")
     args = ap.parse_args(argv)
     passed = failed = 0
-    out = sys.stdout
-    for path in args.files:
-        try:
-            res = run_file(path, args.timeout_per_file, args.max_records)
-        except OSError as exc:
-            print(f"{path}: cannot read: {exc}", file=out)
-            failed += 1
-            continue
-        passed += res.passed
-        failed += res.failed
-        rate = 100.0 * res.passed / res.total if res.total else 100.0
-        print(f"{path}: {res.passed} passed, {res.failed} failed, {res.skipped} skipped "
-              f"({rate:.1f}%) in {res.seconds:.2f}s", file=out)
-        if not args.quiet:
-            for f in res.failures[:args.max_failures_shown]:
-                sql = f.sql if len(f.sql) < 400 else f.sql[:400] + "..."
-                print(f"  {f.path}:{f.line}: {sql}\n  {f.message}", file=out)
-            if len(res.failures) > args.max_failures_shown:
-                print(f"  ... {len(res.failures) - args.max_failures_shown} more failures", file=out)
-    print(f"{passed} passed, {failed} failed", file=out)
+    with progress(f"sqllogictest: {len(args.files)} file(s)") as bar:  # on a terminal only
+        for path in bar(args.files, total=len(args.files)):
+            p, f = _run_one(path, args, sys.stdout)  # patched while the bar is up
+            passed, failed = passed + p, failed + f
+    print(f"{passed} passed, {failed} failed", file=sys.stdout)
     return 1 if failed else 0
+
+
+def _run_one(path: str, args: argparse.Namespace, out: Any) -> tuple[int, int]:
+    """Run one file and print its summary line and failures; (passed, failed)."""
+    try:
+        res = run_file(path, args.timeout_per_file, args.max_records)
+    except OSError as exc:
+        print(f"{path}: cannot read: {exc}", file=out)
+        return 0, 1
+    rate = 100.0 * res.passed / res.total if res.total else 100.0
+    print(f"{path}: {res.passed} passed, {res.failed} failed, {res.skipped} skipped "
+          f"({rate:.1f}%) in {res.seconds:.2f}s", file=out)
+    if not args.quiet:
+        for f in res.failures[:args.max_failures_shown]:
+            sql = f.sql if len(f.sql) < 400 else f.sql[:400] + "..."
+            print(f"  {f.path}:{f.line}: {sql}\n  {f.message}", file=out)
+        if len(res.failures) > args.max_failures_shown:
+            print(f"  ... {len(res.failures) - args.max_failures_shown} more failures", file=out)
+    return res.passed, res.failed
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ run statements through it and stream rows from its lazy results. Module globals 
 connections), ``paramstyle = "qmark"`` (``:name`` with a mapping works too).
 """
 
+from sqlkv.dbapi.compat import PARSE_COLNAMES, PARSE_DECLTYPES, register_adapter, register_converter
 from sqlkv.dbapi.connection import Connection, connect
+from sqlkv.dbapi.row import Row
 from sqlkv.dbapi.cursor import Cursor
 from sqlkv.dbapi.types import (
     BINARY,
@@ -39,6 +41,11 @@ __all__ = [
     "connect",
     "Connection",
     "Cursor",
+    "Row",
+    "PARSE_COLNAMES",
+    "PARSE_DECLTYPES",
+    "register_adapter",
+    "register_converter",
     "apilevel",
     "threadsafety",
     "paramstyle",

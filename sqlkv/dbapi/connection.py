@@ -20,12 +20,19 @@ import weakref
 from typing import Any
 
 from sqlkv import errors
+from sqlkv.dbapi.compat import SqliteConveniences, check_detect_types, check_isolation_level
 from sqlkv.dbapi.cursor import Cursor
 from sqlkv.errors import InterfaceError, ProgrammingError
 
+_UNSET: Any = object()
 
-class Connection:
-    """A PEP 249 connection. Create it with `sqlkv.connect`."""
+
+class Connection(SqliteConveniences):
+    """A PEP 249 connection. Create it with `sqlkv.connect`.
+
+    sqlite3's extras (row_factory, create_function, iterdump, backup, ...) come from
+    `SqliteConveniences`.
+    """
 
     # PEP 249 optional extension: the exception classes as connection attributes, so code
     # juggling several drivers can write ``except conn.IntegrityError``.
@@ -48,6 +55,9 @@ class Connection:
         self._cursors: weakref.WeakSet[Cursor] = weakref.WeakSet()
         # The cursor whose rows are still being produced lazily by the session, if any.
         self._streaming: Cursor | None = None
+        self.row_factory: Any = None  # e.g. sqlkv.Row; new cursors start with it
+        self._trace = None
+        self._changes = 0
 
     # -- transactions -----------------------------------------------------------------------
 
@@ -206,6 +216,8 @@ def connect(
     read_only: bool = False,
     check_same_thread: bool = True,
     create: bool = True,
+    isolation_level: str | None = _UNSET,
+    detect_types: int = 0,
     **options: Any,
 ) -> Connection:
     """Open a PEP 249 connection to ``database``: ``":memory:"`` or a database directory.
@@ -214,7 +226,9 @@ def connect(
     ``durability`` ("full": fsync every commit, "normal", "off"), ``cache_size`` (bytes of
     block cache), ``read_only``, ``create`` (default True: a missing path or an empty
     directory becomes a new database; never when read-only; a directory holding other files
-    is always refused). Other keyword options go to the storage engine.
+    is always refused). ``isolation_level`` as in sqlite3: None means autocommit, "" or
+    "DEFERRED" transactions (others are NotSupportedError, as is ``detect_types``). Other
+    keyword options go to the storage engine.
     """
     from sqlkv.sql import Database, Session  # the SQL layer sits below the driver
 
@@ -222,6 +236,10 @@ def connect(
         database = _path_text(database)
     if not isinstance(autocommit, bool):
         raise ProgrammingError(f"autocommit must be True or False, not {autocommit!r}")
+    check_detect_types(detect_types)
+    if isolation_level is not _UNSET:
+        check_isolation_level(isolation_level)
+        autocommit = isolation_level is None
     if durability is not None:
         if durability not in _DURABILITY:
             raise ProgrammingError(

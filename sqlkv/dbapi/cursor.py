@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.dbapi.compat import refresh_database
 from sqlkv.dbapi.types import adapt_parameters, description_entry
 from sqlkv.errors import InterfaceError, ProgrammingError
 
@@ -35,6 +36,7 @@ class Cursor:
         # a cached plan hands out the same columns list every execution: build its
         # description once
         self._described: tuple[Any, tuple[tuple, ...]] | None = None
+        self.row_factory: Any = connection.row_factory  # sqlite3: fetched rows go through it
 
     # -- attributes -------------------------------------------------------------------------
 
@@ -60,6 +62,9 @@ class Cursor:
         sql = self._check_sql(operation)
         self._connection._settle_streaming(self)
         self._reset()
+        self._connection._traced(sql)
+        if session.db.read_only and not session.in_transaction:
+            refresh_database(session.db)  # a reader sees the writer's latest commit (WAL mode)
         result = session.execute(sql, params)
         self._take(result)
         return self
@@ -73,6 +78,7 @@ class Cursor:
         sql = self._check_sql(operation)
         self._connection._settle_streaming(self)
         self._reset()
+        self._connection._traced(sql)
         # A generator keeps huge parameter streams out of memory; validation happens per set.
         params_stream = (adapt_parameters(params) for params in seq_of_parameters)
         result = session.executemany(sql, params_stream)
@@ -89,21 +95,37 @@ class Cursor:
         self._reset()
         last = None
         last_rows: list[tuple] = []
-        for result in session.execute_script(sql):
+        for result in self._traced_script(session, sql):
             # The next statement runs when the loop asks for it, so read this one's rows now:
             # they must show the data at their point in the script.
+            if last is not None:  # the last one is counted by _take
+                self._connection._count_changes(last.kind or "", last.rowcount)
             last = result
             last_rows = list(result) if result.columns is not None else []
         if last is not None:
             self._take(last, iter(last_rows))
         return self
 
+    def _traced_script(self, session: Any, sql: str) -> Iterator[Any]:
+        """Each statement of a script run in turn, shown to the trace callback first."""
+        if self._connection._trace is None:
+            yield from session.execute_script(sql)
+            return
+        from sqlkv.sql.parse import split_statements
+
+        for piece in split_statements(sql):
+            self._connection._traced(piece.sql)
+            yield session.execute(piece.sql)
+
     # -- fetching ---------------------------------------------------------------------------
 
-    def fetchone(self) -> tuple | None:
-        """The next row, or None when the result is exhausted."""
+    def fetchone(self) -> Any:
+        """The next row (through ``row_factory`` if set), or None when the result is exhausted."""
         rows = self._check_rows()
-        return next(rows, None)
+        row = next(rows, None)
+        if row is None or self.row_factory is None:
+            return row
+        return self.row_factory(self, row)
 
     def fetchmany(self, size: int | None = None) -> list[tuple]:
         """Up to ``size`` (default ``arraysize``) next rows; fewer or none at the end."""
@@ -116,11 +138,15 @@ class Cursor:
             out.append(row)
             if len(out) >= count:
                 break
-        return out
+        return self._made(out)
 
-    def fetchall(self) -> list[tuple]:
+    def fetchall(self) -> list[Any]:
         """All remaining rows."""
-        return list(self._check_rows())
+        return self._made(list(self._check_rows()))
+
+    def _made(self, rows: list[tuple]) -> list[Any]:
+        factory = self.row_factory
+        return rows if factory is None else [factory(self, row) for row in rows]
 
     def __iter__(self) -> Iterator[tuple]:
         return self
@@ -142,9 +168,15 @@ class Cursor:
         self._check_open()
 
     def close(self) -> None:
-        """Drop the pending result. Any later use raises InterfaceError. Idempotent."""
+        """Drop the pending result. Any later use raises InterfaceError. Idempotent.
+
+        ``rowcount`` stays readable, as in sqlite3: SQLAlchemy closes a cursor that returned no
+        rows before the caller asks ``result.rowcount`` (pandas' to_sql sums those).
+        """
         if not self._closed:
+            rowcount = self.rowcount
             self._reset()
+            self.rowcount = rowcount
             self._closed = True
             self._connection._forget_cursor(self)
 
@@ -185,6 +217,7 @@ class Cursor:
     def _take(self, result: Any, rows: Iterator[tuple] | None = None) -> None:
         """Adopt a session Result: description, counts, and its (lazy) rows."""
         self.rowcount = result.rowcount if result.rowcount is not None else -1
+        self._connection._count_changes(result.kind or "", result.rowcount)
         if result.lastrowid is not None:
             self.lastrowid = result.lastrowid
         if result.columns is None:

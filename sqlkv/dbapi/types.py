@@ -80,6 +80,7 @@ ROWID = DBAPITypeObject("ROWID", "ROWID")
 # Python types a bound parameter may have, as the SQL layer receives them.
 _PASS_THROUGH = (str, int, float, Decimal, bytes, bool, datetime.date, datetime.datetime)
 _EXACT_PASS = frozenset((*_PASS_THROUGH, type(None))) - {Decimal}  # a Decimal may be a signaling NaN
+_INT_LOW, _INT_HIGH = -(1 << 63), (1 << 63) - 1
 
 
 def adapt_parameter(value: Any, position: int | str) -> Any:
@@ -90,8 +91,14 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
     if isinstance(value, Decimal) and value.is_snan():
         raise DataError(f"parameter {position} is a signaling NaN (Decimal('sNaN')), which is not a "
                         f"DECIMAL value; use Decimal('NaN')")
-    if value is None or isinstance(value, _PASS_THROUGH):
+    if type(value) is int and not _INT_LOW <= value <= _INT_HIGH:
+        # Beyond INT's 64 bits a Python int is a number literal's DECIMAL, as `SELECT 2^70` spelled
+        # out in SQL is; left as int it escaped every INT range check (`SELECT ~ ?` gave 71 bits).
+        return Decimal(value)
+    if value is None or type(value) in _EXACT_PASS or type(value) is Decimal:
         return value
+    if isinstance(value, _PASS_THROUGH):
+        return adapt_parameter(_plain(value), position)  # the plain value's own checks apply
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     where = f"parameter {position}" if isinstance(position, int) else f"parameter :{position}"
@@ -107,6 +114,20 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
     )
 
 
+def _plain(value: Any) -> Any:
+    """A subclass of a storable type (SQLAlchemy's quoted_name, an IntEnum, numpy.float64, a
+    pandas Timestamp) as its plain base value: the SQL layer types values by their exact class."""
+    if isinstance(value, datetime.datetime):
+        return datetime.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                                 value.microsecond, value.tzinfo, fold=value.fold)
+    if isinstance(value, datetime.date):
+        return datetime.date(value.year, value.month, value.day)
+    for base in (bool, int, float, Decimal, str, bytes):
+        if isinstance(value, base):
+            return base(value)
+    return value
+
+
 def adapt_parameters(params: Any) -> Any:
     """Validate a whole parameter set: a sequence for ``?`` or a mapping for ``:name``."""
     if params is None:
@@ -114,7 +135,8 @@ def adapt_parameters(params: Any) -> Any:
     if type(params) is tuple:
         # the common case: a tuple of plain values passes as it is
         for value in params:
-            if type(value) not in _EXACT_PASS:
+            kind = type(value)
+            if kind not in _EXACT_PASS or kind is int and not _INT_LOW <= value <= _INT_HIGH:
                 break
         else:
             return params

@@ -98,6 +98,7 @@ class OperatorStats:
     kv_gets: int = 0
     kv_scans: int = 0
     kv_keys_read: int = 0
+    time_ns: int = 0  # inclusive: this operator and its inputs (observe_explain.py)
 
 
 @dataclass

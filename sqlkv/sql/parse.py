@@ -32,6 +32,7 @@ from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.errors import NotSupportedError, ProgrammingError, SqlSyntaxError
 from sqlkv.sql.depth import too_deep
+from sqlkv.sql.headers import label_select_items
 from sqlkv.sql.parse_alter import alter_table_special
 from sqlkv.sql.parse_edits import (
     Edit,
@@ -226,6 +227,10 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     stmt = ParsedStatement("", text)
     edits: list[Edit] = []
     w0, w1 = token_word(toks[0]), token_word(toks[1]) if len(toks) > 1 else ""
+    if toks[0].token_type == TokenType.VAR and w0 != "UPSERT":  # `SELEC x FROM t`: blame SELEC
+        err = ProgrammingError(f' near "{toks[0].text}": expected a statement such as SELECT')
+        err.offset = toks[0].start  # type: ignore[attr-defined]
+        raise err
     if w0 == "UPSERT":
         stmt.upsert = True
         edits.append(Edit(toks[0].start, toks[0].end + 1, "INSERT"))
@@ -284,6 +289,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
+    label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

@@ -45,6 +45,9 @@ class PlanCache:
         self.size = size
         self._plans: OrderedDict[str, Prepared] = OrderedDict()
 
+    def clear(self) -> None:
+        self._plans.clear()
+
     def get(self, sql: str) -> Prepared | None:
         return self._plans.get(sql)
 

@@ -32,6 +32,7 @@ class Result:
         self._rows: Iterator[tuple] | None = iter(rows) if rows is not None else None
         self._on_done = on_done
         self._cleanup = cleanup  # releases the plan's context (runs even if never iterated)
+        self.produced = 0  # rows handed out so far (statement_stats)
 
     @property
     def streaming(self) -> bool:
@@ -47,6 +48,7 @@ class Result:
             return
         try:
             for row in self._rows:
+                self.produced += 1
                 yield row
         finally:
             self._finish()

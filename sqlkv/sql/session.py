@@ -47,6 +47,7 @@ from sqlkv.sql.plan.select import QueryPlanner
 from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
 from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
+from sqlkv.sql.stmtstats import track_statement
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
@@ -63,6 +64,7 @@ class Session:
         self.state = TxnState(db, autocommit)
         self.plans = PlanCache()
         self.sequence_values: dict = {}  # what nextval returned in this session (currval/lastval)
+        self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
         self.closed = False
@@ -98,7 +100,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return self._execute(stmt, params)
+            return track_statement(self, stmt, lambda: self._execute(stmt, params))
 
     def executemany(self, sql: str, seq_of_params: Iterable[Any]) -> Result:
         """One parse, one plan, one transaction; rowcount summed."""
@@ -106,21 +108,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            if stmt.kind == "SELECT" or stmt.kind in TXN_CONTROL:
-                raise ProgrammingError("executemany() is for DML statements")
-            self._refuse_write(stmt)
-            own = self.state.owns_statement
-            txn = self.state.ensure(read_only=False)
-            try:
-                # the whole batch is one statement: one savepoint, all rows or none
-                result = self.state.run_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
-                if own:
-                    self.state.commit()
-            except BaseException:
-                if own:
-                    self.state.rollback()
-                raise
-            return result
+            return track_statement(self, stmt, lambda: self._executemany(stmt, seq_of_params))
 
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
@@ -149,6 +137,10 @@ class Session:
             self.rollback()
         finally:
             self.closed = True
+
+    def forget_plans(self) -> None:
+        """Drop cached plans (a user function was defined or replaced)."""
+        self.plans.clear()
 
     def cancel(self) -> None:
         """Ask the running statement to stop (it raises OperationalError). Thread-safe."""
@@ -203,6 +195,23 @@ class Session:
             stmt = stmt.inner
         if stmt.kind not in _READ_KINDS:
             raise OperationalError(f"database is read-only: cannot run {stmt.kind} on {self.db.path}")
+
+    def _executemany(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
+        if stmt.kind == "SELECT" or stmt.kind in TXN_CONTROL:
+            raise ProgrammingError("executemany() is for DML statements")
+        self._refuse_write(stmt)
+        own = self.state.owns_statement
+        txn = self.state.ensure(read_only=False)
+        try:
+            # the whole batch is one statement: one savepoint, all rows or none
+            result = self.state.run_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
+            if own:
+                self.state.commit()
+        except BaseException:
+            if own:
+                self.state.rollback()
+            raise
+        return result
 
     def _run(self, stmt: ParsedStatement, params: Any) -> Result:
         kind = stmt.kind
@@ -281,7 +290,7 @@ class Session:
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
         ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog,
                           extra={"sequences": self.sequence_values})
-        env = CompileEnv(ctx=ctx)
+        env = CompileEnv(ctx=ctx, functions=self.functions)
         env.subqueries = QueryPlanner(catalog, env)
         return env
 

@@ -33,6 +33,7 @@ class TxnState:
         self.txn = None
         self.explicit = False  # BEGIN was executed
         self.autocommit_read = None  # the read txn of a pending autocommit SELECT
+        self.last_txn = None  # the transaction the last statement ran in (statement_stats)
         self._catalog: Catalog | None = None
         self._savepoints: list[tuple[str, int]] = []
 
@@ -98,6 +99,7 @@ class TxnState:
 
     def run_statement(self, stmt: ParsedStatement, txn, run: Callable[[], Any]) -> Any:
         """Run under a savepoint: a failure undoes exactly this statement's writes."""
+        self.last_txn = txn  # for statement_stats (stmtstats.track_statement)
         token = txn.savepoint()
         try:
             result = run()

@@ -169,7 +169,8 @@ def fit_decimal(d: Decimal, typ: SqlType, what: str) -> Decimal:
     """Round ``d`` to the type's scale and check its precision."""
     if typ.scale is not None and d.is_finite():
         try:
-            d = d.quantize(Decimal(1).scaleb(-typ.scale), rounding=ROUND_HALF_UP)
+            # EXACT, not the thread default (28 digits): DECIMAL(38,12) holds 32-digit values
+            d = d.quantize(Decimal(1).scaleb(-typ.scale), rounding=ROUND_HALF_UP, context=EXACT)
         except InvalidOperation:
             raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}") from None
     if typ.precision is not None and d.is_finite():

@@ -1,4 +1,5 @@
-"""Virtual tables: information_schema.tables/columns/indexes and sqlkv_internal.kv.
+"""Virtual tables: information_schema.tables/columns/indexes/index_columns/check_constraints/views,
+sqlkv_internal.kv and the figure tables (engine_stats, latencies, compactions, statement_stats, ...).
 
 ``SELECT * FROM information_schema.columns WHERE table_name = 'users'`` resolves, through
 `Catalog.find_table`, to a virtual `TableDescriptor` whose ``virtual`` callable produces rows
@@ -13,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlkv.catalog.descriptors import ColumnDescriptor, IndexDescriptor, TableDescriptor
+from sqlkv.sql.observe import PRODUCERS as OBSERVE_PRODUCERS
+from sqlkv.sql.observe import SCHEMAS as OBSERVE_SCHEMAS
 from sqlkv.sql.rowstore.display import names_lookup, table_pairs
 from sqlkv.sql.types import BOOL, BYTES, INT, TEXT
 
@@ -26,11 +29,11 @@ _SCHEMAS = {
         ("is_nullable", TEXT),
         ("column_default", TEXT),
         ("is_hidden", BOOL),
+        ("is_identity", TEXT),  # YES: the value is assigned (SERIAL, INTEGER PRIMARY KEY, rowid, IDENTITY)
         # PostgreSQL's names: what a driver's get_columns reads for computed and identity columns
         ("is_generated", TEXT),  # ALWAYS (a generated column) | NEVER
         ("generation_expression", TEXT),
-        ("is_identity", TEXT),  # YES | NO
-        ("identity_generation", TEXT),  # ALWAYS | BY DEFAULT | NULL
+        ("identity_generation", TEXT),  # ALWAYS | BY DEFAULT for GENERATED ... AS IDENTITY, else NULL
     ],
     "information_schema.indexes": [
         ("table_name", TEXT),
@@ -66,6 +69,21 @@ _SCHEMAS = {
         ("update_rule", TEXT),
         ("delete_rule", TEXT),
     ],
+    # one row per key column and STORING column of each index, in key order
+    "information_schema.index_columns": [
+        ("table_name", TEXT),
+        ("index_name", TEXT),
+        ("ordinal_position", INT),
+        ("column_name", TEXT),
+        ("is_descending", BOOL),
+        ("is_storing", BOOL),
+    ],
+    "information_schema.check_constraints": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("check_clause", TEXT),
+    ],
+    "information_schema.views": [("table_name", TEXT), ("view_definition", TEXT)],
     "sqlkv_internal.kv": [
         ("table_name", TEXT),
         ("index_name", TEXT),
@@ -114,8 +132,9 @@ def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
         for i, c in enumerate(t.columns):
             generated = c.computed is not None
             yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO",
-                   None if c.identity else c.default_sql, c.hidden, "ALWAYS" if generated else "NEVER",
-                   c.computed, "YES" if c.identity else "NO", c.identity)
+                   None if c.identity else c.default_sql, c.hidden,
+                   "YES" if c.auto_increment or c.identity else "NO",
+                   "ALWAYS" if generated else "NEVER", c.computed, c.identity)
 
 
 def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
@@ -170,6 +189,24 @@ def _referential_constraints(catalog, only: str | None = None) -> Iterator[tuple
                 unique = next((n for n, _k, cols in _key_constraints(parent)
                                if sorted(cols) == sorted(fk.ref_column_ids)), None)
             yield (t.name, fk.name, parent.name if parent else None, unique, "NONE", fk.on_update, fk.on_delete)
+def _index_columns(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for idx in t.all_indexes():
+            keys = [(cid, desc, False) for cid, desc in zip(idx.column_ids, idx.descending)]
+            for pos, (cid, desc, storing) in enumerate(keys + [(c, False, True) for c in idx.storing]):
+                yield (t.name, idx.name, pos + 1, t.column_by_id(cid).name, desc, storing)
+
+
+def _check_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for check in t.checks:
+            yield (t.name, check.name, check.expr_sql)
+
+
+def _views(catalog, only: str | None = None) -> Iterator[tuple]:
+    for v in catalog.list_views():
+        if only is None or v.name == only:
+            yield (v.name, v.query_sql)
 
 
 def kv_rows(catalog, only: str | None = None) -> Iterator[tuple]:
@@ -188,5 +225,12 @@ _PRODUCERS = {
     "information_schema.table_constraints": _table_constraints,
     "information_schema.key_column_usage": _key_column_usage,
     "information_schema.referential_constraints": _referential_constraints,
+    "information_schema.index_columns": _index_columns,
+    "information_schema.check_constraints": _check_constraints,
+    "information_schema.views": _views,
     "sqlkv_internal.kv": kv_rows,
 }
+
+# The figure tables (engine_stats, statement_stats, ...) live in observe.py.
+_SCHEMAS.update(OBSERVE_SCHEMAS)
+_PRODUCERS.update(OBSERVE_PRODUCERS)

@@ -12,7 +12,8 @@ from sqlkv.storage.memory import MemoryEngine
 
 
 def open_engine(database: str, create: bool = True, **options: Any) -> Engine:
-    """``":memory:"`` gives a fresh MemoryEngine; anything else is an LSM database directory.
+    """``":memory:"`` gives a fresh MemoryEngine; ``etcd://host:port[,...]/name`` a database
+    in an etcd cluster (`sqlkv.storage.etcd`); anything else is an LSM database directory.
 
     ``create``: a missing path or an empty directory becomes a new database (never when
     ``read_only``); a directory holding other files is refused either way.
@@ -21,6 +22,10 @@ def open_engine(database: str, create: bool = True, **options: Any) -> Engine:
     """
     if database == ":memory:":
         return MemoryEngine()
+    if database.startswith("etcd://"):
+        from sqlkv.storage.etcd import open_etcd  # a cluster shared with other clients
+
+        return open_etcd(database, create=create, **options)
     from sqlkv.storage.lsm import open_lsm  # imported lazily: the LSM pulls in threads and files
     from sqlkv.storage.lsm.probe import probe_directory
 

@@ -28,8 +28,11 @@ Semantics every engine must share (tests/storage checks them against a dict mode
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+from sqlkv.errors import InterfaceError
+from sqlkv.storage.metrics import Latencies
 
 # Operation codes of a WriteBatch (also their tag in the WAL record format).
 OP_PUT = 1
@@ -44,14 +47,32 @@ class WriteBatch:
     ``(OP_DELETE_RANGE, start, end)`` tuples in the order they were added. ``conditions`` holds
     ``(key, expected)`` pairs: the key's current value must equal ``expected`` (``None``: the key
     must be absent) for the batch to apply.
+
+    ``read_seq`` / ``read_points`` / ``read_ranges`` (set by `validate_reads`) are for a
+    `shared <Engine.shared>` engine only: the batch applies only if no key in those spans was
+    written by a batch numbered above ``read_seq``.
     """
 
-    __slots__ = ("ops", "conditions", "byte_size")
+    __slots__ = ("ops", "conditions", "byte_size", "read_seq", "read_points", "read_ranges")
 
     def __init__(self) -> None:
         self.ops: list[tuple[int, bytes, bytes | None]] = []
         self.conditions: list[tuple[bytes, bytes | None]] = []
         self.byte_size = 0
+        self.read_seq: int | None = None
+        self.read_points: list[bytes] = []
+        self.read_ranges: list[tuple[bytes, bytes | None]] = []
+
+    def validate_reads(
+        self, seq: int, points: list[bytes], ranges: list[tuple[bytes, bytes | None]]
+    ) -> None:
+        """Apply only if nothing in ``points`` and ``[start, end)`` ``ranges`` changed after ``seq``.
+
+        A shared engine raises `SerializationFailure` (nothing written) when something did.
+        """
+        self.read_seq = seq
+        self.read_points = points
+        self.read_ranges = ranges
 
     def put(self, key: bytes, value: bytes) -> None:
         self.ops.append((OP_PUT, key, value))
@@ -116,6 +137,14 @@ class Snapshot(KVReader):
     def close(self) -> None:
         """Release the snapshot so the engine may drop the versions only it needed."""
 
+    def changed_since(self, start: bytes, end: bytes | None, seq: int) -> bool:
+        """Whether a batch numbered in ``(seq, self.seq]`` wrote a key in ``[start, end)``.
+
+        Shared engines answer exactly (caches of other clients' data use it); the default is
+        the conservative "maybe".
+        """
+        return True
+
     def __enter__(self) -> Snapshot:
         return self
 
@@ -125,6 +154,12 @@ class Snapshot(KVReader):
 
 class Engine(KVReader):
     """A storage engine. Reads on the engine itself see the latest committed state."""
+
+    # True for a store other processes write to as well (etcd): the engine then validates a
+    # batch's read spans itself (`WriteBatch.validate_reads`), atomically with applying it, and
+    # `Snapshot.changed_since` reports other clients' writes. False: every write passes through
+    # this process's transaction manager, which validates in memory (the fast path).
+    shared: bool = False
 
     @abstractmethod
     def write(self, batch: WriteBatch) -> int:
@@ -165,7 +200,50 @@ class Engine(KVReader):
 
     @abstractmethod
     def stats(self) -> dict[str, Any]:
-        """Engine figures for humans and the REPL's .stats (a flat-ish JSON-able dict)."""
+        """Engine figures for humans and the REPL's .stats (a flat-ish JSON-able dict).
+
+        ``since`` (a Unix time) says from when its counters count: the database's creation
+        where they persist across restarts, else the engine's opening."""
+
+    def latencies(self) -> Latencies | None:
+        """Latency histograms by operation (get, scan, flush, wal_fsync...), None if not kept."""
+        return None
+
+    def recent_compactions(self) -> list[dict[str, Any]]:
+        """The last compactions, oldest first (empty where there are none)."""
+        return []
+
+    def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        """``(keys, bytes)`` held in each ``[start, end)`` span, estimated where counting costs.
+
+        This default counts by scanning (exact, and as slow as a scan); an engine with
+        per-file metadata answers from that instead (the LSM sums its table blocks).
+        """
+        out = []
+        for start, end in spans:
+            keys = size = 0
+            for key, value in self.scan(start, end):
+                keys += 1
+                size += len(key) + len(value)
+            out.append((keys, size))
+        return out
+
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+        """Put every ``(key, value)`` of ``pairs`` -- keys strictly ascending -- as one batch;
+        return its seq (the last seq when ``pairs`` is empty).
+
+        For bulk loads (an index backfill, INSERT into an empty table, an import): ``pairs`` is
+        streamed, and the LSM writes it straight into tables installed atomically (ingest.py)
+        instead of going through WAL and memtable. This default writes one `WriteBatch`, so it
+        holds the pairs in memory; engines override it. Unsorted or non-bytes input raises
+        InterfaceError and writes nothing. ``pairs`` must not write to this engine itself.
+        """
+        batch = WriteBatch()
+        for key, value in checked_pairs(pairs):
+            batch.put(key, value)
+        if not batch:
+            return self.last_seq
+        return self.write(batch)
 
     def flush(self) -> None:
         """Persist the memtable (no-op where it means nothing)."""
@@ -190,6 +268,25 @@ class Engine(KVReader):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def checked_pairs(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+    """``pairs`` as they stream by, raising InterfaceError at the first one out of order (keys
+    must be strictly ascending) or not a pair of bytes."""
+    previous: bytes | None = None
+    for count, pair in enumerate(pairs):
+        try:
+            key, value = pair
+        except (TypeError, ValueError):
+            raise InterfaceError(f"ingest: item {count} is {type(pair).__name__}, not a (key, value) pair") from None
+        if type(key) is not bytes or type(value) is not bytes:
+            raise InterfaceError(f"ingest: item {count} holds {type(key).__name__} and "
+                                 f"{type(value).__name__}; keys and values must be bytes")
+        if previous is not None and key <= previous:
+            raise InterfaceError(f"ingest: keys must be strictly ascending; item {count} key {key!r} "
+                                 f"follows {previous!r}")
+        previous = key
+        yield key, value
 
 
 def prefix_end(prefix: bytes) -> bytes | None:

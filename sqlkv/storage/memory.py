@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,6 +44,7 @@ class MemoryEngine(Engine):
         self._snapshot_ids = itertools.count(1)
         self._closed = False
         self._writes = 0
+        self._opened = time.time()  # the counters below count from here (nothing persists)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -171,6 +173,7 @@ class MemoryEngine(Engine):
         with self._lock:
             return {
                 "engine": "memory",
+                "since": self._opened,
                 "keys": len(self._data),
                 "last_seq": self._seq,
                 "open_snapshots": len(self._snapshots),

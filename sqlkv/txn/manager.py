@@ -18,6 +18,10 @@ transaction commits alone. The commit lock covers validation and applying the ba
 building the batch and building the read/write spans happen outside it, and so does waiting for
 the batch to be durable (`Engine.wait_durable`), so concurrent commits share one fsync.
 
+On a shared engine (etcd: other processes commit too) none of this applies: the commit hands
+its read spans to the engine with the batch (``WriteBatch.validate_reads``) and the store checks
+them atomically with the write (`_commit_shared`); nothing is logged or locked here.
+
 Writes that reach the engine without this manager (a direct ``engine.write``) cannot be checked
 key by key. At each commit the manager compares the engine's sequence number with the last one it
 wrote; if the engine moved on without it, those writes are logged as having written every key, so
@@ -39,8 +43,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlkv.errors import OperationalError, SerializationFailure
-from sqlkv.storage.kv import Engine, Snapshot
+from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
+from sqlkv.txn.figures import TxnFigures, describe_active
 from sqlkv.txn.spans import KeySpans
 from sqlkv.txn.transaction import Transaction
 
@@ -67,6 +72,8 @@ class _LoggedCommit:
 class _ActiveTxn:
     snapshot_seq: int
     read_only: bool
+    started: float = 0.0  # Unix time of begin()
+    txn: Any = None  # a weakref to the Transaction, once made (for sqlkv_internal.transactions)
 
 
 class TxnManager:
@@ -96,6 +103,7 @@ class TxnManager:
         self._trivial_commits = 0
         self._aborts = 0
         self._rollbacks = 0
+        self.figures = TxnFigures()
 
     @classmethod
     def for_engine(cls, engine: Engine) -> TxnManager:
@@ -106,6 +114,10 @@ class TxnManager:
                 manager = cls(engine)
                 _managers[engine] = manager
             return manager
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine()
 
     def _engine(self) -> Engine:
         engine = self._engine_ref()
@@ -118,11 +130,12 @@ class TxnManager:
     def begin(self, read_only: bool = False) -> Transaction:
         """Start a transaction on a fresh snapshot of the engine."""
         engine = self._engine()
+        started = time.time()
         with self._registry_lock:
             txn_id = next(self._ids)
             # Registered before the snapshot exists, with a seq no newer than it will be, so a
             # commit racing with this begin either logs its writes or is inside the snapshot.
-            self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only)
+            self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only, started)
             applied = self._last_applied_seq
         try:
             if not read_only:
@@ -134,9 +147,10 @@ class TxnManager:
         except BaseException:
             self._release_txn(txn_id, None)
             raise
+        txn = Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
         with self._registry_lock:
-            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only)
-        return Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
+            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only, started, weakref.ref(txn))
+        return txn
 
     def run(
         self, fn: Callable[[Transaction], T], read_only: bool = False, max_attempts: int = 20
@@ -200,8 +214,11 @@ class TxnManager:
 
     def _commit(self, txn: Transaction) -> int:
         """Validate ``txn`` against later commits and apply its writes; return the engine seq."""
+        started = time.perf_counter_ns()
         engine = self._engine()
         batch = txn._batch()
+        if engine.shared:
+            return self._commit_shared(engine, txn, batch)
         # Build the spans outside the lock when they will probably be needed.
         reads = txn._read_spans() if engine.last_seq > txn.snapshot_seq else None
         writes = txn._write_spans() if self._others_active(txn.txn_id) else None
@@ -224,6 +241,31 @@ class TxnManager:
             self._prune()
             self._commits += 1
         engine.wait_durable(seq)
+        self.figures.commit_latency.record(time.perf_counter_ns() - started)
+        self.figures.add_writes(batch.ops)
+        return seq
+
+    def _commit_shared(self, engine: Engine, txn: Transaction, batch: WriteBatch) -> int:
+        """Hand the read spans to an engine other processes write too: it validates them
+        atomically with the write (an in-memory log here would miss the other clients)."""
+        reads = txn._read_spans()
+        ranges = list(zip(reads.ranges.starts, reads.ranges.ends))
+        batch.validate_reads(txn.snapshot_seq, reads.points, ranges)
+        started = time.perf_counter_ns()
+        try:
+            seq = engine.write(batch)
+        except SerializationFailure as exc:
+            with self._registry_lock:
+                self._aborts += 1
+            # the store found the conflict: no key or span is known here, only its message
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, None, None, None, str(exc))
+            raise
+        finally:
+            self._release_txn(txn.txn_id, None)
+        with self._registry_lock:
+            self._commits += 1
+        self.figures.commit_latency.record(time.perf_counter_ns() - started)
+        self.figures.add_writes(batch.ops)
         return seq
 
     def _needs_validation(self, snapshot_seq: int) -> bool:
@@ -232,6 +274,8 @@ class TxnManager:
     def _validate(self, txn: Transaction, reads: KeySpans) -> None:
         if txn.snapshot_seq < self._log_floor:
             self._aborts += 1
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, None, None, None,
+                                      "snapshot older than the conflict history kept")
             raise SerializationFailure(
                 f"restart transaction: snapshot seq {txn.snapshot_seq} is older than the conflict "
                 f"history kept (max_log_keys={self.max_log_keys}) (SQLSTATE 40001)"
@@ -244,6 +288,8 @@ class TxnManager:
                 continue
             self._aborts += 1
             source = "a write outside the transaction manager" if entry.foreign else "a write"
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, entry.seq, witness, reads,
+                                      f"read conflicts with {source}")
             raise SerializationFailure(
                 f"restart transaction: read of key {_show_key(witness)} conflicts with {source} "
                 f"committed at seq {entry.seq}, after this transaction's snapshot at seq "
@@ -274,6 +320,17 @@ class TxnManager:
             self._log_keys -= len(log.popleft().writes)
 
     # -- figures -------------------------------------------------------------------------
+
+    def active_transactions(self) -> list[dict[str, Any]]:
+        """One dict per open transaction: id, snapshot seq, read-only, start time, counts."""
+        with self._registry_lock:
+            items = list(self._active.items())
+        out = []
+        for txn_id, a in items:
+            txn = a.txn() if a.txn is not None else None
+            out.append({"txn_id": txn_id, "snapshot_seq": a.snapshot_seq, "read_only": a.read_only,
+                        **describe_active(a.started, txn)})
+        return out
 
     def stats(self) -> dict[str, Any]:
         """Counters for humans and the REPL's .stats."""

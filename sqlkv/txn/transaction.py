@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from sqlkv.errors import ConditionFailedError, ProgrammingError
 from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch
 from sqlkv.txn.buffer import ABSENT, WriteBuffer
+from sqlkv.txn.figures import PREFIX_LEN
 from sqlkv.txn.merge import merged_scan
 from sqlkv.txn.spans import Intervals, KeySpans, ReadSet
 
@@ -54,6 +55,12 @@ class Transaction(KVReader):
         self._reads = ReadSet()
         self._callbacks: list[Callable[[], None]] = []
         self._active = True
+        # Figures (see figures.py): KV requests, and keys read per raw key prefix.
+        self.kv_gets = 0
+        self.kv_scans = 0
+        self.kv_keys_read = 0
+        self.kv_puts = 0
+        self._tally: dict[bytes, int] = manager.figures.reads  # shared: keys read per prefix
         # Runs once: on commit/rollback, or when an abandoned transaction is garbage-collected,
         # so a forgotten transaction cannot pin the manager's conflict log or the snapshot.
         self._finalizer = weakref.finalize(self, manager._release_txn, txn_id, snapshot)
@@ -67,7 +74,8 @@ class Transaction(KVReader):
 
     @property
     def manager(self) -> TxnManager:
-        """The manager this transaction belongs to (sequences begin side transactions on it)."""
+        """The manager this transaction belongs to (its figures describe the database; sequences
+        begin side transactions on it)."""
         return self._manager
 
     @property
@@ -84,6 +92,16 @@ class Transaction(KVReader):
     def read_count(self) -> int:
         """Point reads and scans recorded for the commit-time conflict check."""
         return len(self._reads)
+
+    @property
+    def shared(self) -> bool:
+        """Other processes write to this engine too (etcd): caches must ask `changed_since`."""
+        return self._manager._engine().shared
+
+    def changed_since(self, start: bytes, end: bytes | None, seq: int) -> bool:
+        """Whether a commit after ``seq`` (up to this snapshot) wrote into ``[start, end)``."""
+        self._check_active()
+        return self._snapshot.changed_since(start, end, seq)
 
     def _check_active(self) -> None:
         if not self._active:
@@ -107,6 +125,10 @@ class Transaction(KVReader):
             return None  # inside our own delete_range
         if not self.read_only:
             self._reads.add_point(key)
+        self.kv_gets += 1
+        prefix = key[:PREFIX_LEN]
+        tally = self._tally
+        tally[prefix] = tally.get(prefix, 0) + 1
         return self._snapshot.get(key)
 
     def scan(
@@ -152,33 +174,45 @@ class Transaction(KVReader):
             tracker = self._reads.open_scan(start, end, reverse)
             pairs = merged_scan(self._snapshot, self._buffer, start, end, reverse, limit, hidden)
         remaining = -1 if limit is None else limit  # -1: unlimited
-        for pair in pairs:
+        self.kv_scans += 1
+        pulled = 0
+        try:
+            for pair in pairs:
+                if tracker is not None:
+                    tracker.last = pair[0]
+                pulled += 1
+                yield pair
+                remaining -= 1
+                if remaining == 0:
+                    return
+                if not self._active:  # the snapshot is closed once the transaction ends
+                    self._check_active()
             if tracker is not None:
-                tracker.last = pair[0]
-            yield pair
-            remaining -= 1
-            if remaining == 0:
-                return
-            if not self._active:  # the snapshot is closed once the transaction ends
-                self._check_active()
-        if tracker is not None:
-            tracker.exhausted = True
+                tracker.exhausted = True
+        finally:
+            self.kv_keys_read += pulled
+            prefix = start[:PREFIX_LEN]
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + pulled
 
     # -- writes --------------------------------------------------------------------------
 
     def put(self, key: bytes, value: bytes) -> None:
         if not self._active or self.read_only:
             self._check_writable()
+        self.kv_puts += 1
         self._buffer.put(key, value)
 
     def delete(self, key: bytes) -> None:
         if not self._active or self.read_only:
             self._check_writable()
+        self.kv_puts += 1
         self._buffer.put(key, None)
 
     def delete_range(self, start: bytes, end: bytes) -> None:
         """Delete every key in ``[start, end)`` this transaction sees; later puts stay visible."""
         self._check_writable()
+        self.kv_puts += 1
         self._buffer.delete_range(start, end)
 
     def put_if_absent(self, key: bytes, value: bytes) -> None:
@@ -190,6 +224,7 @@ class Transaction(KVReader):
         """
         if not self._active or self.read_only:
             self._check_writable()
+        self.kv_puts += 1
         buffer = self._buffer
         current = buffer.entries.get(key, ABSENT)
         if current is not ABSENT:  # the buffer decides: our own put or delete
@@ -199,6 +234,9 @@ class Transaction(KVReader):
             return
         if not (buffer.ranges and buffer.covering_range(key) is not None):
             self._reads.add_point(key)
+            self.kv_gets += 1
+            prefix = key[:PREFIX_LEN]
+            self._tally[prefix] = self._tally.get(prefix, 0) + 1
             actual = self._snapshot.get(key)
             if actual is not None:
                 raise ConditionFailedError(key, actual)

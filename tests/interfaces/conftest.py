@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# SQLAlchemy's compliance suite runs in its own pytest process (its plugin takes over collection)
+collect_ignore = ["sqla_suite"]
 EXAMPLES = REPO / "examples"
 
 

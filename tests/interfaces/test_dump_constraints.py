@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlkv.cli.introspect import SchemaReader, create_table_sql, dump_lines
+from sqlkv.dbapi.schema import SchemaReader, create_table_sql, dump_lines
 from sqlkv.cli.main import open_session
 from sqlkv.errors import ForeignKeyViolation, GeneratedAlways
 

@@ -86,10 +86,11 @@ def test_stdin_script_errors_name_stdin(tmp_path: Path) -> None:
     text = "SELECT 1;\n\n  SELEC 2;\n"
     result = run_sqlkv(str(tmp_path / "db"), "--mode", "csv", stdin=text)
     assert result.status == 1
-    # The location is the offending token ("2" is where SELEC stops making sense).
-    column = text.splitlines()[2].index("2") + 1
+    # The location is the offending word: SELEC (the bug pointed past it).
+    column = text.splitlines()[2].index("SELEC") + 1
     assert result.err.startswith(f"<stdin>:3:{column}: "), result.err
     assert "syntax error" in result.err and "at line" not in result.err
+    assert result.err.splitlines()[1:] == ["  SELEC 2", "  ^"]  # the statement, a caret under SELEC
 
 
 def test_keep_going_runs_the_rest(tmp_path: Path) -> None:

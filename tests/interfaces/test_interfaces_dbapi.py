@@ -430,3 +430,40 @@ def test_time_parameter_is_refused_not_turned_into_text() -> None:
     with pytest.raises(sqlkv.NotSupportedError, match=r"parameter :t is a datetime.time"):
         conn.execute("SELECT :t", {"t": datetime.time(13, 45)})
     assert conn.execute("SELECT ?", (datetime.time(13, 45).isoformat(),)).fetchall() == [("13:45:00",)]
+
+
+def test_subclasses_of_storable_types_bind_as_their_base_value() -> None:
+    """SQLAlchemy binds quoted_name (a str subclass), pandas a Timestamp (a datetime subclass)."""
+    import enum
+
+    class Name(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Stamp(datetime.datetime):
+        pass
+
+    conn = sqlkv.connect(":memory:")
+    conn.execute("CREATE TABLE t (name TEXT PRIMARY KEY, level INT, at TIMESTAMP)")
+    conn.execute("INSERT INTO t VALUES (?, ?, ?)", (Name("users"), Level.HIGH, Stamp(2020, 1, 2, 3, 4, 5, 6)))
+    row = conn.execute("SELECT name, level, at FROM t WHERE name = :n", {"n": Name("users")}).fetchone()
+    assert row == ("users", 3, datetime.datetime(2020, 1, 2, 3, 4, 5, 6))
+    assert [type(v) for v in row] == [str, int, datetime.datetime]
+    conn.close()
+
+
+def test_rowcount_stays_readable_after_close_as_in_sqlite3() -> None:
+    conn, oracle = sqlkv.connect(":memory:"), sqlite3.connect(":memory:")
+    for c in (conn, oracle):
+        c.execute("CREATE TABLE t (a INT)")
+    cur, ocur = conn.cursor(), oracle.cursor()
+    for c in (cur, ocur):
+        c.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (3,)])
+        c.close()
+    assert cur.rowcount == ocur.rowcount == 3
+    with pytest.raises(sqlkv.InterfaceError):
+        cur.execute("SELECT 1")
+    conn.close()
+    oracle.close()

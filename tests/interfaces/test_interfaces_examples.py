@@ -102,3 +102,24 @@ def test_key_tour_shows_the_keys_statements_write() -> None:
     assert [int(n) for _, n in after_delete] == [1, 1, 1]
     assert any("get" in line[0] or "lookup" in line[0] for line in plan_get)
     assert any("scan" in line[0] for line in plan_scan)
+
+
+def test_orm_pandas_example_runs(tmp_path: Path) -> None:
+    """examples/orm_pandas.py: ORM models, a relationship, an upsert, pandas read_sql/to_sql."""
+    import pytest
+
+    pytest.importorskip("pandas")
+    pytest.importorskip("sqlalchemy")
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "orm_pandas.py"), str(tmp_path / "library")],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "Ursula K. Le Guin: A Wizard of Earthsea, The Dispossessed"
+    assert lines[1] == "under 9: ['A Wizard of Earthsea (Ursula K. Le Guin)', 'Solaris (Stanislaw Lem)']"
+    # the upsert changed Solaris' price and added The Cyberiad
+    table = [line.split() for line in lines[2:7]]
+    assert table[0] == ["author", "title", "price"]
+    assert any(row[-2:] == ["Solaris", "6.00"] for row in table) and any("Cyberiad" in row for row in table)
+    assert lines[7] == "summary: [('Stanislaw Lem', 2, 17.0), ('Ursula K. Le Guin', 2, 17.49)]"
+    assert lines[8] == "books per author: [('Stanislaw Lem', 2), ('Ursula K. Le Guin', 2)]"
+    assert (tmp_path / "library").is_dir()  # a directory URL, not a memory database

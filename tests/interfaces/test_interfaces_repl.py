@@ -18,7 +18,7 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from sqlkv.cli.introspect import SchemaReader
+from sqlkv.dbapi.schema import SchemaReader
 from sqlkv.cli.main import open_session
 from sqlkv.cli.repl import Repl, SqlCompleter, statement_complete
 
@@ -314,7 +314,7 @@ def test_ctrl_c_cancels_a_running_statement_and_keeps_the_session(tmp_path: Path
                             stderr=slave, cwd=REPO, env=env, preexec_fn=_controlling_tty)
     os.close(slave)
     try:
-        _read_until(master, "sqlkv>", 30)
+        _read_until(master, "sqlkv>", 90)  # a cold start under heavy load can take long
         # 27 million joined rows: minutes of work unless the cancel stops it.
         os.write(master, b"SELECT count(*) FROM n a, n b, n c;\r")
         # On a loaded machine the statement may not have started within a second, and a
@@ -400,3 +400,50 @@ def test_read_errors_carry_file_line_col(tmp_path: Path) -> None:
     assert err.startswith(f"Error: {script}:3:3: "), err
     assert "duplicate" in err
     assert session.execute("SELECT k FROM t").fetchall() == [(1,)]
+
+
+def test_completion_knows_the_clause_it_is_in(tmp_path: Path) -> None:
+    session = open_session(":memory:")
+    session.execute("CREATE TABLE customers (id INT PRIMARY KEY, email TEXT, city TEXT)")
+    session.execute("CREATE TABLE orders (id INT PRIMARY KEY, customer_id INT, total INT)")
+    (tmp_path / "script_one.sql").write_text("")
+    with create_pipe_input() as pipe:
+        repl = Repl(session, input=pipe, output=DummyOutput(), out=io.StringIO(), history=InMemoryHistory())
+        completer = repl.prompt.completer
+
+        def candidates(text: str) -> list[tuple[str, str]]:
+            """Names first, keywords after them; the keywords are left out here. ``^`` marks
+            the cursor (default: the end)."""
+            cursor = text.index("^") if "^" in text else len(text)
+            document = Document(text.replace("^", ""), cursor)
+            found = [(c.text, c.display_meta_text) for c in completer.get_completions(document, None)]
+            kinds = [meta for _, meta in found]
+            assert kinds == sorted(kinds, key=lambda k: k == "keyword")  # names before keywords
+            return [item for item in found if item[1] != "keyword"]
+
+        # after FROM / JOIN / INTO / UPDATE: tables, never columns
+        assert candidates("SELECT * FROM c") == [("customers", "table")]
+        assert candidates("SELECT * FROM orders o JOIN c") == [("customers", "table")]
+        assert candidates("INSERT INTO o")[0] == ("orders", "table")
+        assert candidates("UPDATE orders SET t") == [("total", "column")]
+        # after SELECT / WHERE / ON: the columns of the tables in scope, not of the others
+        assert candidates("SELECT  FROM orders WHERE c") == [("customer_id", "column")]
+        assert ("city", "column") not in candidates("SELECT * FROM orders WHERE c")
+        assert candidates("SELECT e^ FROM customers, orders") == [("email", "column")]
+        assert candidates("SELECT * FROM customers, o") == [("orders", "table")]
+        assert candidates("SELECT * FROM orders o JOIN customers c ON o.customer_id = c.i") == [("id", "column")]
+        # after a name: keywords (FROM, WHERE...), not names
+        assert candidates("SELECT email FR") == []
+        assert [c.text for c in completer.get_completions(Document("SELECT email FR"), None)] == ["FROM"]
+        # dot command arguments
+        assert candidates(".mode ma") == [("markdown", "")]
+        assert candidates(".headers o") == [("on", ""), ("off", "")]
+        assert candidates(".schema or") == [("orders", "table")]
+        assert [c for c, _ in candidates(f".read {tmp_path}/script_o")] == ["ne.sql"]
+
+
+def test_a_backslash_g_ends_a_statement_with_vertical_output() -> None:
+    out, err = drive(lines("SELECT 1 AS a,", "  'x' AS bee\\G", "SELECT 2 AS c;") + EOF_KEY)
+    assert err == ""
+    assert "*************************** 1. row ***************************\n  a: 1\nbee: x\n" in out
+    assert "| c |" in out  # the next statement is back to table mode

@@ -188,3 +188,37 @@ def test_blob_literals_and_unsupported_statements():
         parse_statement("CREATE TRIGGER r UPDATE ON t BEGIN SELECT 1; END;")
     with pytest.raises(NotSupportedError, match="REINDEX"):
         parse_statement("REINDEX t1i1")
+
+
+def test_information_schema_index_columns_checks_and_identity(s):
+    s.execute('CREATE TABLE a (id SERIAL PRIMARY KEY, "x, y" TEXT, z INT CONSTRAINT z_pos CHECK (z > 0), '
+              'w INT DEFAULT 7, UNIQUE ("x, y"))')
+    s.execute('CREATE INDEX a_zi ON a (z DESC, id) STORING ("x, y")')
+    s.execute("CREATE TABLE nopk (q INT)")
+    assert rows(s, "SELECT column_name, is_identity, column_default FROM information_schema.columns "
+                   "WHERE table_name = 'a'") == [("id", "YES", None), ("x, y", "NO", None), ("z", "NO", None),
+                                                 ("w", "NO", "7")]
+    # a column name holding ", " comes back whole, in key order, then the STORING columns
+    assert rows(s, "SELECT index_name, ordinal_position, column_name, is_descending, is_storing "
+                   "FROM information_schema.index_columns WHERE table_name = 'a'") == [
+        ("a_pkey", 1, "id", False, False),
+        ("a_x, y_key", 1, "x, y", False, False),
+        ("a_zi", 1, "z", True, False), ("a_zi", 2, "id", False, False), ("a_zi", 3, "x, y", False, True),
+    ]
+    assert rows(s, "SELECT * FROM information_schema.check_constraints WHERE table_name = 'a'") == [
+        ("a", "z_pos", "z > 0")]
+    # a table without a primary key: the hidden rowid is its assigned key
+    assert rows(s, "SELECT column_name, is_hidden, is_identity FROM information_schema.columns "
+                   "WHERE table_name = 'nopk'") == [("q", False, "NO"), ("rowid", True, "YES")]
+
+
+def test_information_schema_views_holds_the_query_text(s):
+    s.execute("CREATE TABLE t (a INT, b TEXT)")
+    s.execute("CREATE VIEW v AS SELECT a, b FROM t WHERE a > 1")
+    s.execute("CREATE VIEW w AS SELECT count(*) AS n FROM t")
+    assert rows(s, "SELECT table_name, view_definition FROM information_schema.views "
+                   "WHERE table_name IN ('v', 'w') ORDER BY table_name") == [
+        ("v", "SELECT a, b FROM t WHERE a > 1"), ("w", "SELECT COUNT(*) AS n FROM t")]
+    assert rows(s, "SELECT table_name FROM information_schema.views WHERE table_name = 'w'") == [("w",)]
+    s.execute("DROP VIEW v")
+    assert rows(s, "SELECT table_name FROM information_schema.views WHERE table_name IN ('v', 'w')") == [("w",)]

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from sqlkv.errors import DataError, IntegrityError, ProgrammingError
+from sqlkv.errors import DataError, IntegrityError, NotSupportedError, ProgrammingError
 from sqlkv.sql import Database, Session
 from tests.sql.core_support import ENGINES, open_db, rows
 
@@ -217,3 +217,13 @@ def test_insert_with_cte_and_unsupported_dml_forms(s):
         s.execute("DELETE FROM users WHERE id = 7 LIMIT 1")
     with pytest.raises(NotSupportedError):
         s.execute("UPDATE users SET name = 'x' FROM users AS u2")
+
+
+def test_with_before_update_or_delete_is_refused_not_dropped(s):
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+    s.execute("INSERT INTO t VALUES (1), (2)")
+    for sql in ("WITH x AS (SELECT 1 AS a) DELETE FROM t WHERE a IN (SELECT a FROM x)",
+                "WITH x AS (SELECT 1 AS a) UPDATE t SET a = 5 WHERE a IN (SELECT a FROM x)"):
+        with pytest.raises(NotSupportedError, match="WITH before UPDATE/DELETE"):
+            s.execute(sql)
+    assert rows(s, "SELECT a FROM t ORDER BY a") == [(1,), (2,)]

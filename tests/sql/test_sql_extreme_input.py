@@ -53,7 +53,32 @@ ERRORS = [
     ("INSERT INTO t VALUES (1000, ?, 0)", (Decimal("1E+999999"),), DataError, "out of range"),
     ("SELECT CAST(? AS INT)", (Decimal("-1E+999999"),), DataError, "out of range"),
     ("SELECT DECIMAL '1e131000' * DECIMAL '1e131000'", (), DataError, "overflow"),
+    # a Python int past 64 bits binds as DECIMAL (as the same digits written in SQL do)
+    ("SELECT ~ ?", (2**70,), ProgrammingError, "INT"),
+    ("INSERT INTO t VALUES (1000, ?, 0)", (2**63,), DataError, "out of range"),
+    # extra aggregate arguments were dropped silently
+    ("SELECT count(*, *) FROM t", (), ProgrammingError, r"count\(\) takes at most one"),
+    ("SELECT count(v, id) FROM t", (), ProgrammingError, r"count\(\) takes at most one"),
+    ("SELECT group_concat(v, ',', 3) FROM t", (), ProgrammingError, "at most two"),
+    ("SELECT total(v, 1) FROM t", (), ProgrammingError, "at most one"),
 ]
+
+
+@pytest.mark.parametrize("value", [Decimal("1E+999999"), Decimal("-1E+999999"), 1e300,
+                                   Decimal("9223372036854775807.5"), 2**64])
+@pytest.mark.parametrize("op", ["=", "<", "<=", ">", ">=", "<>"])
+@pytest.mark.parametrize("column", ["id", "v"])
+def test_key_spans_with_numbers_beyond_int64(conn, value, op, column):
+    # A span bound past INT's range used to run int(Decimal('1E+999999')) (minutes, then an
+    # InternalError); it is now clamped: no key equals it, and every key is on one side of it.
+    conn.execute("CREATE INDEX t_v ON t (v)")
+    conn.execute("INSERT INTO t VALUES (?, ?, 0), (?, ?, 0)", (2**63 - 1, 2**63 - 1, -(2**63), -(2**63)))
+    rows = sorted(r[0] for r in conn.execute(f"SELECT id FROM t WHERE {column} {op} ?", (value,)))
+    compare = {"=": "__eq__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__", "<>": "__ne__"}[op]
+    values = {r[0]: r[1] for r in conn.execute("SELECT id, v FROM t")}
+    expected = sorted(i for i, v in values.items()
+                      if getattr(Decimal(i if column == "id" else v), compare)(Decimal(value)))
+    assert rows == expected
 
 
 @pytest.mark.parametrize("sql,params,error,words", ERRORS)

@@ -187,8 +187,8 @@ def test_bad_predicates_are_refused(tmp_path, pred, error):
 
 def test_dump_text_keeps_the_predicate():
     from sqlkv.catalog.descriptors import ColumnDescriptor, IndexDescriptor, TableDescriptor
+    from sqlkv.dbapi.schema import create_index_sql
     from sqlkv.sql.types import INT
-    from sqlkv.cli.introspect import create_index_sql
 
     cols = [ColumnDescriptor(1, "id", INT), ColumnDescriptor(2, "a", INT)]
     table = TableDescriptor(100, "t", cols, IndexDescriptor(1, "t_pkey", [1], [False]))

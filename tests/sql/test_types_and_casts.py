@@ -137,3 +137,12 @@ def test_value_type():
     assert T.value_type(None) == T.NULLTYPE
     with pytest.raises(DataError):
         T.value_type(object())
+
+
+def test_decimal_column_holds_more_than_28_digits():
+    """fit_decimal rounded with Python's default 28-digit context: DECIMAL(38,12) refused 32 digits."""
+    typ = T.SqlType("DECIMAL", precision=38, scale=12)
+    assert C.assign_cast(Decimal("31943874831932418390.01"), typ, "x") == Decimal("31943874831932418390.010000000000")
+    assert C.assign_cast(Decimal("9" * 38), T.SqlType("DECIMAL", precision=38, scale=0), "x") == Decimal("9" * 38)
+    with pytest.raises(DataError, match="out of range"):
+        C.assign_cast(Decimal("1" * 39), T.SqlType("DECIMAL", precision=38, scale=0), "x")

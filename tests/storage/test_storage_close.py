@@ -9,7 +9,9 @@ import threading
 import time
 
 from sqlkv.storage.kv import WriteBatch
-from sqlkv.storage.lsm import background, open_lsm
+import pytest
+
+from sqlkv.storage.lsm import open_lsm, worker
 from tests.storage.conftest import model_scan
 
 GATE_AT = 5000  # entries the gated job reads before it parks until close() begins
@@ -20,7 +22,7 @@ def _gate_thread(monkeypatch, thread_name: str) -> tuple[threading.Event, list]:
 
     Returns an event set once it is parked, and a one-slot list the test fills with the core.
     """
-    real = background.gc_entries
+    real = worker.gc_entries
     parked = threading.Event()
     holder: list = []
 
@@ -38,8 +40,35 @@ def _gate_thread(monkeypatch, thread_name: str) -> tuple[threading.Event, list]:
                 yield entry
         return real(slow(), *args)
 
-    monkeypatch.setattr(background, "gc_entries", gated)
+    monkeypatch.setattr(worker, "gc_entries", gated)
     return parked, holder
+
+
+def _gate_worker(monkeypatch, tmp_path, job: str) -> tuple[threading.Event, list]:
+    """The same gate for builds in worker processes: workers run tests/storage/worker_gate.py,
+    which parks every job (until killed) after GATE_AT entries and says so with a file."""
+    marker = str(tmp_path / "parked")
+    monkeypatch.setenv("SQLKV_TEST_PARKED", marker)
+    monkeypatch.setenv("SQLKV_TEST_GATE", job)
+    monkeypatch.setattr(worker, "WORKER_COMMAND", "import tests.storage.worker_gate")
+    monkeypatch.setattr(worker, "MIN_WORKER_BYTES", 0)
+    parked = threading.Event()
+
+    def watch():
+        deadline = time.monotonic() + 60
+        while not os.path.exists(marker) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if os.path.exists(marker):
+            parked.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    return parked, []
+
+
+def _gate(processes: bool, monkeypatch, tmp_path, thread_name: str) -> tuple[threading.Event, list]:
+    if processes:
+        return _gate_worker(monkeypatch, tmp_path, "flush" if thread_name.endswith("flush") else "compact")
+    return _gate_thread(monkeypatch, thread_name)
 
 
 def _write(engine, model: dict, keys: range, tag: bytes) -> None:
@@ -55,8 +84,13 @@ def _table_files(path) -> set[int]:
     return {int(os.path.basename(p)[:-4]) for p in glob.glob(os.path.join(str(path), "*.sst"))}
 
 
+def _build_files(path) -> list[str]:
+    build = os.path.join(str(path), worker.BUILD_DIR)
+    return os.listdir(build) if os.path.isdir(build) else []
+
+
 def _check_model(path, model: dict) -> None:
-    engine = open_lsm(str(path))
+    engine = open_lsm(str(path), background_processes=False)  # not through a gated worker
     try:
         assert list(engine.scan(b"", None)) == model_scan(model, b"", None, False, None)
         engine.compact()
@@ -65,10 +99,14 @@ def _check_model(path, model: dict) -> None:
         engine.close()
 
 
-def test_close_aborts_in_flight_flush(tmp_path, monkeypatch):
-    parked, holder = _gate_thread(monkeypatch, "sqlkv-lsm-flush")
-    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20)
+@pytest.mark.parametrize("processes", [False, True], ids=["thread", "worker"])
+def test_close_aborts_in_flight_flush(tmp_path, monkeypatch, processes):
+    db = tmp_path / "db"
+    parked, holder = _gate(processes, monkeypatch, tmp_path, "sqlkv-lsm-flush")
+    engine = open_lsm(str(db), durability="normal", memtable_size=64 << 20,
+                      background_processes=processes)
     core = engine._core
+    assert not processes or core.builder.prestart()
     holder.append(core)
     model: dict = {}
     for start in range(0, 12000, 1000):
@@ -82,14 +120,19 @@ def test_close_aborts_in_flight_flush(tmp_path, monkeypatch):
     assert not flusher.is_alive()
     assert core.stats_counters["flushes_aborted"] == 1
     assert core.stats_counters["flushes"] == 0
-    assert _table_files(tmp_path) == set()  # the half-written table is gone
-    _check_model(tmp_path, model)
+    assert _table_files(db) == set()  # the half-written table is gone
+    assert _build_files(db) == []
+    _check_model(db, model)
 
 
-def test_close_aborts_in_flight_compaction(tmp_path, monkeypatch):
-    parked, holder = _gate_thread(monkeypatch, "sqlkv-lsm-compaction")
-    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20, l0_trigger=2)
+@pytest.mark.parametrize("processes", [False, True], ids=["thread", "worker"])
+def test_close_aborts_in_flight_compaction(tmp_path, monkeypatch, processes):
+    db = tmp_path / "db"
+    parked, holder = _gate(processes, monkeypatch, tmp_path, "sqlkv-lsm-compaction")
+    engine = open_lsm(str(db), durability="normal", memtable_size=64 << 20, l0_trigger=2,
+                      background_processes=processes)
     core = engine._core
+    assert not processes or core.builder.prestart()
     holder.append(core)
     model: dict = {}
     _write(engine, model, range(0, 6000), b"a")
@@ -102,8 +145,9 @@ def test_close_aborts_in_flight_compaction(tmp_path, monkeypatch):
     engine.close()
     assert core.stats_counters["compactions_aborted"] == 1
     assert core.stats_counters["compactions"] == 0
-    assert _table_files(tmp_path) == live  # inputs kept, partial outputs removed
-    _check_model(tmp_path, model)
+    assert _table_files(db) == live  # inputs kept, partial outputs removed
+    assert _build_files(db) == []
+    _check_model(db, model)
 
 
 def test_stray_table_from_a_crash_mid_flush_is_ignored(tmp_path):
@@ -122,7 +166,8 @@ def test_close_aborts_a_compact_call_in_another_thread(tmp_path, monkeypatch):
     from sqlkv.errors import InterfaceError
 
     parked, holder = _gate_thread(monkeypatch, "compact-caller")
-    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20, l0_trigger=50)
+    engine = open_lsm(str(tmp_path), durability="normal", memtable_size=64 << 20, l0_trigger=50,
+                      background_processes=False)  # the gate is in this process
     holder.append(engine._core)
     model: dict = {}
     _write(engine, model, range(0, 6000), b"a")

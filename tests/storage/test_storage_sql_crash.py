@@ -65,11 +65,14 @@ def _run_child(path: str, start: int, rng: random.Random) -> list[list[str]]:
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     child = subprocess.Popen([sys.executable, "-c", CHILD, path, str(start), repr(OPTIONS)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # Start the clock only once the child is writing: under load, importing and opening can take
+    # longer than the whole window, and a kill before the first statement tests nothing.
+    first = child.stdout.readline()
     time.sleep(1.0 + rng.random() * 1.5)
     child.send_signal(signal.SIGKILL)
     out, err = child.communicate()
     assert child.returncode == -signal.SIGKILL, err.decode()[-2000:]
-    return [line.split() for line in out.decode().splitlines() if line.strip()]
+    return [line.split() for line in (first + out).decode().splitlines() if line.strip()]
 
 
 class Acked:
@@ -116,7 +119,12 @@ def _check(path: str, acked: Acked) -> int:
             acked.last = n
         indexes = {r[0] for r in conn.execute(
             "SELECT index_name FROM information_schema.indexes WHERE table_name = 't'").fetchall()}
-        assert acked.indexes <= indexes, (acked.indexes, indexes)
+        missing = acked.indexes - indexes
+        # The one statement in flight at the kill may be a DROP INDEX that committed before its
+        # acknowledgement was printed: the child drops ix(N-20) right after acknowledging insert N.
+        in_flight_drop = {"ix%d" % (acked.last - 20)} if acked.last % 40 == 0 else set()
+        assert missing <= in_flight_drop, (missing, acked.indexes, indexes)
+        acked.indexes -= missing
         for name in acked.tables:
             assert conn.execute(f"SELECT count(*), count(DISTINCT b) FROM {name}").fetchone() == (20, 20)
         return max(rows, default=-1)
@@ -132,6 +140,9 @@ def _campaign(path: str, rounds: int, seed: int) -> Acked:
         acked.apply(_run_child(path, start, rng))
         start = _check(path, acked) + 1
     assert acked.rows and acked.built and acked.tables, "the children never got far enough"
+    # _check asserted every acknowledged statement after each kill: none was lost
+    print(f"\ncrash campaign sql: {rounds} kills, {len(acked.rows)} acknowledged rows, "
+          f"{acked.built} index backfills, {len(acked.tables)} tables created in a transaction, lost 0")
     return acked
 
 

@@ -218,6 +218,7 @@ def test_fault_campaign_against_a_model(tmp_path, seed):
     """Fail the Nth call of a random operation during a random workload; after reopen every
     acknowledged write is there and every refused append is not."""
     rng = random.Random(seed)
+    injected = acknowledged = 0
     for round_ in range(8):
         path = str(tmp_path / f"r{round_}")
         op, suffix = rng.choice([("write", ".log"), ("sync", ".log"), ("open", ".log"),
@@ -252,6 +253,10 @@ def test_fault_campaign_against_a_model(tmp_path, seed):
             assert got == value or got in unknown.get(key, ()), (plan, key, got, value)
         for key, got in contents.items():  # nothing a refused append wrote came back
             assert key in model or got in unknown.get(key, ()), (plan, key, got)
+        injected += plan.fired
+        acknowledged += len(model)
+    print(f"\nfault campaign seed {seed}: 8 rounds, {injected} I/O calls failed, {acknowledged} "
+          f"acknowledged keys checked after reopen, lost 0")
 
 
 def test_check_database_reports_damage_that_happened_while_open(tmp_path):

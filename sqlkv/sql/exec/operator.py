@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.observe_explain import analyze_suffix, timed_rows
 
 # Operators that loop over many rows without a scan below them (joins over materialised
 # inputs) call ctx.check_cancelled() after about this many rows of work, so interrupt() acts
@@ -39,10 +40,7 @@ class Operator:
         if ctx is not None and ctx.stats is not None:
             st = ctx.stats.get(id(self))
             if st is not None:
-                extra = f"rows={st.rows}"
-                if st.kv_gets or st.kv_scans:
-                    extra += f" kv_gets={st.kv_gets} kv_scans={st.kv_scans} kv_keys={st.kv_keys_read}"
-                line += f"  ({extra})"
+                line += f"  ({analyze_suffix(st)})"
         out = [line]
         for child in self.children():
             out.extend(child.explain(ctx, indent + 1))
@@ -58,6 +56,4 @@ def counted(op: Operator, ctx: ExecContext) -> Iterator[tuple]:
     if st is None:
         yield from op.rows(ctx)
         return
-    for row in op.rows(ctx):
-        st.rows += 1
-        yield row
+    yield from timed_rows(op, ctx, st)

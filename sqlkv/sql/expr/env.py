@@ -27,6 +27,7 @@ class CompileEnv:
 
     ctx: ExecContext = field(default_factory=ExecContext)
     subqueries: SubqueryPlanner | None = None
+    functions: dict[str, Any] = field(default_factory=dict)  # the session's user functions
 
 
 RowFn = Callable[[tuple], Any]

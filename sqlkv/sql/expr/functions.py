@@ -228,7 +228,7 @@ def call_shape(node: exp.Func) -> tuple[str, list[exp.Expression]]:
 
 def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     name, arg_nodes = call_shape(node)
-    fdef = FUNCTIONS.get(name)
+    fdef = c.env.functions.get(name) or FUNCTIONS.get(name)  # the session's own first (userfuncs)
     if fdef is None:
         raise UndefinedFunction(f"unknown function: {name}()")
     n = len(arg_nodes)

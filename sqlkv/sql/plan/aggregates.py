@@ -152,6 +152,7 @@ class GroupingRewriter:
             return self._call_by_node[node]
         arg = node.this if func not in ("group_concat", "string_agg", "total", "any_value") \
             or not isinstance(node, exp.Anonymous) else (node.expressions[0] if node.expressions else None)
+        _check_arity(node, func)
         distinct = False
         if isinstance(arg, exp.Distinct):
             distinct = True
@@ -211,3 +212,16 @@ class GroupingRewriter:
     def specs(self, compile_arg) -> list[AggregateSpec]:
         return [AggregateSpec(c.func, compile_arg(c.arg) if c.arg is not None else None,
                               c.distinct, c.separator, c.text) for c in self.calls]
+
+
+def _check_arity(node: exp.Expression, func: str) -> None:
+    """Refuse extra arguments sqlglot parses but an aggregate would silently drop (count(a, b))."""
+    if isinstance(node, exp.Anonymous):
+        extra = len(node.expressions) > (2 if func in ("group_concat", "string_agg") else 1)
+    elif isinstance(node, exp.GroupConcat):
+        extra = node.args.get("on_overflow") is not None
+    else:
+        extra = bool(node.args.get("expressions"))
+    if extra:
+        most = "two arguments" if func in ("group_concat", "string_agg") else "one argument"
+        raise ProgrammingError(f"{func}() takes at most {most}")

@@ -31,6 +31,9 @@ def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
     """(table, alias, scope, operator producing the rows an UPDATE/DELETE touches)."""
     if ast.args.get("from_") or ast.args.get("using"):
         raise NotSupportedError("UPDATE ... FROM / DELETE ... USING is not supported")
+    if ast.args.get("with_") or ast.args.get("with"):
+        # it was dropped, and its names then failed as unknown relations
+        raise NotSupportedError("WITH before UPDATE/DELETE is not supported; use a subquery")
     if ast.args.get("order") or ast.args.get("limit"):
         raise NotSupportedError("ORDER BY / LIMIT on UPDATE and DELETE is not supported")
     table, alias = target_table(ast.this, catalog)

@@ -82,6 +82,8 @@ def output_name(node: exp.Expression) -> str:
         return node.alias
     if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
         return node.name
+    if "source_text" in node.meta:  # the outer select list, as typed (sqlkv.sql.headers)
+        return node.meta["source_text"]
     if node.find(exp.HexString):  # the default dialect prints x'ff' as 255 (and fails on x'')
         return node.sql(dialect="sqlite")
     return node.sql()

@@ -31,7 +31,7 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.errors import DataError
 from sqlkv.sql.casts import cast
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.types import SqlType
+from sqlkv.sql.types import INT_MAX, INT_MIN, SqlType
 from sqlkv.storage.kv import prefix_end
 
 MAX_SPANS = 4096
@@ -97,6 +97,15 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
                 raise _Empty
             if isinstance(v, float) and math.isinf(v) or isinstance(v, Decimal) and v.is_infinite():
                 raise _Inexact
+            # Clamp before int(): int(Decimal('1E+999999')) builds a million-digit integer.
+            if v > INT_MAX:
+                if bound == "hi":
+                    return _Rounded(INT_MAX)
+                raise _Empty
+            if v < INT_MIN:
+                if bound == "lo":
+                    return _Rounded(INT_MIN)
+                raise _Empty
             if v == int(v):
                 return int(v)
             if bound == "eq":

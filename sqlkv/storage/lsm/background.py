@@ -6,29 +6,28 @@ a new Version with that table and the memtable's range tombstones, rewrites the 
 the flushed seq and the oldest WAL segment still needed), and only then deletes the memtable's
 WAL segments. The compaction thread asks the picker for a job, runs it without the lock, and
 installs its result the same way. Files that leave the current Version are deleted once no
-pinned Version (an open scan) lists them.
+pinned Version (an open scan) lists them. The building itself (merge, encode, write) runs in a
+worker process when the store has them, the threads only waiting and installing (worker.py).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.storage.lsm import worker
+from sqlkv.storage.lsm.counters import bloom_totals
 from sqlkv.storage.lsm.compaction import (
     Compaction,
     CompactionAborted,
-    gc_entries,
-    input_runs,
     live_tombstones,
-    merged_entries,
     pick_compaction,
     pick_full,
     table_path,
-    write_tables,
 )
 from sqlkv.storage.lsm.manifest import Version
-from sqlkv.storage.lsm.rangedel import TombstoneIndex
 from sqlkv.storage.lsm.sstable.builder import TableInfo
 
 if TYPE_CHECKING:
@@ -68,15 +67,13 @@ def _stop_check(core: LSMCore) -> Callable[[], bool]:
 
 
 def flush_memtable(core: LSMCore, mem: Memtable) -> None:
+    started = time.perf_counter_ns()
     with core.lock:
         snapshots, published = _gc_horizon(core)
         version = core.version
-    tombs = TombstoneIndex(version.tombstones + mem.range_tombstones)
-    stats: dict = {}
-    stop = _stop_check(core)
-    entries = gc_entries(mem.sorted_entries(), snapshots, published, tombs, False, stats, stop)
-    infos = write_tables(entries, core.path, core.new_file_number, 1 << 62, core.opts.block_size,
-                         mem.max_seq, stop)
+    infos, dropped = _build(core, "flush", worker.build_flush, mem.size, 1, mem.sorted_keys(),
+                            mem.data, snapshots, published, version.tombstones + mem.range_tombstones,
+                            mem.max_seq, core.opts.block_size)
     with core.bg_cond:
         current = core.version
         levels = [list(level) for level in current.levels]
@@ -87,10 +84,24 @@ def flush_memtable(core: LSMCore, mem: Memtable) -> None:
         _install(core, levels, tombstones)
         core.stats_counters["flushes"] += 1
         core.stats_counters["flush_bytes"] += sum(i.size for i in infos)
-        core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+        core.stats_counters["versions_dropped"] += dropped
         for number in mem.wal_numbers:  # the MANIFEST no longer needs them
             _unlink(os.path.join(core.path, f"{number:06d}.log"))
+        core.latency["flush"].record(time.perf_counter_ns() - started)
         core.bg_cond.notify_all()
+
+
+def _build(core: LSMCore, in_worker: str, in_thread: Callable[..., tuple], size: int,
+           numbers: int, *args: Any) -> tuple[list[TableInfo], int]:
+    """Run a flush or compaction build in a worker process when the store has them, else (or
+    when the worker is lost) in this thread; returns the tables and the versions dropped."""
+    stop = _stop_check(core)
+    if core.builder is not None:
+        built = core.builder.run(in_worker, size, lambda: worker.reserve_numbers(core, numbers),
+                                 *args, closing=stop)
+        if built is not None:
+            return built
+    return in_thread(core.path, *args, core.new_file_number, stop)
 
 
 def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> None:
@@ -113,7 +124,11 @@ def delete_obsolete_files(core: LSMCore) -> None:
     for version in core.pinned.values():
         live |= version.file_numbers()
     for number in [n for n in core.readers if n not in live]:
-        core.readers.pop(number)  # an in-flight get keeps its reader (and fd) alive until done
+        reader = core.readers.pop(number)  # an in-flight get keeps its reader (and fd) alive until done
+        retired = core.retired_bloom
+        retired[0] += reader.bloom_negatives
+        retired[1] += reader.bloom_positives
+        retired[2] += reader.bloom_false_positives
         core.cache.evict_file(number)
         _unlink(table_path(core.path, number))
 
@@ -155,29 +170,45 @@ def run_one_compaction(core: LSMCore, pointers: dict[int, bytes], full: bool = F
         checked_seq = core.flushed_seq
     if job is None:
         return False
+    started, wall = time.perf_counter_ns(), time.time()
     outputs: list[TableInfo] = []
     if job.is_drop:  # open the file now, so a get already headed for it can still read it
         for table in job.inputs:
             version.readers[table.number].load()
     if not job.is_drop and not job.is_move:
-        stats: dict = {}
-        runs = input_runs(job, version.readers)
-        tombs = TombstoneIndex(version.tombstones)
-        stop = _stop_check(core)
-        entries = gc_entries(merged_entries(runs), snapshots, published, tombs, job.bottom, stats, stop)
         # an L0 output must be one table: L0 is counted in tables, and that is what it reduces
         target = core.opts.target_file_size if job.output_level else 1 << 62
-        outputs = write_tables(entries, core.path, core.new_file_number, target,
-                               core.opts.block_size, checked_seq, stop)
-        core.stats_counters["versions_dropped"] += stats.get("dropped", 0)
+        size = sum(t.size for t in job.all_inputs)
+        # outputs are cut at ``target`` and hold no more than the inputs: this many suffice
+        numbers = 2 * size // min(target, 1 << 40) + 4
+
+        def in_thread(directory: str, job: Compaction, *rest: Any) -> tuple[list[TableInfo], int]:
+            return worker.build_compaction(directory, job, version.readers, *rest)
+
+        outputs, dropped = _build(core, "compact", in_thread, size, numbers, job,
+                                  snapshots, published, version.tombstones, target,
+                                  core.opts.block_size, checked_seq)
+        core.stats_counters["versions_dropped"] += dropped
     with core.bg_cond:
         _install_compaction(core, job, outputs)
         core.stats_counters["compactions"] += 1
         core.stats_counters["compaction_bytes"] += sum(i.size for i in outputs)
         if job.is_drop:
             core.stats_counters["files_dropped_by_tombstone"] += 1
+        core.compaction_log.add(_compaction_event(job, outputs, wall, time.perf_counter_ns() - started))
         core.bg_cond.notify_all()
     return True
+
+
+def _compaction_event(job: Compaction, outputs: list[TableInfo], wall: float, nanos: int) -> dict[str, Any]:
+    """One row of ``sqlkv_internal.compactions``."""
+    kind = "drop" if job.is_drop else "move" if job.is_move else "merge"
+    return {"started": wall, "reason": job.reason, "kind": kind, "level": job.level,
+            "output_level": job.output_level, "input_files": len(job.all_inputs),
+            "input_bytes": sum(t.size for t in job.all_inputs),
+            "output_files": len(job.inputs) if job.is_move else len(outputs),
+            "output_bytes": sum(t.size for t in (job.inputs if job.is_move else outputs)),
+            "duration_ms": round(nanos / 1e6, 3)}
 
 
 def _install_compaction(core: LSMCore, job: Compaction, outputs: list[TableInfo]) -> None:
@@ -224,6 +255,16 @@ def compact_fully(core: LSMCore) -> None:
                 break
 
 
+# The figures of engine_stats built from counters the MANIFEST carries: they count from
+# ``since`` (the database's creation); the others from ``opened``.
+PERSISTED_STATS = ("user_bytes_written", "flush_bytes_written", "compaction_bytes_written",
+                   "write_amplification", "gets_reaching_tables", "read_amplification",
+                   "bloom_negatives", "bloom_useful", "bloom_positives", "bloom_false_positives",
+                   "bloom_false_positive_rate", "bloom_useful_rate", "flushes", "compactions",
+                   "files_dropped_by_range_tombstone", "versions_dropped", "write_stalls",
+                   "write_stops", "write_stop_seconds")
+
+
 def engine_stats(core: LSMCore) -> dict[str, Any]:
     with core.lock:
         version = core.version
@@ -246,9 +287,13 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
         user = counters["user_bytes"]
         written = counters["flush_bytes"] + counters["compaction_bytes"]
         gets = counters["gets"]
+        bloom = bloom_totals(core)
         return {
             "engine": "lsm",
             "path": core.path,
+            "since": core.since,
+            "opened": core.opened,
+            "persisted": PERSISTED_STATS,
             "durability": core.durability,
             "last_seq": core.visible_seq,
             "levels": levels,
@@ -261,7 +306,14 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "write_amplification": round(written / user, 3) if user else None,
             "gets_reaching_tables": gets,
             "read_amplification": round(counters["tables_probed"] / gets, 3) if gets else None,
-            "bloom_negatives": sum(r.bloom_negatives for r in core.readers.values()),
+            "bloom_negatives": bloom[0],
+            "bloom_useful": bloom[0],
+            "bloom_positives": bloom[1],
+            "bloom_false_positives": bloom[2],
+            # of the gets for keys a table lacks, the share its filter failed to stop
+            "bloom_false_positive_rate": round(bloom[2] / (bloom[0] + bloom[2]), 4) if bloom[0] + bloom[2] else None,
+            # of the gets that reached a table's filter, the share it answered without a block read
+            "bloom_useful_rate": round(bloom[0] / (bloom[0] + bloom[1]), 4) if bloom[0] + bloom[1] else None,
             "block_cache": core.cache.stats(),
             "pending_compaction_bytes": pending,
             "point_tombstones": sum(t.tombstones for level in version.levels for t in level)
@@ -281,6 +333,8 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "write_stop_seconds": round(counters["write_stop_seconds"], 3),
             "wal_fsyncs": core.wal.syncs if core.wal is not None else 0,
             "background_error": repr(core.bg_error) if core.bg_error else None,
+            "build_workers": core.builder.stats() if core.builder is not None else None,
+            "ingested": dict(core.ingest_counters),
         }
 
 

@@ -292,8 +292,14 @@ def gc_entries(entries: Iterable[Entry], snapshots: list[int], published_seq: in
 
 def write_tables(entries: Iterable[tuple], directory: str, new_number: Callable[[], int],
                  target_size: int, block_size: int, checked_seq: int,
-                 should_stop: Callable[[], bool]) -> list[TableInfo]:
-    """Write the entries into tables of about ``target_size``, cut between keys."""
+                 should_stop: Callable[[], bool],
+                 path_of: Callable[[int], str] | None = None) -> list[TableInfo]:
+    """Write the entries into tables of about ``target_size``, cut between keys.
+
+    ``path_of`` names the file of a table number (default: its place in ``directory``; a
+    worker process writes elsewhere and the engine renames, see worker.py)."""
+    if path_of is None:
+        path_of = lambda number: table_path(directory, number)  # noqa: E731
     infos: list[TableInfo] = []
     builder: TableBuilder | None = None
     needs: set[int] = set()
@@ -303,11 +309,11 @@ def write_tables(entries: Iterable[tuple], directory: str, new_number: Callable[
         for key, seq, value, needed in entries:
             if builder is None:
                 number = new_number()
-                builder = TableBuilder(table_path(directory, number), number, block_size)
+                builder = TableBuilder(path_of(number), number, block_size)
             elif key != prev_key and builder.estimated_size >= target_size:
                 infos.append(builder.finish(checked_seq, sorted(needs)))
                 number = new_number()
-                builder = TableBuilder(table_path(directory, number), number, block_size)
+                builder = TableBuilder(path_of(number), number, block_size)
                 needs = set()
             builder.add(key, seq, value)
             if needed:
@@ -323,7 +329,7 @@ def write_tables(entries: Iterable[tuple], directory: str, new_number: Callable[
         if builder is not None:
             builder.abandon()
         for info in infos:
-            _unlink(table_path(directory, info.number))
+            _unlink(path_of(info.number))
         raise
     return infos
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, OperationalError
 from sqlkv.storage.kv import WriteBatch
-from sqlkv.storage.lsm import background
+from sqlkv.storage.lsm import background, counters
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.compaction import CompactionAborted, CompactionOptions, table_path
 from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge
@@ -35,10 +35,11 @@ from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.sstable.reader import TableReader
+from sqlkv.storage.lsm.worker import BuildPool
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
+from sqlkv.storage.metrics import EventLog, Latencies
 
 _EMPTY: tuple = ()
-
 
 def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq: int,
                 reverse: bool) -> Iterator[tuple[bytes, bytes]]:
@@ -50,7 +51,14 @@ def pinned_scan(core: LSMCore, version: Version, sources: tuple[list, list], seq
     try:
         yield None  # type: ignore[misc]
         cursors, tombs = sources
-        yield from merge(cursors, seq, tombs, reverse)
+        started = time.perf_counter_ns()
+        pairs = merge(cursors, seq, tombs, reverse)
+        first = next(pairs, None)  # the seek: the scan's latency is the time to its first pair
+        core.latency["scan"].record(time.perf_counter_ns() - started)
+        if first is None:
+            return
+        yield first
+        yield from pairs
     finally:
         core.unpin(version)
 
@@ -89,7 +97,7 @@ class LSMCore:
                  memtable_size: int = 4 << 20, read_only: bool = False, block_size: int = 8 << 10,
                  target_file_size: int = 4 << 20, level_base_bytes: int = 16 << 20,
                  l0_trigger: int = 4, l0_slowdown: int = 20, l0_stop: int = 36,
-                 background_threads: bool = True) -> None:
+                 background_threads: bool = True, background_processes: bool = True) -> None:
         if durability not in DURABILITY_LEVELS:
             raise InterfaceError(f"durability must be one of {', '.join(DURABILITY_LEVELS)}, not {durability!r}")
         self.path = path
@@ -114,12 +122,20 @@ class LSMCore:
         self.pinned: dict[int, Version] = {}
         self.readers: dict[int, TableReader] = {}
         self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
-                               "gets": 0, "tables_probed": 0, "bloom_negatives": 0,
+                               "gets": 0, "tables_probed": 0,
                                "flushes": 0, "compactions": 0, "write_stalls": 0, "write_stops": 0,
                                "write_stop_seconds": 0.0,
                                "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
+        # bloom results of tables no longer open (their readers' own counts went with them)
+        self.retired_bloom = [0, 0, 0]  # useful (negatives), positives, false positives
+        self.since = time.time()  # when the persisted counters started counting
+        self.opened = self.since  # when the per-process figures (histograms, cache) started
+        self.latency = Latencies(("get", "scan", "flush", "wal_fsync"))
+        self.compaction_log = EventLog(64)
+        self.get_tick = 0  # point reads through the engine; one in SAMPLE_EVERY is timed
         self._lock_file = self._open_directory()
+        self._seen = self._fingerprint() if read_only else None  # what refresh() last caught up to
         try:
             self._recover()
         except OSError as exc:  # a full disk or an I/O error while recovering: nothing half-done
@@ -129,6 +145,9 @@ class LSMCore:
         except BaseException:
             self._lock_file.release()
             raise
+        # flushes and compactions build their tables in worker processes (worker.py)
+        self.builder = BuildPool(path) if background_processes and not read_only else None
+        self.ingest_counters = {"ingests": 0, "tables": 0, "bytes": 0}  # ingest.py
         self.threads: list[threading.Thread] = []
         if not read_only and background_threads:
             for name, target in (("flush", background.flush_loop), ("compaction", background.compaction_loop)):
@@ -152,6 +171,7 @@ class LSMCore:
         state = read_manifest(self.path)
         fresh = state is None
         state = state or ManifestState()
+        counters.restore(self, state.counters)
         logs, tables = [], []
         for name in os.listdir(self.path):
             stem, _, ext = name.partition(".")
@@ -175,7 +195,9 @@ class LSMCore:
             dead, mem.wal_numbers = replay, []  # nothing unflushed: the segments are dead weight
         for level in state.levels:
             for info in level:
-                self._reader(info.number, info.size)
+                reader = self._reader(info.number, info.size)
+                if self.read_only:
+                    reader.load()  # held open: the writer's compactions may delete the file
         self.version = Version(state.levels, state.tombstones, self.readers)
         self.mem = mem
         self.imm: list[Memtable] = []
@@ -185,6 +207,7 @@ class LSMCore:
             # segments become dead only once a MANIFEST without them is durable.
             number = self.new_file_number()
             self.wal = WalWriter(wal_path(self.path, number), self.durability, last_seq)
+            self.wal.fsync_latency = self.latency["wal_fsync"]
             mem.wal_numbers.append(number)
             self.write_manifest()
             for number in dead:
@@ -193,6 +216,51 @@ class LSMCore:
         if not self.read_only and mem.size >= self.memtable_size:
             with self.write_lock:
                 self._rotate_memtable()
+
+    def refresh(self, attempts: int = 20) -> None:
+        """A read-only opener catches up with the writing process: the newest MANIFEST and WAL.
+
+        The state is rebuilt as at open and swapped in; snapshots taken before keep reading the
+        old one. The writer may flush, compact or start a WAL segment meanwhile, deleting a file
+        the MANIFEST just read still names: that shows as a missing file, and the rebuild starts
+        over (a few times, then the error stands: a real loss looks the same every time).
+        """
+        if not self.read_only:
+            return  # the writer's state is always current
+        with self.lock:
+            seen = self._fingerprint()
+            if seen is not None and seen == self._seen:
+                return  # nothing written since: no MANIFEST or WAL segment changed
+            saved = dict(vars(self))
+            for attempt in range(attempts):
+                try:
+                    self._recover()
+                    self._seen = seen
+                    break
+                except (CorruptionError, FileNotFoundError):
+                    vars(self).update(saved)
+                    if attempt == attempts - 1:
+                        raise
+                    time.sleep(0.01 * (attempt + 1))
+            self._drop_unused_readers()
+
+    def _fingerprint(self) -> tuple | None:
+        """Names, sizes and times of the MANIFEST and WAL segments: changes when the writer
+        commits, flushes or compacts. None when a file vanished while looking (retry later)."""
+        try:
+            names = sorted(n for n in os.listdir(self.path) if n == "MANIFEST" or n.endswith(".log"))
+            stats = [os.stat(os.path.join(self.path, n)) for n in names]
+        except FileNotFoundError:
+            return None
+        return tuple((n, st.st_size, st.st_mtime_ns) for n, st in zip(names, stats))
+
+    def _drop_unused_readers(self) -> None:
+        """Close table files no version in use names (only while no snapshot may read them)."""
+        if self.snapshots:
+            return
+        live = {t.number for level in self.version.levels for t in level}
+        for number in [n for n in self.readers if n not in live]:
+            self.readers.pop(number).close()
 
     def _check_listed_segments(self, state: ManifestState, logs: list[int]) -> None:
         """A segment the MANIFEST lists but the directory lacks held committed transactions."""
@@ -268,7 +336,7 @@ class LSMCore:
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
                               tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
-                              sealed=sealed)
+                              sealed=sealed, counters=counters.to_save(self))
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
@@ -316,6 +384,14 @@ class LSMCore:
             if mem.range_tombstones and mem.tombstone_index().covers(key, found[0], seq):
                 return None
         return found[1]
+
+    def timed_get(self, key: bytes, seq: int, state: ReadState | None = None) -> bytes | None:
+        """`get_at`, timed into the ``get`` histogram (the handles call it for one get in
+        SAMPLE_EVERY, counting ``get_tick`` themselves to spare the others a call)."""
+        started = time.perf_counter_ns()
+        value = self.get_at(key, seq, state)
+        self.latency["get"].record(time.perf_counter_ns() - started)
+        return value
 
     def _get_from_tables(self, state: ReadState, key: bytes, seq: int) -> tuple | None:
         counters = self.stats_counters
@@ -563,10 +639,14 @@ class LSMCore:
         with self.bg_cond:
             self.closing = True
             self.bg_cond.notify_all()
+        if self.builder is not None:
+            self.builder.abort()
         for thread in self.threads:
             thread.join()
         with self.compaction_mutex:  # a compact() call in another thread aborts (see above)
             pass
+        if self.builder is not None:
+            self.builder.shutdown()
         problem = None
         with self.write_lock:
             self.closed = True

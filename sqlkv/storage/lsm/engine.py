@@ -3,23 +3,27 @@
 Opening the same directory twice in one process returns two handles on one shared `LSMCore`
 (a registry keyed by the real path, refcounted): closing one handle leaves the other working,
 and the last close closes the store. Options of later opens are ignored; the first open's win.
-A second *process* is kept out by the LOCK file (lock.py).
+A second writing *process* is kept out by the LOCK file (lock.py); read-only processes may
+open beside it and catch up with ``refresh()``.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
+from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
-            "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads"}
+            "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads",
+            "background_processes"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
+_SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
 
 
@@ -28,7 +32,8 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
 
     Options: ``durability`` ("full" default, "normal", "off"), ``cache_size`` (bytes of block
     cache, default 64 MB), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
-    tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``.
+    tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``;
+    ``background_processes`` (True): build flushed and compacted tables in worker processes.
     """
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -83,7 +88,10 @@ class LSMEngine(Engine):
         if self._closed or core.closed:
             raise InterfaceError(f"database {core.path} is closed")
         state, seq = core.latest()
-        return core.get_at(key, seq, state)
+        core.get_tick += 1
+        if core.get_tick & _SAMPLE_MASK:  # timing one get in SAMPLE_EVERY (see metrics.py)
+            return core.get_at(key, seq, state)
+        return core.timed_get(key, seq, state)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
@@ -95,6 +103,11 @@ class LSMEngine(Engine):
 
     def write_nowait(self, batch: WriteBatch) -> int:
         return self._live().write_nowait(batch)
+
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+        from sqlkv.storage.lsm.ingest import ingest
+
+        return ingest(self._live(), pairs)
 
     def wait_durable(self, seq: int) -> None:
         # No closed-check: close() syncs the WAL, so waiting after it returns at once.
@@ -124,11 +137,26 @@ class LSMEngine(Engine):
     def compact(self) -> None:
         self._live().compact()
 
+    def refresh(self) -> None:
+        """Read-only: see what the writing process has made durable since (no-op for the writer)."""
+        self._live().refresh()
+
     def finish_background_work(self) -> None:
         self._live().finish_background_work()
 
     def stats(self) -> dict[str, Any]:
         return self._live().stats()
+
+    def latencies(self) -> Latencies:
+        return self._live().latency
+
+    def recent_compactions(self) -> list[dict[str, Any]]:
+        return self._live().compaction_log.recent()
+
+    def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        from sqlkv.storage.lsm.sizes import approximate_sizes
+
+        return approximate_sizes(self._live(), spans)
 
     def close(self) -> None:
         with self._lock:
@@ -153,8 +181,12 @@ class LSMSnapshot(Snapshot):
     def get(self, key: bytes) -> bytes | None:
         if self._closed:
             raise InterfaceError("snapshot is closed")
-        self._core.check_open()
-        return self._core.get_at(key, self.seq)
+        core = self._core
+        core.check_open()
+        core.get_tick += 1
+        if core.get_tick & _SAMPLE_MASK:
+            return core.get_at(key, self.seq)
+        return core.timed_get(key, self.seq)
 
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:

@@ -157,3 +157,9 @@ def write_file_durably(path: str, data: bytes) -> None:
         sync(fd, data_only=False)
     finally:
         close(fd)
+
+
+def faults_active() -> bool:
+    """Whether a test's plan is installed (it sees only this process: table builds then stay
+    in it, see worker.py)."""
+    return bool(_plans)

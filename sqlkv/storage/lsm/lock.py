@@ -1,9 +1,12 @@
-"""The LOCK file: one process at a time per database directory.
+"""The LOCK file: one writing process at a time per database directory, any number of readers.
 
-A writer takes an exclusive ``flock`` on ``<dir>/LOCK``, a read-only opener a shared one; both
-without blocking, so a second process gets `DatabaseLockedError` at once. The lock dies with the
-process, so a crash never leaves a stale lock behind. (Within one process the engine registry
-shares a single engine instead of locking twice -- flock would conflict with itself.)
+A writer takes an exclusive ``flock`` on ``<dir>/LOCK`` without blocking, so a second writer
+gets `DatabaseLockedError` at once. The lock dies with the process, so a crash never leaves a
+stale lock behind. A read-only opener takes no lock at all, as SQLite's WAL mode lets readers
+run beside the writer: it reads the MANIFEST and the WAL (files the writer only appends to or
+replaces atomically) and holds its table files open, so a compaction deleting them cannot pull
+them away (`LSMCore.refresh`). (Within one process the engine registry shares a single engine
+instead of locking twice -- flock would conflict with itself.)
 """
 
 from __future__ import annotations
@@ -19,16 +22,15 @@ LOCK_NAME = "LOCK"
 class DirectoryLock:
     def __init__(self, directory: str, shared: bool = False) -> None:
         self.path = os.path.join(directory, LOCK_NAME)
-        flags = os.O_RDONLY if shared else os.O_RDWR | os.O_CREAT
+        self._fd = None
+        if shared:
+            return  # readers do not lock: see the module docstring
         try:
-            self._fd: int | None = os.open(self.path, flags, 0o644)
-        except FileNotFoundError:
-            self._fd = os.open(directory, os.O_RDONLY)  # read-only open of a lock-less directory
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise OperationalError(f"cannot open lock file {self.path}: {exc}") from None
-        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
-            fcntl.flock(self._fd, mode | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self._fd)
             self._fd = None

@@ -12,13 +12,16 @@ The MANIFEST is rewritten whole on every change and replaced atomically: write
     b"SQLKVMAN" | format_version:u32 | length:u32 | crc32(body):u32 | body
     body = msgpack {next_file, log_number, flushed_seq, levels: [[table row...]...],
                     tombstones: [[start, end, seq]...], wal_numbers: [n...],
-                    sealed: [segment, size] | nil}
+                    sealed: [segment, size] | nil, counters: {name: number}}
 
 A table row is `TableInfo.to_list()`. ``log_number`` is the oldest WAL segment still needed and
 ``wal_numbers`` every live segment: a listed segment that is missing at open is corruption,
 never a silently shorter history. A clean close records ``sealed = [segment, size]``: that
 segment then ends in no torn write, so any damage to it is corruption too. (MANIFESTs written before ``wal_numbers`` existed lack it;
-their logs are still checked by the batch-sequence chain, see `core`.)
+their logs are still checked by the batch-sequence chain, see `core`.) ``counters`` carries
+the engine's cumulative figures (bytes written by users, flushes and compactions, bloom
+results...) and ``since``, the time they started counting, across restarts: they are as
+current as the last MANIFEST write (every flush, compaction and clean close).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class ManifestState:
     tombstones: list[RangeTombstone] = field(default_factory=list)
     wal_numbers: list[int] | None = None  # None: written before segments were listed
     sealed: list[int] | None = None  # [segment, size]: the newest segment, closed cleanly
+    counters: dict[str, float] = field(default_factory=dict)  # figures kept across restarts
 
 
 def write_manifest(directory: str, state: ManifestState) -> None:
@@ -63,6 +67,7 @@ def write_manifest(directory: str, state: ManifestState) -> None:
             "tombstones": [list(t) for t in state.tombstones],
             "wal_numbers": list(state.wal_numbers or []),
             "sealed": state.sealed,
+            "counters": state.counters,
         },
         use_bin_type=True,
     )
@@ -104,6 +109,8 @@ def read_manifest(directory: str) -> ManifestState | None:
             tombstones=[(bytes(s), bytes(e), int(t)) for s, e, t in raw["tombstones"]],
             wal_numbers=[int(n) for n in raw["wal_numbers"]] if "wal_numbers" in raw else None,
             sealed=[int(n) for n in raw["sealed"]] if raw.get("sealed") else None,
+            counters={str(k): v for k, v in (raw.get("counters") or {}).items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool)},
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptionError(f"malformed MANIFEST {path}: {exc}") from None

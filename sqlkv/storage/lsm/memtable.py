@@ -150,16 +150,23 @@ class Memtable:
                         out_values.append(value)
         return out_keys, out_seqs, out_values, len(page) == SCAN_PAGE
 
+    def sorted_keys(self) -> list[bytes]:
+        with self.lock:
+            return list(self._sorted_keys())
+
     def sorted_entries(self):
         """Every version in (key ascending, seq descending) order: what a flush writes."""
-        with self.lock:
-            keys = list(self._sorted_keys())
-        data = self.data
-        for key in keys:
-            versions = data[key]
-            if versions.__class__ is tuple:
-                yield key, versions[0], versions[1]
-            else:
-                for i in range(len(versions) - 1, -1, -1):
-                    seq, value = versions[i]
-                    yield key, seq, value
+        return entries_of(self.sorted_keys(), self.data)
+
+
+def entries_of(keys: list[bytes], data: dict[bytes, Any]):
+    """The versions of ``data`` (a memtable's map) for ``keys`` in (key, seq descending) order;
+    a worker process gets the keys and the map pickled and walks them with this too."""
+    for key in keys:
+        versions = data[key]
+        if versions.__class__ is tuple:
+            yield key, versions[0], versions[1]
+        else:
+            for i in range(len(versions) - 1, -1, -1):
+                seq, value = versions[i]
+                yield key, seq, value

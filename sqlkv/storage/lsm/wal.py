@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 
@@ -30,6 +31,7 @@ import msgpack
 
 from sqlkv.errors import CorruptionError, OperationalError
 from sqlkv.storage.lsm import fileio
+from sqlkv.storage.metrics import Histogram
 
 HEADER = struct.Struct("<III")
 PAYLOAD_HEAD = struct.Struct("<QI")
@@ -67,6 +69,7 @@ class WalWriter:
         self.written_seq = last_seq  # last batch seq written and applied (`note_applied`)
         self.synced_seq = last_seq  # every batch up to this seq is fsynced (the group-commit clock)
         self.syncs = 0
+        self.fsync_latency: Histogram | None = None  # the engine's wal_fsync histogram
 
     @property
     def whole_bytes(self) -> int:
@@ -156,6 +159,7 @@ class WalWriter:
                 target, fd = self.written_seq, self._fd
                 self._cond.release()
                 error: OSError | None = None
+                started = time.perf_counter_ns()
                 try:
                     fileio.sync(fd)
                 except OSError as exc:
@@ -164,6 +168,8 @@ class WalWriter:
                     self._cond.acquire()
                     self._syncing = False
                     if error is None:
+                        if self.fsync_latency is not None:
+                            self.fsync_latency.record(time.perf_counter_ns() - started)
                         self.syncs += 1
                         self.synced_seq = max(self.synced_seq, target)
                     elif self.failed is None:

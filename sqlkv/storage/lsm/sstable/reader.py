@@ -38,7 +38,9 @@ class TableReader:
         self.index_offsets: list[int] = []
         self.index_sizes: list[int] = []
         self.bloom: BloomFilter | None = None
-        self.bloom_negatives = 0
+        self.bloom_negatives = 0  # gets the bloom filter answered alone ("useful")
+        self.bloom_positives = 0  # gets it let through to the blocks
+        self.bloom_false_positives = 0  # ... of which the table held no version of the key
         self._bloom_bits = b""
         self._bloom_nbits = 0
         self._bloom_probes = 0
@@ -125,9 +127,12 @@ class TableReader:
                     self.bloom_negatives += 1
                     return None
                 h = (h + delta) & 0xFFFFFFFF
+            self.bloom_positives += 1
         index_keys = self.index_keys
         i = bisect_left(index_keys, key)
         if i == len(index_keys):
+            if nbits:
+                self.bloom_false_positives += 1
             return None
         cache = self.cache
         cache_key = (self.number, self.index_offsets[i])
@@ -145,6 +150,9 @@ class TableReader:
         j = bisect_left(keys, key)
         n = len(keys)
         seqs = blk.seqs
+        if nbits and (j == n or keys[j] != key):
+            self.bloom_false_positives += 1
+            return None
         while j < n and keys[j] == key:
             if seqs[j] <= seq:
                 return seqs[j], blk.values[j]

@@ -1,4 +1,4 @@
-"""What the shell knows about the schema: descriptors, as SQL text, and SQL literals for dumps.
+"""What the shell and the driver know about the schema: descriptors as SQL text, and dumps.
 
 ``.schema users`` reads the ``users`` `TableDescriptor` through a `Catalog` bound to a
 read-only transaction and prints it back as DDL::
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
@@ -227,17 +227,20 @@ def create_view_sql(view: Any) -> str:
     return f"CREATE VIEW {quote_ident(view.name)}{cols} AS {view.query_sql};"
 
 
-def dump_lines(session: Any, reader: SchemaReader) -> Iterator[str]:
-    """The lines of a SQL script recreating the database (schema, rows, indexes, views)."""
+def dump_lines(session: Any, reader: SchemaReader, tables: Iterable[Any] | None = None) -> Iterator[str]:
+    """The lines of a SQL script recreating the database (schema, rows, indexes, views).
+
+    ``tables`` is ``reader.tables()`` unless the caller wraps it (in a progress bar).
+    """
     yield "BEGIN;"
-    tables = reader.tables()
-    by_id = {t.id: t for t in tables}
+    done: list[Any] = []
     sequences = reader.sequences()
     by_name = {d.name: d for d, _state in sequences}
     for desc, _state in sequences:
         if desc.owner is None:  # identity sequences come with their column
             yield f"CREATE SEQUENCE {quote_ident(desc.name)} {create_sequence_sql(desc)};"
-    for table in tables:
+    for table in reader.tables() if tables is None else tables:
+        done.append(table)
         # foreign keys are added after every row is in (as pg_dump does), so load order is free
         yield create_table_sql(table, by_name, foreign_keys=False)
         columns = [c for c in table.columns if not c.hidden and c.computed is None]
@@ -247,10 +250,11 @@ def dump_lines(session: Any, reader: SchemaReader) -> Iterator[str]:
         prefix = f"INSERT INTO {quote_ident(table.name)} ({names}){overriding} VALUES ("
         for row in session.execute(select):
             yield prefix + ", ".join(sql_literal(v) for v in row) + ");"
-    for table in tables:
+    for table in done:
         for index in table.indexes:
             yield create_index_sql(table, index)
-    for table in tables:
+    by_id = {t.id: t for t in done}
+    for table in done:
         for fk in table.foreign_keys:
             yield f"ALTER TABLE {quote_ident(table.name)} ADD {foreign_key_sql(table, fk, by_id)};"
     for desc, state in sequences:
@@ -260,3 +264,28 @@ def dump_lines(session: Any, reader: SchemaReader) -> Iterator[str]:
     for view in reader.views():
         yield create_view_sql(view)
     yield "COMMIT;"
+
+
+def copy_database(source: Any, target: Any, wrap_tables: Any = None) -> None:
+    """Recreate ``source``'s schema and rows in ``target`` (sessions; target should be empty).
+
+    The rows come from one snapshot: the reads run in a transaction of their own (or in the
+    source's open one). The target is written in one transaction, so a failure leaves it empty.
+    """
+    own = not source.in_transaction
+    if own:
+        source.execute("BEGIN")
+    try:
+        reader = SchemaReader(source)
+        tables = reader.tables()
+        if wrap_tables is not None:
+            tables = wrap_tables(tables)
+        for statement in dump_lines(source, reader, tables=tables):
+            target.execute(statement)
+    except BaseException:
+        if target.in_transaction:
+            target.rollback()
+        raise
+    finally:
+        if own:
+            source.rollback()

@@ -1,0 +1,188 @@
+"""Per-statement figures behind ``sqlkv_internal.statement_stats``.
+
+``session.execute("SELECT * FROM users WHERE id = 7")`` runs inside `track_statement`: it
+reads the clock and the transaction's KV counters (gets, scans, keys read, puts) before the
+statement, and again when the statement is over -- for a SELECT that is when its rows have
+been consumed or the result closed, not when ``execute`` returns. The difference is added to
+the entry of the statement's *normalized* text, ``SELECT * FROM users WHERE id = ?``: literals
+become ``?`` (a list of them, ``?, ...``), whitespace collapses. The normalization is computed
+once per distinct SQL text (the plan cache works per text too), so a repeated statement costs
+two clock reads, a dict lookup and a handful of additions.
+
+Figures live per transaction manager (one per open database) and restart with the process.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import weakref
+from time import perf_counter_ns
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot.tokens import Tokenizer, TokenType
+
+from sqlkv.errors import SerializationFailure
+from sqlkv.storage.metrics import Histogram
+
+MAX_STATEMENTS = 1000  # distinct normalized statements kept; the least recently run go first
+_NORMALIZED_CACHE = 4096
+_LITERALS = {TokenType.NUMBER, TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.BIT_STRING,
+             TokenType.HEX_STRING, TokenType.BYTE_STRING}
+_LIST_OF_MARKS = re.compile(r"-?\?(?:\s*,\s*-?\?)+")
+
+
+@dataclass
+class StatementFigures:
+    statement: str
+    kind: str
+    count: int = 0
+    errors: int = 0
+    retries: int = 0  # executions that failed with a serialization failure (40001): retry them
+    rows: int = 0
+    kv_gets: int = 0
+    kv_scans: int = 0
+    kv_keys_read: int = 0
+    kv_puts: int = 0
+    last_run: int = 0  # perf_counter_ns of the last end (StatementStats.clock_offset: Unix time)
+    latency: Histogram = field(default_factory=Histogram)
+
+
+class StatementStats:
+    """Figures per normalized statement (at most MAX_STATEMENTS; the least recently run go)."""
+
+    _registry: weakref.WeakKeyDictionary[Any, StatementStats] = weakref.WeakKeyDictionary()
+    _registry_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.since = time.time()
+        # last_run is kept on the perf_counter clock (cheaper to read); this turns it into Unix time
+        self.clock_offset = self.since - time.perf_counter_ns() / 1e9
+        self._lock = threading.Lock()
+        self._by_text: dict[str, StatementFigures] = {}
+        self._by_sql: dict[str, StatementFigures] = {}  # the lock-free fast path: SQL text -> entry
+
+    @classmethod
+    def of(cls, owner: Any) -> StatementStats:
+        """The figures kept for ``owner`` (a transaction manager: one per open database)."""
+        with cls._registry_lock:
+            stats = cls._registry.get(owner)
+            if stats is None:
+                stats = cls._registry[owner] = cls()
+            return stats
+
+    def entry(self, sql: str, kind: str) -> StatementFigures:
+        figures = self._by_sql.get(sql)
+        if figures is not None:
+            return figures
+        text = normalize(sql)
+        with self._lock:
+            figures = self._by_text.get(text)
+            if figures is None:
+                if len(self._by_text) >= MAX_STATEMENTS:
+                    self._evict()
+                figures = self._by_text[text] = StatementFigures(text, kind)
+            if len(self._by_sql) >= _NORMALIZED_CACHE:
+                self._by_sql.clear()  # texts map to entries again on their next run
+            self._by_sql[sql] = figures
+            return figures
+
+    def _evict(self) -> None:
+        """Drop the least recently run tenth of the entries (caller holds the lock)."""
+        ordered = sorted(self._by_text.values(), key=lambda f: f.last_run)
+        for figures in ordered[: max(1, len(ordered) // 10)]:
+            del self._by_text[figures.statement]
+        self._by_sql = {sql: f for sql, f in self._by_sql.items() if f.statement in self._by_text}
+
+    def all(self) -> list[StatementFigures]:
+        with self._lock:
+            return list(self._by_text.values())
+
+
+def normalize(sql: str) -> str:
+    """``sql`` with its literals replaced by ``?`` and whitespace collapsed."""
+    try:
+        tokens = Tokenizer().tokenize(sql)
+    except Exception:  # noqa: BLE001 - text that does not tokenize ran (and failed) anyway
+        return " ".join(sql.split())
+    parts: list[str] = []
+    pos = 0
+    for tok in tokens:
+        if tok.token_type in _LITERALS:
+            parts.append(sql[pos:_literal_start(sql, tok)])
+            parts.append("?")
+            pos = tok.end + 1
+    parts.append(sql[pos:])
+    text = " ".join("".join(parts).split()).rstrip(";").rstrip()
+    return _LIST_OF_MARKS.sub("?, ...", text)
+
+
+def _literal_start(sql: str, tok: Any) -> int:
+    """Where a literal begins in ``sql``, with a one-letter prefix (``x'ab'``, ``E'q'``)."""
+    start = tok.start
+    if tok.token_type != TokenType.NUMBER and start > 0 and sql[start - 1].isalpha() \
+            and (start == 1 or not (sql[start - 2].isalnum() or sql[start - 2] == "_")):
+        start -= 1
+    return start
+
+
+def track_statement(session: Any, stmt: Any, run: Callable[[], Any]) -> Any:
+    """Run ``run()`` (one statement of ``session``) and add its figures to its entry."""
+    stats = session.__dict__.get("_statement_stats")
+    if stats is None:
+        stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
+    figures = stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+    state = session.state
+    before = state.txn
+    if before is not None and not before.active:
+        before = None
+    state.last_txn = before  # the session moves it to a transaction the statement opens
+    base = None if before is None else (before.kv_gets, before.kv_scans, before.kv_keys_read, before.kv_puts)
+    started = perf_counter_ns()
+    try:
+        result = run()
+    except BaseException as exc:
+        _record(figures, state.last_txn, before, base, started, 0, exc)
+        raise
+    if not result.streaming:
+        _record(figures, state.last_txn, before, base, started, result.rowcount if result.rowcount > 0 else 0, None)
+        return result
+    cleanup = result._cleanup
+    txn = state.last_txn
+
+    def finish() -> None:  # when the rows are consumed or the result closed
+        if cleanup is not None:
+            cleanup()
+        _record(figures, txn, before, base, started, result.produced, None)
+
+    result._cleanup = finish
+    return result
+
+
+def _record(figures: StatementFigures, txn: Any, before_txn: Any, base: tuple | None, started: int,
+            rows: int, error: BaseException | None) -> None:
+    """Add one execution. Its KV requests are ``txn``'s: all of them when the statement opened
+    ``txn``, else those beyond ``base`` (the counts when it began)."""
+    ended = perf_counter_ns()
+    figures.count += 1
+    figures.last_run = ended
+    figures.latency.record(ended - started)
+    figures.rows += rows
+    if txn is not None:
+        if txn is before_txn and base is not None:
+            figures.kv_gets += txn.kv_gets - base[0]
+            figures.kv_scans += txn.kv_scans - base[1]
+            figures.kv_keys_read += txn.kv_keys_read - base[2]
+            figures.kv_puts += txn.kv_puts - base[3]
+        else:
+            figures.kv_gets += txn.kv_gets
+            figures.kv_scans += txn.kv_scans
+            figures.kv_keys_read += txn.kv_keys_read
+            figures.kv_puts += txn.kv_puts
+    if error is not None and not isinstance(error, (GeneratorExit, KeyboardInterrupt)):
+        figures.errors += 1
+        if isinstance(error, SerializationFailure):
+            figures.retries += 1

@@ -1,0 +1,200 @@
+"""A small etcd v3 client over the JSON gateway (``POST /v3/kv/range`` etc.), stdlib only.
+
+Why not gRPC: the gateway ships inside every etcd 3.x server, speaks the same protobuf messages
+as JSON, and needs nothing beyond ``http.client``; the well-known Python gRPC clients for etcd
+(``etcd3``, ``aetcd``) are unmaintained or asyncio-only and would pull in grpcio (a large native
+wheel) for what is a handful of request shapes. One keep-alive HTTP/1.1 connection per thread per
+endpoint keeps a request to one round trip.
+
+Failover: a request goes to the endpoint that answered last; on a connection error, a timeout or
+an etcd error that means "this member cannot serve now" (no leader, leader changed, stopped) the
+client tries the next endpoint, backing off a little each full round, until ``deadline`` seconds
+have passed. Only requests the caller marks ``idempotent`` are retried this way; for a write the
+caller gets `OutcomeUnknown` and must find out itself whether it was applied (see
+``commit.py``) -- a write is never sent twice blindly.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import threading
+import time
+from typing import Any
+
+from sqlkv.errors import OperationalError, SerializationFailure
+
+# etcd errors after which another member (or the same one, a moment later) may succeed.
+_UNAVAILABLE = (
+    "no leader",
+    "leader changed",
+    "request timed out",
+    "server stopped",
+    "too many requests",
+    "not capable",
+    "raft: stopped",
+    "unhealthy cluster",
+    "timed out",
+)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def unb64(text: str | None) -> bytes:
+    return base64.b64decode(text) if text else b""
+
+
+class EtcdUnavailable(OperationalError):
+    """No endpoint could serve the request before the deadline."""
+
+
+class OutcomeUnknown(Exception):
+    """A write was sent but no answer came back: it may or may not have been applied."""
+
+
+class EtcdRequestError(OperationalError):
+    """etcd refused the request (a deterministic error, not an outage)."""
+
+
+class SnapshotCompacted(SerializationFailure):
+    """The snapshot revision was compacted away by etcd: restart the transaction (40001)."""
+
+
+class EtcdClient:
+    """JSON-gateway requests against several endpoints with failover."""
+
+    def __init__(
+        self, endpoints: list[tuple[str, int]], timeout: float = 5.0, deadline: float = 20.0
+    ) -> None:
+        if not endpoints:
+            raise OperationalError("etcd: no endpoint given")
+        self.endpoints = endpoints
+        self.timeout = timeout
+        self.deadline = deadline
+        self._preferred = 0  # index of the endpoint that answered last
+        self._local = threading.local()
+        self._all_conns: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.failovers = 0
+
+    # -- connections -----------------------------------------------------------------------
+
+    def _conn(self, index: int) -> http.client.HTTPConnection:
+        conns = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        conn = conns.get(index)
+        if conn is None:
+            host, port = self.endpoints[index]
+            conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
+            conns[index] = conn
+            with self._lock:
+                self._all_conns.append(conn)
+        return conn
+
+    def _drop(self, index: int) -> None:
+        conn = self._local.conns.pop(index, None)
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._all_conns = self._all_conns, []
+        for conn in conns:
+            conn.close()
+
+    # -- requests --------------------------------------------------------------------------
+
+    def call(self, path: str, body: dict[str, Any], idempotent: bool = True) -> dict[str, Any]:
+        """POST ``body`` to ``/v3/<path>`` and return the decoded answer.
+
+        Raises `EtcdUnavailable` when no endpoint answers in time, `EtcdRequestError` for a
+        request etcd refuses, `SnapshotCompacted` for a read of a compacted revision and, for a
+        non-idempotent request that was sent, `OutcomeUnknown` instead of retrying it.
+        """
+        payload = json.dumps(body).encode("ascii")
+        start = time.monotonic()
+        attempt = 0
+        last_error = "no attempt"
+        n = len(self.endpoints)
+        while True:
+            index = (self._preferred + attempt) % n
+            sent = False
+            try:
+                conn = self._conn(index)
+                if conn.sock is None:
+                    conn.connect()  # a refused connection here means nothing was sent
+                sent = True
+                conn.request("POST", "/v3/" + path, payload, {"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                data = resp.read()
+                status = resp.status
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop(index)
+                last_error = f"{self._name(index)}: {type(exc).__name__}: {exc}"
+                if sent and not idempotent:
+                    raise OutcomeUnknown(last_error) from exc
+            else:
+                self.requests += 1
+                if status == 200:
+                    answer = _decode(data, self._name(index))
+                    self._preferred = index
+                    return answer
+                message = _error_message(status, data)
+                if "required revision has been compacted" in message:
+                    raise SnapshotCompacted(
+                        "restart transaction: its snapshot revision was compacted by etcd "
+                        f"({message}) (SQLSTATE 40001)"
+                    )
+                if not any(mark in message for mark in _UNAVAILABLE):
+                    raise EtcdRequestError(f"etcd {self._name(index)} refused /v3/{path}: {message}")
+                last_error = f"{self._name(index)}: {message}"
+                if not idempotent:
+                    raise OutcomeUnknown(last_error)
+            attempt += 1
+            if time.monotonic() - start > self.deadline:
+                raise EtcdUnavailable(
+                    f"etcd unavailable: no endpoint of {self.describe()} answered within "
+                    f"{self.deadline:g}s (last error: {last_error})"
+                )
+            self.failovers += 1
+            if attempt % n == 0:  # a whole round failed: let an election finish
+                time.sleep(min(0.5, 0.02 * 2 ** (attempt // n)))
+
+    def _name(self, index: int) -> str:
+        host, port = self.endpoints[index]
+        return f"{host}:{port}"
+
+    def describe(self) -> str:
+        return ",".join(self._name(i) for i in range(len(self.endpoints)))
+
+
+def _error_message(status: int, data: bytes) -> str:
+    """etcd's error text from a non-200 answer; a body that is not etcd's JSON (a proxy's
+    page, a member shutting down) reads as unavailable, so the next endpoint is tried."""
+    try:
+        answer = json.loads(data)
+        if isinstance(answer, dict) and (answer.get("message") or answer.get("error")):
+            return str(answer.get("message") or answer.get("error"))
+    except ValueError:
+        pass
+    return f"HTTP {status}, server stopped answering etcd's way: {data[:120]!r}"
+
+
+def _decode(data: bytes, where: str) -> dict[str, Any]:
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        raise OperationalError(f"etcd {where} sent a reply that is not JSON: {data[:120]!r}") from None
+    if not isinstance(answer, dict):
+        raise OperationalError(f"etcd {where} sent an unexpected reply: {data[:120]!r}")
+    return answer
+
+
+def revision_of(answer: dict[str, Any]) -> int:
+    return int(answer.get("header", {}).get("revision", 0))
+

@@ -1,0 +1,132 @@
+"""Bulk ingestion: sorted pairs written straight into SSTables and installed in one MANIFEST write.
+
+Pebble's and CockroachDB's way of loading a lot of data (an index backfill, an import): no WAL
+record per pair, no memtable, no flush, no L0 -> L1 rewrite. Walking one call through it::
+
+    engine.ingest(iter_of_sorted_pairs)   # e.g. every (index key, b"") of a new index
+
+1. Take the write lock (writers wait; readers do not) and the next seq ``S``. Every ingested
+   pair gets seq ``S``: the whole ingestion is one batch, so snapshots stay exact.
+2. Stream the pairs -- checked strictly ascending, bytes -- into tables of ``target_file_size``
+   (fsynced), never holding more than one table's block lists in memory.
+3. If a memtable holds a key in the ingested span ``[first, last]`` it is flushed first (its
+   versions are older than ``S`` and must not shadow the new ones), as Pebble does. The tables
+   then go to the deepest level such that no table at that level or above overlaps the span
+   (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every key. A
+   running compaction is waited for first (its outputs may land anywhere in its span); after
+   30 s of waiting the tables go to L0, which is always safe.
+4. Append an empty batch at ``S`` to the WAL and fsync it (replay demands consecutive seqs),
+   then install the tables through the MANIFEST and publish ``S``.
+
+A crash before step 4's MANIFEST write leaves tables no MANIFEST lists (removed at open) and at
+most an empty batch in the WAL: nothing of the ingestion is visible, and nothing was
+acknowledged. After it, everything is. ``close()`` meanwhile stops the ingestion (it removes
+its tables and raises InterfaceError).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from sqlkv.errors import InterfaceError, OperationalError
+from sqlkv.storage.kv import checked_pairs
+from sqlkv.storage.lsm import background
+from sqlkv.storage.lsm.compaction import CompactionAborted, table_path, write_tables
+from sqlkv.storage.lsm.sstable.builder import TableInfo
+from sqlkv.storage.lsm.wal import encode_record
+
+if TYPE_CHECKING:
+    from sqlkv.storage.lsm.core import LSMCore
+
+
+COMPACTION_WAIT = 30.0  # seconds an ingest waits for a running compaction before using L0
+
+
+def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+    """Ingest sorted ``(key, value)`` pairs atomically; returns the seq they became visible at
+    (the last seq, unchanged, when there were none)."""
+    core.check_open()
+    if core.read_only:
+        raise OperationalError(f"database {core.path} is open read-only")
+    if core.bg_error is not None:
+        raise OperationalError(f"database {core.path}: background work failed: {core.bg_error}")
+    with core.write_lock:
+        core.check_open()
+        seq = core.applied_seq + 1
+        stop = lambda: core.closing  # noqa: E731
+        try:
+            infos = write_tables(_entries(checked_pairs(pairs), seq), core.path, core.new_file_number,
+                                 core.opts.target_file_size, core.opts.block_size, seq, stop)
+        except CompactionAborted:
+            raise InterfaceError(f"database {core.path} was closed during ingest()") from None
+        if not infos:
+            return core.visible_seq
+        try:
+            _install(core, infos, seq)
+        except OSError as exc:
+            _remove(core, infos)
+            raise OperationalError(f"ingest into {core.path} failed: {exc.strerror or exc}") from None
+        except BaseException:
+            _remove(core, infos)
+            raise
+        counters = core.ingest_counters
+        counters["ingests"] += 1
+        counters["tables"] += len(infos)
+        counters["bytes"] += sum(i.size for i in infos)
+        return seq
+
+
+def _entries(pairs: Iterator[tuple[bytes, bytes]], seq: int) -> Iterator[tuple]:
+    for key, value in pairs:
+        yield key, seq, value, None
+
+
+def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
+    """Steps 3 and 4 (write lock held)."""
+    first, last = infos[0].smallest, infos[-1].largest
+    past_last = last + b"\x00"
+    if any(m.data and m.has_keys_in(first, past_last) for m in [core.mem, *core.imm]):
+        if core.mem.entries:
+            core._rotate_memtable()
+        background.wait_for_flushes(core)
+    # A running compaction's outputs may land anywhere in its span: wait for it (one job,
+    # seconds at most) rather than put the tables in L0, where they would all be rewritten.
+    settled = core.compaction_mutex.acquire(timeout=COMPACTION_WAIT)
+    try:
+        wal = core.wal
+        wal.append(encode_record(seq, 1, []))  # type: ignore[union-attr]
+        core.applied_seq = seq
+        wal.note_applied(seq)  # type: ignore[union-attr]
+        wal.sync_seq(seq)  # type: ignore[union-attr]
+        with core.bg_cond:
+            version = core.version
+            level = _target_level(version, first, last) if settled else 0
+            levels = [list(tables) for tables in version.levels]
+            levels[level].extend(infos)
+            background._install(core, levels, version.tombstones)  # MANIFEST, read state
+            core.bg_cond.notify_all()
+        with core._publish_lock:
+            core.visible_seq = max(core.visible_seq, seq)
+    finally:
+        if settled:
+            core.compaction_mutex.release()
+
+
+def _target_level(version, first: bytes, last: bytes) -> int:
+    """The deepest level such that it and every level above hold nothing in ``[first, last]``."""
+    level = 0
+    for candidate in range(len(version.levels)):
+        if version.overlapping(candidate, first, last):
+            break
+        level = candidate
+    return level
+
+
+def _remove(core: LSMCore, infos: list[TableInfo]) -> None:
+    for info in infos:
+        try:
+            os.unlink(table_path(core.path, info.number))
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,177 @@
+"""The REPL in a real terminal (a pty): Tab completion, the pager and turning it off, Ctrl-C."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.interfaces.conftest import REPO
+from tests.interfaces.test_interfaces_repl import CTRL_C, EOF_KEY, _controlling_tty
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+
+
+def _in_order(text: str, needles: tuple[str, ...]) -> bool:
+    at = 0
+    for needle in needles:
+        at = text.find(needle, at)
+        if at < 0:
+            return False
+        at += len(needle)
+    return True
+
+
+def _read_clean(fd: int, *needles: str, timeout: float = 60) -> str:
+    """Read the terminal until ``needles`` show, in order, in its text (escapes and CRs removed)."""
+    raw, text = "", ""
+    deadline = time.monotonic() + timeout
+    while not _in_order(text, needles):
+        left = deadline - time.monotonic()
+        ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
+        if not ready:
+            raise AssertionError(f"did not see {needles!r}; got {text[-2000:]!r}")
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise AssertionError(f"the terminal closed before {needles!r}; got {text[-2000:]!r}")
+        raw += chunk.decode("utf-8", "replace")
+        text = _ANSI.sub("", raw)
+    return text
+
+
+class Terminal:
+    """``sqlkv DB`` on a pty of ``rows`` lines, typed at like a user would."""
+
+    def __init__(self, db: str, home: Path, rows: int = 24, **env: str) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 100, 0, 0))
+        environment = dict(os.environ, TERM="xterm", HOME=str(home), PROMPT_TOOLKIT_NO_CPR="1", **env)
+        environment.pop("COLUMNS", None)
+        environment.pop("LINES", None)
+        self.proc = subprocess.Popen([sys.executable, "-m", "sqlkv.cli", db], stdin=slave, stdout=slave,
+                                     stderr=slave, cwd=REPO, env=environment, preexec_fn=_controlling_tty)
+        os.close(slave)
+        self.prompt()
+
+    def prompt(self) -> str:
+        return _read_clean(self.master, "sqlkv>")
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def run(self, line: str, until: str) -> str:
+        """Type a line and Enter; what the terminal shows up to ``until`` (escapes removed).
+
+        prompt-toolkit redraws the prompt as keys arrive, so the prompt alone cannot mark the
+        end of a statement's output: the caller names text that comes last.
+        """
+        self.type(line + "\r")
+        return _read_clean(self.master, until, "sqlkv>")  # and the next prompt is up
+
+    def close(self) -> int:
+        try:
+            self.type(EOF_KEY)
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            os.close(self.master)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path):
+    opened: list[Terminal] = []
+
+    def start(rows: int = 24, **env: str) -> Terminal:
+        term = Terminal(str(tmp_path / "db"), tmp_path, rows, **env)
+        opened.append(term)
+        return term
+
+    yield start
+    for term in opened:
+        if term.proc.poll() is None:
+            term.close()
+
+
+def test_tab_completes_tables_after_from_columns_after_select_and_dot_arguments(terminal) -> None:
+    term = terminal()
+    term.run("CREATE TABLE customers (id INT PRIMARY KEY, city TEXT);", "CREATE TABLE\n")
+    term.run("INSERT INTO customers VALUES (1, 'Oslo');", "INSERT 1\n")
+    # Completion runs in the background: wait for it to show before typing on.
+    term.type("SELECT ci\t")  # one candidate: the column of the only table, inserted
+    _read_clean(term.master, "SELECT city")
+    term.type(" FROM cust\t")  # after FROM: the table
+    _read_clean(term.master, "FROM customers")
+    out = term.run(";", "row)")
+    assert "| city |" in out and "| Oslo |" in out  # the typed `SELECT ci FROM cust` would fail
+    term.type(".mode markd\t")  # a dot command's argument
+    _read_clean(term.master, ".mode markdown")
+    term.run("", "\n")
+    out = term.run("SELECT id AS n FROM customers;", "|   1 |\n")
+    assert "| n   |\n|-----|\n" in out  # markdown mode was completed and set
+    assert term.close() == 0
+
+
+def test_long_results_go_through_the_pager_until_pager_off(terminal, tmp_path: Path) -> None:
+    pager = tmp_path / "pager.sh"
+    pager.write_text("#!/bin/sh\nsed 's/^/PAGED:/'\n")
+    pager.chmod(0o755)
+    term = terminal(rows=12, PAGER=str(pager))
+    tall = ("WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 40) "
+            "SELECT x FROM s;")
+    out = term.run(tall, "(40 rows)")
+    assert "PAGED:|  1 |" in out and "PAGED:| 40 |" in out and "PAGED:(40 rows)" in out
+    out = term.run("SELECT 'short' AS s;", "(1 row)")  # fits on the screen: printed directly
+    assert "| short |" in out and "PAGED:" not in out
+    term.run(".pager off", "\n")
+    out = term.run(tall, "(40 rows)")
+    assert "| 40 |" in out and "PAGED:" not in out
+    assert term.close() == 0
+
+
+def test_no_pager_when_stdout_is_not_a_terminal() -> None:
+    """Piped output is never paged, even with a PAGER that would fail and a long result."""
+    env = dict(os.environ, PAGER="false")
+    query = "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 500) SELECT x FROM s"
+    proc = subprocess.run([sys.executable, "-m", "sqlkv.cli"], input=query + ";\n", capture_output=True,
+                          text=True, cwd=REPO, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "| 500 |" in proc.stdout
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line_and_exit_status_is_zero(terminal) -> None:
+    term = terminal()
+    term.type("SELECT 'dropped' AS d")
+    term.type(CTRL_C)
+    out = term.run("SELECT 'kept' AS k;", "(1 row)")
+    assert "| kept |" in out and "| dropped |" not in out
+    assert term.close() == 0
+
+
+def test_import_shows_a_progress_bar_on_the_terminal_only(terminal, tmp_path: Path) -> None:
+    data = tmp_path / "big.csv"
+    data.write_text("k,v\n" + "".join(f"{i},value {i}\n" for i in range(3000)))
+    term = terminal()
+    out = term.run(f".import {data} big", "imported 3000 rows into big\n")
+    assert f"importing {data} into big" in out  # the bar's title, drawn on the terminal
+    assert "/3000" in out  # done/total counter
+    out = term.run("SELECT count(*), sum(k) FROM big;", "(1 row)")
+    assert "|     3000 | 4498500 |" in out  # k was inferred INT
+    assert term.close() == 0
+    piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", ":memory:", f".import {data} big"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (piped.returncode, piped.stderr) == (0, "")  # no bar when stderr is not a terminal

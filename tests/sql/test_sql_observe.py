@@ -1,0 +1,267 @@
+"""The sqlkv_internal figure tables, each checked against a workload whose effect is known."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sqlkv.cli.stats import run as stats_main
+from sqlkv.errors import ProgrammingError, SerializationFailure
+from sqlkv.sql import Database, Session
+from sqlkv.sql.stmtstats import normalize
+
+TABLES = ["engine_stats", "latencies", "compactions", "statement_stats", "table_stats", "transactions",
+          "hot_ranges"]
+
+
+@pytest.fixture(params=["memory", "lsm"])
+def db(request, tmp_path):
+    path = ":memory:" if request.param == "memory" else str(tmp_path / "db")
+    database = Database.open(path)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def lsm(tmp_path):
+    database = Database.open(str(tmp_path / "db"))
+    yield database
+    database.close()
+
+
+def figure(session, name: str):
+    rows = session.execute("SELECT value FROM sqlkv_internal.engine_stats WHERE name = ?", (name,)).fetchall()
+    assert len(rows) == 1, name
+    return rows[0][0]
+
+
+def test_every_table_answers_any_sql(db) -> None:
+    s = Session(db)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    for table in TABLES:
+        count = s.execute(f"SELECT count(*) FROM sqlkv_internal.{table}").fetchall()[0][0]
+        assert count >= 0
+    rows = s.execute("SELECT name FROM sqlkv_internal.engine_stats WHERE name LIKE 'txn.%' ORDER BY name").fetchall()
+    assert ("txn.commits",) in rows
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_figure_tables_are_read_only(table: str) -> None:
+    s = Session(Database.open(":memory:"))
+    name = f"sqlkv_internal.{table}"
+    for sql in (f"INSERT INTO {name} SELECT * FROM {name}", f"DELETE FROM {name}",
+                f"UPDATE {name} SET {s.execute(f'SELECT * FROM {name}').columns[0].name} = NULL",
+                f"DROP TABLE {name}", f"CREATE INDEX x ON {name} ({s.execute(f'SELECT * FROM {name}').columns[0].name})",
+                f"ALTER TABLE {name} ADD COLUMN z INT", f"CREATE TABLE {name} (a INT PRIMARY KEY)"):
+        with pytest.raises(ProgrammingError, match=name.split(".")[1] + "|reserved"):
+            s.execute(sql)
+
+
+def test_absent_key_lookups_raise_bloom_useful(lsm) -> None:
+    s = Session(lsm)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
+    s.executemany("INSERT INTO t VALUES (?, 'x')", [(i,) for i in range(0, 2000, 2)])
+    lsm.engine.flush()
+    s.execute("SELECT * FROM t WHERE id = 1").fetchall()  # plan and descriptors cached
+    useful, false_pos = figure(s, "bloom_useful"), figure(s, "bloom_false_positives")
+    n = 300
+    for i in range(3, 2 * n + 3, 2):
+        assert s.execute("SELECT * FROM t WHERE id = ?", (i,)).fetchall() == []
+    gained = figure(s, "bloom_useful") - useful
+    assert gained + figure(s, "bloom_false_positives") - false_pos == n
+    assert gained >= 0.9 * n
+
+
+def test_forced_compaction_appears_in_compactions(lsm) -> None:
+    s = Session(lsm)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    for round_ in range(3):
+        s.executemany("INSERT INTO t VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET v = excluded.v",
+                      [(i, round_) for i in range(300)])
+        lsm.engine.flush()
+    assert s.execute("SELECT count(*) FROM sqlkv_internal.compactions").fetchall() == [(0,)]
+    lsm.engine.compact()
+    rows = s.execute("SELECT kind, level, output_level, input_files, input_bytes, output_bytes "
+                     "FROM sqlkv_internal.compactions ORDER BY started").fetchall()
+    assert len(rows) == figure(s, "compactions") >= 1
+    kind, level, output_level, inputs, in_bytes, out_bytes = rows[0]
+    assert (kind, level) == ("merge", 0) and output_level >= 1 and inputs >= 3
+    assert 0 < out_bytes < in_bytes
+
+
+def test_statement_stats_count_executions_rows_and_kv(db) -> None:
+    s = Session(db)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 3) for i in range(50)])
+    for i in range(7):
+        assert len(s.execute("SELECT * FROM t WHERE id = ?", (i * 10,)).fetchall()) == (1 if i < 5 else 0)
+    s.execute("SELECT id FROM t WHERE v = 1").fetchall()
+    s.execute("SELECT id FROM t WHERE v = 2").fetchall()
+    with pytest.raises(Exception):
+        s.execute("INSERT INTO t VALUES (1, 1)")
+    rows = {r[0]: r[1:] for r in s.execute(
+        "SELECT statement, count, errors, rows, kv_gets, kv_scans, kv_keys_read, kv_puts, retries "
+        "FROM sqlkv_internal.statement_stats").fetchall()}
+    assert rows["SELECT * FROM t WHERE id = ?"] == (7, 0, 5, 7, 0, 0, 0, 0)
+    count, errors, nrows, gets, scans, keys, puts, retries = rows["SELECT id FROM t WHERE v = ?"]
+    assert (count, errors, nrows, scans, keys, puts) == (2, 0, 33, 2, 100, 0)  # two full scans of 50 rows
+    # executemany (one execution of 50 rows) and the duplicate, one text once normalized
+    assert rows["INSERT INTO t VALUES (?, ...)"][:3] == (2, 1, 50)
+    assert rows["INSERT INTO t VALUES (?, ...)"][6] == 51  # the failed insert buffered one put, undone
+    latency = s.execute("SELECT total_ms, mean_ms, p50_ms, p99_ms, max_ms FROM sqlkv_internal.statement_stats "
+                        "WHERE statement = 'SELECT * FROM t WHERE id = ?'").fetchall()[0]
+    total, mean, p50, p99, high = latency
+    assert 0 < p50 <= p99 <= high <= total
+    assert mean == pytest.approx(total / 7, rel=1e-3)
+
+
+def test_serialization_failure_appears_with_its_conflicting_span(db) -> None:
+    s1, s2 = Session(db), Session(db)
+    s1.execute("CREATE TABLE acct (id INT PRIMARY KEY, balance INT)")
+    s1.execute("INSERT INTO acct VALUES (1, 100), (2, 50)")
+    s1.execute("BEGIN")
+    assert s1.execute("SELECT balance FROM acct WHERE id = 1").fetchall() == [(100,)]
+    s1.execute("UPDATE acct SET balance = 0 WHERE id = 2")
+    open_rows = s2.execute("SELECT txn_id, read_only, reads, writes FROM sqlkv_internal.transactions "
+                           "WHERE state = 'open' AND NOT read_only").fetchall()
+    assert len(open_rows) == 1 and open_rows[0][3] == 1  # s1's one buffered write
+    s2.execute("UPDATE acct SET balance = 200 WHERE id = 1")
+    with pytest.raises(SerializationFailure):
+        s1.execute("COMMIT")
+    rows = s2.execute("SELECT conflict_key, conflict_span, reason, conflict_seq > snapshot_seq "
+                      "FROM sqlkv_internal.transactions WHERE state = 'serialization failure'").fetchall()
+    assert rows == [("/acct/acct_pkey/1/0", "/acct/acct_pkey/1/0", "read conflicts with a write", True)]
+    assert s2.execute("SELECT retries, errors FROM sqlkv_internal.statement_stats WHERE statement = 'COMMIT'"
+                      ).fetchall() == [(1, 1)]
+    assert figure(s2, "txn.aborts") == 1
+
+
+def test_scan_conflict_names_the_scanned_span(db) -> None:
+    s1, s2 = Session(db), Session(db)
+    s1.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    s1.execute("INSERT INTO t VALUES (1, 1), (5, 5)")
+    s1.execute("BEGIN")
+    assert s1.execute("SELECT count(*) FROM t").fetchall() == [(2,)]
+    s1.execute("INSERT INTO t VALUES (9, 9)")
+    s2.execute("INSERT INTO t VALUES (3, 3)")
+    with pytest.raises(SerializationFailure):
+        s1.execute("COMMIT")
+    key, span = s2.execute("SELECT conflict_key, conflict_span FROM sqlkv_internal.transactions "
+                           "WHERE state = 'serialization failure'").fetchall()[0]
+    assert key == "/t/t_pkey/3/0"
+    assert span == "/t/t_pkey"  # the whole-table scan that met the insert
+
+
+def test_table_stats_keys_reads_writes(db) -> None:
+    s = Session(db)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    s.execute("CREATE INDEX t_v ON t (v)")
+    s.execute("CREATE TABLE u (id INT PRIMARY KEY)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, i) for i in range(400)])
+    s.execute("INSERT INTO u VALUES (1)")
+    if db.path != ":memory:":
+        db.engine.flush()
+    for i in range(20):
+        s.execute("SELECT v FROM t WHERE id = ?", (i,)).fetchall()
+    s.execute("SELECT id FROM t WHERE v < 10").fetchall()
+    rows = {(r[0], r[1]): r[2:] for r in s.execute(
+        "SELECT table_name, index_name, keys, reads, writes, key_span FROM sqlkv_internal.table_stats").fetchall()}
+    keys, reads, writes, span = rows[("t", "t_pkey")]
+    assert writes == 400 and span == "/t/t_pkey"
+    assert reads == 400 + 20  # the inserts' uniqueness checks, then the point reads
+    assert rows[("t", "t_v")][1:3] == (10, 400)  # one scan of 10 index entries; 400 entries written
+    assert rows[("u", "u_pkey")][2] == 1
+    if db.path == ":memory:":
+        assert keys == 400 and rows[("t", "t_v")][0] == 400 and rows[("u", "u_pkey")][0] == 1
+    else:
+        assert abs(keys - 400) <= 40 and rows[("u", "u_pkey")][0] == 1
+    only = s.execute("SELECT index_name FROM sqlkv_internal.table_stats WHERE table_name = 'u'").fetchall()
+    assert only == [("u_pkey",)]
+
+
+def test_hot_ranges_rank_the_busiest_index_first(db) -> None:
+    s = Session(db)
+    s.execute("CREATE TABLE cold (id INT PRIMARY KEY)")
+    s.execute("CREATE TABLE hot (id INT PRIMARY KEY)")
+    s.executemany("INSERT INTO cold VALUES (?)", [(i,) for i in range(5)])
+    s.executemany("INSERT INTO hot VALUES (?)", [(i,) for i in range(100)])
+    for i in range(50):
+        s.execute("SELECT * FROM hot WHERE id = ?", (i,)).fetchall()
+    rows = s.execute("SELECT key_span, table_name, reads, writes FROM sqlkv_internal.hot_ranges").fetchall()
+    assert rows[0] == ("/hot/hot_pkey", "hot", 150, 100)
+    assert ("/cold/cold_pkey", "cold", 5, 5) in rows
+
+
+def test_counters_persist_and_say_since_when(tmp_path) -> None:
+    path = str(tmp_path / "db")
+    db = Database.open(path)
+    s = Session(db)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    s.execute("INSERT INTO t VALUES (1)")
+    written, since = s.execute("SELECT value, since FROM sqlkv_internal.engine_stats "
+                               "WHERE name = 'user_bytes_written'").fetchall()[0]
+    db.close()
+    db = Database.open(path)
+    try:
+        s = Session(db)
+        again, since_again = s.execute("SELECT value, since FROM sqlkv_internal.engine_stats "
+                                       "WHERE name = 'user_bytes_written'").fetchall()[0]
+        assert (again, since_again) == (written, since) and written > 0
+        cache_since = s.execute("SELECT since FROM sqlkv_internal.engine_stats "
+                                "WHERE name = 'block_cache.hits'").fetchall()[0][0]
+        assert cache_since > since  # per-process figures count from this open
+    finally:
+        db.close()
+
+
+def test_latencies_table(lsm) -> None:
+    s = Session(lsm)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    for i in range(5):
+        s.execute("INSERT INTO t VALUES (?)", (i,))
+    rows = {r[0]: r[1:] for r in s.execute("SELECT * FROM sqlkv_internal.latencies").fetchall()}
+    assert set(rows) == {"commit", "get", "scan", "flush", "wal_fsync"}
+    count, mean, p50, p90, p99, high, _since = rows["commit"]
+    assert count == 6  # CREATE TABLE and five INSERTs
+    assert p50 <= p90 <= p99 <= high
+    assert rows["wal_fsync"][0] >= 6
+
+
+def test_explain_analyze_times_operators() -> None:
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 5) for i in range(100)])
+    lines = [r[0] for r in s.execute("EXPLAIN ANALYZE SELECT v, count(*) FROM t GROUP BY v ORDER BY v").fetchall()]
+    assert all(" time=" in line for line in lines)
+    scan = next(line for line in lines if line.lstrip().startswith("scan t@t_pkey"))
+    assert "rows=100 " in scan and "kv_scans=1 kv_keys=100 rows/batch=100.0" in scan
+    times = [float(line.split(" time=")[1].split("ms")[0]) for line in lines[:-1]]
+    assert times == sorted(times, reverse=True)  # inclusive: a parent's time covers its child's
+
+
+def test_normalize() -> None:
+    assert normalize("SELECT * FROM t WHERE a = 'it''s'  AND b IN (1, 2.5, -3);") == \
+        "SELECT * FROM t WHERE a = ? AND b IN (?, ...)"
+    assert normalize("INSERT INTO t VALUES (1, x'ab')") == "INSERT INTO t VALUES (?, ...)"
+    assert normalize("SELECT ? + 1") == "SELECT ? + ?"
+
+
+def test_sqlkv_stats_command(tmp_path, capsys) -> None:
+    path = str(tmp_path / "db")
+    db = Database.open(path)
+    s = Session(db)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    s.execute("INSERT INTO t VALUES (1), (2)")
+    db.engine.compact()
+    db.close()
+    assert stats_main([path, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"engine", "latencies", "compactions", "statements", "tables", "transactions", "hot"}
+    engine = {r["name"]: r["value"] for r in doc["engine"]}
+    assert engine["engine"] == "lsm" and engine["flushes"] >= 1 and isinstance(engine["flushes"], int)
+    assert [r["keys"] for r in doc["tables"] if r["table_name"] == "t"] == [2]
+    assert stats_main([path, "--section", "engine"]) == 0
+    assert "user_bytes_written" in capsys.readouterr().out
+    assert stats_main([str(tmp_path / "nope")]) == 1
+    assert "no such database" in capsys.readouterr().err
