@@ -15,9 +15,22 @@ class Warning(Exception):  # noqa: A001 - the name is fixed by PEP 249
 
 
 class Error(Exception):
-    """Base class of every sqlkv error (PEP 249)."""
+    """Base class of every sqlkv error (PEP 249).
+
+    ``sqlstate`` is PostgreSQL's code for the error. The broad classes carry a class code
+    (42000, 23000...); the specific subclasses below (`UniqueViolation`, `UndefinedTable`...)
+    carry PostgreSQL's specific code, which their message also ends with, e.g.
+    ``... violates unique constraint "t_pkey" (Key (id)=(1) already exists) (SQLSTATE 23505)``,
+    so a client can act on the code whether it reads the attribute or only the text.
+    """
 
     sqlstate: str = "XX000"
+    code_in_message = False  # True for the specific codes (set by the subclasses)
+
+    def __init__(self, *args: object) -> None:
+        if self.code_in_message and args and isinstance(args[0], str) and "SQLSTATE" not in args[0]:
+            args = (f"{args[0]} (SQLSTATE {self.sqlstate})", *args[1:])
+        super().__init__(*args)
 
 
 class InterfaceError(Error):
@@ -70,6 +83,121 @@ class SerializationFailure(OperationalError):
     """A SERIALIZABLE transaction conflicted with a concurrent one; retry it."""
 
     sqlstate = "40001"
+    code_in_message = True
+
+
+# -- specific SQLSTATE codes (PostgreSQL's names; psycopg's errors module has the same classes) --
+
+
+class UniqueViolation(IntegrityError):
+    """A duplicate value in a primary key or unique index."""
+
+    sqlstate = "23505"
+    code_in_message = True
+
+
+class ForeignKeyViolation(IntegrityError):
+    """A row references a missing parent key, or a parent key still has referencing rows."""
+
+    sqlstate = "23503"
+    code_in_message = True
+
+
+class NotNullViolation(IntegrityError):
+    sqlstate = "23502"
+    code_in_message = True
+
+
+class CheckViolation(IntegrityError):
+    sqlstate = "23514"
+    code_in_message = True
+
+
+class SqlSyntaxError(ProgrammingError):
+    """The statement does not parse (PostgreSQL's syntax_error; named so as not to shadow
+    Python's SyntaxError)."""
+
+    sqlstate = "42601"
+    code_in_message = True
+
+
+class UndefinedTable(ProgrammingError):
+    sqlstate = "42P01"
+    code_in_message = True
+
+
+class UndefinedColumn(ProgrammingError):
+    sqlstate = "42703"
+    code_in_message = True
+
+
+class UndefinedObject(ProgrammingError):
+    """A named constraint (or other object) that does not exist."""
+
+    sqlstate = "42704"
+    code_in_message = True
+
+
+class DuplicateTable(ProgrammingError):
+    """CREATE of a table, view, sequence or index whose name is taken."""
+
+    sqlstate = "42P07"
+    code_in_message = True
+
+
+class DuplicateColumn(ProgrammingError):
+    sqlstate = "42701"
+    code_in_message = True
+
+
+class DuplicateObject(ProgrammingError):
+    """A constraint name already used on the table."""
+
+    sqlstate = "42710"
+    code_in_message = True
+
+
+class UndefinedFunction(ProgrammingError):
+    sqlstate = "42883"
+    code_in_message = True
+
+
+class ObjectNotInPrerequisiteState(OperationalError):
+    """currval before any nextval in the session."""
+
+    sqlstate = "55000"
+    code_in_message = True
+
+
+class GeneratedAlways(ProgrammingError):
+    """A value given for a GENERATED ALWAYS column."""
+
+    sqlstate = "428C9"
+    code_in_message = True
+
+
+class DependentObjectsStillExist(ProgrammingError):
+    """DROP of an object others depend on (a table referenced by a foreign key)."""
+
+    sqlstate = "2BP01"
+    code_in_message = True
+
+
+class InvalidForeignKey(ProgrammingError):
+    """FOREIGN KEY ... REFERENCES columns that are no primary key or unique constraint."""
+
+    sqlstate = "42830"
+    code_in_message = True
+
+
+class DivisionByZero(DataError):
+    sqlstate = "22012"
+    code_in_message = True
+
+
+class NumericValueOutOfRange(DataError):
+    sqlstate = "22003"
+    code_in_message = True
 
 
 class DatabaseLockedError(OperationalError):
@@ -108,6 +236,24 @@ __all__ = [
     "ProgrammingError",
     "NotSupportedError",
     "SerializationFailure",
+    "UniqueViolation",
+    "ForeignKeyViolation",
+    "NotNullViolation",
+    "CheckViolation",
+    "SqlSyntaxError",
+    "UndefinedTable",
+    "UndefinedColumn",
+    "UndefinedObject",
+    "DuplicateTable",
+    "DuplicateColumn",
+    "DuplicateObject",
+    "UndefinedFunction",
+    "ObjectNotInPrerequisiteState",
+    "GeneratedAlways",
+    "DependentObjectsStillExist",
+    "InvalidForeignKey",
+    "DivisionByZero",
+    "NumericValueOutOfRange",
     "DatabaseLockedError",
     "CorruptionError",
     "ConditionFailedError",

@@ -23,7 +23,7 @@ import msgpack
 
 from sqlkv.catalog.descriptors import TableDescriptor, ViewDescriptor, descriptor_from_dict
 from sqlkv.encoding.keys import encode_key, index_prefix
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import ProgrammingError, UndefinedTable
 from sqlkv.storage.kv import prefix_end
 
 NAMESPACE_TABLE_ID = 1
@@ -127,10 +127,20 @@ class Catalog:
     def get_table(self, name: str) -> TableDescriptor:
         desc = self.find_table(name)
         if desc is None:
-            if isinstance(self._lookup(name), ViewDescriptor):
+            found = self._lookup(name)
+            if isinstance(found, ViewDescriptor):
                 raise ProgrammingError(f'"{name}" is a view, not a table')
-            raise ProgrammingError(f'relation "{name}" does not exist')
+            if found is not None:
+                raise ProgrammingError(f'"{name}" is a {found.kind}, not a table')
+            raise UndefinedTable(f'relation "{name}" does not exist')
         return desc
+
+    def find_sequence(self, name: str):
+        """The SequenceDescriptor named ``name``, or None."""
+        if "." in name:
+            return None
+        desc = self._lookup(name)
+        return desc if getattr(desc, "kind", None) == "sequence" else None
 
     def get_view(self, name: str) -> ViewDescriptor | None:
         if "." in name:

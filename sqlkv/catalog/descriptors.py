@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import ProgrammingError, UndefinedColumn
+from sqlkv.catalog.sequences import SequenceDescriptor
 from sqlkv.catalog.types import SqlType
 
 PRIMARY_INDEX_ID = 1
@@ -31,6 +32,9 @@ class ColumnDescriptor:
     hidden: bool = False  # the implicit rowid: not part of SELECT *
     auto_increment: bool = False  # rowid / INTEGER PRIMARY KEY: max+1 when omitted
     family_id: int = 0
+    identity: str | None = None  # "ALWAYS" | "BY DEFAULT": GENERATED ... AS IDENTITY (default nextval)
+    computed: str | None = None  # GENERATED ALWAYS AS (expr): its SQL text over the other columns
+    virtual: bool = False  # a computed column that is not stored: computed whenever a row is read
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +46,8 @@ class ColumnDescriptor:
             "hidden": self.hidden,
             "auto": self.auto_increment,
             "family": self.family_id,
+            **({"identity": self.identity} if self.identity else {}),
+            **({"computed": self.computed, "virtual": self.virtual} if self.computed else {}),
         }
 
     @staticmethod
@@ -55,6 +61,9 @@ class ColumnDescriptor:
             hidden=d["hidden"],
             auto_increment=d["auto"],
             family_id=d["family"],
+            identity=d.get("identity"),
+            computed=d.get("computed"),
+            virtual=d.get("virtual", False),
         )
 
 
@@ -117,6 +126,32 @@ class CheckDescriptor:
         return CheckDescriptor(d["name"], d["expr"])
 
 
+FK_ACTIONS = ("NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT")
+
+
+@dataclass
+class ForeignKeyDescriptor:
+    """``FOREIGN KEY (column_ids) REFERENCES ref_table_id (ref_column_ids)``, kept on the
+    referencing (child) table. The referenced (parent) table lists the child's id in its
+    ``referenced_by``, so a DELETE on the parent finds the constraints it must enforce."""
+
+    name: str
+    column_ids: list[int]
+    ref_table_id: int
+    ref_column_ids: list[int]
+    on_delete: str = "NO ACTION"
+    on_update: str = "NO ACTION"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "columns": list(self.column_ids), "ref_table": self.ref_table_id,
+                "ref_columns": list(self.ref_column_ids), "on_delete": self.on_delete, "on_update": self.on_update}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ForeignKeyDescriptor:
+        return ForeignKeyDescriptor(d["name"], list(d["columns"]), d["ref_table"], list(d["ref_columns"]),
+                                    d["on_delete"], d["on_update"])
+
+
 @dataclass
 class TableDescriptor:
     id: int
@@ -126,6 +161,8 @@ class TableDescriptor:
     indexes: list[IndexDescriptor] = field(default_factory=list)
     families: list[FamilyDescriptor] = field(default_factory=list)
     checks: list[CheckDescriptor] = field(default_factory=list)
+    foreign_keys: list[ForeignKeyDescriptor] = field(default_factory=list)
+    referenced_by: list[int] = field(default_factory=list)  # ids of tables with an FK to this one
     version: int = 1
     next_column_id: int = 1
     next_index_id: int = 2
@@ -139,7 +176,7 @@ class TableDescriptor:
         for col in self.columns:
             if col.name.lower() == lname:
                 return col
-        raise ProgrammingError(f'column "{name}" of relation "{self.name}" does not exist')
+        raise UndefinedColumn(f'column "{name}" of relation "{self.name}" does not exist')
 
     def find_column(self, name: str) -> ColumnDescriptor | None:
         lname = name.lower()
@@ -178,6 +215,8 @@ class TableDescriptor:
             "indexes": [i.to_dict() for i in self.indexes],
             "families": [f.to_dict() for f in self.families],
             "checks": [c.to_dict() for c in self.checks],
+            "fks": [f.to_dict() for f in self.foreign_keys],
+            "referenced_by": list(self.referenced_by),
             "version": self.version,
             "next_column_id": self.next_column_id,
             "next_index_id": self.next_index_id,
@@ -194,6 +233,8 @@ class TableDescriptor:
             indexes=[IndexDescriptor.from_dict(i) for i in d["indexes"]],
             families=[FamilyDescriptor.from_dict(f) for f in d["families"]],
             checks=[CheckDescriptor.from_dict(c) for c in d["checks"]],
+            foreign_keys=[ForeignKeyDescriptor.from_dict(f) for f in d.get("fks", ())],
+            referenced_by=list(d.get("referenced_by", ())),
             version=d["version"],
             next_column_id=d["next_column_id"],
             next_index_id=d["next_index_id"],
@@ -225,4 +266,6 @@ class ViewDescriptor:
 def descriptor_from_dict(d: dict[str, Any]) -> TableDescriptor | ViewDescriptor:
     if d.get("kind") == "view":
         return ViewDescriptor.from_dict(d)
+    if d.get("kind") == "sequence":
+        return SequenceDescriptor.from_dict(d)  # type: ignore[return-value]
     return TableDescriptor.from_dict(d)

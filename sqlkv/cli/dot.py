@@ -110,7 +110,10 @@ def cmd_schema(shell: Any, args: list[str]) -> None:
 
 
 def _print_table_ddl(shell: Any, table: Any) -> None:
-    shell.state.out.write(create_table_sql(table) + "\n")
+    reader = SchemaReader(shell.state.session)
+    names = {t.id: t for t in reader.tables()}  # the tables foreign keys reference
+    sequences = {d.name: d for d, _state in reader.sequences()}
+    shell.state.out.write(create_table_sql(table, sequences, names=names) + "\n")
     for index in table.indexes:
         shell.state.out.write(create_index_sql(table, index) + "\n")
 

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
+from sqlkv.catalog.sequences import create_sequence_sql
+
 _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 # Words that cannot be bare column or table names; anything here gets double quotes.
 _RESERVED = frozenset(
@@ -104,6 +106,14 @@ class SchemaReader:
         with self._catalog() as catalog:
             return sorted(catalog.list_views(), key=lambda v: v.name)
 
+    def sequences(self) -> list[tuple[Any, tuple[int, bool] | None]]:
+        """Every sequence (identity ones included) with its counter state, by name."""
+        from sqlkv.catalog.sequences import counter_state
+
+        with self._catalog() as catalog:
+            seqs = [d for d in catalog.list_descriptors() if d.kind == "sequence"]
+            return [(d, counter_state(catalog.txn, d)) for d in seqs]
+
     def find_table(self, name: str) -> Any | None:
         with self._catalog() as catalog:
             return catalog.find_table(name)
@@ -123,7 +133,10 @@ class SchemaReader:
 def _key_list(table: Any, index: Any) -> str:
     parts = []
     for col_id, desc in zip(index.column_ids, index.descending):
-        name = quote_ident(table.column_by_id(col_id).name)
+        col = table.column_by_id(col_id)
+        computed = getattr(col, "computed", None)
+        # an expression index's hidden column is written as its expression
+        name = f"({computed})" if col.hidden and computed is not None else quote_ident(col.name)
         parts.append(f"{name} DESC" if desc else name)
     return ", ".join(parts)
 
@@ -134,8 +147,11 @@ def _implicit_pk(table: Any) -> bool:
     return len(ids) == 1 and table.column_by_id(ids[0]).hidden
 
 
-def create_table_sql(table: Any) -> str:
-    """``CREATE TABLE`` text recreating ``table``'s columns, key, checks and families."""
+def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreign_keys: bool = True,
+                     names: dict[int, Any] | None = None) -> str:
+    """``CREATE TABLE`` text recreating ``table``'s columns, key, checks and families (and,
+    with ``foreign_keys``, its foreign keys; ``names`` maps table ids to descriptors for them).
+    ``sequences`` (name -> descriptor) gives identity columns their sequence options."""
     pk = table.primary_index
     inline_pk = (
         not _implicit_pk(table) and len(pk.column_ids) == 1 and not pk.descending[0]
@@ -147,20 +163,50 @@ def create_table_sql(table: Any) -> str:
         line = f"  {quote_ident(col.name)} {col.type.sql()}"
         if inline_pk and col.id == pk.column_ids[0]:
             line += " PRIMARY KEY"
-        elif not col.nullable:
+        elif not col.nullable and not col.identity:
             line += " NOT NULL"
-        if col.default_sql is not None:
+        if col.computed is not None:
+            line += f" GENERATED ALWAYS AS ({col.computed}) {'VIRTUAL' if col.virtual else 'STORED'}"
+        elif col.identity is not None:
+            # by owner, not by name: a renamed table or column keeps its sequence's old name
+            seq = next((d for d in (sequences or {}).values() if d.owner == [table.id, col.id]), None)
+            options = f" ({create_sequence_sql(seq)})" if seq is not None else ""
+            line += f" GENERATED {col.identity} AS IDENTITY{options}"
+        elif col.default_sql is not None:
             line += f" DEFAULT {col.default_sql}"
         lines.append(line)
     if not _implicit_pk(table) and not inline_pk:
         lines.append(f"  PRIMARY KEY ({_key_list(table, pk)})")
     for check in table.checks:
         lines.append(f"  CONSTRAINT {quote_ident(check.name)} CHECK ({check.expr_sql})")
+    if foreign_keys:
+        lines.extend(f"  {foreign_key_sql(table, fk, names or {})}" for fk in table.foreign_keys)
     if len(table.families) > 1:
         for fam in table.families:
             cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fam.column_ids)
             lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols})")
     return f"CREATE TABLE {quote_ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
+
+
+def _reloaded_sequence_name(desc: Any, tables: dict[int, Any]) -> str:
+    """The name a sequence gets when the dump is loaded: an identity column's sequence is
+    created as <table>_<column>_seq under the names the table and column have now."""
+    owner = desc.owner
+    table = tables.get(owner[0]) if owner else None
+    if table is None:
+        return desc.name
+    col = next((c for c in table.columns if c.id == owner[1]), None)
+    return f"{table.name}_{col.name}_seq" if col is not None else desc.name
+
+
+def foreign_key_sql(table: Any, fk: Any, names: dict[int, Any]) -> str:
+    """``CONSTRAINT name FOREIGN KEY (...) REFERENCES parent (...) ON DELETE ... ON UPDATE ...``."""
+    parent = table if fk.ref_table_id == table.id else names.get(fk.ref_table_id)
+    cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fk.column_ids)
+    target = quote_ident(parent.name) if parent is not None else f"<table {fk.ref_table_id}>"
+    refs = ", ".join(quote_ident(parent.column_by_id(c).name) for c in fk.ref_column_ids) if parent else ""
+    return (f"CONSTRAINT {quote_ident(fk.name)} FOREIGN KEY ({cols}) REFERENCES {target} ({refs}) "
+            f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}")
 
 
 def create_index_sql(table: Any, index: Any) -> str:
@@ -188,18 +234,33 @@ def dump_lines(session: Any, reader: SchemaReader, tables: Iterable[Any] | None 
     """
     yield "BEGIN;"
     done: list[Any] = []
+    sequences = reader.sequences()
+    by_name = {d.name: d for d, _state in sequences}
+    for desc, _state in sequences:
+        if desc.owner is None:  # identity sequences come with their column
+            yield f"CREATE SEQUENCE {quote_ident(desc.name)} {create_sequence_sql(desc)};"
     for table in reader.tables() if tables is None else tables:
         done.append(table)
-        yield create_table_sql(table)
-        columns = [c for c in table.columns if not c.hidden]
+        # foreign keys are added after every row is in (as pg_dump does), so load order is free
+        yield create_table_sql(table, by_name, foreign_keys=False)
+        columns = [c for c in table.columns if not c.hidden and c.computed is None]
         names = ", ".join(quote_ident(c.name) for c in columns)
         select = f"SELECT {names} FROM {quote_ident(table.name)}"
-        prefix = f"INSERT INTO {quote_ident(table.name)} ({names}) VALUES ("
+        overriding = " OVERRIDING SYSTEM VALUE" if any(c.identity == "ALWAYS" for c in columns) else ""
+        prefix = f"INSERT INTO {quote_ident(table.name)} ({names}){overriding} VALUES ("
         for row in session.execute(select):
             yield prefix + ", ".join(sql_literal(v) for v in row) + ");"
     for table in done:
         for index in table.indexes:
             yield create_index_sql(table, index)
+    by_id = {t.id: t for t in done}
+    for table in done:
+        for fk in table.foreign_keys:
+            yield f"ALTER TABLE {quote_ident(table.name)} ADD {foreign_key_sql(table, fk, by_id)};"
+    for desc, state in sequences:
+        if state is not None:
+            name = _reloaded_sequence_name(desc, by_id)
+            yield f"SELECT setval('{name}', {state[0]}, {'true' if state[1] else 'false'});"
     for view in reader.views():
         yield create_view_sql(view)
     yield "COMMIT;"

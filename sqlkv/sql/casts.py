@@ -15,7 +15,7 @@ import uuid
 from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
 
 from sqlkv.encoding.interval import Interval
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
 
 # ---------------------------------------------------------------- parsing text
@@ -135,10 +135,10 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if isinstance(value, int):
             if INT_MIN <= value <= INT_MAX:
                 return value if typ.width is None else check_int_width(value, typ, column)
-            raise DataError(f'integer out of range for column "{column}"')
+            raise NumericValueOutOfRange(f'integer out of range for column "{column}"')
         if isinstance(value, Decimal) and value.is_finite() and value.adjusted() > 18:
             # out of range whatever its digits: say so before int() spends minutes on 1E+999999
-            raise DataError(f'integer out of range for column "{column}"')
+            raise NumericValueOutOfRange(f'integer out of range for column "{column}"')
         if isinstance(value, (float, Decimal)) and _is_integral(value):
             return assign_cast(int(value), typ, column)
         raise _assign_error(value, typ, column)
@@ -241,13 +241,13 @@ def _is_integral(v: float | Decimal) -> bool:
 
 def _float_to_int(f: float) -> int:
     if not math.isfinite(f):
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
     return check_int_range(round(f))  # round half to even, like PostgreSQL's float8 -> int
 
 
 def _decimal_to_int(d: Decimal) -> int:
     if not d.is_finite() or d.adjusted() > 18:
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
     return check_int_range(int(d.to_integral_value(rounding=ROUND_HALF_UP)))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlkv.errors import OperationalError, ProgrammingError
+from sqlkv.errors import OperationalError, ProgrammingError, UndefinedColumn
 
 if TYPE_CHECKING:
     from sqlkv.sql.types import SqlType
@@ -75,7 +75,7 @@ class Scope:
             scope = scope.outer
             depth += 1
         qualified = f"{table}.{name}" if table else name
-        raise ProgrammingError(f'column "{qualified}" does not exist')
+        raise UndefinedColumn(f'column "{qualified}" does not exist')
 
     def at_depth(self, depth: int) -> Scope:
         scope = self

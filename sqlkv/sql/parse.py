@@ -30,10 +30,21 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError, SqlSyntaxError
 from sqlkv.sql.depth import too_deep
 from sqlkv.sql.headers import label_select_items
-from sqlkv.sql.parse_edits import Edit, apply_edits, cut_storing, cut_table_extras, token_ident, token_word
+from sqlkv.sql.parse_alter import alter_table_special
+from sqlkv.sql.parse_edits import (
+    Edit,
+    apply_edits,
+    cut_generated_always,
+    cut_overriding,
+    cut_sequence_defaults,
+    cut_storing,
+    cut_table_extras,
+    token_ident,
+    token_word,
+)
 from sqlkv.sql.parse_errors import located_error, sqlglot_parse
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 
@@ -75,13 +86,14 @@ class ParsedStatement:
     # CREATE TABLE t (..., INDEX i (a), UNIQUE INDEX (b)): cut out, run after as CREATE INDEX texts
     table_indexes: list[str] = field(default_factory=list)
     shows: tuple[str, bool] | None = None  # SHOW/DESCRIBE: (relation named, views accepted)
+    overriding: bool = False  # INSERT ... OVERRIDING SYSTEM VALUE (values for GENERATED ALWAYS identities)
 
 
 def _tokenize(sql: str) -> list[Token]:
     try:
         return Tokenizer().tokenize(sql)
     except TokenError as e:
-        raise ProgrammingError(f"syntax error: {e}") from None
+        raise SqlSyntaxError(f"syntax error: {e}") from None
 
 
 def _start_col(tok: Token) -> int:
@@ -174,7 +186,7 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     if w0 == "RELEASE":
         rest = toks[2:] if w1 == "SAVEPOINT" else toks[1:]
         if len(rest) != 1:
-            raise ProgrammingError("syntax error: expected RELEASE [SAVEPOINT] name")
+            raise SqlSyntaxError("syntax error: expected RELEASE [SAVEPOINT] name")
         return ParsedStatement("RELEASE", text, savepoint=token_ident(rest[0]))
     if w0 in ("SHOW", "DESCRIBE") or (w0 == "DESC" and len(toks) == 2):
         from sqlkv.sql.show import show_query
@@ -197,7 +209,7 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         m = _EXPLAIN_RE.match(text)
         inner_text = text[m.end() :] if m else ""
         if not inner_text.strip():
-            raise ProgrammingError("syntax error: EXPLAIN needs a statement")
+            raise SqlSyntaxError("syntax error: EXPLAIN needs a statement")
         try:
             inner = _parse_tokens(inner_text, _tokenize(inner_text))
         except ProgrammingError as e:
@@ -206,6 +218,10 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
             raise
         analyze = bool(m and m.group(1))
         return ParsedStatement("EXPLAIN", text, explain_analyze=analyze, inner=inner, param_count=inner.param_count)
+    if w0 == "ALTER" and w1 == "TABLE":
+        special = alter_table_special(text, toks)
+        if special is not None:
+            return ParsedStatement("ALTER TABLE", text, ast=special)
     return _parse_sql(text, toks)
 
 
@@ -225,12 +241,12 @@ def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
     if not rest:
         return ParsedStatement("ROLLBACK", text)
     if token_word(rest[0]) != "TO":
-        raise ProgrammingError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
+        raise SqlSyntaxError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
     rest = rest[1:]
     if rest and token_word(rest[0]) == "SAVEPOINT":
         rest = rest[1:]
     if len(rest) != 1:
-        raise ProgrammingError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
+        raise SqlSyntaxError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
     return ParsedStatement("ROLLBACK TO", text, savepoint=token_ident(rest[0]))
 
 
@@ -253,6 +269,15 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(cut_storing(toks, stmt))
         elif "TABLE" in words:
             edits.extend(cut_table_extras(toks, stmt, text))
+        elif "SEQUENCE" in words:
+            edits.extend(cut_sequence_defaults(toks))
+    if w0 in ("CREATE", "ALTER"):
+        edits.extend(cut_generated_always(toks))
+    if w0 == "INSERT":
+        overriding = cut_overriding(toks)
+        if overriding is not None:
+            stmt.overriding = True
+            edits.append(overriding)
     named = False
     n_params = 0
     hex_literals = False
@@ -342,3 +367,5 @@ def _kind_of(ast: exp.Expression) -> str:
         if isinstance(ast, cls):
             return kind
     raise ProgrammingError(f"unsupported statement: {ast.sql()[:80]}")
+
+

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot.tokens import Token, TokenType
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import SqlSyntaxError
 
 if TYPE_CHECKING:
     from sqlkv.sql.parse import ParsedStatement
@@ -79,7 +79,7 @@ def matching_paren(toks: list[Token], i: int) -> int:
             depth -= 1
             if depth == 0:
                 return j
-    raise ProgrammingError("syntax error: unbalanced parentheses")
+    raise SqlSyntaxError("syntax error: unbalanced parentheses")
 
 
 def _names_in(toks: list[Token]) -> list[str]:
@@ -154,4 +154,38 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -
                         edits.append(Edit(t.start, t.end + 1, ""))
                     elif t.token_type != TokenType.COMMA:
                         prev_name = token_ident(t)
+    return edits
+
+
+def cut_sequence_defaults(toks: list[Token]) -> list[Edit]:
+    """CREATE SEQUENCE: cut ``NO MINVALUE``, ``NO MAXVALUE`` and ``NO CYCLE`` -- they name the
+    defaults, and sqlglot misreads them (``NO CYCLE`` alone parses as CYCLE)."""
+    edits: list[Edit] = []
+    for i in range(len(toks) - 1):
+        if token_word(toks[i]) == "NO" and token_word(toks[i + 1]) in ("MINVALUE", "MAXVALUE", "CYCLE"):
+            edits.append(Edit(toks[i].start, toks[i + 1].end + 1, ""))
+    return edits
+
+
+def cut_overriding(toks: list[Token]) -> Edit | None:
+    """INSERT ... OVERRIDING SYSTEM VALUE (PostgreSQL; sqlglot has no node for it): cut, and
+    recorded on the statement. OVERRIDING USER VALUE is left for sqlglot to refuse."""
+    for i in range(len(toks) - 2):
+        if [token_word(t) for t in toks[i:i + 3]] == ["OVERRIDING", "SYSTEM", "VALUE"]:
+            return Edit(toks[i].start, toks[i + 2].end + 1, "")
+    return None
+
+
+def cut_generated_always(toks: list[Token]) -> list[Edit]:
+    """``GENERATED ALWAYS AS (expr) STORED|VIRTUAL`` -> ``AS (expr) STORED|VIRTUAL``: the form
+    sqlglot's default dialect parses as a computed column (it rejects the long one)."""
+    edits: list[Edit] = []
+    for i in range(len(toks) - 3):
+        if [token_word(t) for t in toks[i:i + 3]] != ["GENERATED", "ALWAYS", "AS"]:
+            continue
+        if toks[i + 3].token_type != TokenType.L_PAREN:
+            continue  # GENERATED ALWAYS AS IDENTITY
+        close = matching_paren(toks, i + 3)
+        if close + 1 < len(toks) and token_word(toks[close + 1]) in ("STORED", "VIRTUAL"):
+            edits.append(Edit(toks[i].start, toks[i + 2].start, ""))
     return edits

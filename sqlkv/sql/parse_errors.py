@@ -11,7 +11,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import ProgrammingError, SqlSyntaxError
 from sqlkv.sql.parse_edits import Edit, original_offset
 
 
@@ -19,7 +19,7 @@ def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
     """A syntax error carrying ``line``/``col`` (1-based) of ``offset`` in the user's text."""
     line = sql.count("\n", 0, offset) + 1
     col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
-    err = ProgrammingError(f"syntax error at line {line}, column {col}{detail}")
+    err = SqlSyntaxError(f"syntax error at line {line}, column {col}{detail}")
     err.line = line  # type: ignore[attr-defined]
     err.col = col  # type: ignore[attr-defined]
     return err
@@ -35,26 +35,26 @@ def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None) -> e
         near = err.get("highlight")
         near_txt = f' near "{near}"' if near else ""
         if line:
-            located = ProgrammingError(f"syntax error{near_txt}: {desc}")
+            located = SqlSyntaxError(f"syntax error{near_txt}: {desc}")
             located.offset = original_offset(sql, line, col or 1, edits or [])  # type: ignore[attr-defined]
             located.args = (f"{near_txt}: {desc}",)
             raise located from None
-        raise ProgrammingError(f"syntax error{near_txt}: {desc}") from None
+        raise SqlSyntaxError(f"syntax error{near_txt}: {desc}") from None
     except TokenError as e:
-        raise ProgrammingError(f"syntax error: {e}") from None
+        raise SqlSyntaxError(f"syntax error: {e}") from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
-        raise ProgrammingError("syntax error: expected exactly one statement")
+        raise SqlSyntaxError("syntax error: expected exactly one statement")
     tree = trees[0]
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
-        raise ProgrammingError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
+        raise SqlSyntaxError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
     # sqlglot accepts a few truncated forms silently; they are syntax errors in SQL.
     for node in tree.walk():
         if isinstance(node, exp.Select) and not node.expressions:
-            raise ProgrammingError("syntax error: SELECT without a select list")
+            raise SqlSyntaxError("syntax error: SELECT without a select list")
         if isinstance(node, exp.Group) and not node.expressions and not node.args.get("all"):
-            raise ProgrammingError("syntax error: GROUP BY without an expression")
+            raise SqlSyntaxError("syntax error: GROUP BY without an expression")
     return tree
 
 

@@ -10,7 +10,7 @@ else is a bug in sqlkv, reported as InternalError naming the statement.
 from __future__ import annotations
 
 import decimal
-from sqlkv.errors import ConditionFailedError, DataError, Error, IntegrityError, InternalError
+from sqlkv.errors import ConditionFailedError, DataError, Error, IntegrityError, InternalError, UniqueViolation, NumericValueOutOfRange
 from sqlkv.sql.depth import too_deep
 
 
@@ -19,7 +19,7 @@ def as_pep249(e: Exception, sql: str, where: str) -> Error:
     if isinstance(e, RecursionError):
         return too_deep(sql)
     if isinstance(e, OverflowError):
-        return DataError(f"value out of range: {e}")
+        return NumericValueOutOfRange(f"value out of range: {e}")
     if isinstance(e, decimal.DecimalException):
         return DataError(f"invalid numeric value or operation ({type(e).__name__})")
     return InternalError(f"internal error {where}: {type(e).__name__}: {e}")
@@ -27,4 +27,4 @@ def as_pep249(e: Exception, sql: str, where: str) -> Error:
 
 def unique_violation(e: ConditionFailedError) -> IntegrityError:
     """A conditional put that failed without a layer above naming the constraint."""
-    return IntegrityError(f"duplicate key value violates a unique constraint ({e})")
+    return UniqueViolation(f"duplicate key value violates a unique constraint ({e})")

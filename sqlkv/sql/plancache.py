@@ -17,6 +17,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.expr import CompileEnv
+from sqlkv.sql.expr.sequences import changes_sequences
 from sqlkv.sql.parse import ParsedStatement
 
 PLAN_CACHE_SIZE = 256
@@ -32,6 +33,9 @@ class Prepared:
         self.ctx: ExecContext = env.ctx
         self.version = version
         self.busy = False  # a lazy SELECT result still reads through this plan's context
+        # a SELECT calling nextval/setval runs to the end when executed (as in PostgreSQL), not
+        # only as far as its rows are fetched
+        self.eager = stmt.ast is not None and changes_sequences(stmt.ast)
 
 
 class PlanCache:

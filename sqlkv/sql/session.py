@@ -63,6 +63,7 @@ class Session:
         self.db = db
         self.state = TxnState(db, autocommit)
         self.plans = PlanCache()
+        self.sequence_values: dict = {}  # what nextval returned in this session (currval/lastval)
         self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
@@ -282,11 +283,13 @@ class Session:
 
     def _new_ctx(self, params: Any) -> ExecContext:
         return ExecContext(
-            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog
+            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog,
+            extra={"sequences": self.sequence_values},
         )
 
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
-        ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog)
+        ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog,
+                          extra={"sequences": self.sequence_values})
         env = CompileEnv(ctx=ctx, functions=self.functions)
         env.subqueries = QueryPlanner(catalog, env)
         return env
@@ -310,6 +313,7 @@ class Session:
         ctx.catalog = self.state.current_catalog
         ctx.stats = None
         ctx.cancelled = False
+        ctx.extra["sequences"] = self.sequence_values
         return ctx
 
     def _execute_plan(self, prepared: Prepared, ctx: ExecContext) -> Result:
@@ -317,10 +321,13 @@ class Session:
         self._current_ctx = ctx
         if not isinstance(plan, WriteOperator):
             prepared.busy = True
+            rows = self._guarded(plan.rows(ctx), ctx, prepared)
+            if prepared.eager:
+                rows = list(rows)  # nextval/setval act when the statement runs, fetched or not
             return Result(
                 "SELECT",
                 plan.columns,
-                self._guarded(plan.rows(ctx), ctx, prepared),
+                rows,
                 -1,
                 cleanup=lambda: setattr(prepared, "busy", False),
             )

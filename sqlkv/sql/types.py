@@ -26,7 +26,7 @@ import uuid
 
 from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP
 from sqlkv.encoding.interval import Interval
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 
 TIME = SqlType("TIME")
 UUID = SqlType("UUID")
@@ -156,7 +156,7 @@ def type_name(v: object) -> str:
 def check_int_range(v: int) -> int:
     if INT_MIN <= v <= INT_MAX:
         return v
-    raise DataError("integer out of range")
+    raise NumericValueOutOfRange("integer out of range")
 
 
 def int_limit(typ: SqlType) -> int:
@@ -204,11 +204,11 @@ def fit_decimal(d: Decimal, typ: SqlType, what: str) -> Decimal:
             # EXACT, not the thread default (28 digits): DECIMAL(38,12) holds 32-digit values
             d = d.quantize(Decimal(1).scaleb(-typ.scale), rounding=ROUND_HALF_UP, context=EXACT)
         except InvalidOperation:
-            raise DataError(f"numeric value out of range for {what} of type {typ.sql()}") from None
+            raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}") from None
     if typ.precision is not None and d.is_finite():
         int_digits = typ.precision - (typ.scale or 0)
         if d != 0 and d.adjusted() >= int_digits:
-            raise DataError(f"numeric value out of range for {what} of type {typ.sql()}")
+            raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}")
     return d
 
 

@@ -29,7 +29,11 @@ _SCHEMAS = {
         ("is_nullable", TEXT),
         ("column_default", TEXT),
         ("is_hidden", BOOL),
-        ("is_identity", TEXT),  # YES: the value is assigned (SERIAL, INTEGER PRIMARY KEY, rowid)
+        ("is_identity", TEXT),  # YES: the value is assigned (SERIAL, INTEGER PRIMARY KEY, rowid, IDENTITY)
+        # PostgreSQL's names: what a driver's get_columns reads for computed and identity columns
+        ("is_generated", TEXT),  # ALWAYS (a generated column) | NEVER
+        ("generation_expression", TEXT),
+        ("identity_generation", TEXT),  # ALWAYS | BY DEFAULT for GENERATED ... AS IDENTITY, else NULL
     ],
     "information_schema.indexes": [
         ("table_name", TEXT),
@@ -40,6 +44,30 @@ _SCHEMAS = {
         ("column_names", TEXT),
         ("storing_names", TEXT),
         ("predicate", TEXT),  # a partial index's WHERE, else NULL
+    ],
+    # constraints as PostgreSQL and MySQL expose them (table_name first: see _selected), so a
+    # driver's get_pk_constraint / get_unique_constraints / get_foreign_keys can read them
+    "information_schema.table_constraints": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("constraint_type", TEXT),  # PRIMARY KEY | UNIQUE | FOREIGN KEY | CHECK
+    ],
+    "information_schema.key_column_usage": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("column_name", TEXT),
+        ("ordinal_position", INT),
+        ("referenced_table_name", TEXT),  # MySQL's columns: the referenced column, in FK order
+        ("referenced_column_name", TEXT),
+    ],
+    "information_schema.referential_constraints": [
+        ("table_name", TEXT),
+        ("constraint_name", TEXT),
+        ("referenced_table_name", TEXT),
+        ("unique_constraint_name", TEXT),
+        ("match_option", TEXT),
+        ("update_rule", TEXT),
+        ("delete_rule", TEXT),
     ],
     # one row per key column and STORING column of each index, in key order
     "information_schema.index_columns": [
@@ -103,14 +131,17 @@ def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
     for d in catalog.list_descriptors():
         if only is not None and d.name != only:
             continue
-        yield (d.name, "VIEW" if d.kind == "view" else "BASE TABLE", d.id)
+        yield (d.name, {"view": "VIEW", "sequence": "SEQUENCE"}.get(d.kind, "BASE TABLE"), d.id)
 
 
 def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
     for t in _selected(catalog, only):
         for i, c in enumerate(t.columns):
-            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO", c.default_sql, c.hidden,
-                   "YES" if c.auto_increment else "NO")
+            generated = c.computed is not None
+            yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO",
+                   None if c.identity else c.default_sql, c.hidden,
+                   "YES" if c.auto_increment or c.identity else "NO",
+                   "ALWAYS" if generated else "NEVER", c.computed, c.identity)
 
 
 def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
@@ -118,12 +149,53 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
         for idx in t.all_indexes():
             names = []
             for cid, desc in zip(idx.column_ids, idx.descending):
-                names.append(t.column_by_id(cid).name + (" DESC" if desc else ""))
+                col = t.column_by_id(cid)
+                shown = col.computed if col.hidden and col.computed is not None else col.name  # an index expression
+                names.append(shown + (" DESC" if desc else ""))
             storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
             yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing,
                    idx.predicate)
 
 
+def _key_constraints(t: TableDescriptor) -> Iterator[tuple[str, str, list[int]]]:
+    for idx in t.all_indexes():
+        if idx.id == 1 and not any(t.column_by_id(c).hidden for c in idx.column_ids):
+            yield idx.name, "PRIMARY KEY", idx.column_ids
+        elif idx.id != 1 and idx.unique and idx.predicate is None:
+            yield idx.name, "UNIQUE", idx.column_ids
+
+
+def _table_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for name, kind, _cols in _key_constraints(t):
+            yield (t.name, name, kind)
+        for fk in t.foreign_keys:
+            yield (t.name, fk.name, "FOREIGN KEY")
+        for chk in t.checks:
+            yield (t.name, chk.name, "CHECK")
+
+
+def _key_column_usage(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for name, _kind, cols in _key_constraints(t):
+            for i, cid in enumerate(cols):
+                yield (t.name, name, t.column_by_id(cid).name, i + 1, None, None)
+        for fk in t.foreign_keys:
+            parent = catalog.table_by_id(fk.ref_table_id)
+            for i, (cid, rid) in enumerate(zip(fk.column_ids, fk.ref_column_ids)):
+                yield (t.name, fk.name, t.column_by_id(cid).name, i + 1, parent.name if parent else None,
+                       parent.column_by_id(rid).name if parent else None)
+
+
+def _referential_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
+    for t in _selected(catalog, only):
+        for fk in t.foreign_keys:
+            parent = catalog.table_by_id(fk.ref_table_id)
+            unique = None
+            if parent is not None:
+                unique = next((n for n, _k, cols in _key_constraints(parent)
+                               if sorted(cols) == sorted(fk.ref_column_ids)), None)
+            yield (t.name, fk.name, parent.name if parent else None, unique, "NONE", fk.on_update, fk.on_delete)
 def _index_columns(catalog, only: str | None = None) -> Iterator[tuple]:
     for t in _selected(catalog, only):
         for idx in t.all_indexes():
@@ -157,6 +229,9 @@ _PRODUCERS = {
     "information_schema.tables": _tables,
     "information_schema.columns": _columns,
     "information_schema.indexes": _indexes,
+    "information_schema.table_constraints": _table_constraints,
+    "information_schema.key_column_usage": _key_column_usage,
+    "information_schema.referential_constraints": _referential_constraints,
     "information_schema.index_columns": _index_columns,
     "information_schema.check_constraints": _check_constraints,
     "information_schema.views": _views,

@@ -74,7 +74,8 @@ class Transaction(KVReader):
 
     @property
     def manager(self) -> TxnManager:
-        """The manager this transaction belongs to (its figures describe the database)."""
+        """The manager this transaction belongs to (its figures describe the database; sequences
+        begin side transactions on it)."""
         return self._manager
 
     @property

@@ -31,6 +31,25 @@ def rows(session: Session, sql: str, params=()) -> list[tuple]:
     return session.execute(sql, params).fetchall()
 
 
+def same_write_outcome(session: Session, conn: sqlite3.Connection, sql: str) -> bool:
+    """Run a write in sqlite3 and sqlkv; both must succeed or both fail with an
+    IntegrityError (a constraint). Returns whether it succeeded."""
+    from sqlkv.errors import IntegrityError
+
+    try:
+        conn.execute(sql)
+        lite_ok = True
+    except sqlite3.IntegrityError:
+        lite_ok = False
+    try:
+        session.execute(sql)
+        ok = True
+    except IntegrityError:
+        ok = False
+    assert ok == lite_ok, f"sqlite3 {'accepted' if lite_ok else 'refused'}, sqlkv did not: {sql}"
+    return ok
+
+
 def sqlite_rows(conn: sqlite3.Connection, sql: str, params=()) -> list[tuple]:
     return conn.execute(sql, params).fetchall()
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from sqlkv.errors import NotSupportedError
 from sqlkv.sql.ddl.alter import alter_table
 from sqlkv.sql.ddl.indexes import create_index
+from sqlkv.sql.ddl.sequences import create_sequence, drop_sequence
 from sqlkv.sql.ddl.tables import create_table
 from sqlkv.sql.ddl.views import create_view, drop
 from sqlkv.sql.parse import ParsedStatement
@@ -35,6 +36,10 @@ def execute_ddl(stmt: ParsedStatement, catalog, env) -> None:
         create_index(stmt, catalog, env)
     elif kind == "CREATE VIEW":
         create_view(ast, catalog, env)
+    elif kind == "CREATE SEQUENCE":
+        create_sequence(ast, catalog, env)
+    elif kind == "DROP SEQUENCE":
+        drop_sequence(ast, catalog)
     elif kind.startswith("DROP "):
         drop(ast, catalog, env)
     elif kind == "ALTER TABLE":

@@ -9,10 +9,19 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
-from sqlkv.errors import ConditionFailedError, IntegrityError, NotSupportedError, ProgrammingError
-from sqlkv.sql.context import ExecContext, Scope, table_scope
+from sqlkv.errors import (
+    ConditionFailedError,
+    DuplicateTable,
+    NotSupportedError,
+    ProgrammingError,
+    SqlSyntaxError,
+    UndefinedObject,
+    UniqueViolation,
+)
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
+from sqlkv.sql.ddl.generated import drop_unused_expression_columns, expression_column, immutable_expression
 from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
-from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
@@ -53,7 +62,7 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     index = ast.this
     if not isinstance(index, exp.Index) or index.args.get("table") is None:
-        raise ProgrammingError("syntax error: expected CREATE INDEX name ON table (columns)")
+        raise SqlSyntaxError("syntax error: expected CREATE INDEX name ON table (columns)")
     if ast.args.get("replace"):
         raise NotSupportedError("CREATE OR REPLACE INDEX is not supported; DROP INDEX IF EXISTS first")
     tname = qualified_name(index.args["table"])
@@ -69,20 +78,26 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
         raise ProgrammingError("CREATE INDEX needs a column list")
     cols = []
     desc = []
+    shown = []  # the names in the default index name: a column's, or an expression's function
     for o in cols_nodes:
         inner = o.this if isinstance(o, exp.Ordered) else o
-        if not isinstance(inner, exp.Column):
-            raise NotSupportedError(f"expression indexes are not supported: {inner.sql()}")
-        cols.append(table.column(inner.name))
+        if isinstance(inner, exp.Column):
+            cols.append(table.column(inner.name))
+            shown.append(cols[-1].name)
+        else:
+            inner = inner.unnest()  # ((n * 2)) is n * 2, as a query writes it
+            cols.append(expression_column(table, inner, env))
+            shown.append(inner.sql_name().lower() if isinstance(inner, exp.Func) and not isinstance(inner, exp.Anonymous)
+                         else str(inner.this).lower() if isinstance(inner, exp.Anonymous) else "expr")
         desc.append(bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False)
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("index lists a column twice")
-    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(c.name for c in cols)}_idx"
+    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(shown)}_idx"
     for other in catalog.list_tables():
         if other.find_index(iname) is not None:
             if ast.args.get("exists"):
                 return
-            raise ProgrammingError(f'index "{iname}" already exists')
+            raise DuplicateTable(f'index "{iname}" already exists')
     storing = []
     for sname in stmt.storing:
         col = table.column(sname)
@@ -96,32 +111,12 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     table.next_index_id += 1
     table.indexes.append(idx)
     catalog.update(table)
-    _backfill_index(table, idx, env.ctx)
-
-
-# functions whose value changes between calls: a partial index's predicate must not use them
-_VOLATILE = ("now", "rand", "current_", "localtime", "clock_timestamp", "gen_random", "uuid")
+    backfill_index(table, idx, env.ctx)
 
 
 def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:
     """The SQL text of a partial index's WHERE, checked: immutable, over this table's columns."""
-    for n in node.walk():
-        if isinstance(n, (exp.Select, exp.Subquery, exp.Exists)):
-            raise NotSupportedError(f'a partial index predicate cannot contain a subquery (index on "{table.name}")')
-        if isinstance(n, (exp.Placeholder, exp.Parameter)):
-            raise ProgrammingError(f'a partial index predicate cannot contain parameters (index on "{table.name}")')
-        if isinstance(n, exp.Func):
-            fname = (n.sql_name() if not isinstance(n, exp.Anonymous) else str(n.this)).lower()
-            if fname.startswith(_VOLATILE):
-                raise ProgrammingError(
-                    f'functions in a partial index predicate must be immutable: {n.sql()} (index on "{table.name}")'
-                )
-        if isinstance(n, exp.Column):
-            if n.table:
-                n.set("table", None)  # t.a: the index's own table is the only one in scope
-            table.column(n.name)
-    compile_expr(node, Scope(table_scope(table, table.name)), env)  # unknown functions, type errors
-    return node.sql()
+    return immutable_expression(node, table, env, "a partial index predicate", f'index on "{table.name}"')[0]
 
 
 def table_rows(table: TableDescriptor, txn):
@@ -129,7 +124,7 @@ def table_rows(table: TableDescriptor, txn):
     return codec.decode_rows(txn.scan(codec.prefix, prefix_end(codec.prefix)))
 
 
-def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContext) -> None:
+def backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContext) -> None:
     codec = codec_for(table)
     ic = IndexCodec(table, idx, codec.pk_positions)
     txn = ctx.txn
@@ -147,7 +142,7 @@ def _backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecConte
             except ConditionFailedError:
                 names = ", ".join(table.columns[p].name for p in ic.key_positions)
                 vals = ", ".join(str(row[p]) for p in ic.key_positions)
-                raise IntegrityError(
+                raise UniqueViolation(
                     f'could not create unique index "{idx.name}": duplicate key value violates unique '
                     f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
                 ) from None
@@ -167,11 +162,13 @@ def drop_index(ast: exp.Drop, catalog) -> None:
         if owner is None:
             if ast.args.get("exists"):
                 continue
-            raise ProgrammingError(f'index "{iname}" does not exist')
+            raise UndefinedObject(f'index "{iname}" does not exist')
         table, idx = owner
         if idx is table.primary_index:
             raise ProgrammingError(f'cannot drop the primary key index "{iname}" of table "{table.name}"')
+        refuse_index_drop(table, idx, catalog)
         table.indexes = [i for i in table.indexes if i.id != idx.id]
+        drop_unused_expression_columns(table)
         catalog.update(table)
         start = index_prefix(table.id, idx.id)
         catalog.txn.delete_range(start, prefix_end(start))

@@ -8,7 +8,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import DuplicateTable, NotSupportedError, ProgrammingError
 from sqlkv.sql.virtual import virtual_table
 
 
@@ -100,4 +100,4 @@ def copy_table(table: TableDescriptor) -> TableDescriptor:
 
 def check_index_name(table: TableDescriptor, name: str) -> None:
     if table.find_index(name) is not None:
-        raise ProgrammingError(f'index "{name}" already exists')
+        raise DuplicateTable(f'index "{name}" already exists')

@@ -6,8 +6,10 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import ViewDescriptor
 from sqlkv.encoding.keys import table_prefix
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import DuplicateTable, NotSupportedError, ProgrammingError, UndefinedTable
+from sqlkv.sql.ddl.foreign_keys import before_drop_table
 from sqlkv.sql.ddl.indexes import drop_index
+from sqlkv.sql.ddl.sequences import drop_owned_sequences
 from sqlkv.sql.ddl.names import ident, new_name, qualified_name, refuse_table_properties, refuse_virtual
 from sqlkv.sql.plan.select import plan_query
 from sqlkv.storage.kv import prefix_end
@@ -16,8 +18,9 @@ from sqlkv.storage.kv import prefix_end
 
 
 def refuse_drop_options(ast: exp.Drop, what: str) -> None:
-    # no foreign keys, and views are not tracked as dependents: CASCADE could not do its job
-    if ast.args.get("cascade"):
+    # views are not tracked as dependents: CASCADE could not do its job (DROP TABLE's CASCADE
+    # drops the foreign keys referencing the table, and is handled by `drop`)
+    if ast.args.get("cascade") and what != "DROP TABLE":
         raise NotSupportedError(f"{what} ... CASCADE is not supported (sqlkv does not track dependent objects)")
     for opt in ("purge", "force", "sync", "materialized", "temporary", "constraints"):
         if ast.args.get(opt):
@@ -32,7 +35,9 @@ def drop(ast: exp.Drop, catalog, env) -> None:
         return
     if kind not in ("TABLE", "VIEW"):
         raise NotSupportedError(f"DROP {kind} is not supported")
-    for node in ast.args.get("tables") or ast.expressions:
+    nodes = ast.args.get("tables") or ast.expressions
+    dropping = {d.id for d in (catalog.find_any(qualified_name(n)) for n in nodes) if d is not None and d.kind == "table"}
+    for node in nodes:
         name = qualified_name(node)
         refuse_virtual(name, catalog, "drop")
         desc = catalog.find_any(name)
@@ -41,8 +46,10 @@ def drop(ast: exp.Drop, catalog, env) -> None:
                 raise ProgrammingError(f'"{name}" is not a {kind.lower()}')
             if ast.args.get("exists"):
                 continue
-            raise ProgrammingError(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
+            raise UndefinedTable(f'{"relation" if kind == "TABLE" else "view"} "{name}" does not exist')
         if kind == "TABLE":
+            before_drop_table(desc, dropping, bool(ast.args.get("cascade")), catalog)
+            drop_owned_sequences(catalog, desc.id)
             start = table_prefix(desc.id)
             catalog.txn.delete_range(start, prefix_end(start))
         catalog.remove(desc)
@@ -65,7 +72,7 @@ def create_view(ast: exp.Create, catalog, env) -> None:
         if ast.args.get("exists"):
             return
         if not (ast.args.get("replace") and existing.kind == "view"):
-            raise ProgrammingError(f'relation "{name}" already exists')
+            raise DuplicateTable(f'relation "{name}" already exists')
     op = plan_query(query.copy(), catalog, env)  # validates names now rather than at first use
     if names is not None and len(names) != len(op.columns):
         raise ProgrammingError(f'view "{name}" lists {len(names)} column names for {len(op.columns)} columns')

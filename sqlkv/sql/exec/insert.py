@@ -61,6 +61,7 @@ class Insert(WriteOperator):
         self.arbiters: list[Any] = []
         self.update: Assignments | None = None
         self.update_where: Callable[[tuple], bool] | None = None
+        self.fks = None  # this execution's FkRun
 
     def children(self) -> list[Operator]:
         return [self.query] if self.query is not None else []
@@ -101,6 +102,8 @@ class Insert(WriteOperator):
                 assigned = True
             elif isinstance(row[i], int):
                 defaults.saw_value(txn, row[i])
+        if self.checker.generated:
+            self.checker.compute(row)
         out = tuple(row)
         self.checker.check(out)
         return out, assigned
@@ -113,6 +116,7 @@ class Insert(WriteOperator):
         last_id = None
         returned: list[tuple] = []
         auto = self.defaults.auto
+        self.fks = self.fk.start(ctx) if self.fk is not None else None
         for values in self._source_rows(ctx):
             row, assigned = self.build_row(values, txn)
             try:
@@ -132,19 +136,28 @@ class Insert(WriteOperator):
                 last_id = written[auto[0]]
             if self.columns is not None:
                 returned.append(self.returning.project(written))
+        if self.fks is not None:
+            self.fks.finish()
         return WriteResult(returned if self.columns is not None else None, count, last_id)
 
     def _write(self, writer: RowWriter, row: tuple, txn) -> tuple | None:
         """Write one row as the conflict mode says; the row written, or None if skipped."""
+        fks = self.fks
         if self.mode == "error":
             writer.insert(row)
+            if fks is not None:
+                fks.inserted(row)
             return row
         if self.mode == "replace":
             for arb in self.arbiters:
                 existing = self._conflicting(arb, row, txn)
                 if existing is not None:
                     writer.delete(existing)
+                    if fks is not None:
+                        fks.deleted(existing)
             writer.insert(row)
+            if fks is not None:
+                fks.inserted(row)
             return row
         existing = None
         for arb in self.arbiters:
@@ -153,6 +166,8 @@ class Insert(WriteOperator):
                 break
         if existing is None:
             writer.insert(row)
+            if fks is not None:
+                fks.inserted(row)
             return row
         if self.mode == "nothing":
             return None
@@ -162,6 +177,8 @@ class Insert(WriteOperator):
             return None
         new = self.checker.finish(self.update.apply(existing, combined))
         writer.update(existing, new)
+        if fks is not None:
+            fks.updated(existing, new)
         return new
 
     def _conflicting(self, arbiter, row: tuple, txn) -> tuple | None:

@@ -18,7 +18,9 @@ The session runs each execution under a savepoint, so a failure leaves no partia
 from __future__ import annotations
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.catalog.sequences import counter_key
 from sqlkv.encoding.keys import index_prefix
+from sqlkv.errors import NotSupportedError as FeatureNotSupported
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.defaults import forget_auto_counter
 from sqlkv.sql.exec.operator import Operator, counted
@@ -66,9 +68,14 @@ class Update(WriteOperator):
         for old, new in changes:
             if old != new:
                 writer.remove_changed(old, new)
+        fks = self.fk.start(ctx) if self.fk is not None else None
         for old, new in changes:
             if old != new:
                 writer.add_changed(old, new)
+                if fks is not None:
+                    fks.updated(old, new)
+        if fks is not None:
+            fks.finish()
         if self.columns is None:
             rows = None
         elif self.joined:  # RETURNING sees the new row and the FROM tables' columns
@@ -105,8 +112,13 @@ class Delete(WriteOperator):
             victims, joined_rows = list(firsts), list(firsts.values())
         writer = RowWriter(self.table, self.codec, ctx.txn)
         forget_auto_counter(ctx.txn, self.table.id)
+        fks = self.fk.start(ctx) if self.fk is not None else None
         for row in victims:
             writer.delete(row)
+            if fks is not None:
+                fks.deleted(row)
+        if fks is not None:
+            fks.finish()
         rows = [self.returning.project(r) for r in joined_rows] if self.columns is not None else None
         return WriteResult(rows, len(victims))
 
@@ -116,17 +128,30 @@ class Truncate(WriteOperator):
 
     columns = None
 
-    def __init__(self, tables: list[TableDescriptor]) -> None:
+    def __init__(self, tables: list[TableDescriptor], sequence_ids: list[int] | None = None) -> None:
         self.tables = tables
+        self.sequence_ids = sequence_ids or []  # identity sequences of the tables: restarted too
 
     def describe(self) -> str:
         return "truncate " + ", ".join(t.name for t in self.tables)
 
     def execute(self, ctx: ExecContext) -> WriteResult:
+        ids = {t.id for t in self.tables}
+        for table in self.tables:
+            for child_id in table.referenced_by:
+                if child_id not in ids:
+                    child = ctx.catalog.table_by_id(child_id) if ctx.catalog is not None else None
+                    raise FeatureNotSupported(
+                        f'cannot truncate a table referenced in a foreign key constraint: table '
+                        f'"{child.name if child else child_id}" references "{table.name}" '
+                        "(truncate it in the same statement)"
+                    )
         for table in self.tables:
             touch(ctx, table.id)
             forget_auto_counter(ctx.txn, table.id)
             for index in table.all_indexes():
                 start = index_prefix(table.id, index.id)
                 ctx.txn.delete_range(start, prefix_end(start))
+        for seq_id in self.sequence_ids:  # absent counter: the next nextval gives START again
+            ctx.txn.delete(counter_key(seq_id))
         return WriteResult(None, -1)

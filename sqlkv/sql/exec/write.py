@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import IntegrityError
+from sqlkv.errors import NotNullViolation, CheckViolation
 from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
@@ -37,6 +37,14 @@ class WriteOperator(Operator):
     RETURNING; `execute` runs the statement once and reports a `WriteResult`."""
 
     columns: list[Column] | None  # type: ignore[assignment]
+    fk = None  # an FkPlan (sqlkv.sql.exec.foreign_keys) when the table has foreign keys
+
+    def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
+        lines = super().explain(ctx, indent)
+        if self.fk is not None:
+            pad = "  " * (indent + 1)
+            lines[1:1] = [pad + line for line in self.fk.describe()]
+        return lines
 
     def execute(self, ctx: ExecContext) -> WriteResult:
         raise NotImplementedError
@@ -63,8 +71,10 @@ def _exact_type(typ) -> tuple[type | None, int | None]:
 class RowChecker:
     """Casts values to their column types and enforces NOT NULL and CHECK constraints."""
 
-    def __init__(self, table: TableDescriptor, checks: list[tuple[str, RowFn]]) -> None:
+    def __init__(self, table: TableDescriptor, checks: list[tuple[str, RowFn]],
+                 generated: list[tuple[int, RowFn]] | None = None) -> None:
         self.table = table
+        self.generated = generated or []  # (row position, compiled expression) of computed columns
         self.types = [(c.type, c.name) for c in table.columns]
         self.not_null = [i for i, c in enumerate(table.columns) if not c.nullable]
         self.fast = [_exact_type(c.type) for c in table.columns]
@@ -94,18 +104,26 @@ class RowChecker:
         for i in self.not_null:
             if row[i] is None:
                 col = self.table.columns[i].name
-                raise IntegrityError(
+                raise NotNullViolation(
                     f'null value in column "{col}" of relation "{self.table.name}" violates not-null constraint'
                 )
         for name, fn in self.checks:
             if fn(row) is False:
-                raise IntegrityError(
+                raise CheckViolation(
                     f'new row for relation "{self.table.name}" violates check constraint "{name}"'
                 )
 
+    def compute(self, row: list) -> None:
+        """Fill the generated columns from the row's other columns (cast to their types)."""
+        for pos, fn in self.generated:
+            typ, name = self.types[pos]
+            row[pos] = assign_cast(fn(row), typ, name)
+
     def finish(self, row: list) -> tuple:
-        """Cast, then check: the row as it will be stored."""
+        """Cast, compute the generated columns, then check: the row as it will be stored."""
         self.cast_row(row)
+        if self.generated:
+            self.compute(row)
         out = tuple(row)
         self.check(out)
         return out

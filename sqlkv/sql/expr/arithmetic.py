@@ -16,7 +16,7 @@ import operator
 from collections.abc import Callable
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
-from sqlkv.errors import DataError
+from sqlkv.errors import DataError, NumericValueOutOfRange
 from sqlkv.sql.expr.dates import add_interval, Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.expr.operators import (
@@ -43,7 +43,7 @@ def int_div(a: int, b: int) -> int | None:
     if (a < 0) != (b < 0):
         q = -q
     if q > INT_MAX:
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
     return q
 
 
@@ -145,7 +145,7 @@ def generic_arith(op: str, a: object, b: object) -> object:
                 a, b, ka = Decimal(a), Decimal(b), "DECIMAL"
         v = _NUMERIC_OPS[ka][op](a, b)
         if ka == "INT" and v is not None and not INT_MIN <= v <= INT_MAX:
-            raise DataError("integer out of range")
+            raise NumericValueOutOfRange("integer out of range")
         return v
     if _temporal_type(op, ka, kb) is None:
         raise operator_error(op, ka, kb)
@@ -223,7 +223,7 @@ def _numeric_const_closure(op: Callable, fa: RowFn, i: int | None, c: object, ch
                 v = op(a, c)
                 if v is None or INT_MIN <= v <= INT_MAX:
                     return v
-                raise DataError("integer out of range")
+                raise NumericValueOutOfRange("integer out of range")
 
             return int_col_const
 
@@ -234,7 +234,7 @@ def _numeric_const_closure(op: Callable, fa: RowFn, i: int | None, c: object, ch
             v = op(a, c)
             if v is None or INT_MIN <= v <= INT_MAX:
                 return v
-            raise DataError("integer out of range")
+            raise NumericValueOutOfRange("integer out of range")
 
         return int_expr_const
     if i is not None:
@@ -254,7 +254,7 @@ def _int_column_expr_closure(op: Callable, i: int, fb: RowFn) -> RowFn:
         v = op(a, b)
         if v is None or INT_MIN <= v <= INT_MAX:
             return v
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
 
     return int_col_expr
 
@@ -271,7 +271,7 @@ def _numeric_closure(op: Callable, fa: RowFn, fb: RowFn, check_int: bool) -> Row
             v = op(a, b)
             if v is None or INT_MIN <= v <= INT_MAX:
                 return v
-            raise DataError("integer out of range")
+            raise NumericValueOutOfRange("integer out of range")
 
         return int_op
 
@@ -287,7 +287,7 @@ def negate(p: Compiled) -> tuple[RowFn, SqlType]:
             if v is None:
                 return None
             if v == INT_MIN:
-                raise DataError("integer out of range")
+                raise NumericValueOutOfRange("integer out of range")
             return -v
 
         return neg_int, INT
@@ -302,7 +302,7 @@ def negate(p: Compiled) -> tuple[RowFn, SqlType]:
             if k not in _NUMERIC:
                 raise operator_error("-", k)
             if k == "INT" and v == INT_MIN:
-                raise DataError("integer out of range")
+                raise NumericValueOutOfRange("integer out of range")
             return -v
 
         return neg_checked, NULLTYPE

@@ -18,9 +18,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
 from sqlkv.sql.casts import cast, parse_date, parse_timestamp
-from sqlkv.sql.expr import mathfuncs, strings
+from sqlkv.sql.expr import mathfuncs, sequences, strings
 from sqlkv.sql.expr.compile import Compiler
 from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
@@ -123,6 +123,11 @@ register("acos", 1, 1, mathfuncs.domain(math.acos, "acos"), FLOAT, (NUMS,))
 register("atan", 1, 1, lambda x: math.atan(x), FLOAT, (NUMS,))
 register("atan2", 2, 2, lambda y, x: math.atan2(y, x), FLOAT, (NUMS,))
 register("random rand", 0, 0, mathfuncs.random_float, FLOAT, volatile=True)
+# sequences: each call has an effect (nextval) or reads session state; never folded
+register("nextval", 1, 1, sequences.nextval, INT, (TEXTS,), uses_ctx=True, volatile=True)
+register("currval", 1, 1, sequences.currval, INT, (TEXTS,), uses_ctx=True, volatile=True)
+register("lastval", 0, 0, sequences.lastval, INT, uses_ctx=True, volatile=True)
+register("setval", 2, 3, sequences.setval, INT, (TEXTS, INTS, frozenset({"BOOL"})), uses_ctx=True, volatile=True)
 # -- dates and times
 register("now current_timestamp localtimestamp transaction_timestamp statement_timestamp", 0, 0,
          statement_time, TIMESTAMP, uses_ctx=True)
@@ -229,7 +234,7 @@ def compile_function(c: Compiler, node: exp.Func) -> Compiled:
         name = node.sql_name().lower()  # the name the user typed: regexp_replace, not regexpreplace
         fdef = c.env.functions.get(name) or FUNCTIONS.get(name)
     if fdef is None:
-        raise ProgrammingError(f"unknown function: {name}()")
+        raise UndefinedFunction(f"unknown function: {name}()")
     n = len(arg_nodes)
     if n < fdef.min_args or (fdef.max_args is not None and n > fdef.max_args):
         expected = str(fdef.min_args) if fdef.min_args == fdef.max_args else (
@@ -316,7 +321,7 @@ def _call_error(name: str, args: list, e: Exception) -> Exception:
     if isinstance(e, (ValueError, OverflowError)):
         return DataError(f"{name}(): {e}")
     kinds = ", ".join("NULL" if a is None else value_type(a).sql() for a in args)
-    return ProgrammingError(f"function {name}({kinds}) does not exist")
+    return UndefinedFunction(f"function {name}({kinds}) does not exist")
 
 
 def _compile_extremum(c: Compiler, name: str, parts: list[Compiled]) -> Compiled:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from decimal import (MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal,
                      InvalidOperation, Overflow, localcontext)
 
-from sqlkv.errors import DataError
+from sqlkv.errors import DataError, NumericValueOutOfRange
 from sqlkv.sql.types import INT_MIN, check_int_range
 
 Number = int | float | Decimal
@@ -20,7 +20,7 @@ Number = int | float | Decimal
 
 def absolute(x: Number) -> Number:
     if type(x) is int and x == INT_MIN:
-        raise DataError("integer out of range")
+        raise NumericValueOutOfRange("integer out of range")
     return abs(x)
 
 
@@ -98,7 +98,7 @@ def power(x: Number, y: Number) -> Number:
     except ValueError:
         raise DataError("a negative number raised to a non-integer power yields a complex result") from None
     except OverflowError:
-        raise DataError("value out of range: overflow") from None
+        raise NumericValueOutOfRange("value out of range: overflow") from None
     return result
 
 
@@ -120,7 +120,7 @@ def exp(x: Number) -> float:
     try:
         return math.exp(x)
     except OverflowError:
-        raise DataError("value out of range: overflow") from None
+        raise NumericValueOutOfRange("value out of range: overflow") from None
 
 
 def _check_log_arg(x: Number) -> None:

@@ -29,6 +29,7 @@ from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan
 from sqlkv.sql.expr import compile_predicate
+from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
 from sqlkv.sql.plan.names import split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
@@ -124,6 +125,7 @@ def plan_table_access(
                 break
         op = VirtualScan(table, alias, columns, only)
         return AccessPlan(op, list(filters), not want_order, DEFAULT_TABLE_ROWS)
+    filters = use_expression_columns(table, alias, filters)  # lower(email) -> its index's column
     cons = constraints_by_column(filters, scope)
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed

@@ -15,9 +15,10 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import GeneratedAlways, ProgrammingError, UndefinedTable
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
+from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
 from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquery
 
@@ -35,7 +36,7 @@ def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
     if desc is None:
         if catalog.get_view(name) is not None:
             raise ProgrammingError(f'cannot modify view "{name}"')
-        raise ProgrammingError(f'relation "{name}" does not exist')
+        raise UndefinedTable(f'relation "{name}" does not exist')
     if desc.virtual is not None:
         raise ProgrammingError(f'cannot modify virtual table "{name}"')
     alias = table.alias or table.name
@@ -47,11 +48,28 @@ def is_default(node: exp.Expression) -> bool:
     return isinstance(node, (exp.Var, exp.Column)) and node.name.upper() == "DEFAULT" and not getattr(node, "table", "")
 
 
+def refuse_generated_always(table: TableDescriptor, targets: list[int], value_rows: list | None,
+                            from_query: bool, overriding: bool = False) -> None:
+    """INSERT may give a GENERATED ALWAYS identity column only DEFAULT (PostgreSQL's 428C9),
+    unless OVERRIDING SYSTEM VALUE; a generated column only DEFAULT, always."""
+    for i, pos in enumerate(targets):
+        col = table.columns[pos]
+        if (col.identity != "ALWAYS" or overriding) and col.computed is None:
+            continue
+        if from_query or any(i < len(row) and row[i] is not DEFAULT for row in value_rows or []):
+            what = "a generated column" if col.computed is not None else "GENERATED ALWAYS AS IDENTITY"
+            hint = "" if col.computed is not None else ", or use OVERRIDING SYSTEM VALUE"
+            raise GeneratedAlways(f'cannot insert a non-DEFAULT value into column "{col.name}": it is '
+                                  f"{what} (leave it out, or write DEFAULT{hint})")
+
+
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
     """The table's CHECK constraints compiled against its scope."""
     scope = Scope(table_scope(table, alias))
     checks = [(chk.name, compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
-    return RowChecker(table, checks)
+    generated = [(i, compile_expr(sqlglot.parse_one(c.computed), scope, env))
+                 for i, c in enumerate(table.columns) if c.computed is not None]
+    return RowChecker(table, checks, generated)
 
 
 def column_defaults(table: TableDescriptor, env) -> Defaults:
@@ -115,6 +133,8 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
         if isinstance(node.this, exp.Column):
             values: list[exp.Expression] = [value]
         elif isinstance(value, exp.Subquery):
+            for _pos, col in cols:
+                _refuse_generated(col, value)
             row_of = compile_row_subquery(value, len(cols), scope, env)
             for k, (pos, _col) in enumerate(cols):
                 # the first target's closure runs the subquery; the others read what it got
@@ -123,11 +143,19 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
         else:
             values = _set_values(value, len(cols))
         for (pos, col), v in zip(cols, values):
+            _refuse_generated(col, v)
             if is_default(v):
                 items.append((pos, lambda r, p=pos: defaults.value(p)))
             else:
                 items.append((pos, compile_for_column(v, col.type, scope, env)))
     return Assignments(items)
+
+
+def _refuse_generated(col: Any, value: exp.Expression) -> None:
+    """A generated column or a GENERATED ALWAYS identity may only be SET to DEFAULT."""
+    if (col.identity == "ALWAYS" or col.computed is not None) and not is_default(value):
+        what = "a generated column" if col.computed is not None else "GENERATED ALWAYS AS IDENTITY"
+        raise GeneratedAlways(f'column "{col.name}" can only be updated to DEFAULT (it is {what})')
 
 
 def _set_targets(node: exp.Expression) -> list[exp.Column]:

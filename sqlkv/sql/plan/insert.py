@@ -13,34 +13,38 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError, UndefinedObject
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.insert import DEFAULT, Insert
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.write import Assignments
 from sqlkv.sql.expr import compile_for_column, compile_predicate
+from sqlkv.sql.plan.dml_parts import refuse_generated_always
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, is_default, returning, row_checker, target_table
+from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.joins import and_predicates
 from sqlkv.sql.plan.names import split_conjuncts
 from sqlkv.sql.plan.select import plan_query
 
 
-def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False) -> Insert:
+def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False, overriding: bool = False) -> Insert:
     table, alias = target_table(ast.this, catalog)
     if isinstance(ast.this, exp.Schema) and ast.this.expressions:
         targets = [table.columns.index(table.column(i.name)) for i in ast.this.expressions]
     else:
-        targets = [i for i, c in enumerate(table.columns) if not c.hidden]
+        targets = [i for i, c in enumerate(table.columns) if not c.hidden and c.computed is None]  # generated: never given (SQLite)
     if len(set(targets)) != len(targets):
         raise ProgrammingError("column specified more than once in INSERT")
     defaults = column_defaults(table, env)
     checker = row_checker(table, alias, env)
     ret = returning(ast.args.get("returning"), table, alias, env)
     value_rows, query = _source(ast, table, targets, catalog, env)
+    refuse_generated_always(table, targets, value_rows, query is not None, overriding)
     default_values = query is None and value_rows == [[]]  # DEFAULT VALUES: no source values
     kind = "UPSERT" if upsert else "INSERT"
     op = Insert(table, kind, [] if default_values else targets, value_rows, query, defaults, checker, ret)
     _plan_conflict(op, ast, alias, targets, env, upsert)
+    op.fk = fk_plan(table, catalog, env)
     return op
 
 
@@ -148,4 +152,4 @@ def _arbiter_named(op: Insert, name: str):
                 raise ProgrammingError(f'"{ic.name}" is a partial unique index, not a constraint: '
                                        "it cannot be an ON CONFLICT target")
             return ic
-    raise ProgrammingError(f'constraint "{name}" for table "{op.table.name}" does not exist')
+    raise UndefinedObject(f'constraint "{name}" for table "{op.table.name}" does not exist')

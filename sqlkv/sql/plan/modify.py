@@ -21,6 +21,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.access import plan_table_access
+from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, returning, row_checker, target_table
 from sqlkv.sql.plan.joins import and_predicates
 from sqlkv.sql.plan.names import LazySql, split_conjuncts
@@ -55,6 +56,7 @@ def plan_update(ast: exp.Update, catalog, env) -> Update:
     ret = returning(ast.args.get("returning"), table, alias, env, scope if joined else None)
     op = Update(table, source, sets, checker, ret)
     op.joined = joined
+    op.fk = fk_plan(table, catalog, env)
     return op
 
 
@@ -63,6 +65,7 @@ def plan_delete(ast: exp.Delete, catalog, env) -> Delete:
     joined = bool(_other_tables(ast))
     op = Delete(table, source, returning(ast.args.get("returning"), table, alias, env, scope if joined else None))
     op.joined = joined
+    op.fk = fk_plan(table, catalog, env)
     return op
 
 
@@ -106,4 +109,9 @@ def plan_truncate(ast: exp.TruncateTable, catalog, env) -> Truncate:
         raise NotSupportedError("TRUNCATE ... CONTINUE IDENTITY is not supported (TRUNCATE restarts row ids)")
     if str(ast.args.get("option") or "").upper() == "CASCADE":
         raise NotSupportedError("TRUNCATE ... CASCADE is not supported (sqlkv does not track dependent objects)")
-    return Truncate([target_table(t, catalog)[0] for t in ast.expressions])
+    tables = [target_table(t, catalog)[0] for t in ast.expressions]
+    ids = {t.id for t in tables}
+    identity = any(c.identity for t in tables for c in t.columns)
+    owned = [d.id for d in catalog.list_descriptors() if identity and d.kind == "sequence" and d.owner
+             and d.owner[0] in ids]
+    return Truncate(tables, owned)

@@ -28,7 +28,7 @@ def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
             check_shown(catalog, *stmt.shows)
         return plan_query(ast, catalog, env)
     if kind == "INSERT":
-        return plan_insert(ast, catalog, env, upsert=stmt.upsert)
+        return plan_insert(ast, catalog, env, upsert=stmt.upsert, overriding=stmt.overriding)
     if kind == "UPDATE":
         return plan_update(ast, catalog, env)
     if kind == "DELETE":

@@ -22,11 +22,16 @@ from dataclasses import dataclass
 
 import weakref
 
+import sqlglot
+
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
 from sqlkv.encoding.values import decode_row_value, encode_row_value
 from sqlkv.errors import ProgrammingError
+from sqlkv.sql.context import Scope, table_scope
+from sqlkv.sql.expr import CompileEnv, compile_expr
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.casts import assign_cast
 from sqlkv.storage.kv import prefix_end
 
 
@@ -49,6 +54,8 @@ class TableCodec:
         self.pk_desc = list(table.primary_index.descending)
         self.npk = len(self.pk_positions)
         self.position_of_id = {c.id: i for i, c in enumerate(table.columns)}
+        # VIRTUAL generated columns: never stored, computed from each decoded row
+        self.virtual = virtual_columns(table)
         self.families = self._families(table)
         if any(f.id >= 100 for f in self.families):
             raise ProgrammingError(f'table "{table.name}" has too many column families')
@@ -56,8 +63,21 @@ class TableCodec:
         self.fam0_suffix = family_suffix(0)
         self.indexes = [IndexCodec(table, idx, self.pk_positions) for idx in table.indexes]
         # (column id, row position) of every stored (non-key) column, for the fast decoders
-        self.stored_columns = [(cid, p) for cid, p in self.position_of_id.items() if p not in set(self.pk_positions)]
+        skip = set(self.pk_positions) | {p for p, _fn in self.virtual}
+        self.stored_columns = [(cid, p) for cid, p in self.position_of_id.items() if p not in skip]
         self._decoders: dict[frozenset[int] | None, RowDecoder] = {}
+        if self.virtual:  # every decoding entry point completes the row (no cost for other tables)
+            single, rows = self._single, self.decode_rows
+            self._single = lambda key, value: self.complete(single(key, value))  # type: ignore[method-assign]
+            if not self.single_family:
+                self.decode_rows = lambda pairs: map(self.complete, rows(pairs))  # type: ignore[method-assign]
+
+    def complete(self, row: tuple) -> tuple:
+        """The row with its VIRTUAL columns computed from the others."""
+        out = list(row)
+        for p, fn in self.virtual:
+            out[p] = fn(out)
+        return tuple(out)
 
     def _families(self, table: TableDescriptor) -> list[FamilyLayout]:
         pk = set(self.pk_positions)
@@ -65,7 +85,7 @@ class TableCodec:
         for f in table.families:
             layouts.setdefault(f.id, FamilyLayout(f.id, family_suffix(f.id), [], []))
         for i, col in enumerate(table.columns):
-            if i in pk:
+            if i in pk or (col.computed is not None and col.virtual):
                 continue
             fam = layouts.get(col.family_id) or layouts[0]
             fam.positions.append(i)
@@ -163,7 +183,7 @@ class TableCodec:
 
     def decoder(self, needed: set[int] | None) -> RowDecoder:
         """A decoder filling only the ``needed`` row positions (others None); cached."""
-        key = None if needed is None or len(needed) >= self.ncols else frozenset(needed)
+        key = None if needed is None or len(needed) >= self.ncols or self.virtual else frozenset(needed)
         dec = self._decoders.get(key)
         if dec is None:
             dec = self._decoders[key] = RowDecoder(self, key)
@@ -191,6 +211,10 @@ class RowDecoder:
         self.rows: Callable[[Iterable[tuple[bytes, bytes]]], Iterator[tuple]] = (
             self._single_family_rows if codec.single_family else codec.decode_rows
         )
+        if codec.virtual and codec.single_family:
+            one, rows = self.one, self.rows
+            self.one = lambda key, value: codec.complete(one(key, value))  # type: ignore[method-assign]
+            self.rows = lambda pairs: map(codec.complete, rows(pairs))
 
     def one(self, key: bytes, value: bytes) -> tuple:
         """One single-family row (a point get)."""
@@ -232,6 +256,17 @@ class RowDecoder:
                 for cid, p in columns:
                     row[p] = get(cid)
             yield tuple(row)
+
+
+def virtual_columns(table: TableDescriptor) -> list[tuple[int, Callable[[list], object]]]:
+    """(row position, closure) of each VIRTUAL generated column, cast to the column's type."""
+    out = []
+    for i, col in enumerate(table.columns):
+        if col.computed is None or not col.virtual:
+            continue
+        fn = compile_expr(sqlglot.parse_one(col.computed), Scope(table_scope(table, table.name)), CompileEnv())
+        out.append((i, lambda row, fn=fn, typ=col.type, name=col.name: assign_cast(fn(row), typ, name)))
+    return out
 
 
 # One codec per descriptor object, by identity: descriptors are mutable dataclasses (not

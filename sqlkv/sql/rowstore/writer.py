@@ -11,12 +11,12 @@ condition becomes an IntegrityError naming the constraint. Updates are split in 
 from __future__ import annotations
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import ConditionFailedError, IntegrityError
+from sqlkv.errors import ConditionFailedError, IntegrityError, UniqueViolation
 from sqlkv.sql.rowstore.codec import TableCodec
 from sqlkv.sql.rowstore.index import IndexCodec
 
 
-class DuplicatePrimaryKey(IntegrityError):
+class DuplicatePrimaryKey(UniqueViolation):
     """A row with the same primary key exists (lets INSERT retry an auto-assigned id)."""
 
 
@@ -33,9 +33,10 @@ class RowWriter:
         self.txn = txn
 
     def _duplicate(self, constraint: str, columns: list[int], row: tuple) -> IntegrityError:
-        names = ", ".join(self.table.columns[p].name for p in columns)
+        cols = [self.table.columns[p] for p in columns]
+        names = ", ".join(c.computed if c.hidden and c.computed is not None else c.name for c in cols)
         vals = ", ".join("NULL" if row[p] is None else str(row[p]) for p in columns)
-        cls = DuplicatePrimaryKey if constraint == pkey_name(self.table) else IntegrityError
+        cls = DuplicatePrimaryKey if constraint == pkey_name(self.table) else UniqueViolation
         return cls(
             f'duplicate key value violates unique constraint "{constraint}" (Key ({names})=({vals}) already exists)'
         )
