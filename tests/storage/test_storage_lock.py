@@ -102,3 +102,30 @@ def test_bad_durability_is_rejected(tmp_path):
 def test_unknown_option_is_rejected(tmp_path):
     with pytest.raises(InterfaceError, match="unknown LSM option.*memtable_sise"):
         open_lsm(str(tmp_path / "db"), memtable_sise=1)
+
+
+def test_an_open_racing_the_last_close_waits_for_it(tmp_path):
+    """The last handle's close gives the LOCK file back only at its end; an open of the same
+    path in another thread meanwhile must wait for it, not report the database as locked."""
+    import threading
+
+    path = str(tmp_path / "db")
+    errors: list[BaseException] = []
+
+    def open_and_close(rounds: int) -> None:
+        try:
+            for _ in range(rounds):
+                engine = open_lsm(path, durability="off")
+                batch = WriteBatch()
+                batch.put(b"k", b"v")
+                engine.write(batch)
+                engine.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_close, args=(40,)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

@@ -25,6 +25,9 @@ _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_siz
 _registry: dict[str, tuple[LSMCore, int]] = {}
 _SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
+# stores whose last handle is closing right now: an open of the same path waits for the close
+# to finish (and give back the LOCK file) instead of failing as "locked by another process"
+_closing: dict[str, threading.Event] = {}
 
 
 def open_lsm(path: str, **options: Any) -> LSMEngine:
@@ -39,17 +42,26 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
     if unknown:
         raise InterfaceError(f"unknown LSM option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTIONS))}")
     real = os.path.realpath(os.fspath(path))
-    with _registry_lock:
-        entry = _registry.get(real)
-        if entry is not None and not entry[0].closed:
-            core, refs = entry
-            if core.read_only and not options.get("read_only", False):
-                raise InterfaceError(f"database {real} is already open read-only in this process")
-            _registry[real] = (core, refs + 1)
-        else:
-            core = LSMCore(real, **options)
-            _registry[real] = (core, 1)
-    return LSMEngine(core)
+    while True:
+        with _registry_lock:
+            closing = _closing.get(real)
+            if closing is None:
+                return LSMEngine(_share_or_open(real, options))
+        closing.wait()
+
+
+def _share_or_open(real: str, options: dict[str, Any]) -> LSMCore:
+    """The open core for ``real``, shared, or a new one (called holding the registry lock)."""
+    entry = _registry.get(real)
+    if entry is not None and not entry[0].closed:
+        core, refs = entry
+        if core.read_only and not options.get("read_only", False):
+            raise InterfaceError(f"database {real} is already open read-only in this process")
+        _registry[real] = (core, refs + 1)
+    else:
+        core = LSMCore(real, **options)
+        _registry[real] = (core, 1)
+    return core
 
 
 def _release(core: LSMCore) -> None:
@@ -63,7 +75,13 @@ def _release(core: LSMCore) -> None:
             _registry[core.path] = (core, refs)
             return
         del _registry[core.path]
-    core.close()
+        closed = _closing[core.path] = threading.Event()
+    try:
+        core.close()
+    finally:
+        with _registry_lock:
+            del _closing[core.path]
+        closed.set()
 
 
 class LSMEngine(Engine):
