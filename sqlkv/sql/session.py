@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sqlkv.catalog.catalog import Catalog
@@ -47,7 +47,7 @@ from sqlkv.sql.plan.select import QueryPlanner
 from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
 from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
-from sqlkv.sql.stmtstats import track_statement
+from sqlkv.sql.stmtstats import StatementTracker
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
@@ -100,7 +100,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return track_statement(self, stmt, lambda: self._execute(stmt, params))
+            return self._tracked(stmt, self._execute, params)
 
     def executemany(self, sql: str, seq_of_params: Iterable[Any]) -> Result:
         """One parse, one plan, one transaction; rowcount summed."""
@@ -108,7 +108,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return track_statement(self, stmt, lambda: self._executemany(stmt, seq_of_params))
+            return self._tracked(stmt, self._executemany, seq_of_params)
 
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
@@ -156,6 +156,16 @@ class Session:
         if self.db.closed:
             raise InterfaceError("database is closed")
 
+    def _tracked(self, stmt: ParsedStatement, run: Callable[[ParsedStatement, Any], Result], arg: Any) -> Result:
+        """``run(stmt, arg)`` with its figures added to ``sqlkv_internal.statement_stats``."""
+        tracker = StatementTracker(self, stmt)
+        try:
+            result = run(stmt, arg)
+        except BaseException as exc:
+            tracker.failed(exc)
+            raise
+        return tracker.finished(result)
+
     def _finish_pending(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
@@ -170,11 +180,11 @@ class Session:
         self._refuse_write(stmt)
         if not state.owns_statement:
             txn = state.ensure(read_only=False)
-            return state.run_statement(stmt, txn, lambda: self._run(stmt, params))
+            return self._run_savepointed(stmt, txn, params)
         read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
         txn = state.ensure(read_only=read_only)
         try:
-            result = state.run_statement(stmt, txn, lambda: self._run(stmt, params))
+            result = self._run_savepointed(stmt, txn, params)
         except BaseException:
             state.rollback()
             raise
@@ -204,13 +214,25 @@ class Session:
         txn = self.state.ensure(read_only=False)
         try:
             # the whole batch is one statement: one savepoint, all rows or none
-            result = self.state.run_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
+            result = self._run_savepointed(stmt, txn, seq_of_params, many=True)
             if own:
                 self.state.commit()
         except BaseException:
             if own:
                 self.state.rollback()
             raise
+        return result
+
+    def _run_savepointed(self, stmt: ParsedStatement, txn, params: Any, many: bool = False) -> Result:
+        """Run under a savepoint: a failure undoes exactly this statement's writes and reaches
+        the caller as a PEP 249 error (`TxnState.undo_statement`)."""
+        state = self.state
+        token = state.begin_statement(txn)
+        try:
+            result = self._run_many(stmt, params) if many else self._run(stmt, params)
+        except Exception as exc:  # noqa: BLE001 - becomes a PEP 249 error naming the statement
+            raise state.undo_statement(stmt, txn, token, exc)  # noqa: B904 - undo_statement chains it
+        state.end_statement(txn, token)
         return result
 
     def _run(self, stmt: ParsedStatement, params: Any) -> Result:
