@@ -29,6 +29,7 @@ from sqlkv.storage.lsm.compaction import (
 )
 from sqlkv.storage.lsm.manifest import Version
 from sqlkv.storage.lsm.sstable.builder import TableInfo
+from sqlkv.errors import OperationalError
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import LSMCore
@@ -231,8 +232,6 @@ def wait_for_flushes(core: LSMCore) -> None:
         while core.imm and core.bg_error is None and not core.closing:
             core.bg_cond.wait(0.5)
         if core.bg_error is not None:
-            from sqlkv.errors import OperationalError
-
             raise OperationalError(f"database {core.path}: background work failed: {core.bg_error}")
 
 
