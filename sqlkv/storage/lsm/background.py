@@ -107,7 +107,7 @@ def _build(core: LSMCore, in_worker: str, in_thread: Callable[..., tuple], size:
 
 def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> None:
     """Make a new current Version and persist it (caller holds the lock)."""
-    from sqlkv.storage.lsm.core import ReadState
+    from sqlkv.storage.lsm.core import ReadState  # core.py imports this module: a real cycle
 
     for level in levels:
         for info in level:
