@@ -34,9 +34,18 @@ floor by floor; each floor imports only those below it:
 6. **txn** -- the pairs are read and buffered in a SERIALIZABLE `sqlkv.txn.Transaction`; COMMIT
    validates the reads and writes one batch to the **storage** engine (`sqlkv.storage`).
 
-Beside the pipeline: virtual.py (information_schema and sqlkv_internal tables), check.py
-(CHECK DATABASE), context.py (columns, scopes, the execution context), depth.py (how deep
-input may nest).
+The session calls each floor and each floor calls only those below it: at every KV call the
+stack reads session -> plan or exec -> rowstore -> txn -> storage, never back up
+(tests/sql/test_sql_layering.py checks this, and that the imports inside this package form no
+cycle and none is hidden in a function).
+
+Beside the pipeline: parse_edits.py, parse_extras.py, parse_alter.py and parse_errors.py
+(sqlkv's own syntax and located syntax errors), headers.py (result column names as typed),
+show.py (SHOW/DESCRIBE as queries); virtual.py (information_schema and sqlkv_internal tables)
+with catalog_tables.py and observe.py (the catalog and the engine's figures as tables);
+stmtstats.py (per-statement figures), observe_explain.py (EXPLAIN ANALYZE's timing);
+check.py (CHECK DATABASE), context.py (columns, scopes, the execution context), depth.py (how
+deep input may nest), casts.py beside types.py.
 """
 
 from sqlkv.sql.database import Database
