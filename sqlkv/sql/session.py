@@ -184,7 +184,8 @@ class Session:
         read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
         txn = state.ensure(read_only=read_only)
         try:
-            result = self._run_savepointed(stmt, txn, params)
+            # no savepoint: the transaction is the statement's own, rolled back whole if it fails
+            result = self._run_savepointed(stmt, txn, params, savepoint=False)
         except BaseException:
             state.rollback()
             raise
@@ -213,8 +214,8 @@ class Session:
         own = self.state.owns_statement
         txn = self.state.ensure(read_only=False)
         try:
-            # the whole batch is one statement: one savepoint, all rows or none
-            result = self._run_savepointed(stmt, txn, seq_of_params, many=True)
+            # the whole batch is one statement: one savepoint (or its own transaction), all rows or none
+            result = self._run_savepointed(stmt, txn, seq_of_params, many=True, savepoint=not own)
             if own:
                 self.state.commit()
         except BaseException:
@@ -223,11 +224,13 @@ class Session:
             raise
         return result
 
-    def _run_savepointed(self, stmt: ParsedStatement, txn, params: Any, many: bool = False) -> Result:
+    def _run_savepointed(self, stmt: ParsedStatement, txn, params: Any, many: bool = False,
+                         savepoint: bool = True) -> Result:
         """Run under a savepoint: a failure undoes exactly this statement's writes and reaches
-        the caller as a PEP 249 error (`TxnState.undo_statement`)."""
+        the caller as a PEP 249 error (`TxnState.undo_statement`). A statement running in a
+        transaction of its own (``savepoint=False``) needs none: its caller rolls that back."""
         state = self.state
-        token = state.begin_statement(txn)
+        token = state.begin_statement(txn, savepoint)
         try:
             result = self._run_many(stmt, params) if many else self._run(stmt, params)
         except Exception as exc:  # noqa: BLE001 - becomes a PEP 249 error naming the statement

@@ -96,29 +96,28 @@ class TxnState:
 
         return done
 
-    def begin_statement(self, txn) -> int:
+    def begin_statement(self, txn, savepoint: bool = True) -> int | None:
         """A savepoint for one statement: `undo_statement` rolls back to it when the statement
-        fails, `end_statement` releases it when it succeeds."""
+        fails, `end_statement` releases it when it succeeds. None without ``savepoint`` (the
+        statement's own autocommit transaction: a failure rolls all of it back)."""
         self.last_txn = txn  # for statement_stats (stmtstats.StatementTracker)
-        return txn.savepoint()
+        return txn.savepoint() if savepoint else None
 
-    def end_statement(self, txn, token: int) -> None:
-        txn.release(token)
+    def end_statement(self, txn, token: int | None) -> None:
+        if token is not None:
+            txn.release(token)
 
-    def undo_statement(self, stmt: ParsedStatement, txn, token: int, exc: Exception) -> Exception:
-        """Undo exactly the failed statement's writes; return the PEP 249 error to raise for ``exc``
-        (the session raises it, so the statement itself never runs below this module)."""
-        if isinstance(exc, ConditionFailedError):
+    def undo_statement(self, stmt: ParsedStatement, txn, token: int | None, exc: Exception) -> Exception:
+        """Undo exactly the failed statement's writes (back to savepoint ``token``; with None the
+        caller rolls the statement's own transaction back); return the PEP 249 error to raise for
+        ``exc`` (the session raises it, so the statement itself never runs below this module)."""
+        if token is not None and (isinstance(exc, Error) or txn.active):
             txn.rollback_to(token)
             txn.release(token)
+        if isinstance(exc, ConditionFailedError):
             return _chained(unique_violation(exc), None)
         if isinstance(exc, Error):
-            txn.rollback_to(token)
-            txn.release(token)
             return exc
-        if txn.active:
-            txn.rollback_to(token)
-            txn.release(token)
         return _chained(as_pep249(exc, stmt.sql, f"in {stmt.sql[:200]!r}"), exc)
 
     # -- transaction control statements ----------------------------------------------------

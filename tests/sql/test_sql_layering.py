@@ -134,6 +134,24 @@ def test_a_failing_statement_still_undoes_its_writes_and_names_itself():
     conn.close()
 
 
+def test_a_failing_autocommit_statement_changes_nothing():
+    # an autocommit statement runs in a transaction of its own, without a savepoint: its
+    # failure rolls that transaction back whole
+    conn = sqlkv.connect(":memory:", autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT CHECK (v > 0))")
+    cur.execute("INSERT INTO t VALUES (1, 1)")
+    with pytest.raises(sqlkv.IntegrityError):
+        cur.execute("INSERT INTO t VALUES (2, 2), (1, 3)")
+    with pytest.raises(sqlkv.IntegrityError):
+        cur.execute("UPDATE t SET v = v - 1")
+    with pytest.raises(sqlkv.IntegrityError):
+        cur.executemany("INSERT INTO t VALUES (?, ?)", [(5, 5), (6, -6)])
+    assert not conn.in_transaction
+    assert cur.execute("SELECT id, v FROM t").fetchall() == [(1, 1)]
+    conn.close()
+
+
 def _module_name(path: Path) -> str:
     rel = path.relative_to(SQL_DIR.parent.parent).with_suffix("")
     parts = list(rel.parts)
