@@ -11,9 +11,9 @@ floor by floor; each floor imports only those below it:
    with ``?`` numbered, plus what sqlglot has no node for (UPSERT, STORING, EXPLAIN, savepoints).
    Cached per text.
 2. **session** -- `Session.execute` (the statement loop) asks `txnstate.TxnState` for the
-   transaction: the open one, or a fresh one it commits after the statement (autocommit). The
-   statement runs under a savepoint, so a failure undoes only its own writes; a Python error
-   becomes a PEP 249 one (pep249.py). DDL goes to `ddl/` directly; EXPLAIN to explain.py.
+   transaction: the open one, or a fresh one it commits after the statement (autocommit). In an
+   open transaction the statement runs under a savepoint, so a failure undoes only its own
+   writes (a fresh one is rolled back whole); a Python error becomes a PEP 249 one (pep249.py). DDL goes to `ddl/` directly; EXPLAIN to explain.py.
 3. **plan** -- `plancache.PlanCache` returns the plan of this text if the schema has not changed,
    else `plan.statement.plan_statement` plans it against the catalog (`sqlkv.catalog`):
    `plan.modify.plan_update` resolves ``users``, lets `plan.access` pick the access path (here a

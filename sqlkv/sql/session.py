@@ -4,8 +4,9 @@
 
 1. `parse_statement` (cached per SQL text) -> a `ParsedStatement`;
 2. the transaction (`TxnState`): the open one (BEGIN, or autocommit off), else a fresh one that
-   commits right after the statement (autocommit); the statement runs under a savepoint, so a
-   failing statement undoes only its own writes;
+   commits right after the statement (autocommit); in an open transaction the statement runs
+   under a savepoint, so a failing statement undoes only its own writes (a fresh transaction
+   is rolled back whole);
 3. the plan, from the session's `PlanCache` (plans keep their `ExecContext`; parameters,
    ``now`` and the transaction are bound into it per run), else `plan_statement`; DDL is
    executed directly (`execute_ddl`) and bumps the schema version when its transaction commits;

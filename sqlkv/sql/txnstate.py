@@ -3,11 +3,11 @@
 States: *idle* (no transaction), *implicit* (a transaction the session opened for one
 statement, or for all statements until COMMIT when autocommit is off), *explicit* (after
 BEGIN, or SAVEPOINT outside one). ``session.execute("UPDATE ...")`` in autocommit mode goes
-idle -> implicit (`ensure`) -> one statement under a savepoint (`begin_statement`) -> idle
-(`commit`); an autocommit SELECT keeps its read transaction until its rows are consumed
-(`autocommit_read`). Each statement runs under its own savepoint, so a failing statement
-undoes exactly its own writes and the transaction stays usable; user SAVEPOINTs are a stack
-of named transaction savepoints.
+idle -> implicit (`ensure`) -> one statement (`begin_statement`) -> idle (`commit`, or
+`rollback` when it fails); an autocommit SELECT keeps its read transaction until its rows are
+consumed (`autocommit_read`). In a transaction that outlives the statement, each statement
+runs under its own savepoint, so a failing statement undoes exactly its own writes and the
+transaction stays usable; user SAVEPOINTs are a stack of named transaction savepoints.
 """
 
 from __future__ import annotations
