@@ -12,12 +12,14 @@ RocksDB (via ``rocksdict``) joins when that package is importable.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -183,7 +185,7 @@ class RocksTarget:  # pragma: no cover - only when rocksdict is installed
     name = "rocksdb"
 
     def __init__(self, path: str, durability: str, cache_bytes: int) -> None:
-        import rocksdict
+        import rocksdict  # an optional package: imported only when the rocksdb target runs
 
         self.rocksdict = rocksdict
         self.path = self.directory = path
@@ -254,8 +256,6 @@ def latencies_during_load(target, w: Workload, load: Callable[[], None]) -> dict
     """Run ``load`` while a second thread times point gets of the keys already loaded (one
     every millisecond, as a light foreground would), then time the first 2,000 gets after the
     load returns while background work catches up. p50 and p99 of each."""
-    import threading
-
     during: list[float] = []
     done = threading.Event()
     keys = w.get_keys
@@ -387,11 +387,9 @@ def run(argv: list[str] | None = None) -> int:
     if "sqlite" in wanted:
         makers.append(("sqlite", lambda: SqliteTarget(os.path.join(base, "sqlite"), args.durability, cache)))
     if "rocksdb" in wanted:
-        try:
-            import rocksdict  # noqa: F401
-
+        if importlib.util.find_spec("rocksdict") is not None:
             makers.append(("rocksdb", lambda: RocksTarget(os.path.join(base, "rocksdb"), args.durability, cache)))
-        except ImportError:
+        else:
             print("rocksdb: skipped (rocksdict is not installed)")
     print(f"bench kv: {args.keys} keys, 16-byte keys, 100-byte values, durability={args.durability}, "
           f"cache {args.cache_mb} MB, dir {base}")

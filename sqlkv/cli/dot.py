@@ -24,6 +24,8 @@ from sqlkv.dbapi.schema import SchemaReader, create_index_sql, create_table_sql,
 from sqlkv.cli.dot_files import FILE_COMMANDS
 from sqlkv.cli.dot_settings import SETTINGS_COMMANDS, DotError
 from sqlkv.cli.render import render
+from sqlkv.cli.kvview import kv_rows
+from sqlkv.cli.stats import dot_stats  # a view over the sqlkv_internal figure tables
 
 
 def run_dot_command(shell: Any, text: str, located: tuple[str, Any] | None = None) -> None:
@@ -135,8 +137,6 @@ def cmd_indexes(shell: Any, args: list[str]) -> None:
 
 
 def cmd_stats(shell: Any, args: list[str]) -> None:
-    from sqlkv.cli.stats import dot_stats  # a view over the sqlkv_internal figure tables
-
     dot_stats(shell, args)
 
 
@@ -148,7 +148,6 @@ def cmd_kv(shell: Any, args: list[str]) -> None:
     except ValueError:
         raise DotError(f"LIMIT must be a number, not {args[1]!r}") from None
     table = _table(shell, args[0])
-    from sqlkv.cli.kvview import kv_rows
 
     rows = kv_rows(shell.state.session, table, limit)
     _write_table(shell, ["key", "value"], rows)

@@ -14,8 +14,10 @@ import subprocess
 import sys
 from typing import Any
 
+from sqlkv.cli.csvimport import import_csv
 from sqlkv.cli.dot_settings import DotError
 from sqlkv.cli.script import ScriptFileError, read_script
+from sqlkv.cli.sessions import close_session, open_session_with
 from sqlkv.dbapi.schema import SchemaReader, copy_database, dump_lines
 from sqlkv.cli.progress import is_terminal, progress
 
@@ -73,7 +75,6 @@ def cmd_dump(shell: Any, args: list[str]) -> None:
 def cmd_import(shell: Any, args: list[str]) -> None:
     if len(args) != 2:
         raise DotError("usage: .import FILE.csv TABLE")
-    from sqlkv.cli.csvimport import import_csv
 
     path, table = args
     if not os.path.exists(path):
@@ -88,8 +89,6 @@ def cmd_import(shell: Any, args: list[str]) -> None:
 
 def cmd_open(shell: Any, args: list[str]) -> None:
     """``.open [--readonly] PATH``: close this database and continue on another."""
-    from sqlkv.cli.main import close_session, open_session_with
-
     read_only = "--readonly" in args
     rest = [a for a in args if a != "--readonly"]
     if len(rest) != 1:
@@ -104,8 +103,6 @@ def cmd_open(shell: Any, args: list[str]) -> None:
 def cmd_backup(shell: Any, args: list[str]) -> None:
     if len(args) != 1:
         raise DotError("usage: .backup PATH  (a new database directory)")
-    from sqlkv.cli.main import close_session, open_session_with
-
     target_path = args[0]
     if os.path.exists(target_path) and (not os.path.isdir(target_path) or os.listdir(target_path)):
         raise DotError(f"cannot back up to {target_path}: it exists and is not empty")

@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlkv.cli.render import MODES, RenderOptions
 from sqlkv.cli.script import ScriptFileError, describe_error, read_script
+from sqlkv.cli.sessions import close_session, open_session_with
 from sqlkv.cli.shell import Shell, ShellState
 from sqlkv.errors import Error
 
@@ -120,29 +121,6 @@ def open_session(path: str, args: argparse.Namespace | None = None) -> Any:
     return open_session_with(path, **options)
 
 
-def open_session_with(path: str, **options: Any) -> Any:
-    """An autocommit `Session` on ``path`` opened with engine ``options`` (``.open``, ``.backup``)."""
-    from sqlkv.sql import Database, Session
-
-    if not options.get("read_only", True):
-        options.pop("read_only")
-    return Session(Database.open(path, **options), autocommit=True)
-
-
-def close_session(session: Any, err: Any = None) -> None:
-    """Close a CLI session; a transaction the user left open is rolled back, and said so."""
-    err = err or sys.stderr
-    try:
-        if session.in_transaction:
-            err.write("warning: the open transaction was rolled back (no COMMIT)\n")
-            session.rollback()
-    finally:
-        try:
-            session.close()
-        finally:
-            session.db.close()  # databases are shared and reference counted per path
-
-
 def _run_database(args: argparse.Namespace) -> int:
     try:
         session = open_session(args.database, args)
@@ -166,7 +144,7 @@ def _run_database(args: argparse.Namespace) -> int:
                 sys.stderr.write(f"sqlkv: {exc}\n")
                 return 1
             return _status(shell, shell.run_script(text, "<stdin>"))
-        from sqlkv.cli.repl import Repl
+        from sqlkv.cli.repl import Repl  # prompt_toolkit (~0.25 s) only for an interactive terminal
 
         repl = Repl(session, args.database, render=render)
         return repl.run()
@@ -205,16 +183,16 @@ def _run_sources(shell: Shell, tagged: list[tuple[str, str]]) -> int:
 def _run_subcommand(args: list[str]) -> int:
     name, rest = args[0], args[1:]
     if name == "test":
-        return _delegate("sqlkv.cli.slt", "run", rest, "the sqllogictest runner")
+        return _delegate("sqlkv.cli.slt", rest)
     if name == "check":
         return _run_check(rest)
     if name == "stats":
-        return _delegate("sqlkv.cli.stats", "run", rest, "sqlkv stats")
+        return _delegate("sqlkv.cli.stats", rest)
     parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
     parser.add_argument("suite", choices=("kv", "sql", "expr"),
                         help="kv: the storage engine; sql: SQL vs sqlite3; expr: compiled expressions")
     known, extra = parser.parse_known_args(rest[:1])
-    return _delegate(f"sqlkv.bench.{known.suite}", "run", extra + rest[1:], f"the {known.suite} benchmark")
+    return _delegate(f"sqlkv.bench.{known.suite}", extra + rest[1:])
 
 
 def _run_check(argv: list[str]) -> int:
@@ -227,11 +205,10 @@ def _run_check(argv: list[str]) -> int:
         sys.stderr.write(f"sqlkv check: {args.database}: no such database directory\n")
         return 1
     try:
-        from sqlkv.sql.check import check_database
-        from sqlkv.sql import Database, Session
+        from sqlkv.sql.check import check_database  # the SQL layer loads when a command needs it
 
         # read-only: never creates, and runs beside a writing process
-        session = Session(Database.open(args.database, create=False, read_only=True), autocommit=True)
+        session = open_session_with(args.database, create=False, read_only=True)
         try:
             problems = check_database(session)
         finally:
@@ -248,20 +225,9 @@ def _run_check(argv: list[str]) -> int:
     return 0
 
 
-def _delegate(module_name: str, func_name: str, argv: list[str], what: str) -> int:
-    """Call ``module.func(argv)``; a module not there yet gives a message, not a traceback."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            sys.stderr.write(f"sqlkv: {what} is not available in this build ({module_name} missing)\n")
-            return 2
-        raise
-    func = getattr(module, func_name, None)
-    if func is None:
-        sys.stderr.write(f"sqlkv: {module_name} has no {func_name}(argv) entry point\n")
-        return 2
-    status = func(argv)
+def _delegate(module_name: str, argv: list[str]) -> int:
+    """``module.run(argv)``, the module imported now: each subcommand loads only what it needs."""
+    status = importlib.import_module(module_name).run(argv)
     return int(status or 0)
 
 

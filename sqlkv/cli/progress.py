@@ -42,6 +42,7 @@ def progress(title: str, quiet: bool = False) -> Iterator[Wrap]:
     if quiet or not stderr_is_terminal():
         yield _plain
         return
+    # prompt_toolkit loads only when a bar is drawn (a terminal), not for scripts and pipes
     from prompt_toolkit.output import create_output
     from prompt_toolkit.patch_stdout import patch_stdout
     from prompt_toolkit.shortcuts import ProgressBar

@@ -94,6 +94,8 @@ def _is_numeric(value: Any) -> bool:
 
 def render(names: list[str], rows: Iterable[tuple], out: TextIO, opts: RenderOptions) -> int:
     """Write ``rows`` under ``names`` to ``out`` in ``opts.mode``; return the row count."""
+    # render_modes.py builds on this module's format_value/display_width: the one import
+    # that a cycle keeps inside a function
     from sqlkv.cli import render_modes as more
 
     renderer = {

@@ -20,12 +20,11 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from sqlkv.dbapi.schema import quote_ident, sql_literal
+from sqlkv.cli.render import display_width, format_value
 
 
 def render_list(names: list[str], rows: Iterator[tuple], out: TextIO, opts: Any) -> int:
     """Values separated by ``opts.separator`` (``|``; a tab for ``tabs``), NULL as ``.nullvalue``."""
-    from sqlkv.cli.render import format_value
-
     sep = "\t" if opts.mode == "tabs" else opts.separator
     if opts.headers:
         out.write(sep.join(names) + "\n")
@@ -63,8 +62,6 @@ _HTML_ESCAPES = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&qu
 
 def render_html(names: list[str], rows: Iterator[tuple], out: TextIO, opts: Any) -> int:
     """Table rows of HTML, one cell a line (no <TABLE> wrapper), escaped as sqlite3 does."""
-    from sqlkv.cli.render import format_value
-
     if opts.headers:
         out.write("<TR>" + "\n".join(f"<TH>{n.translate(_HTML_ESCAPES)}</TH>" for n in names) + "\n</TR>\n")
     count = 0
@@ -77,8 +74,6 @@ def render_html(names: list[str], rows: Iterator[tuple], out: TextIO, opts: Any)
 
 def render_vertical(names: list[str], rows: Iterator[tuple], out: TextIO, opts: Any) -> int:
     """One block per row, one ``name: value`` line per column (MySQL's ``\\G``, psql's ``\\x``)."""
-    from sqlkv.cli.render import display_width, format_value
-
     label_width = max((display_width(n) for n in names), default=0)
     count = 0
     for row in rows:

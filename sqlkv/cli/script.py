@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlkv.errors import Error
+from sqlkv.cli.render import display_width
 
 
 _CHUNK = 1 << 20
@@ -192,7 +193,6 @@ def caret_lines(sql: str, exc: BaseException) -> str:
     if not 1 <= line <= len(lines):
         return ""
     text = lines[line - 1].replace("\t", " ")
-    from sqlkv.cli.render import display_width
 
     pad = display_width(text[: max(col - 1, 0)])
     return f"  {text}\n  {' ' * pad}^\n"

@@ -31,6 +31,7 @@ from sqlkv.cli.render import RenderOptions, render
 from sqlkv.cli.script import caret_lines, describe_error, error_location, split_script
 from sqlkv.dbapi.compat import refresh_database
 from sqlkv.errors import Error, OperationalError
+from sqlkv.cli.pager import paged
 
 # Statement kinds that change the schema: the completer's table/column lists are refreshed.
 _DDL_PREFIXES = ("CREATE", "DROP", "ALTER", "RENAME", "TRUNCATE")
@@ -108,6 +109,7 @@ class Shell:
         return ok
 
     def run_dot(self, text: str, location: tuple[str, int] | None = None) -> bool:
+        # dot commands (their schema reader, .kv's row store view) load with the first one
         from sqlkv.cli.dot import run_dot_command
 
         if self.state.echo:
@@ -126,7 +128,7 @@ class Shell:
         ``FILE:LINE:COL: message``, counting lines from ``first_line``. Interactive input stops
         at its first error; a script stops when ``bail`` is set.
         """
-        from sqlkv.sql.parse import split_statements
+        from sqlkv.sql.parse import split_statements  # sqlglot loads with the first statement
 
         try:
             statements = split_statements(text)
@@ -186,7 +188,6 @@ class Shell:
         rows = self._until_cancelled(result)
         footer = state.interactive and opts.mode in ("table", "box")
         if state.pager and state.console is None:
-            from sqlkv.cli.pager import paged
 
             with paged(state.out) as out:
                 count = render(names, rows, out, opts)

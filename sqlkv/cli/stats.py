@@ -18,7 +18,11 @@ import os
 import sys
 from typing import Any, TextIO
 
+from sqlkv.cli.dot_settings import DotError
 from sqlkv.cli.render import RenderOptions, render
+from sqlkv.cli.script import describe_error
+from sqlkv.cli.sessions import close_session, open_session_with
+from sqlkv.errors import Error
 
 # section -> the query behind it
 SECTIONS = {
@@ -65,8 +69,6 @@ def _integral(value: Any) -> Any:
 
 def dot_stats(shell: Any, args: list[str]) -> None:
     """``.stats [SECTION]``: engine figures and latencies, or one of SECTIONS."""
-    from sqlkv.cli.dot import DotError
-
     if len(args) > 1 or (args and args[0].lower() not in SECTIONS):
         raise DotError(f"usage: .stats [{'|'.join(SECTIONS)}]")
     sections = (args[0].lower(),) if args else DEFAULT_SECTIONS
@@ -82,17 +84,12 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--section", action="append", choices=list(SECTIONS),
                         help="only these sections (repeatable; default: all)")
     args = parser.parse_args(argv)
-    from sqlkv.cli.main import close_session
-    from sqlkv.cli.script import describe_error
-    from sqlkv.errors import Error
-    from sqlkv.sql import Database, Session
-
     if not os.path.isdir(args.database):
         sys.stderr.write(f"sqlkv stats: {args.database}: no such database directory\n")
         return 1
     sections = tuple(args.section or SECTIONS)
     try:
-        session = Session(Database.open(args.database, create=False, read_only=True), autocommit=True)
+        session = open_session_with(args.database, create=False, read_only=True)
         try:
             if args.json:
                 doc = {}

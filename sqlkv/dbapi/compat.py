@@ -121,7 +121,7 @@ class SqliteConveniences:
     def create_function(self, name: str, narg: int, func: Callable[..., Any] | None, *,
                         deterministic: bool = False) -> None:
         """Make ``func`` callable from this connection's SQL as ``name`` (None removes it)."""
-        from sqlkv.sql.expr.userfuncs import user_function
+        from sqlkv.sql.expr.userfuncs import user_function  # the SQL layer: see sqlkv.dbapi
 
         session = self._check_open()
         if func is None:
@@ -153,7 +153,7 @@ class SqliteConveniences:
 
     def iterdump(self) -> Iterator[str]:
         """The SQL statements that recreate this database: BEGIN, tables, rows, indexes, COMMIT."""
-        from sqlkv.dbapi.schema import SchemaReader, dump_lines
+        from sqlkv.dbapi.schema import SchemaReader, dump_lines  # with the catalog: see sqlkv.dbapi
 
         session = self._check_open()
         self._settle_streaming(None)
@@ -165,7 +165,7 @@ class SqliteConveniences:
         sqlkv connection. ``pages``/``sleep`` only pace sqlite3's page copy: there is no
         equivalent, and the result is the same; ``progress(0, remaining, total)`` is called
         after each table."""
-        from sqlkv.dbapi.schema import SchemaReader, copy_database
+        from sqlkv.dbapi.schema import SchemaReader, copy_database  # with the catalog: see sqlkv.dbapi
 
         if name != "main":
             raise NotSupportedError(f"backup of schema {name!r}: sqlkv databases have only 'main'")

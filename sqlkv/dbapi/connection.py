@@ -243,7 +243,7 @@ def connect(
     "DEFERRED" transactions (others are NotSupportedError, as is ``detect_types``). Other
     keyword options go to the storage engine.
     """
-    from sqlkv.sql import Database, Session  # the SQL layer sits below the driver
+    from sqlkv.sql import Database, Session  # on first connect: `import sqlkv` stays light
 
     if not isinstance(database, str):
         database = _path_text(database)
@@ -278,7 +278,7 @@ def _refuse_unknown_options(options: dict[str, Any]) -> None:
 
     The in-memory engine has no tuning knobs, so it would otherwise accept anything silently.
     """
-    from sqlkv.storage.lsm.engine import _OPTIONS as known
+    from sqlkv.storage.lsm.engine import _OPTIONS as known  # the LSM loads only when used
 
     unknown = sorted(set(options) - known)
     if unknown:

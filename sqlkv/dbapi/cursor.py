@@ -111,7 +111,7 @@ class Cursor:
         if self._connection._trace is None:
             yield from session.execute_script(sql)
             return
-        from sqlkv.sql.parse import split_statements
+        from sqlkv.sql.parse import split_statements  # loaded by connect() already; `import sqlkv` stays light
 
         for piece in split_statements(sql):
             self._connection._traced(piece.sql)

@@ -24,6 +24,8 @@ from decimal import Decimal
 from typing import Any
 
 from sqlkv.catalog.sequences import create_sequence_sql
+from sqlkv.catalog import Catalog
+from sqlkv.catalog.sequences import counter_state
 
 _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 # Words that cannot be bare column or table names; anything here gets double quotes.
@@ -81,8 +83,6 @@ class SchemaReader:
     def _catalog(self) -> Iterator[Any]:
         """A catalog reading in the session's open transaction (so it sees its own uncommitted
         DDL, e.g. the table `.import` creates), else in a read-only transaction of its own."""
-        from sqlkv.catalog import Catalog
-
         db = self.session.db
         cache = getattr(db, "descriptor_cache", None)
         if self.session.in_transaction:
@@ -108,8 +108,6 @@ class SchemaReader:
 
     def sequences(self) -> list[tuple[Any, tuple[int, bool] | None]]:
         """Every sequence (identity ones included) with its counter state, by name."""
-        from sqlkv.catalog.sequences import counter_state
-
         with self._catalog() as catalog:
             seqs = [d for d in catalog.list_descriptors() if d.kind == "sequence"]
             return [(d, counter_state(catalog.txn, d)) for d in seqs]

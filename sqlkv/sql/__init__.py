@@ -11,9 +11,9 @@ floor by floor; each floor imports only those below it:
    with ``?`` numbered, plus what sqlglot has no node for (UPSERT, STORING, EXPLAIN, savepoints).
    Cached per text.
 2. **session** -- `Session.execute` (the statement loop) asks `txnstate.TxnState` for the
-   transaction: the open one, or a fresh one it commits after the statement (autocommit). The
-   statement runs under a savepoint, so a failure undoes only its own writes; a Python error
-   becomes a PEP 249 one (pep249.py). DDL goes to `ddl/` directly; EXPLAIN to explain.py.
+   transaction: the open one, or a fresh one it commits after the statement (autocommit). In an
+   open transaction the statement runs under a savepoint, so a failure undoes only its own
+   writes (a fresh one is rolled back whole); a Python error becomes a PEP 249 one (pep249.py). DDL goes to `ddl/` directly; EXPLAIN to explain.py.
 3. **plan** -- `plancache.PlanCache` returns the plan of this text if the schema has not changed,
    else `plan.statement.plan_statement` plans it against the catalog (`sqlkv.catalog`):
    `plan.modify.plan_update` resolves ``users``, lets `plan.access` pick the access path (here a
@@ -34,9 +34,18 @@ floor by floor; each floor imports only those below it:
 6. **txn** -- the pairs are read and buffered in a SERIALIZABLE `sqlkv.txn.Transaction`; COMMIT
    validates the reads and writes one batch to the **storage** engine (`sqlkv.storage`).
 
-Beside the pipeline: virtual.py (information_schema and sqlkv_internal tables), check.py
-(CHECK DATABASE), context.py (columns, scopes, the execution context), depth.py (how deep
-input may nest).
+The session calls each floor and each floor calls only those below it: at every KV call the
+stack reads session -> plan or exec -> rowstore -> txn -> storage, never back up
+(tests/sql/test_sql_layering.py checks this, and that the imports inside this package form no
+cycle and none is hidden in a function).
+
+Beside the pipeline: parse_edits.py, parse_extras.py, parse_alter.py and parse_errors.py
+(sqlkv's own syntax and located syntax errors), headers.py (result column names as typed),
+show.py (SHOW/DESCRIBE as queries); virtual.py (information_schema and sqlkv_internal tables)
+with catalog_tables.py and observe.py (the catalog and the engine's figures as tables);
+stmtstats.py (per-statement figures), observe_explain.py (EXPLAIN ANALYZE's timing);
+check.py (CHECK DATABASE), context.py (columns, scopes, the execution context), depth.py (how
+deep input may nest), casts.py beside types.py.
 """
 
 from sqlkv.sql.database import Database

@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
 from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
+from sqlkv.sql.expr.dates import parse_interval
 
 # ---------------------------------------------------------------- parsing text
 
@@ -213,7 +214,6 @@ def parse_uuid(text: str) -> uuid.UUID:
 
 
 def parse_interval_text(text: str) -> Interval:
-    from sqlkv.sql.expr.dates import parse_interval
     try:
         return parse_interval(text)
     except ProgrammingError as e:

@@ -34,6 +34,15 @@ SCHEMAS = {
 }
 
 
+def selected_tables(catalog, only: str | None) -> list[TableDescriptor]:
+    """All user tables, or just the one named (``WHERE table_name = 'x'`` is pushed down to
+    the virtual tables that list tables: information_schema's, ``sqlkv_internal.table_stats``)."""
+    if only is None:
+        return catalog.list_tables()
+    t = catalog.find_table(only) if "." not in only else None
+    return [t] if t is not None and t.name == only else []
+
+
 def _system_rows(catalog, table_id: int) -> Iterator[tuple[bytes, object, object]]:
     """(raw key, decoded key column, decoded value) of a system table's primary index."""
     prefix = index_prefix(table_id, 1)

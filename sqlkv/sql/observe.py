@@ -7,7 +7,7 @@ runs -- here from the figures the layers below keep about themselves: the storag
 the memory engine answers fewer of them), the transaction manager's `TxnFigures`, and the
 per-statement `StatementStats`. Nothing here is stored: each query reads the figures as they
 are at that moment; filters, joins and ORDER BY apply as to any table. Every table is
-read-only: INSERT/UPDATE/DELETE and DDL refuse virtual tables (dmlcommon.py, ddl.py).
+read-only: INSERT/UPDATE/DELETE and DDL refuse virtual tables (plan/dml_parts.py, ddl/).
 
 Figures that count since some moment say so in a ``since`` column: the LSM's cumulative
 counters persist in its MANIFEST and count from the database's creation; latencies, the block
@@ -20,9 +20,12 @@ import datetime as _dt
 from collections.abc import Iterator
 from typing import Any
 
-from sqlkv.sql.types import BOOL, FLOAT, INT, TEXT, TIMESTAMP
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.encoding.pretty import pretty_key, pretty_span
+from sqlkv.sql.catalog_tables import selected_tables
+from sqlkv.sql.rowstore.display import names_lookup
+from sqlkv.sql.stmtstats import StatementStats
+from sqlkv.sql.types import BOOL, FLOAT, INT, TEXT, TIMESTAMP
 from sqlkv.storage.kv import prefix_end
 
 _LATENCY = [("count", INT), ("mean_ms", FLOAT), ("p50_ms", FLOAT), ("p90_ms", FLOAT),
@@ -141,8 +144,6 @@ def _compactions(catalog, only=None) -> Iterator[tuple]:
 
 
 def statement_rows(manager) -> Iterator[tuple]:
-    from sqlkv.sql.stmtstats import StatementStats
-
     stats = StatementStats.of(manager)
     for f in stats.all():
         if not f.count:
@@ -174,8 +175,6 @@ def _transactions(catalog, only=None) -> Iterator[tuple]:
 
 
 def _names(catalog):
-    from sqlkv.sql.rowstore.display import names_lookup
-
     tables = {t.id: t for t in catalog.list_tables()}
     user = names_lookup(tables)
 
@@ -188,10 +187,8 @@ def _names(catalog):
 
 
 def _table_stats(catalog, only: str | None = None) -> Iterator[tuple]:
-    from sqlkv.sql.virtual import _selected
-
     manager = _manager(catalog)
-    tables = [t for t in _selected(catalog, only) if getattr(t, "virtual", None) is None]
+    tables = [t for t in selected_tables(catalog, only) if getattr(t, "virtual", None) is None]
     spans, labels = [], []
     for t in tables:
         for idx in t.all_indexes():

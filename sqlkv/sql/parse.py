@@ -47,6 +47,7 @@ from sqlkv.sql.parse_edits import (
 )
 from sqlkv.sql.parse_errors import located_error, sqlglot_parse
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
+from sqlkv.sql.show import show_query
 
 
 _PARAM_PREFIX = "__p"
@@ -189,7 +190,6 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
             raise SqlSyntaxError("syntax error: expected RELEASE [SAVEPOINT] name")
         return ParsedStatement("RELEASE", text, savepoint=token_ident(rest[0]))
     if w0 in ("SHOW", "DESCRIBE") or (w0 == "DESC" and len(toks) == 2):
-        from sqlkv.sql.show import show_query
         if w0 == "SHOW":  # sqlglot's tokenizer keeps the rest of a SHOW as one string
             toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
         show = show_query([token_word(t) for t in toks], toks)

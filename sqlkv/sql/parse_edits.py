@@ -4,7 +4,8 @@
 ``FAMILY``/``STORING`` clauses, so `cut_table_extras` and `cut_storing` record them on the
 `ParsedStatement` and return the `Edit`s that cut them from the text. `apply_edits` makes the
 text sqlglot parses; `original_offset` maps a position sqlglot reports in it back to the
-user's text, so syntax errors point where the user wrote.
+user's text, so syntax errors point where the user wrote. ``INDEX i (a)`` elements inside
+CREATE TABLE are cut the same way and kept as CREATE INDEX texts (`inline_index`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot.tokens import Token, TokenType
 
-from sqlkv.errors import SqlSyntaxError
+from sqlkv.errors import ProgrammingError, SqlSyntaxError
 
 if TYPE_CHECKING:
     from sqlkv.sql.parse import ParsedStatement
@@ -125,7 +126,6 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -
             continue
         words = [token_word(t) for t in elem]
         if words[0] == "INDEX" or words[:2] == ["UNIQUE", "INDEX"]:
-            from sqlkv.sql.parse_extras import inline_index
             stmt.table_indexes.append(inline_index(text, toks, open_i, elem, words[0] == "UNIQUE"))
             cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
             edits.append(Edit(cut_start, elem[-1].end + 1, ""))
@@ -189,3 +189,23 @@ def cut_generated_always(toks: list[Token]) -> list[Edit]:
         if close + 1 < len(toks) and token_word(toks[close + 1]) in ("STORED", "VIRTUAL"):
             edits.append(Edit(toks[i].start, toks[i + 2].start, ""))
     return edits
+
+
+def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], unique: bool) -> str:
+    """``INDEX i (a) STORING (b)`` inside CREATE TABLE t as ``CREATE INDEX i ON t (a) STORING (b)``."""
+    def text_of(a: Token, b: Token) -> str:
+        return text[a.start : b.end + 1]
+
+    start = next(i for i, t in enumerate(toks) if token_word(t) == "TABLE") + 1
+    if [token_word(t) for t in toks[start : start + 3]] == ["IF", "NOT", "EXISTS"]:
+        start += 3
+    table = text_of(toks[start], toks[open_i - 1])
+    body = elem[2:] if unique else elem[1:]
+    if not body:
+        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
+    name = ""
+    if body[0].token_type != TokenType.L_PAREN:
+        name, body = text_of(body[0], body[0]), body[1:]
+    if not body:
+        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
+    return f"CREATE {'UNIQUE ' if unique else ''}INDEX {name} ON {table} {text_of(body[0], body[-1])}"

@@ -4,7 +4,8 @@
 - ``INT4``: sqlglot reads it as INT; in a type position it becomes a marker type name so the
   32-bit width survives (`INT4_MARKER`, restored to ``INT4`` after parsing).
 - a binary ``~`` / ``!~``: PostgreSQL's regex match, which the default dialect spells RLIKE.
-- ``INDEX`` / ``UNIQUE INDEX`` elements inside CREATE TABLE, rewritten as CREATE INDEX texts.
+
+(``INDEX`` elements inside CREATE TABLE are cut out in parse_edits.py, `inline_index`.)
 """
 
 from __future__ import annotations
@@ -69,23 +70,3 @@ def bytes_literal(text: str) -> bytes:
             out.extend(ch.encode("utf-8"))
             i += 1
     return bytes(out)
-
-
-def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], unique: bool) -> str:
-    """``INDEX i (a) STORING (b)`` inside CREATE TABLE t as ``CREATE INDEX i ON t (a) STORING (b)``."""
-    def text_of(a: Token, b: Token) -> str:
-        return text[a.start : b.end + 1]
-
-    start = next(i for i, t in enumerate(toks) if token_word(t) == "TABLE") + 1
-    if [token_word(t) for t in toks[start : start + 3]] == ["IF", "NOT", "EXISTS"]:
-        start += 3
-    table = text_of(toks[start], toks[open_i - 1])
-    body = elem[2:] if unique else elem[1:]
-    if not body:
-        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
-    name = ""
-    if body[0].token_type != TokenType.L_PAREN:
-        name, body = text_of(body[0], body[0]), body[1:]
-    if not body:
-        raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
-    return f"CREATE {'UNIQUE ' if unique else ''}INDEX {name} ON {table} {text_of(body[0], body[-1])}"

@@ -4,8 +4,9 @@
 
 1. `parse_statement` (cached per SQL text) -> a `ParsedStatement`;
 2. the transaction (`TxnState`): the open one (BEGIN, or autocommit off), else a fresh one that
-   commits right after the statement (autocommit); the statement runs under a savepoint, so a
-   failing statement undoes only its own writes;
+   commits right after the statement (autocommit); in an open transaction the statement runs
+   under a savepoint, so a failing statement undoes only its own writes (a fresh transaction
+   is rolled back whole);
 3. the plan, from the session's `PlanCache` (plans keep their `ExecContext`; parameters,
    ``now`` and the transaction are bound into it per run), else `plan_statement`; DDL is
    executed directly (`execute_ddl`) and bumps the schema version when its transaction commits;
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sqlkv.catalog.catalog import Catalog
@@ -47,7 +48,7 @@ from sqlkv.sql.plan.select import QueryPlanner
 from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
 from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
-from sqlkv.sql.stmtstats import track_statement
+from sqlkv.sql.stmtstats import StatementTracker
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
@@ -100,7 +101,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return track_statement(self, stmt, lambda: self._execute(stmt, params))
+            return self._tracked(stmt, self._execute, params)
 
     def executemany(self, sql: str, seq_of_params: Iterable[Any]) -> Result:
         """One parse, one plan, one transaction; rowcount summed."""
@@ -108,7 +109,7 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return track_statement(self, stmt, lambda: self._executemany(stmt, seq_of_params))
+            return self._tracked(stmt, self._executemany, seq_of_params)
 
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
@@ -156,6 +157,16 @@ class Session:
         if self.db.closed:
             raise InterfaceError("database is closed")
 
+    def _tracked(self, stmt: ParsedStatement, run: Callable[[ParsedStatement, Any], Result], arg: Any) -> Result:
+        """``run(stmt, arg)`` with its figures added to ``sqlkv_internal.statement_stats``."""
+        tracker = StatementTracker(self, stmt)
+        try:
+            result = run(stmt, arg)
+        except BaseException as exc:
+            tracker.failed(exc)
+            raise
+        return tracker.finished(result)
+
     def _finish_pending(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
@@ -170,11 +181,12 @@ class Session:
         self._refuse_write(stmt)
         if not state.owns_statement:
             txn = state.ensure(read_only=False)
-            return state.run_statement(stmt, txn, lambda: self._run(stmt, params))
+            return self._run_savepointed(stmt, txn, params)
         read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
         txn = state.ensure(read_only=read_only)
         try:
-            result = state.run_statement(stmt, txn, lambda: self._run(stmt, params))
+            # no savepoint: the transaction is the statement's own, rolled back whole if it fails
+            result = self._run_savepointed(stmt, txn, params, savepoint=False)
         except BaseException:
             state.rollback()
             raise
@@ -203,14 +215,28 @@ class Session:
         own = self.state.owns_statement
         txn = self.state.ensure(read_only=False)
         try:
-            # the whole batch is one statement: one savepoint, all rows or none
-            result = self.state.run_statement(stmt, txn, lambda: self._run_many(stmt, seq_of_params))
+            # the whole batch is one statement: one savepoint (or its own transaction), all rows or none
+            result = self._run_savepointed(stmt, txn, seq_of_params, many=True, savepoint=not own)
             if own:
                 self.state.commit()
         except BaseException:
             if own:
                 self.state.rollback()
             raise
+        return result
+
+    def _run_savepointed(self, stmt: ParsedStatement, txn, params: Any, many: bool = False,
+                         savepoint: bool = True) -> Result:
+        """Run under a savepoint: a failure undoes exactly this statement's writes and reaches
+        the caller as a PEP 249 error (`TxnState.undo_statement`). A statement running in a
+        transaction of its own (``savepoint=False``) needs none: its caller rolls that back."""
+        state = self.state
+        token = state.begin_statement(txn, savepoint)
+        try:
+            result = self._run_many(stmt, params) if many else self._run(stmt, params)
+        except Exception as exc:  # noqa: BLE001 - becomes a PEP 249 error naming the statement
+            raise state.undo_statement(stmt, txn, token, exc)  # noqa: B904 - undo_statement chains it
+        state.end_statement(txn, token)
         return result
 
     def _run(self, stmt: ParsedStatement, params: Any) -> Result:

@@ -1,6 +1,6 @@
 """Per-statement figures behind ``sqlkv_internal.statement_stats``.
 
-``session.execute("SELECT * FROM users WHERE id = 7")`` runs inside `track_statement`: it
+``session.execute("SELECT * FROM users WHERE id = 7")`` is tracked by a `StatementTracker`: it
 reads the clock and the transaction's KV counters (gets, scans, keys read, puts) before the
 statement, and again when the statement is over -- for a SELECT that is when its rows have
 been consumed or the result closed, not when ``execute`` returns. The difference is added to
@@ -19,7 +19,6 @@ import threading
 import time
 import weakref
 from time import perf_counter_ns
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,37 +128,48 @@ def _literal_start(sql: str, tok: Any) -> int:
     return start
 
 
-def track_statement(session: Any, stmt: Any, run: Callable[[], Any]) -> Any:
-    """Run ``run()`` (one statement of ``session``) and add its figures to its entry."""
-    stats = session.__dict__.get("_statement_stats")
-    if stats is None:
-        stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
-    figures = stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
-    state = session.state
-    before = state.txn
-    if before is not None and not before.active:
-        before = None
-    state.last_txn = before  # the session moves it to a transaction the statement opens
-    base = None if before is None else (before.kv_gets, before.kv_scans, before.kv_keys_read, before.kv_puts)
-    started = perf_counter_ns()
-    try:
-        result = run()
-    except BaseException as exc:
-        _record(figures, state.last_txn, before, base, started, 0, exc)
-        raise
-    if not result.streaming:
-        _record(figures, state.last_txn, before, base, started, result.rowcount if result.rowcount > 0 else 0, None)
+class StatementTracker:
+    """The figures of one running statement of a session: `start` before it runs, then
+    `finished` with its result or `failed` with its error (the session calls them around the
+    statement, so the statement's own calls do not pass through this module)."""
+
+    __slots__ = ("figures", "state", "before", "base", "started")
+
+    def __init__(self, session: Any, stmt: Any) -> None:
+        stats = session.__dict__.get("_statement_stats")
+        if stats is None:
+            stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
+        self.figures = stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+        self.state = state = session.state
+        before = state.txn
+        if before is not None and not before.active:
+            before = None
+        self.before = before
+        state.last_txn = before  # the session moves it to a transaction the statement opens
+        self.base = None if before is None else (before.kv_gets, before.kv_scans, before.kv_keys_read,
+                                                 before.kv_puts)
+        self.started = perf_counter_ns()
+
+    def failed(self, exc: BaseException) -> None:
+        _record(self.figures, self.state.last_txn, self.before, self.base, self.started, 0, exc)
+
+    def finished(self, result: Any) -> Any:
+        """``result``, its figures recorded now -- or, for streaming rows, when they are consumed
+        or the result is closed."""
+        if not result.streaming:
+            _record(self.figures, self.state.last_txn, self.before, self.base, self.started,
+                    result.rowcount if result.rowcount > 0 else 0, None)
+            return result
+        cleanup = result._cleanup
+        txn = self.state.last_txn
+
+        def finish() -> None:  # when the rows are consumed or the result closed
+            if cleanup is not None:
+                cleanup()
+            _record(self.figures, txn, self.before, self.base, self.started, result.produced, None)
+
+        result._cleanup = finish
         return result
-    cleanup = result._cleanup
-    txn = state.last_txn
-
-    def finish() -> None:  # when the rows are consumed or the result closed
-        if cleanup is not None:
-            cleanup()
-        _record(figures, txn, before, base, started, result.produced, None)
-
-    result._cleanup = finish
-    return result
 
 
 def _record(figures: StatementFigures, txn: Any, before_txn: Any, base: tuple | None, started: int,

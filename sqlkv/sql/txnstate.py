@@ -3,17 +3,16 @@
 States: *idle* (no transaction), *implicit* (a transaction the session opened for one
 statement, or for all statements until COMMIT when autocommit is off), *explicit* (after
 BEGIN, or SAVEPOINT outside one). ``session.execute("UPDATE ...")`` in autocommit mode goes
-idle -> implicit (`ensure`) -> one statement under a savepoint (`run_statement`) -> idle
-(`commit`); an autocommit SELECT keeps its read transaction until its rows are consumed
-(`autocommit_read`). Each statement runs under its own savepoint, so a failing statement
-undoes exactly its own writes and the transaction stays usable; user SAVEPOINTs are a stack
-of named transaction savepoints.
+idle -> implicit (`ensure`) -> one statement (`begin_statement`) -> idle (`commit`, or
+`rollback` when it fails); an autocommit SELECT keeps its read transaction until its rows are
+consumed (`autocommit_read`). In a transaction that outlives the statement, each statement
+runs under its own savepoint, so a failing statement undoes exactly its own writes and the
+transaction stays usable; user SAVEPOINTs are a stack of named transaction savepoints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from sqlkv.catalog.catalog import Catalog
 from sqlkv.errors import ConditionFailedError, Error, ProgrammingError
@@ -97,27 +96,29 @@ class TxnState:
 
         return done
 
-    def run_statement(self, stmt: ParsedStatement, txn, run: Callable[[], Any]) -> Any:
-        """Run under a savepoint: a failure undoes exactly this statement's writes."""
-        self.last_txn = txn  # for statement_stats (stmtstats.track_statement)
-        token = txn.savepoint()
-        try:
-            result = run()
-        except ConditionFailedError as e:
+    def begin_statement(self, txn, savepoint: bool = True) -> int | None:
+        """A savepoint for one statement: `undo_statement` rolls back to it when the statement
+        fails, `end_statement` releases it when it succeeds. None without ``savepoint`` (the
+        statement's own autocommit transaction: a failure rolls all of it back)."""
+        self.last_txn = txn  # for statement_stats (stmtstats.StatementTracker)
+        return txn.savepoint() if savepoint else None
+
+    def end_statement(self, txn, token: int | None) -> None:
+        if token is not None:
+            txn.release(token)
+
+    def undo_statement(self, stmt: ParsedStatement, txn, token: int | None, exc: Exception) -> Exception:
+        """Undo exactly the failed statement's writes (back to savepoint ``token``; with None the
+        caller rolls the statement's own transaction back); return the PEP 249 error to raise for
+        ``exc`` (the session raises it, so the statement itself never runs below this module)."""
+        if token is not None and (isinstance(exc, Error) or txn.active):
             txn.rollback_to(token)
             txn.release(token)
-            raise unique_violation(e) from None
-        except Error:
-            txn.rollback_to(token)
-            txn.release(token)
-            raise
-        except Exception as e:  # noqa: BLE001 - turned into a PEP 249 error naming the statement
-            if txn.active:
-                txn.rollback_to(token)
-                txn.release(token)
-            raise as_pep249(e, stmt.sql, f"in {stmt.sql[:200]!r}") from e
-        txn.release(token)
-        return result
+        if isinstance(exc, ConditionFailedError):
+            return _chained(unique_violation(exc), None)
+        if isinstance(exc, Error):
+            return exc
+        return _chained(as_pep249(exc, stmt.sql, f"in {stmt.sql[:200]!r}"), exc)
 
     # -- transaction control statements ----------------------------------------------------
 
@@ -156,3 +157,10 @@ class TxnState:
             if self._savepoints[i][0].lower() == name.lower():
                 return i
         raise ProgrammingError(f'savepoint "{name}" does not exist')
+
+
+def _chained(err: Exception, cause: BaseException | None) -> Exception:
+    """``err`` as ``raise err from cause`` would leave it (``from None`` when cause is None)."""
+    err.__cause__ = cause
+    err.__suppress_context__ = True
+    return err

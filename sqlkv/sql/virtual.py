@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlkv.catalog.descriptors import ColumnDescriptor, IndexDescriptor, TableDescriptor
+from sqlkv.sql import catalog_tables
+from sqlkv.sql.catalog_tables import selected_tables
 from sqlkv.sql.observe import PRODUCERS as OBSERVE_PRODUCERS
 from sqlkv.sql.observe import SCHEMAS as OBSERVE_SCHEMAS
 from sqlkv.sql.rowstore.display import names_lookup, table_pairs
@@ -45,7 +47,7 @@ _SCHEMAS = {
         ("storing_names", TEXT),
         ("predicate", TEXT),  # a partial index's WHERE, else NULL
     ],
-    # constraints as PostgreSQL and MySQL expose them (table_name first: see _selected), so a
+    # constraints as PostgreSQL and MySQL expose them (table_name first: see selected_tables), so a
     # driver's get_pk_constraint / get_unique_constraints / get_foreign_keys can read them
     "information_schema.table_constraints": [
         ("table_name", TEXT),
@@ -94,13 +96,6 @@ _SCHEMAS = {
 }
 
 
-def _catalog_tables() -> None:
-    """sqlkv_internal.namespace / descriptors / create_statements (sqlkv/sql/catalog_tables.py)."""
-    from sqlkv.sql import catalog_tables
-    _SCHEMAS.update(catalog_tables.SCHEMAS)
-    _PRODUCERS.update(catalog_tables.PRODUCERS)
-
-
 def virtual_table(name: str, catalog) -> TableDescriptor | None:
     lname = name.lower()
     schema = _SCHEMAS.get(lname)
@@ -119,14 +114,6 @@ def virtual_table(name: str, catalog) -> TableDescriptor | None:
     return desc
 
 
-def _selected(catalog, only: str | None) -> list[TableDescriptor]:
-    """All tables, or just the one named (``WHERE table_name = 'x'`` is pushed down)."""
-    if only is None:
-        return catalog.list_tables()
-    t = catalog.find_table(only) if "." not in only else None
-    return [t] if t is not None and t.name == only else []
-
-
 def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
     for d in catalog.list_descriptors():
         if only is not None and d.name != only:
@@ -135,7 +122,7 @@ def _tables(catalog, only: str | None = None) -> Iterator[tuple]:
 
 
 def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for i, c in enumerate(t.columns):
             generated = c.computed is not None
             yield (t.name, c.name, i + 1, c.type.sql(), "YES" if c.nullable else "NO",
@@ -145,7 +132,7 @@ def _columns(catalog, only: str | None = None) -> Iterator[tuple]:
 
 
 def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for idx in t.all_indexes():
             names = []
             for cid, desc in zip(idx.column_ids, idx.descending):
@@ -166,7 +153,7 @@ def _key_constraints(t: TableDescriptor) -> Iterator[tuple[str, str, list[int]]]
 
 
 def _table_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for name, kind, _cols in _key_constraints(t):
             yield (t.name, name, kind)
         for fk in t.foreign_keys:
@@ -176,7 +163,7 @@ def _table_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
 
 
 def _key_column_usage(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for name, _kind, cols in _key_constraints(t):
             for i, cid in enumerate(cols):
                 yield (t.name, name, t.column_by_id(cid).name, i + 1, None, None)
@@ -188,7 +175,7 @@ def _key_column_usage(catalog, only: str | None = None) -> Iterator[tuple]:
 
 
 def _referential_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for fk in t.foreign_keys:
             parent = catalog.table_by_id(fk.ref_table_id)
             unique = None
@@ -197,7 +184,7 @@ def _referential_constraints(catalog, only: str | None = None) -> Iterator[tuple
                                if sorted(cols) == sorted(fk.ref_column_ids)), None)
             yield (t.name, fk.name, parent.name if parent else None, unique, "NONE", fk.on_update, fk.on_delete)
 def _index_columns(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for idx in t.all_indexes():
             keys = [(cid, desc, False) for cid, desc in zip(idx.column_ids, idx.descending)]
             for pos, (cid, desc, storing) in enumerate(keys + [(c, False, True) for c in idx.storing]):
@@ -205,7 +192,7 @@ def _index_columns(catalog, only: str | None = None) -> Iterator[tuple]:
 
 
 def _check_constraints(catalog, only: str | None = None) -> Iterator[tuple]:
-    for t in _selected(catalog, only):
+    for t in selected_tables(catalog, only):
         for check in t.checks:
             yield (t.name, check.name, check.expr_sql)
 
@@ -218,7 +205,7 @@ def _views(catalog, only: str | None = None) -> Iterator[tuple]:
 
 def kv_rows(catalog, only: str | None = None) -> Iterator[tuple]:
     """(table, index, pretty key, raw key, value text) for every KV pair of the user tables."""
-    tables = _selected(catalog, only)
+    tables = selected_tables(catalog, only)
     names = names_lookup({t.id: t for t in tables})
     for t in tables:
         for iname, pretty, key, value in table_pairs(catalog.txn, t, names):
@@ -237,8 +224,9 @@ _PRODUCERS = {
     "information_schema.views": _views,
     "sqlkv_internal.kv": kv_rows,
 }
-_catalog_tables()
-
-# The figure tables (engine_stats, statement_stats, ...) live in observe.py.
+# sqlkv_internal.namespace / descriptors / sequences / create_statements live in
+# catalog_tables.py, the figure tables (engine_stats, statement_stats, ...) in observe.py.
+_SCHEMAS.update(catalog_tables.SCHEMAS)
+_PRODUCERS.update(catalog_tables.PRODUCERS)
 _SCHEMAS.update(OBSERVE_SCHEMAS)
 _PRODUCERS.update(OBSERVE_PRODUCERS)

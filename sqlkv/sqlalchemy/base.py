@@ -9,6 +9,7 @@ opens a transaction, SQLAlchemy's ``commit()`` ends it). Statements are compiled
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 from sqlalchemy import pool
@@ -16,14 +17,15 @@ from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default
 from sqlalchemy.schema import Index
 
+import sqlkv
 from sqlkv.sqlalchemy.compiler import BYTES, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler
 from sqlkv.sqlalchemy.reflection import ReflectionMixin
 from sqlkv.sqlalchemy.url import connect_arguments
 
-try:  # Alembic finds a dialect's migration support by importing it
+# Alembic finds a dialect's migration support by the dialect's module importing it; without
+# Alembic installed there is nothing to register (an error inside migrations.py still shows)
+if importlib.util.find_spec("alembic") is not None:
     import sqlkv.sqlalchemy.migrations  # noqa: F401
-except ImportError:  # Alembic is not installed
-    pass
 
 ISOLATION_LEVEL = "SERIALIZABLE"  # the only one: optimistic, conflicts surface at COMMIT
 
@@ -77,8 +79,6 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
 
     @classmethod
     def import_dbapi(cls) -> Any:
-        import sqlkv
-
         return sqlkv
 
     @classmethod
@@ -96,8 +96,6 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
         return [database], options
 
     def _get_server_version_info(self, connection: Any) -> tuple[int, ...]:
-        import sqlkv
-
         return tuple(int(p) for p in sqlkv.__version__.split(".") if p.isdigit())
 
     def _get_default_schema_name(self, connection: Any) -> None:
@@ -122,6 +120,4 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
         return bool(dbapi_conn.autocommit)
 
     def is_disconnect(self, e: Exception, connection: Any, cursor: Any) -> bool:
-        import sqlkv
-
         return isinstance(e, sqlkv.InterfaceError) and "closed connection" in str(e)

@@ -23,10 +23,12 @@ def open_engine(database: str, create: bool = True, **options: Any) -> Engine:
     if database == ":memory:":
         return MemoryEngine()
     if database.startswith("etcd://"):
-        from sqlkv.storage.etcd import open_etcd  # a cluster shared with other clients
+        # a cluster shared with other clients; its client is imported only for etcd:// URLs
+        from sqlkv.storage.etcd import open_etcd
 
         return open_etcd(database, create=create, **options)
-    from sqlkv.storage.lsm import open_lsm  # imported lazily: the LSM pulls in threads and files
+    # imported only when a directory is opened: the LSM pulls in threads, files and workers
+    from sqlkv.storage.lsm import open_lsm
     from sqlkv.storage.lsm.probe import probe_directory
 
     probe_directory(database, create and not options.get("read_only", False))

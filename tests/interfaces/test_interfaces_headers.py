@@ -36,7 +36,7 @@ def test_string_agg_keeps_its_name_in_the_shell() -> None:
     assert result.out.splitlines()[0] == "\"string_agg(name, ',')\",count(*)", result.out
 
 
-def test_packaging_fixes_of_issue_13_stay() -> None:
+def test_readme_demo_db_is_ignored_and_license_is_an_spdx_expression() -> None:
     """demo.db from README's "Try it" is ignored; README installs speedups from a checkout;
     the license is a PEP 639 expression (setuptools warned about the table form)."""
     assert "/demo.db/" in (REPO / ".gitignore").read_text().splitlines()

@@ -13,13 +13,14 @@ one entry per existing row in the same transaction; a duplicate raises Integrity
 statement's savepoint removes every entry written so far. ``ADD COLUMN`` (alter.py) with a
 non-NULL DEFAULT rewrites each row's family-0 value (a backfill); without a default nothing is
 rewritten (absent = NULL). DROP and CREATE VIEW are in views.py, names and the clauses DDL
-refuses in names.py.
+refuses in names.py, CREATE TABLE ... AS in create_as.py.
 """
 
 from __future__ import annotations
 
 from sqlkv.errors import NotSupportedError
 from sqlkv.sql.ddl.alter import alter_table
+from sqlkv.sql.ddl.create_as import create_table_as
 from sqlkv.sql.ddl.indexes import create_index
 from sqlkv.sql.ddl.sequences import create_sequence, drop_sequence
 from sqlkv.sql.ddl.tables import create_table
@@ -30,7 +31,9 @@ from sqlkv.sql.parse import ParsedStatement
 def execute_ddl(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     kind = stmt.kind
-    if kind == "CREATE TABLE":
+    if kind == "CREATE TABLE" and ast.expression is not None:  # CREATE TABLE ... AS query
+        create_table_as(ast, catalog, env)
+    elif kind == "CREATE TABLE":
         create_table(stmt, catalog, env)
     elif kind == "CREATE INDEX":
         create_index(stmt, catalog, env)

@@ -17,15 +17,14 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.types import SqlType, value_type
+from sqlkv.sql.plan.select import plan_query
+from sqlkv.sql.plan.insert import plan_insert
+from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.ddl.tables import create_table
+from sqlkv.sql.ddl.names import new_name, refuse_table_properties
 
 
 def create_table_as(ast: exp.Create, catalog, env) -> None:
-    from sqlkv.sql.ddl.names import new_name, refuse_table_properties
-    from sqlkv.sql.ddl.tables import create_table
-    from sqlkv.sql.parse import ParsedStatement
-    from sqlkv.sql.plan.insert import plan_insert
-    from sqlkv.sql.plan.select import plan_query
-
     target = ast.this
     table_node = target.this if isinstance(target, exp.Schema) else target
     name = new_name(table_node, "table")

@@ -17,6 +17,7 @@ from sqlkv.sql.ddl.names import check_index_name, ident, new_name, refuse_key_op
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.parse import ParsedStatement, parse_statement
 from sqlkv.sql.types import INT, is_serial, type_from_ast
+from sqlkv.sql.ddl.indexes import create_index
 
 # -- CREATE TABLE ------------------------------------------------------------------------------
 
@@ -136,10 +137,6 @@ def _table_constraint(node: exp.Expression, tb: TableBuilder, directions: dict[s
 def create_table(stmt: ParsedStatement, catalog, env) -> None:
     ast = stmt.ast
     schema = ast.this
-    if ast.expression is not None:  # CREATE TABLE ... AS query
-        from sqlkv.sql.ddl.create_as import create_table_as
-        create_table_as(ast, catalog, env)
-        return
     if not isinstance(schema, exp.Schema):
         raise ProgrammingError("syntax error: CREATE TABLE needs a column list or AS query")
     name = new_name(schema.this, "table")
@@ -213,7 +210,6 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
         if parent is not table:
             catalog.update(parent)
     if stmt.table_indexes:  # INDEX ... declared inside CREATE TABLE
-        from sqlkv.sql.ddl.indexes import create_index
         for index_sql in stmt.table_indexes:
             create_index(parse_statement(index_sql), catalog, env)
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import decimal
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from typing import Any
 
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator, counted
-from sqlkv.sql.exec.relational import SortKey, value_key
+from sqlkv.sql.exec.relational import value_key
+
+if TYPE_CHECKING:
+    from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -225,83 +228,6 @@ class DistinctInputs(Accumulator):
 
     def result(self) -> Any:
         return self.inner.result()
-
-
-AGGREGATE_NAMES = {"count", "sum", "avg", "min", "max", "total", "group_concat", "string_agg",
-                   "any_value"}
-
-
-@dataclass
-class AggregateSpec:
-    """One aggregate call: function name, compiled argument (None for ``count(*)``), DISTINCT."""
-
-    func: str
-    arg: Callable[[tuple], Any] | None
-    distinct: bool = False
-    separator: str = ","
-    text: object = ""  # str() gives the call's SQL
-    filter: Callable[[tuple], bool] | None = None  # FILTER (WHERE ...): True only for SQL TRUE
-    order: list = field(default_factory=list)  # (key fn, desc, nulls_first): agg(x ORDER BY k)
-    fraction: Callable[[tuple], Any] | None = None  # percentile_cont(f): a constant, per execution
-    grouping: list[int] = field(default_factory=list)  # grouping(a, b): key positions (0 without sets)
-    factory: Callable[[], Accumulator] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.factory = self._factory()
-        if self.filter is not None or self.order:
-            # one closure per row: SKIP for rows the filter rejects, (value, keys...) when ordered
-            from sqlkv.sql.exec import aggregate_more as more
-            self.arg = more.compose_input(self.arg, [k for k, _, _ in self.order], self.filter)
-
-    def _factory(self) -> Callable[[], Accumulator]:
-        f = self.func
-        base: Callable[[], Accumulator]
-        if f == "count":
-            base = CountStar if self.arg is None else Count
-        elif f == "sum":
-            base = Sum
-        elif f == "total":
-            base = Total
-        elif f == "avg":
-            base = Avg
-        elif f in ("min", "max"):
-            want_max = f == "max"
-            base = lambda: Extreme(want_max)  # noqa: E731
-        elif f in ("group_concat", "string_agg"):
-            sep = self.separator
-            base = lambda: GroupConcat(sep)  # noqa: E731
-        elif f == "any_value":
-            base = AnyValue
-        else:
-            base = self._more_factory()
-        return self._wrapped(base)
-
-    def _more_factory(self) -> Callable[[], Accumulator]:
-        from sqlkv.sql.exec import aggregate_more as more
-        f = self.func
-        if f in ("percentile_cont", "percentile_disc"):
-            finisher = more.percentile_cont if f == "percentile_cont" else more.percentile_disc
-            fraction = self.fraction if self.fraction is not None else (lambda r: None)
-            return lambda: more.Collect(finisher(fraction(())))
-        factory = more.MORE_AGGREGATES.get(f)
-        if factory is None:
-            raise ProgrammingError(f"unknown aggregate function {f}()")
-        return factory
-
-    def _wrapped(self, base: Callable[[], Accumulator]) -> Callable[[], Accumulator]:
-        """DISTINCT, ORDER BY and FILTER around the plain accumulator."""
-        from sqlkv.sql.exec import aggregate_more as more
-        make = base
-        if self.order:
-            keys = [SortKey(i + 1, desc, nf) for i, (_, desc, nf) in enumerate(self.order)]
-            distinct = self.distinct
-            make = lambda: more.OrderedInputs(base(), keys, distinct)  # noqa: E731
-        elif self.distinct and self.arg is not None:
-            make = lambda: DistinctInputs(base())  # noqa: E731
-        if self.filter is not None:
-            ordered = make
-            return lambda: more.Filtered(ordered())
-        return make
 
 
 class HashAggregate(Operator):

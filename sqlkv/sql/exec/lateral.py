@@ -19,6 +19,7 @@ from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.join import JoinBase
 from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted
+from sqlkv.sql.expr.dates import Interval, add_interval
 
 RowFn = Callable[[tuple], Any]
 
@@ -108,8 +109,6 @@ def _numbers(ctx: ExecContext, start: Any, stop: Any, step: Any) -> Iterator[tup
 
 
 def _timestamps(ctx: ExecContext, start: Any, stop: Any, step: Any) -> Iterator[tuple]:
-    from sqlkv.sql.expr.dates import Interval, add_interval
-
     if not isinstance(stop, dt.date) or not isinstance(step, Interval):
         raise DataError("generate_series() over timestamps needs a timestamp stop and an INTERVAL step")
     start = add_interval(start, Interval())  # a DATE becomes a TIMESTAMP, as in PostgreSQL

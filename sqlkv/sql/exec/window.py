@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.exec.aggregate import AggregateSpec
+from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.relational import SortKey, sort_rows
 

@@ -28,6 +28,7 @@ from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import CompileEnv, Compiled, SubqueryPlanner
 from sqlkv.sql.expr.ordering import compare_values, sort_key
 from sqlkv.sql.types import SqlType
+from sqlkv.sql.expr.subquery import compile_row_subquery as row_subquery
 
 _NOT_CONSTANT = (exp.Column, exp.Subquery, exp.Exists, exp.Select, exp.AggFunc, exp.Window, exp.Star)
 
@@ -52,7 +53,6 @@ def compile_for_column(node: exp.Expression, typ: SqlType, scope: Scope, env: Co
 
 def compile_row_subquery(node: exp.Expression, width: int, scope: Scope, env: CompileEnv) -> Callable[[tuple], tuple]:
     """A closure giving the one row of a subquery with ``width`` columns (``SET (a, b) = (SELECT ...)``)."""
-    from sqlkv.sql.expr.subquery import compile_row_subquery as row_subquery
     return row_subquery(Compiler(scope, env), node, width)
 
 

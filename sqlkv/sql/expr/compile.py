@@ -35,6 +35,7 @@ from sqlkv.sql.expr.operators import (
     unify,
 )
 from sqlkv.sql.types import BOOL, INT_MAX, NULLTYPE, TEXT, SqlType
+from sqlkv.sql.expr import rows
 
 Handler = Callable[["Compiler", exp.Expression], Compiled]
 _HANDLERS: dict[type, Handler] = {}
@@ -209,8 +210,6 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 @handles(*_COMPARISONS)
 def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
-    from sqlkv.sql.expr import rows
-
     if rows.is_row_comparison(node):
         return c.compile(rows.rewrite_row_comparison(node))
     if isinstance(node.expression, (exp.Any, exp.All)):
@@ -304,19 +303,15 @@ def _is(c: Compiler, node: exp.Is) -> Compiled:
 # ---------------------------------------------------------------- functions, aggregates, subqueries
 
 
-@handles(exp.Func)
-def _function(c: Compiler, node: exp.Func) -> Compiled:
-    # the one function-level import of the layer: functions.py builds on this module's
-    # Compiler (and registers its own node handlers), so it cannot be imported at the top
-    from sqlkv.sql.expr.functions import compile_function
-
-    return compile_function(c, node)
+# Function calls (exp.Func) are compiled by functions.py, which registers its handler here
+# when the package is imported: it builds on this module's Compiler, so this module cannot
+# import it.
 
 
 @handles(exp.AggFunc)
 def _aggregate(c: Compiler, node: exp.AggFunc) -> Compiled:
     if isinstance(node, (exp.Max, exp.Min)) and node.expressions:
-        return _function(c, node)  # SQLite's scalar max(a, b, ...)/min(a, b, ...)
+        return _HANDLERS[exp.Func](c, node)  # SQLite's scalar max(a, b, ...)/min(a, b, ...)
     raise ProgrammingError(f"aggregate functions are not allowed here: {node.sql()[:60]}")
 
 

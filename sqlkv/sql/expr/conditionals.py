@@ -30,6 +30,7 @@ from sqlkv.sql.expr.operators import (
 )
 from sqlkv.sql.casts import cast, to_text
 from sqlkv.sql.types import BOOL, NULLTYPE, fit_decimal, type_from_ast
+from sqlkv.sql.expr.subquery import compile_row_in_subquery
 
 
 @handles(exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -91,7 +92,6 @@ def _between_generic(fv: RowFn, flo: RowFn, fhi: RowFn) -> RowFn:
 def _in(c: Compiler, node: exp.In) -> Compiled:
     if row_items(node.this) is not None:
         if node.args.get("query") is not None:
-            from sqlkv.sql.expr.subquery import compile_row_in_subquery
             return compile_row_in_subquery(c, row_items(node.this), node.args["query"])
         return c.compile(rewrite_row_in(node))
     if node.args.get("query") is not None:

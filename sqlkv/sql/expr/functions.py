@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
 from sqlkv.sql.casts import cast, parse_date, parse_timestamp
 from sqlkv.sql.expr import mathfuncs, sequences, strings
-from sqlkv.sql.expr.compile import Compiler
+from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import unify
@@ -227,6 +227,7 @@ def call_shape(node: exp.Func) -> tuple[str, list[exp.Expression]]:
 # ---------------------------------------------------------------- compiling a call
 
 
+@handles(exp.Func)
 def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     name, arg_nodes = call_shape(node)
     fdef = c.env.functions.get(name) or FUNCTIONS.get(name)  # the session's own first (userfuncs)

@@ -31,7 +31,7 @@ from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
-from sqlkv.sql.plan.names import split_conjuncts
+from sqlkv.sql.plan.names import conjunct_key, split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 
@@ -161,19 +161,6 @@ def plan_table_access(
         needed=_decoded_positions(table, best, needed, scope) if DECODE_ONLY_NEEDED else None,
     )
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
-
-
-def conjunct_key(node: exp.Expression) -> str:
-    """A conjunct's SQL with column qualifiers dropped and unquoted names lower-cased."""
-
-    def strip(n: exp.Expression) -> exp.Expression:
-        if isinstance(n, exp.Column):
-            ident = n.this
-            name = ident.this if getattr(ident, "quoted", False) else str(n.name).lower()
-            return exp.Column(this=exp.Identifier(this=name, quoted=True))
-        return n
-
-    return node.transform(strip, copy=True).sql()
 
 
 def partial_index_applies(index: IndexDescriptor, filter_keys: set[str]) -> bool:

@@ -19,8 +19,9 @@ from sqlglot import exp
 
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
-from sqlkv.sql.exec.aggregate import AggregateSpec
+from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 from sqlkv.sql.plan.names import QUERY_NODES, LazySql
+from sqlkv.sql.exec.aggregate_more import check_percentile_args, refuse_untyped
 
 SIMPLE_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min",
                exp.Max: "max", exp.GroupConcat: "group_concat", exp.LogicalAnd: "bool_and",
@@ -244,8 +245,6 @@ class GroupingRewriter:
 
 def _describe_call(node: exp.Expression, func: str) -> AggregateCall:
     """The parts of one aggregate call: argument, DISTINCT, separator, ORDER BY, FILTER, fraction."""
-    from sqlkv.sql.exec.aggregate_more import check_percentile_args, refuse_untyped
-
     refuse_untyped(func)
     text = LazySql(node)
     filter_node = None

@@ -17,12 +17,11 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.sql.plan.names import conjunct_key
 
 
 def use_expression_columns(table: TableDescriptor, alias: str, filters: list[exp.Expression]) -> list[exp.Expression]:
     """``filters`` with sub-expressions matching an expression index's column replaced."""
-    from sqlkv.sql.plan.access import conjunct_key  # access imports this module
-
     exprs = {conjunct_key(sqlglot.parse_one(c.computed)): c.name
              for c in table.columns if c.hidden and c.computed is not None}
     if not exprs:

@@ -19,6 +19,7 @@ from sqlkv.sql.exec.join import HashJoin, LookupJoin, NestedLoopJoin
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.plan.access import plan_lookup
 from sqlkv.sql.plan.names import LazySql
+from sqlkv.sql.exec.lateral import LateralJoin
 
 
 @dataclass
@@ -136,7 +137,6 @@ class JoinOrdering:
         for c in step:
             c.used = True
         if src.lateral_cell is not None:
-            from sqlkv.sql.exec.lateral import LateralJoin
             right_op, right_est = self._access(s)
             nodes = [c.node for c in step]
             pred = self._pred(nodes, both_scope)

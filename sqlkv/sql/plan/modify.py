@@ -23,8 +23,9 @@ from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.access import plan_table_access
 from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, returning, row_checker, target_table
-from sqlkv.sql.plan.joins import and_predicates
+from sqlkv.sql.plan.joins import FromPlanner, and_predicates
 from sqlkv.sql.plan.names import LazySql, split_conjuncts
+from sqlkv.sql.plan.select import QueryPlanner
 
 
 def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
@@ -80,10 +81,6 @@ def _joined_rows(ast: exp.Expression, others: list[exp.Expression], catalog, env
     """UPDATE t SET ... FROM u WHERE ...: the target joined with the other tables; each row is
     the target row followed by the others' columns. The write operators keep the first joined
     row of each target row (PostgreSQL: which one is unspecified when several match)."""
-    from sqlkv.sql.plan.joins import FromPlanner
-    from sqlkv.sql.plan.select import plan_query  # noqa: F401  (sets up env.subqueries)
-    from sqlkv.sql.plan.select import QueryPlanner
-
     joins: list[exp.Join] = []
     for item in others:
         inline = item.args.get("joins") if isinstance(item, exp.Table) else None

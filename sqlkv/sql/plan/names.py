@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column
+from sqlkv.sql.expr.rows import split_row_equality
 
 # AST nodes that open a new query level: name resolution and aggregate search stop there.
 QUERY_NODES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.Values)
@@ -128,9 +129,21 @@ def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
         node = node.this
     if isinstance(node, exp.And):
         return split_conjuncts(node.this) + split_conjuncts(node.expression)
-    from sqlkv.sql.expr.rows import split_row_equality
     pairs = split_row_equality(node)
     return pairs if pairs is not None else [node]
+
+
+def conjunct_key(node: exp.Expression) -> str:
+    """A conjunct's SQL with column qualifiers dropped and unquoted names lower-cased."""
+
+    def strip(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column):
+            ident = n.this
+            name = ident.this if getattr(ident, "quoted", False) else str(n.name).lower()
+            return exp.Column(this=exp.Identifier(this=name, quoted=True))
+        return n
+
+    return node.transform(strip, copy=True).sql()
 
 
 def column_refs(node: exp.Expression) -> list[exp.Column]:

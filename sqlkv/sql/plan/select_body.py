@@ -23,6 +23,9 @@ from sqlkv.sql.plan.joins import FromPlanner
 from sqlkv.sql.plan.windows import plan_windows
 from sqlkv.sql.plan.names import (LazySql, OrderTerm, Relation, SelectItem, column_refs, expand_select_list,
                                   int_literal, split_conjuncts)
+from sqlkv.sql.plan.grouping_sets import expand_grouping, has_grouping_sets
+from sqlkv.sql.exec.distinct_on import DistinctOn
+from sqlkv.sql.exec.aggregate_more import GroupingSetsAggregate
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
@@ -252,7 +255,6 @@ class SelectBuilder:
     def _aggregate(self, op: Operator, scope: Scope, items: list[SelectItem], order: list[OrderTerm],
                    group_node: exp.Group | None, having_node: exp.Having | None):
         p = self.planner
-        from sqlkv.sql.plan.grouping_sets import expand_grouping, has_grouping_sets
         key_nodes = list(group_node.expressions) if group_node else []
         sets = None
         if has_grouping_sets(key_nodes):
@@ -280,7 +282,6 @@ class SelectBuilder:
         if sets is None:
             agg = HashAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys])
         else:
-            from sqlkv.sql.exec.aggregate_more import GroupingSetsAggregate
             agg = GroupingSetsAggregate(op, key_fns, specs, out_cols, [LazySql(k) for k in keys], sets)
         out_scope = Scope(out_cols, self.outer)
         result: Operator = agg
@@ -360,7 +361,6 @@ class SelectBuilder:
                 raise ProgrammingError("SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
             if keys and not already_ordered:
                 result = Sort(result, keys, key_texts)
-            from sqlkv.sql.exec.distinct_on import DistinctOn
             result = DistinctOn(result, on_positions, ", ".join(str(t.text) for t in on_terms))
             result = p._limit(result, self.sel, self.outer)
             return Slice(result, width) if len(cols) > width else result

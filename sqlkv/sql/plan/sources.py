@@ -24,6 +24,7 @@ from sqlkv.sql.exec.relational import Renamed
 from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.plan.joins import JoinSpec, Source
 from sqlkv.sql.plan.names import ident_name
+from sqlkv.sql.plan.table_functions import plan_table_function
 
 
 @dataclass
@@ -151,7 +152,6 @@ class SourcePlanning:
         inner = node.this if isinstance(node, exp.Lateral) else node
         func = _table_function(inner)
         if func is not None:
-            from sqlkv.sql.plan.table_functions import plan_table_function
             op = plan_table_function(func, scope, self.env, alias_name)
             src = self._derived(op, alias_name or op.columns[0].name, col_names)
         elif isinstance(inner, exp.Subquery):

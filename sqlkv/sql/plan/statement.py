@@ -14,6 +14,7 @@ from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plan.insert import plan_insert
 from sqlkv.sql.plan.modify import plan_delete, plan_truncate, plan_update
 from sqlkv.sql.plan.select import plan_query
+from sqlkv.sql.show import check_shown
 
 PLANNED_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"})
 
@@ -24,7 +25,6 @@ def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
     kind = stmt.kind
     if kind == "SELECT":
         if stmt.shows is not None:  # SHOW COLUMNS FROM t ...: t must exist
-            from sqlkv.sql.show import check_shown
             check_shown(catalog, *stmt.shows)
         return plan_query(ast, catalog, env)
     if kind == "INSERT":

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
-from sqlkv.sql.exec.aggregate import AggregateSpec
+from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.window import (OFFSET_FUNCS, RANKING, VALUE_FUNCS, Frame, FrameBound, Window,
                                    WindowFunc)

@@ -29,6 +29,7 @@ from sqlkv.storage.lsm.compaction import (
 )
 from sqlkv.storage.lsm.manifest import Version
 from sqlkv.storage.lsm.sstable.builder import TableInfo
+from sqlkv.errors import OperationalError
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import LSMCore
@@ -106,7 +107,7 @@ def _build(core: LSMCore, in_worker: str, in_thread: Callable[..., tuple], size:
 
 def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> None:
     """Make a new current Version and persist it (caller holds the lock)."""
-    from sqlkv.storage.lsm.core import ReadState
+    from sqlkv.storage.lsm.core import ReadState  # core.py imports this module: a real cycle
 
     for level in levels:
         for info in level:
@@ -231,8 +232,6 @@ def wait_for_flushes(core: LSMCore) -> None:
         while core.imm and core.bg_error is None and not core.closing:
             core.bg_cond.wait(0.5)
         if core.bg_error is not None:
-            from sqlkv.errors import OperationalError
-
             raise OperationalError(f"database {core.path}: background work failed: {core.bg_error}")
 
 

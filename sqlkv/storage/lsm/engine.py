@@ -18,6 +18,9 @@ from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
+from sqlkv.storage.lsm.ingest import ingest as ingest_pairs
+from sqlkv.storage.lsm.sizes import approximate_sizes
+from sqlkv.storage.lsm.verify import verify_files
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads",
@@ -123,9 +126,7 @@ class LSMEngine(Engine):
         return self._live().write_nowait(batch)
 
     def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
-        from sqlkv.storage.lsm.ingest import ingest
-
-        return ingest(self._live(), pairs)
+        return ingest_pairs(self._live(), pairs)
 
     def wait_durable(self, seq: int) -> None:
         # No closed-check: close() syncs the WAL, so waiting after it returns at once.
@@ -148,8 +149,6 @@ class LSMEngine(Engine):
         self._live().flush()
 
     def verify(self) -> list[str]:
-        from sqlkv.storage.lsm.verify import verify_files
-
         return verify_files(self._live())
 
     def compact(self) -> None:
@@ -172,8 +171,6 @@ class LSMEngine(Engine):
         return self._live().compaction_log.recent()
 
     def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
-        from sqlkv.storage.lsm.sizes import approximate_sizes
-
         return approximate_sizes(self._live(), spans)
 
     def close(self) -> None:

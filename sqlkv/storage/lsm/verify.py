@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sqlkv.errors import CorruptionError
 from sqlkv.storage.lsm.sstable.reader import iter_table
 from sqlkv.storage.lsm.wal import SegmentReader
+from sqlkv.storage.lsm.core import wal_path
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import LSMCore
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 
 
 def verify_files(core: LSMCore) -> list[str]:
-    from sqlkv.storage.lsm.core import wal_path
-
     with core.lock:
         segments = sorted({n for m in [*core.imm, core.mem] for n in m.wal_numbers})
         version = core.version

@@ -61,6 +61,9 @@ from sqlkv.storage.lsm.sstable.builder import TableInfo
 from sqlkv.storage.lsm.sstable.reader import TableReader
 
 BUILD_DIR = "build"
+# the directory holding the sqlkv package (sqlkv/storage/lsm/worker.py, three levels up):
+# the worker process imports sqlkv from the same place as this one
+_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 MAX_LOSSES = 3
 MIN_WORKER_BYTES = 128 << 10  # smaller jobs build in the engine's thread
 PACK_CHUNK = 1024  # memtable keys per pickled chunk sent to a worker
@@ -223,11 +226,8 @@ class WorkerLost(Exception):
 
 class _Worker:
     def __init__(self) -> None:
-        import sqlkv
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(sqlkv.__file__)))
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_SOURCE_ROOT, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", WORKER_COMMAND, str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
