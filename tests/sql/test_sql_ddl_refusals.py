@@ -158,6 +158,8 @@ def test_implemented_variants_still_work(s):
         ("TRUNCATE tables CASCADE", "CASCADE"),
         ("TRUNCATE tables CONTINUE IDENTITY", "CONTINUE IDENTITY"),
         ("INSERT INTO tables VALUES (1) ON CONFLICT (a) WHERE a > 0 DO NOTHING", "ON CONFLICT"),
+        ("DELETE tables FROM tables", "multi-table DELETE"),
+        ("DELETE x, y FROM tables", "multi-table DELETE"),  # x, y were dropped: t lost its rows
     ],
 )
 def test_unimplemented_options_of_other_statements_are_refused(s, sql, clause):
