@@ -351,6 +351,16 @@ def test_read_of_a_directory_or_binary_file_is_a_clear_error(tmp_path: Path) -> 
     assert "/dev/zero: not a text file (NUL byte at offset 0)" in err
 
 
+def test_scripts_that_read_each_other_stop_at_a_nesting_limit(tmp_path: Path) -> None:
+    """It was "internal error (RecursionError ...)"."""
+    (tmp_path / "a.sql").write_text(f".read {tmp_path / 'b.sql'}\n")
+    (tmp_path / "b.sql").write_text(f"SELECT 42;\n.read {tmp_path / 'a.sql'}\n")
+    out, err = drive(lines(f".read {tmp_path / 'a.sql'}", "SELECT 7;") + EOF_KEY)
+    assert "internal error" not in err and "RecursionError" not in err
+    assert "nested more than 25 deep" in err
+    assert "| 7 |" in out  # the shell carries on
+
+
 def test_import_is_atomic_and_bad_files_are_clear_errors(tmp_path: Path) -> None:
     """A refused record undoes the whole import, including the table it created (issue 10)."""
     session = open_session(":memory:")
