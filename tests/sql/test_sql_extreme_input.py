@@ -185,7 +185,7 @@ def test_no_internal_error_for_the_reported_cases(conn):
 
 @pytest.mark.parametrize(
     "pattern",
-    ["(a+)+$", "(a*)*b", "(?:x|(a+))*b", "(a{2,})+c", "^(\\w+\\s?)*$", "(x?a+)+c", "((,a+)*)+c"],
+    ["(a+)+$", "(a*)*b", "(?:x|(a+))*b", "(a{2,})+c", "^(\\w+\\s?)*$", "(x?a+)+c", "((,a+)*)+c", "(a.*)+c"],
 )
 def test_catastrophic_regular_expressions_are_refused_not_run(conn, pattern):
     """Python's matcher backtracks exponentially on these and cannot be interrupted: (a+)+$ on
@@ -196,10 +196,16 @@ def test_catastrophic_regular_expressions_are_refused_not_run(conn, pattern):
             conn.execute(sql, (subject, pattern)).fetchall()
 
 
+def test_a_catastrophic_similar_to_pattern_is_refused(conn):
+    with pytest.raises(DataError, match="atomic group"):  # (a%)+ is (a.*)+: 22 a's took a second
+        conn.execute("SELECT ? SIMILAR TO '(a%)+c'", ("a" * 40,)).fetchall()
+
+
 @pytest.mark.parametrize(
     "pattern, subject, expected",
     [("^[a-z]+(,[a-z]+)*$", "ab,cd,ef", True), ("(foo|bar)+", "xbarfoo", True), ("(?>a+)+b", "aab", True),
-     ("(a++)+b", "aaa", False), ("(ab)+c", "ababc", True), ("(a{1,5})+$", "aaaaaaa", True)],
+     ("(a++)+b", "aaa", False), ("(ab)+c", "ababc", True), ("(a{1,5})+$", "aaaaaaa", True),
+     ("^.*$", "anything", True), ("(x.?)+", "xx", True)],
 )
 def test_ordinary_repetition_still_matches(conn, pattern, subject, expected):
     assert conn.execute("SELECT ? ~ ?", (subject, pattern)).fetchone() == (expected,)

@@ -40,8 +40,8 @@ def compile_regex(pattern: str, flags: int = 0) -> re.Pattern:
         raise DataError(f"invalid regular expression {pattern!r}: {e}") from None
     if _nests_unbounded_repeats(sre_parse.parse(pattern, flags)):
         raise DataError(
-            f"regular expression {pattern!r} repeats a group that begins with an unbounded repeat, "
-            "like (a+)+: Python's backtracking matcher can take exponential time on it and cannot "
+            f"regular expression {pattern!r} repeats a group whose own unbounded repeat can take "
+            "the next round's text, like (a+)+ or (a.*)+: Python's backtracking matcher can take exponential time on it and cannot "
             "be interrupted; use an atomic group (?>...) or a possessive quantifier (a++, a*+)")
     return compiled
 
@@ -79,13 +79,27 @@ def _starts_with_unbounded_repeat(parsed: Any) -> bool:
     return False
 
 
+def _repeats_any_char(parsed: Any) -> bool:
+    """Whether ``parsed`` holds ``.*`` / ``.+`` (an unbounded repeat of any character), which
+    can swallow the text of whatever follows it -- inside a repeated group, of the next round."""
+    for op, av in parsed:
+        if op in _REPEATS and av[1] == sre_constants.MAXREPEAT and \
+                [o for o, _ in av[2]] == [sre_constants.ANY]:
+            return True
+        if any(_repeats_any_char(sub) for sub in _children(op, av)):
+            return True
+    return False
+
+
 def _nests_unbounded_repeats(parsed: Any) -> bool:
     """Whether an unbounded repeat (``*``, ``+``, ``{n,}``) repeats something that itself
     begins with one, as in (a+)+, (a*)*, (\\w+\\s*)+ -- the shape of catastrophic
     backtracking: the same text splits between the two repeats in exponentially many ways.
-    ``(,[a-z]+)*`` is fine: each round starts with a comma."""
+    Likewise a repeated group holding ``.*``, as in (a.*)+. ``(,[a-z]+)*`` is fine: each
+    round starts with a comma no repeat inside can take."""
     for op, av in parsed:
-        if op in _REPEATS and av[1] == sre_constants.MAXREPEAT and _starts_with_unbounded_repeat(av[2]):
+        if op in _REPEATS and av[1] == sre_constants.MAXREPEAT and (
+                _starts_with_unbounded_repeat(av[2]) or _repeats_any_char(av[2])):
             return True
         if any(_nests_unbounded_repeats(sub) for sub in _children(op, av)):
             return True
