@@ -14,8 +14,10 @@ many rows were loaded before it.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import datetime
+import io
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -90,11 +92,56 @@ def _kind_of(text: str) -> str:
 _WIDER = {"INT": 0, "FLOAT": 1, "TEXT": 2}
 
 
+class _TextBytes(io.RawIOBase):
+    """A file read through this refuses its first NUL byte and its first byte that is not
+    UTF-8, naming the offset in the file: a CSV file is text, and a device that never ends
+    (``/dev/zero``) would otherwise be read into memory as one endless line."""
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (closed with this object)
+        self._path = path
+        self._offset = 0
+        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._file.readinto(buffer) or 0
+        data = bytes(buffer[:n])
+        nul = data.find(b"\0")
+        if nul >= 0:
+            raise DataError(f"{self._path}: not a text file (NUL byte at offset {self._offset + nul})")
+        held = len(self._utf8.getstate()[0])  # an incomplete character from the last read
+        try:
+            self._utf8.decode(data, final=n == 0)
+        except UnicodeDecodeError as exc:
+            at = self._offset - held + exc.start
+            raise DataError(f"{self._path}: not UTF-8 text (invalid byte at offset {at})") from None
+        self._offset += n
+        return n
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def open_csv(path: str) -> io.TextIOWrapper:
+    """``path`` as UTF-8 text (a BOM is skipped), lines as the csv module wants them."""
+    return io.TextIOWrapper(io.BufferedReader(_TextBytes(path)), encoding="utf-8-sig", newline="")
+
+
+def csv_records(fh: io.TextIOWrapper) -> Iterator[list[str]]:
+    """Strict: an unterminated quoted field or text after a closing quote is an error, not a
+    record silently read some other way."""
+    return csv.reader(fh, strict=True)
+
+
 def infer_types(path: str, width: int) -> list[str]:
     """Column types of a CSV file after its header row: one streaming pass over the file."""
     kinds: list[str | None] = [None] * width
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = csv.reader(fh)
+    with open_csv(path) as fh:
+        rows = csv_records(fh)
         next(rows, None)
         for fields in rows:
             for i, text in enumerate(fields[:width]):
@@ -154,12 +201,15 @@ def _atomically(session: Any) -> Iterator[None]:
 
 def _import(session: Any, path: str, table_name: str, progress: bool) -> int:
     reader = SchemaReader(session)
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = csv.reader(fh)
+    with open_csv(path) as fh:
+        rows = csv_records(fh)
         first = next(rows, None)
-        if first is None:
-            return 0
         table = reader.find_table(table_name)
+        if first is None:
+            if table is None:
+                raise DataError(f"{path}: empty file: no header row to name the columns of a new "
+                                f"table {table_name}")
+            return 0
         if table is None:
             types = infer_types(path, len(first))
             columns = ", ".join(f"{quote_ident(name)} {kind}" for name, kind in zip(first, types))

@@ -44,15 +44,26 @@ def cmd_once(shell: Any, args: list[str]) -> None:
     shell.redirect(_open_for_writing(args[0]), args[0], once=True)
 
 
+READ_NESTING_LIMIT = 25  # as sqlite3's shell: a script that reads itself stops here
+
+
 def cmd_read(shell: Any, args: list[str]) -> None:
     if len(args) != 1:
         raise DotError("usage: .read FILE")
+    depth = getattr(shell, "read_depth", 0)
+    if depth >= READ_NESTING_LIMIT:
+        raise DotError(f".read of {args[0]} nested more than {READ_NESTING_LIMIT} deep (scripts that "
+                       f"read each other in a cycle?)")
     try:
         text = read_script(args[0])
     except ScriptFileError as exc:
         raise DotError(str(exc)) from None
-    if not shell.run_script(text, args[0]):
-        shell.failed = True
+    shell.read_depth = depth + 1
+    try:
+        if not shell.run_script(text, args[0]):
+            shell.failed = True
+    finally:
+        shell.read_depth = depth
 
 
 def cmd_dump(shell: Any, args: list[str]) -> None:

@@ -47,6 +47,7 @@ from sqlkv.sql.parse_edits import (
 )
 from sqlkv.sql.parse_errors import located_error, sqlglot_parse
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
+from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.show import show_query
 
 
@@ -313,6 +314,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             named = True
     rewritten = apply_edits(text, edits)
     ast = sqlglot_parse(rewritten, text, edits)
+    refuse_ignored_clauses(ast)
     for node in ast.find_all(exp.Placeholder):
         name = node.this
         if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():

@@ -85,7 +85,16 @@ def describe_parse_error(description: str) -> str:
             # a function sqlglot knows, called with too few arguments: name it as the user typed
             return f"missing argument in {cls.sql_names()[0].lower()}()"
         return f"expected {operand} after {_OPERATORS.get(node, node)}"
-    return _SQLGLOT_TERMS.get(description, description)
+    return _TOKEN_REPR.sub(_token_text, _SQLGLOT_TERMS.get(description, description))
+
+
+_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: .*?>")
+
+
+def _token_text(found: re.Match) -> str:
+    """sqlglot's repr of a token, as the text it stands for (the end of the statement for its
+    SENTINEL token)."""
+    return "the end of the statement" if found.group(1) == "SENTINEL" else f'"{found.group(2)}"'
 
 
 def _drop_command_fallback(record: logging.LogRecord) -> bool:

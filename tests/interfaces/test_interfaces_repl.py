@@ -351,6 +351,16 @@ def test_read_of_a_directory_or_binary_file_is_a_clear_error(tmp_path: Path) -> 
     assert "/dev/zero: not a text file (NUL byte at offset 0)" in err
 
 
+def test_scripts_that_read_each_other_stop_at_a_nesting_limit(tmp_path: Path) -> None:
+    """It was "internal error (RecursionError ...)"."""
+    (tmp_path / "a.sql").write_text(f".read {tmp_path / 'b.sql'}\n")
+    (tmp_path / "b.sql").write_text(f"SELECT 42;\n.read {tmp_path / 'a.sql'}\n")
+    out, err = drive(lines(f".read {tmp_path / 'a.sql'}", "SELECT 7;") + EOF_KEY)
+    assert "internal error" not in err and "RecursionError" not in err
+    assert "nested more than 25 deep" in err
+    assert "| 7 |" in out  # the shell carries on
+
+
 def test_import_is_atomic_and_bad_files_are_clear_errors(tmp_path: Path) -> None:
     """A refused record undoes the whole import, including the table it created (issue 10)."""
     session = open_session(":memory:")
@@ -375,6 +385,27 @@ def test_import_is_atomic_and_bad_files_are_clear_errors(tmp_path: Path) -> None
     assert "record 3001" in err
     session.execute("COMMIT")
     assert session.execute("SELECT a, b FROM fresh").fetchall() == [("mine", "too")]
+
+
+def test_import_refuses_unterminated_quotes_devices_and_empty_files(tmp_path: Path) -> None:
+    """An unterminated quote was read as a field running to the end of the file, /dev/zero was
+    read forever, an empty file did nothing without a word; a bad byte is named at its offset
+    in the file, not in the chunk being decoded."""
+    session = open_session(":memory:")
+    unterminated = tmp_path / "quote.csv"
+    unterminated.write_text('a,b\n1,2\n3,"4\n')
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    late = tmp_path / "late.csv"
+    late.write_bytes(b"a,b\n" + b"1,xxxxxxxxxxxxxxxxxxxx\n" * 20000 + b"2,\xc3\n")
+    _, err = drive(lines(f".import {unterminated} q", ".import /dev/zero z", f".import {empty} e",
+                         f".import {late} l") + EOF_KEY, session)
+    assert f"{unterminated}: malformed CSV" in err
+    assert "/dev/zero: not a text file (NUL byte at offset 0)" in err
+    assert f"{empty}: empty file" in err
+    assert f"{late}: not UTF-8 text (invalid byte at offset {4 + 23 * 20000 + 2})" in err
+    assert session.execute("SELECT count(*) FROM information_schema.tables WHERE table_name IN "
+                           "('q', 'z', 'e', 'l')").fetchall() == [(0,)]
 
 
 def test_tables_pattern_is_a_like_pattern() -> None:

@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+import sqlkv
 import sqlkv.dbapi as dbapi
 from sqlkv.errors import OperationalError
 from tests.interfaces.conftest import run_sqlkv
@@ -94,3 +95,13 @@ def test_check_never_creates(tmp_path, user_dir):
     result = run_sqlkv("check", str(db))
     assert result.status == 0, result.err
     assert result.out.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("option, value", [("cache_size", -1), ("cache_size", "big"), ("cache_size", True),
+                                           ("memtable_size", 0), ("block_size", -512), ("l0_trigger", 0.5)])
+def test_bad_storage_options_are_refused_by_name_before_anything_is_created(tmp_path, option, value):
+    """cache_size='big' was a TypeError from inside the block cache; negative sizes were taken."""
+    path = tmp_path / "db"
+    with pytest.raises(sqlkv.ProgrammingError, match=option):
+        sqlkv.connect(str(path), **{option: value})
+    assert not path.exists()

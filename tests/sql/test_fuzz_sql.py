@@ -4,12 +4,15 @@ not InternalError, a failed statement changes nothing, and the database stays co
 Two sources of statements:
 
 * a small grammar that generates expressions over every column type (huge and odd literals,
-  NULLs, casts, functions, nested operators) inside SELECT / INSERT / UPDATE / DELETE;
+  NULLs, casts, functions, nested operators) inside SELECT / INSERT / UPDATE / DELETE, and
+  schema changes that backfill or check rows (CREATE [UNIQUE] INDEX [WHERE], ADD COLUMN with a
+  DEFAULT, ADD CONSTRAINT CHECK, DROP INDEX/COLUMN);
 * mutations of statements from SQLite's sqllogictest corpus (``../shared/sqllogictest``; that
   half skips with a message when the corpus is absent): tokens dropped, repeated, swapped or
   replaced by extreme values and stray keywords.
 
-Sizes are bounded for CI (``SQLKV_FUZZ_N`` statements per source, default 300) and scale up
+A statement that fails must leave every table's definition and rows as they were. Sizes are
+bounded for CI (``SQLKV_FUZZ_N`` statements per source, default 300) and scale up
 for longer runs. A statement still running after ``SQLKV_FUZZ_SECONDS`` (default 10) is
 interrupted and counted as a hang, which fails the test too.
 """
@@ -128,9 +131,30 @@ def typed_predicate(rng: random.Random, depth: int = 0) -> str:
 
 
 def statement(rng: random.Random) -> str:
-    if rng.random() < 0.6:
+    roll = rng.random()
+    if roll < 0.08:
+        return ddl_statement(rng)
+    if roll < 0.6:
         return typed_statement(rng)
     return untyped_statement(rng)
+
+
+def ddl_statement(rng: random.Random) -> str:
+    """Schema changes that backfill or check existing rows (and may fail half way through)."""
+    n = rng.randint(0, 5)
+    kind = rng.choice(list(TYPED))
+    roll = rng.random()
+    if roll < 0.35:
+        column = rng.choice(["i", "d", "s", "dt", "f", "ok"])
+        where = f" WHERE {typed_predicate(rng, 1)}" if rng.random() < 0.5 else ""
+        return f"CREATE {rng.choice(['', 'UNIQUE '])}INDEX IF NOT EXISTS fz{n} ON t ({column}){where}"
+    if roll < 0.5:
+        return f"DROP INDEX IF EXISTS fz{n}"
+    if roll < 0.75:
+        return f"ALTER TABLE t ADD COLUMN IF NOT EXISTS c{n} {kind} DEFAULT {typed(rng, kind, 2)}"
+    if roll < 0.85:
+        return f"ALTER TABLE t DROP COLUMN IF EXISTS c{n}"
+    return f"ALTER TABLE t ADD CONSTRAINT k{n} CHECK ({typed_predicate(rng, 1)})"
 
 
 def typed_statement(rng: random.Random) -> str:
@@ -200,13 +224,25 @@ def _open() -> sqlkv.Connection:
     return conn
 
 
+def database_state(conn: sqlkv.Connection) -> list:
+    """Every table's definition and rows (sorted by their text: any column types)."""
+    names = [r[0] for r in conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+        "ORDER BY 1").fetchall()]
+    state = []
+    for name in names:
+        state.append(conn.execute(f'SHOW CREATE TABLE "{name}"').fetchall())
+        state.append(sorted(map(repr, conn.execute(f'SELECT * FROM "{name}"').fetchall())))
+    return state
+
+
 class Outcomes:
     def __init__(self) -> None:
         self.counts: Counter = Counter()
         self.bugs: list[str] = []
 
     def run(self, conn: sqlkv.Connection, sql: str, snapshot: bool) -> None:
-        before = conn.execute("SELECT * FROM t ORDER BY id").fetchall() if snapshot else None
+        before = database_state(conn) if snapshot else None
         timer = threading.Timer(SECONDS, conn.interrupt)
         timer.start()
         try:
@@ -222,10 +258,8 @@ class Outcomes:
             self.counts["OperationalError"] += 1
         except sqlkv.Error as exc:
             self.counts[type(exc).__name__] += 1
-            if before is not None:
-                after = conn.execute("SELECT * FROM t ORDER BY id").fetchall()
-                if after != before:
-                    self.bugs.append(f"failed statement changed the table: {sql[:300]}")
+            if before is not None and database_state(conn) != before:
+                self.bugs.append(f"failed statement changed the database: {sql[:300]}")
         except Exception as exc:  # noqa: BLE001 - any non-PEP-249 exception is the bug sought
             self.bugs.append(f"{type(exc).__name__} escaped: {sql[:300]} -> {exc}")
         finally:
@@ -273,8 +307,21 @@ _EXTREMES = ["9223372036854775808", "-9223372036854775809", "1e309", "NULL", "''
              "DISTINCT", "CAST(1 AS TEXT)", "0", "-0.0", "'\\'", "?"]
 
 
+_EXTREME_VALUES = ["9223372036854775808", "-9223372036854775808", "1e309", "-1e308", "NULL", "''",
+                   "x''", "DECIMAL '1e30'", "DECIMAL 'NaN'", "0", "-0.0", "'\u00e9'", "?",
+                   "CAST(NULL AS INT)", "(SELECT NULL)", "9" * 400, "DATE '9999-12-31'"]
+_LITERAL = re.compile(r"'[^']*'|\d+(\.\d*)?")
+
+
 def mutate(sql: str, rng: random.Random) -> str:
+    """Half the time only literals change (the statement still parses and runs against odd
+    values); otherwise tokens are dropped, repeated, swapped or replaced."""
     tokens = _TOKEN.findall(sql)
+    literals = [i for i, t in enumerate(tokens) if _LITERAL.fullmatch(t)]
+    if literals and rng.random() < 0.5:
+        for i in rng.sample(literals, min(len(literals), rng.randint(1, 3))):
+            tokens[i] = rng.choice(_EXTREME_VALUES)
+        return " ".join(tokens)
     for _ in range(rng.randint(1, 3)):
         if not tokens:
             break
@@ -311,7 +358,7 @@ def test_mutation_fuzz_of_the_sqllogictest_corpus():
         queries = [sql for kind, sql in records if kind == "query"] or setup
         for _ in range(per_file):
             sql = mutate(rng.choice(queries + setup[:5]), rng)
-            outcomes.run(conn, sql, snapshot=False)
+            outcomes.run(conn, sql, snapshot=not sql.lstrip().upper().startswith("SELECT"))
         outcomes.finish(conn, f"mutations of {path.name}")
         outcomes = Outcomes()
         conn.close()

@@ -158,6 +158,8 @@ def test_implemented_variants_still_work(s):
         ("TRUNCATE tables CASCADE", "CASCADE"),
         ("TRUNCATE tables CONTINUE IDENTITY", "CONTINUE IDENTITY"),
         ("INSERT INTO tables VALUES (1) ON CONFLICT (a) WHERE a > 0 DO NOTHING", "ON CONFLICT"),
+        ("DELETE tables FROM tables", "multi-table DELETE"),
+        ("DELETE x, y FROM tables", "multi-table DELETE"),  # x, y were dropped: t lost its rows
     ],
 )
 def test_unimplemented_options_of_other_statements_are_refused(s, sql, clause):
@@ -188,3 +190,37 @@ def test_a_stray_id_0_descriptor_from_the_old_bug_is_not_listed(tmp_path):
     assert rows(s, "CHECK DATABASE") == []
     s.close()
     db.close()
+
+
+@pytest.mark.parametrize(
+    "sql, clause",
+    [
+        ("SELECT * FROM tables TABLESAMPLE SYSTEM (10)", "TABLESAMPLE"),
+        ("SELECT * FROM tables TABLESAMPLE BERNOULLI (50) REPEATABLE (1)", "TABLESAMPLE"),
+        ("SELECT * FROM tables ORDER BY a LIMIT 1 WITH TIES", "WITH TIES"),
+        ("SELECT * FROM tables ORDER BY a FETCH FIRST 1 ROWS WITH TIES", "WITH TIES"),
+        ("SELECT * FROM tables FETCH FIRST 10 PERCENT ROWS ONLY", "PERCENT"),
+        ("SELECT sum(a) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE CURRENT ROW) "
+         "FROM tables", "EXCLUDE CURRENT ROW"),
+        ("SELECT sum(a) OVER (ORDER BY a ROWS UNBOUNDED PRECEDING EXCLUDE TIES) FROM tables", "EXCLUDE TIES"),
+        ("SELECT sum(a) OVER (ORDER BY a ROWS UNBOUNDED PRECEDING EXCLUDE GROUP) FROM tables", "EXCLUDE GROUP"),
+        ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+         "SEARCH DEPTH FIRST BY n SET o SELECT * FROM r", "SEARCH DEPTH"),
+        ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+         "CYCLE n SET is_cycle USING path SELECT * FROM r", "CYCLE"),
+        ("SELECT * FROM tables@tables_pkey", "index hints"),
+        ("SELECT * FROM tables@nosuch WHERE a = 5", "index hints"),
+    ],
+)
+def test_query_clauses_that_would_be_ignored_are_refused(s, sql, clause):
+    """Each of these returned every row (or an unexcluded frame, or no extra columns)."""
+    s.execute("INSERT INTO tables VALUES (5), (5), (6)")
+    with pytest.raises(NotSupportedError, match=clause):
+        s.execute(sql)
+
+
+def test_clauses_with_their_default_meaning_still_run(s):
+    s.execute("INSERT INTO tables VALUES (5), (6)")
+    assert rows(s, "SELECT sum(a) OVER (ORDER BY a ROWS UNBOUNDED PRECEDING EXCLUDE NO OTHERS) FROM tables") == \
+        [(5,), (11,)]
+    assert rows(s, "SELECT a FROM tables WHERE a = 6 FOR UPDATE") == [(6,)]  # a plain SERIALIZABLE read

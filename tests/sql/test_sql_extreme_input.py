@@ -181,3 +181,61 @@ def test_no_internal_error_for_the_reported_cases(conn):
             pytest.fail(f"{sql[:60]}: {exc}")
         except sqlkv.Error:
             pass
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["(a+)+$", "(a*)*b", "(?:x|(a+))*b", "(a{2,})+c", "^(\\w+\\s?)*$", "(x?a+)+c", "((,a+)*)+c", "(a.*)+c"],
+)
+def test_catastrophic_regular_expressions_are_refused_not_run(conn, pattern):
+    """Python's matcher backtracks exponentially on these and cannot be interrupted: (a+)+$ on
+    34 a's and a '!' ran for minutes, holding the GIL so interrupt() could not act."""
+    subject = "a" * 34 + "!"
+    for sql in ("SELECT regexp_replace(?, ?, 'x')", "SELECT ? ~ ?"):
+        with pytest.raises(DataError, match="atomic group"):
+            conn.execute(sql, (subject, pattern)).fetchall()
+
+
+def test_a_catastrophic_similar_to_pattern_is_refused(conn):
+    with pytest.raises(DataError, match="atomic group"):  # (a%)+ is (a.*)+: 22 a's took a second
+        conn.execute("SELECT ? SIMILAR TO '(a%)+c'", ("a" * 40,)).fetchall()
+
+
+@pytest.mark.parametrize(
+    "pattern, subject, expected",
+    [("^[a-z]+(,[a-z]+)*$", "ab,cd,ef", True), ("(foo|bar)+", "xbarfoo", True), ("(?>a+)+b", "aab", True),
+     ("(a++)+b", "aaa", False), ("(ab)+c", "ababc", True), ("(a{1,5})+$", "aaaaaaa", True),
+     ("^.*$", "anything", True), ("(x.?)+", "xx", True)],
+)
+def test_ordinary_repetition_still_matches(conn, pattern, subject, expected):
+    assert conn.execute("SELECT ? ~ ?", (subject, pattern)).fetchone() == (expected,)
+
+
+@pytest.mark.parametrize(
+    "frame, error",
+    [("ORDER BY s RANGE BETWEEN 1 PRECEDING AND CURRENT ROW", "column type TEXT"),
+     ("ORDER BY dt RANGE BETWEEN CURRENT ROW AND 2 FOLLOWING", "column type DATE"),
+     ("ORDER BY v, id RANGE BETWEEN 1 PRECEDING AND CURRENT ROW", "exactly one ORDER BY"),
+     ("ORDER BY v GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW", "GROUPS")],
+)
+def test_window_frames_the_executor_cannot_compute_are_refused(frame, error):
+    """A RANGE offset over a TEXT key was InternalError (str - int); GROUPS offsets were
+    computed as RANGE offsets: a wrong answer."""
+    c = sqlkv.connect(":memory:")
+    c.execute("CREATE TABLE w (id INT PRIMARY KEY, v INT, s TEXT, dt DATE)")
+    c.execute("INSERT INTO w VALUES (1, 0, 'a', DATE '2020-01-01'), (2, 10, 'b', DATE '2020-01-02')")
+    with pytest.raises(sqlkv.Error, match=error) as info:
+        c.execute(f"SELECT sum(id) OVER ({frame}) FROM w").fetchall()
+    assert not isinstance(info.value, InternalError)
+
+
+def test_groups_frames_without_offsets_match_sqlite():
+    rows = [(i, (i % 3) * 10) for i in range(1, 11)]
+    sql = ("SELECT a, sum(a) OVER (ORDER BY b GROUPS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), "
+           "sum(a) OVER (ORDER BY b RANGE BETWEEN 10 PRECEDING AND CURRENT ROW) FROM w ORDER BY a")
+    results = []
+    for db in (sqlkv.connect(":memory:"), sqlite3.connect(":memory:")):
+        db.execute("CREATE TABLE w (a INT PRIMARY KEY, b INT)")
+        db.executemany("INSERT INTO w VALUES (?, ?)", rows)
+        results.append(db.execute(sql).fetchall())
+    assert results[0] == results[1]

@@ -51,3 +51,11 @@ def test_truncated_statements_are_syntax_errors(sql):
     session.execute("CREATE TABLE t (a INT)")
     with pytest.raises(ProgrammingError, match="syntax error"):
         session.execute(sql)
+
+
+@pytest.mark.parametrize("sql", ["DELETE FROM", "INSERT INTO", "SELECT * FROM", "DELETE @ FROM t WHERE TRUE"])
+def test_a_missing_table_name_is_said_in_sql_terms(session, sql):
+    """Not "<Token token_type: TokenType.SENTINEL ...>" nor "unsupported DML target: False"."""
+    err = _syntax_error(session, sql)
+    assert "syntax error" in str(err)
+    assert "Token" not in str(err) and "False" not in str(err)

@@ -1,6 +1,6 @@
 """Corruption campaign: damage one file of a database at random -- flip a byte, cut the file
-short, zero a block, delete it -- and use the database through SQL. Every trial must end in
-one of two ways: the damage is *detected* (a CorruptionError or OperationalError from open or a
+short (anywhere, or exactly at a WAL record boundary), zero a block, delete it -- and use the
+database through SQL. Every trial must end in one of two ways: the damage is *detected* (a CorruptionError or OperationalError from open or a
 query, or a problem row from ``CHECK DATABASE``), or it is *harmless* (every query returns
 exactly the right rows and the check finds nothing). Wrong rows returned without an error are
 the one outcome that fails the test.
@@ -28,7 +28,7 @@ OPTIONS = dict(memtable_size=16 * 1024, block_size=512, target_file_size=16 * 10
                level_base_bytes=64 * 1024, l0_trigger=2)
 ROWS = 1500
 KINDS = ["sst", "wal-older", "wal-newest", "manifest"]
-DAMAGES = ["flip", "truncate", "zero", "delete"]
+DAMAGES = ["flip", "truncate", "zero", "delete", "cut-records"]  # cut-records: at a record boundary
 
 
 def _value(i: int) -> str:
@@ -82,10 +82,21 @@ def _damage(target: str, damage: str, rng: random.Random) -> None:
             f.write(bytes([byte ^ (1 << rng.randrange(8))]))
         elif damage == "truncate":
             f.truncate(rng.randrange(size))
+        elif damage == "cut-records":  # whole WAL records gone, no torn one left to notice
+            f.truncate(rng.choice(_record_starts(f.read())) if target.endswith(".log") else rng.randrange(size))
         else:
             offset = rng.randrange(size)
             f.seek(offset)
             f.write(b"\0" * min(512, size - offset))
+
+
+def _record_starts(data: bytes) -> list[int]:
+    """Offsets where a WAL record begins (its header starts with the payload length)."""
+    starts, pos = [], 0
+    while pos < len(data):
+        starts.append(pos)
+        pos += 12 + int.from_bytes(data[pos:pos + 4], "little")
+    return starts
 
 
 def _use(path: str) -> str:

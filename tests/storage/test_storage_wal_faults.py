@@ -97,6 +97,44 @@ def test_a_deleted_segment_is_detected(tmp_path, which):
     assert os.path.basename(segment) in str(info.value)
 
 
+def _record_ends(segment: str) -> list[int]:
+    """Offsets just past each whole record of a segment (the WAL's header: length first)."""
+    data, ends, pos = open(segment, "rb").read(), [], 0
+    while pos < len(data):
+        pos += 12 + int.from_bytes(data[pos:pos + 4], "little")
+        ends.append(pos)
+    return ends
+
+
+@pytest.mark.parametrize("records_cut", [1, 5])
+def test_an_older_segment_cut_at_a_record_boundary_is_corruption(tmp_path, records_cut):
+    """No torn record shows, and the newest segment is empty, so no seq gap shows either: only
+    the size the MANIFEST recorded when the log moved on tells that commits are missing."""
+    path = str(tmp_path)
+    _three_sessions(path)
+    segment = _nonempty_segments(path)[-1]
+    os.truncate(segment, _record_ends(segment)[-1 - records_cut])
+    with pytest.raises(CorruptionError, match=os.path.basename(segment) + ".*offset"):
+        open_lsm(path).close()
+
+
+def test_a_segment_the_log_rotated_away_from_keeps_its_size_across_a_crash(tmp_path):
+    """Rotation by memtable size (no clean close, no reopen): the finished segment's size is
+    in the MANIFEST, so cutting its last records is corruption, not a shorter history."""
+    path = str(tmp_path)
+    engine = open_lsm(path, memtable_size=1 << 24)
+    for i in range(10):
+        _put(engine, b"a%d" % i, b"v" * 40)
+    with engine._core.write_lock:
+        engine._core._rotate_memtable()  # what a full memtable does
+    engine.close()
+    as_if_crashed(path)
+    finished = _nonempty_segments(path)[0]
+    os.truncate(finished, _record_ends(finished)[-2])
+    with pytest.raises(CorruptionError, match=os.path.basename(finished)):
+        open_lsm(path).close()
+
+
 def test_a_torn_tail_is_cut_so_later_sessions_still_open(tmp_path):
     path = str(tmp_path)
     engine = open_lsm(path, memtable_size=1 << 24)

@@ -15,6 +15,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
+
+try:  # the parser behind re.compile (public names until Python 3.11 moved them)
+    from re import _constants as sre_constants
+    from re import _parser as sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
 
 from sqlglot import exp
 
@@ -27,9 +35,75 @@ from sqlkv.sql.types import BOOL
 @lru_cache(maxsize=256)
 def compile_regex(pattern: str, flags: int = 0) -> re.Pattern:
     try:
-        return re.compile(pattern, flags)
+        compiled = re.compile(pattern, flags)
     except re.error as e:
         raise DataError(f"invalid regular expression {pattern!r}: {e}") from None
+    if _nests_unbounded_repeats(sre_parse.parse(pattern, flags)):
+        raise DataError(
+            f"regular expression {pattern!r} repeats a group whose own unbounded repeat can take "
+            "the next round's text, like (a+)+ or (a.*)+: Python's backtracking matcher can take exponential time on it and cannot "
+            "be interrupted; use an atomic group (?>...) or a possessive quantifier (a++, a*+)")
+    return compiled
+
+
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT)
+
+
+def _children(op: Any, av: Any) -> list:
+    """The sub-patterns of one parsed item (atomic groups and possessive repeats never
+    backtrack into themselves, so they are not looked into)."""
+    if op in _REPEATS:
+        return [av[2]]
+    if op == sre_constants.SUBPATTERN:
+        return [av[3]]
+    if op == sre_constants.BRANCH:
+        return list(av[1])
+    if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+        return [av[1]]
+    if op == sre_constants.GROUPREF_EXISTS:
+        return [b for b in av[1:] if b is not None]
+    return []
+
+
+def _starts_with_unbounded_repeat(parsed: Any) -> bool:
+    """Whether a match of ``parsed`` can begin inside an unbounded repeat."""
+    for op, av in parsed:
+        if op in _REPEATS and av[1] == sre_constants.MAXREPEAT:
+            return True
+        if op in (sre_constants.SUBPATTERN, sre_constants.BRANCH, *_REPEATS):
+            if any(_starts_with_unbounded_repeat(sub) for sub in _children(op, av)):
+                return True
+            if op in _REPEATS and av[0] == 0:
+                continue  # an optional item: the next one may come first
+        return False
+    return False
+
+
+def _repeats_any_char(parsed: Any) -> bool:
+    """Whether ``parsed`` holds ``.*`` / ``.+`` (an unbounded repeat of any character), which
+    can swallow the text of whatever follows it -- inside a repeated group, of the next round."""
+    for op, av in parsed:
+        if op in _REPEATS and av[1] == sre_constants.MAXREPEAT and \
+                [o for o, _ in av[2]] == [sre_constants.ANY]:
+            return True
+        if any(_repeats_any_char(sub) for sub in _children(op, av)):
+            return True
+    return False
+
+
+def _nests_unbounded_repeats(parsed: Any) -> bool:
+    """Whether an unbounded repeat (``*``, ``+``, ``{n,}``) repeats something that itself
+    begins with one, as in (a+)+, (a*)*, (\\w+\\s*)+ -- the shape of catastrophic
+    backtracking: the same text splits between the two repeats in exponentially many ways.
+    Likewise a repeated group holding ``.*``, as in (a.*)+. ``(,[a-z]+)*`` is fine: each
+    round starts with a comma no repeat inside can take."""
+    for op, av in parsed:
+        if op in _REPEATS and av[1] == sre_constants.MAXREPEAT and (
+                _starts_with_unbounded_repeat(av[2]) or _repeats_any_char(av[2])):
+            return True
+        if any(_nests_unbounded_repeats(sub) for sub in _children(op, av)):
+            return True
+    return False
 
 
 _SIMILAR_SPECIAL = set("|*+?{}()[]")

@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import GeneratedAlways, ProgrammingError, UndefinedTable
+from sqlkv.errors import GeneratedAlways, ProgrammingError, SqlSyntaxError, UndefinedTable
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
@@ -26,9 +26,11 @@ from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquer
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
     """The descriptor and alias of a DML target (``t`` or ``t AS x``)."""
     table = node.this if isinstance(node, exp.Schema) else node
+    if not isinstance(node, exp.Expression):  # `DELETE @ FROM t`: sqlglot read no target at all
+        raise SqlSyntaxError("syntax error: no table to write to (expected DELETE FROM t, UPDATE t "
+                             "or INSERT INTO t)")
     if not isinstance(table, exp.Table):
-        shown = node.sql() if isinstance(node, exp.Expression) else repr(node)
-        raise ProgrammingError(f"unsupported DML target: {shown}")
+        raise ProgrammingError(f"unsupported DML target: {node.sql()}")
     name = table.name
     if table.db:
         name = f"{table.db}.{name}"

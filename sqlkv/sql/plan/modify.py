@@ -35,6 +35,10 @@ def _target_rows(ast: exp.Expression, catalog, env) -> tuple:
         raise NotSupportedError("WITH before UPDATE/DELETE is not supported; use a subquery")
     if ast.args.get("order") or ast.args.get("limit"):
         raise NotSupportedError("ORDER BY / LIMIT on UPDATE and DELETE is not supported")
+    if isinstance(ast, exp.Delete) and ast.args.get("tables") and ast.this:
+        # MySQL's `DELETE t1, t2 FROM ...`: the list named which tables lose rows, and was dropped
+        raise NotSupportedError("DELETE t1, ... FROM (MySQL's multi-table DELETE) is not supported; "
+                                "use DELETE FROM t [USING ...] WHERE ...")
     table, alias = target_table(ast.this, catalog)
     others = _other_tables(ast)
     if others:

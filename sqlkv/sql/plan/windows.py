@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlkv.errors import ProgrammingError
+from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 from sqlkv.sql.exec.operator import Operator
@@ -99,6 +99,7 @@ def _window_func(p: QueryPlanner, w: exp.Window, scope: Scope) -> WindowFunc:
     dirs = [(bool(t.args.get("desc")), None if t.args.get("nulls_first") is None
              else bool(t.args.get("nulls_first"))) for t in order_terms]
     frame = _frame(w.args.get("spec"), bool(order_terms))
+    _check_range_offsets(p, frame, order_terms, scope)
     text = LazySql(w)
     name = FUNC_NAMES.get(type(fnode))
     if name is None and isinstance(fnode, exp.Anonymous):
@@ -159,11 +160,31 @@ def _frame(spec: exp.WindowSpec | None, ordered: bool) -> Frame:
         if ordered:
             return Frame(False, FrameBound(None, True), FrameBound(0, False))
         return Frame(False, FrameBound(None, True), FrameBound(None, False))
-    rows = str(spec.args.get("kind") or "range").lower() == "rows"
+    kind = str(spec.args.get("kind") or "range").lower()
+    rows = kind == "rows"
     start = _bound(spec.args.get("start"), spec.args.get("start_side"))
     end_node = spec.args.get("end")
     end = _bound(end_node, spec.args.get("end_side")) if end_node is not None else FrameBound(0, False)
+    if kind == "groups" and any(b.offset for b in (start, end)):
+        # without offsets GROUPS frames are RANGE frames (peers whole); with them they count
+        # peer groups, which the executor does not do
+        raise NotSupportedError("GROUPS frames with an offset (n PRECEDING/FOLLOWING) are not supported")
     return Frame(rows, start, end)
+
+
+_RANGE_OFFSET_KINDS = {"INT", "FLOAT", "DECIMAL"}
+
+
+def _check_range_offsets(p: QueryPlanner, frame: Frame, order_terms: list, scope: Scope) -> None:
+    """RANGE with ``n PRECEDING/FOLLOWING`` subtracts n from the ORDER BY value: one numeric key."""
+    if frame.rows or not any(b.offset for b in (frame.start, frame.end)):
+        return
+    if len(order_terms) != 1:
+        raise ProgrammingError("RANGE with offset PRECEDING/FOLLOWING needs exactly one ORDER BY column")
+    typ = p.type_of(order_terms[0].this, scope)
+    if typ is not None and typ.kind not in _RANGE_OFFSET_KINDS and typ.kind != "NULL":
+        raise ProgrammingError(f"RANGE with offset PRECEDING/FOLLOWING is not supported for column type "
+                               f"{typ.sql()} (only numbers)")
 
 
 def _bound(node: Any, side: Any) -> FrameBound:

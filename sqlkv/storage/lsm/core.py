@@ -188,11 +188,15 @@ class LSMCore:
         replay = sorted(n for n in logs if n >= state.log_number)
         self._check_listed_segments(state, logs)
         mem = Memtable(replay)
-        last_seq = self._replay(replay, mem, state.flushed_seq, state.sealed)
+        last_seq = self._replay(replay, mem, state)
         self.applied_seq = self.visible_seq = last_seq
         dead: list[int] = []
         if not mem.entries and not self.read_only:
             dead, mem.wal_numbers = replay, []  # nothing unflushed: the segments are dead weight
+        # The replayed segments are finished (a new one starts below): their sizes, now that
+        # any torn tail is cut, are final, and the MANIFEST keeps them.
+        self.wal_sizes = {} if self.read_only else {
+            n: os.path.getsize(wal_path(self.path, n)) for n in mem.wal_numbers}
         for level in state.levels:
             for info in level:
                 reader = self._reader(info.number, info.size)
@@ -270,25 +274,31 @@ class LSMCore:
             raise CorruptionError(f"WAL segment(s) {names} of {self.path} are missing: the MANIFEST "
                                   f"lists them as holding committed transactions not yet in tables")
 
-    def _replay(self, replay: list[int], mem: Memtable, flushed_seq: int, sealed: list[int] | None) -> int:
+    def _replay(self, replay: list[int], mem: Memtable, state: ManifestState) -> int:
         """Apply the live segments' records to ``mem``; returns the last batch seq.
 
         Batch seqs run on without a gap from record to record and segment to segment, so a
         record or segment that went missing shows as a jump. Only the newest segment may end
         in a torn record; a writable open cuts that tail off, because once a new segment
         starts after it, it is no longer the newest and the same bytes would read as damage.
-        Nor may it if a clean close ``sealed`` it: then its size is known and any damage is.
+        Nor may it if a clean close ``sealed`` it. A segment whose final size the MANIFEST
+        knows (sealed, or finished when the log moved on) must have exactly that size: a cut
+        at a record boundary leaves no torn record, and no seq gap when nothing came after.
         """
-        last_seq = flushed_seq
+        last_seq = state.flushed_seq
+        finished = dict(state.wal_sizes)
+        if state.sealed:
+            finished[state.sealed[0]] = state.sealed[1]
         prev_end: int | None = None
         for i, number in enumerate(replay):
             path = wal_path(self.path, number)
             newest = i == len(replay) - 1
-            if newest and sealed and sealed[0] == number:
+            if number in finished:
                 newest = False
-                if os.path.getsize(path) != sealed[1]:
-                    raise CorruptionError(f"WAL {path} holds {os.path.getsize(path)} bytes but was "
-                                          f"closed cleanly at {sealed[1]}")
+                if os.path.getsize(path) != finished[number]:
+                    raise CorruptionError(f"WAL {path} ends at offset {os.path.getsize(path)} but was "
+                                          f"finished at offset {finished[number]}: committed "
+                                          f"transactions are missing or damaged")
             reader = SegmentReader(path, newest=newest)
             for offset, base_seq, count, ops in reader.records():
                 if prev_end is not None and base_seq != prev_end + 1:
@@ -333,10 +343,11 @@ class LSMCore:
         """Persist the current version (caller holds ``lock``); ``sealed`` is ``[segment,
         size]`` of a newest segment a clean close finished."""
         wal_numbers = [n for m in [*self.imm, self.mem] for n in m.wal_numbers]
+        self.wal_sizes = {n: size for n, size in self.wal_sizes.items() if n in wal_numbers}
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
                               tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
-                              sealed=sealed, counters=counters.to_save(self))
+                              sealed=sealed, wal_sizes=self.wal_sizes, counters=counters.to_save(self))
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
@@ -550,11 +561,13 @@ class LSMCore:
     def _rotate_memtable(self) -> None:
         """Freeze the active memtable and start a new one and a new WAL segment (write lock held)."""
         number = self.new_file_number()
-        self.wal.rotate(wal_path(self.path, number))  # type: ignore[union-attr]
+        finished = self.mem.wal_numbers[-1]
+        finished_size = self.wal.rotate(wal_path(self.path, number))  # type: ignore[union-attr]
         if self.durability == "full":
             with self._publish_lock:
                 self.visible_seq = max(self.visible_seq, self.applied_seq)
         with self.lock:
+            self.wal_sizes[finished] = finished_size
             self.imm.append(self.mem)
             self.mem = Memtable([number])
             self.read_state = ReadState((self.mem, *reversed(self.imm)), self.version)

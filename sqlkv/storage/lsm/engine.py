@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlkv.errors import InterfaceError
+from sqlkv.errors import InterfaceError, ProgrammingError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
@@ -44,6 +44,7 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         raise InterfaceError(f"unknown LSM option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTIONS))}")
+    _check_sizes(options)
     real = os.path.realpath(os.fspath(path))
     while True:
         with _registry_lock:
@@ -65,6 +66,22 @@ def _share_or_open(real: str, options: dict[str, Any]) -> LSMCore:
         core = LSMCore(real, **options)
         _registry[real] = (core, 1)
     return core
+
+
+# numeric options and their smallest sensible value (a cache of 0 bytes caches nothing)
+_MINIMUMS = {"cache_size": 0, "memtable_size": 1, "block_size": 1, "target_file_size": 1,
+             "level_base_bytes": 1, "l0_trigger": 1, "l0_slowdown": 1, "l0_stop": 1}
+
+
+def _check_sizes(options: dict[str, Any]) -> None:
+    """A size or count that is not a whole number at least its minimum is refused by name
+    (a text cache_size was a TypeError from deep inside; negative sizes were accepted)."""
+    for name, minimum in _MINIMUMS.items():
+        if name not in options:
+            continue
+        value = options[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ProgrammingError(f"LSM option {name} must be a whole number >= {minimum}, not {value!r}")
 
 
 def _release(core: LSMCore) -> None:

@@ -12,12 +12,17 @@ The MANIFEST is rewritten whole on every change and replaced atomically: write
     b"SQLKVMAN" | format_version:u32 | length:u32 | crc32(body):u32 | body
     body = msgpack {next_file, log_number, flushed_seq, levels: [[table row...]...],
                     tombstones: [[start, end, seq]...], wal_numbers: [n...],
-                    sealed: [segment, size] | nil, counters: {name: number}}
+                    sealed: [segment, size] | nil, wal_sizes: [[segment, size]...],
+                    counters: {name: number}}
 
 A table row is `TableInfo.to_list()`. ``log_number`` is the oldest WAL segment still needed and
 ``wal_numbers`` every live segment: a listed segment that is missing at open is corruption,
 never a silently shorter history. A clean close records ``sealed = [segment, size]``: that
-segment then ends in no torn write, so any damage to it is corruption too. (MANIFESTs written before ``wal_numbers`` existed lack it;
+segment then ends in no torn write, so any damage to it is corruption too. ``wal_sizes`` holds
+the final size of every live segment the log has moved on from (at rotation, and at open for
+the replayed ones): a truncation of such a segment exactly at a record boundary leaves no torn
+record and, when nothing was written after it, no gap in the batch seqs -- only its known size
+tells. (MANIFESTs written before ``wal_numbers`` existed lack it;
 their logs are still checked by the batch-sequence chain, see `core`.) ``counters`` carries
 the engine's cumulative figures (bytes written by users, flushes and compactions, bloom
 results...) and ``since``, the time they started counting, across restarts: they are as
@@ -54,6 +59,7 @@ class ManifestState:
     tombstones: list[RangeTombstone] = field(default_factory=list)
     wal_numbers: list[int] | None = None  # None: written before segments were listed
     sealed: list[int] | None = None  # [segment, size]: the newest segment, closed cleanly
+    wal_sizes: dict[int, int] = field(default_factory=dict)  # finished segment -> its final size
     counters: dict[str, float] = field(default_factory=dict)  # figures kept across restarts
 
 
@@ -67,6 +73,7 @@ def write_manifest(directory: str, state: ManifestState) -> None:
             "tombstones": [list(t) for t in state.tombstones],
             "wal_numbers": list(state.wal_numbers or []),
             "sealed": state.sealed,
+            "wal_sizes": [[n, size] for n, size in sorted(state.wal_sizes.items())],
             "counters": state.counters,
         },
         use_bin_type=True,
@@ -109,6 +116,7 @@ def read_manifest(directory: str) -> ManifestState | None:
             tombstones=[(bytes(s), bytes(e), int(t)) for s, e, t in raw["tombstones"]],
             wal_numbers=[int(n) for n in raw["wal_numbers"]] if "wal_numbers" in raw else None,
             sealed=[int(n) for n in raw["sealed"]] if raw.get("sealed") else None,
+            wal_sizes={int(n): int(size) for n, size in raw.get("wal_sizes") or []},
             counters={str(k): v for k, v in (raw.get("counters") or {}).items()
                       if isinstance(v, (int, float)) and not isinstance(v, bool)},
         )

@@ -177,8 +177,9 @@ class WalWriter:
                     self._cond.notify_all()
             return self.synced_seq
 
-    def rotate(self, new_path: str) -> None:
-        """Finish the current segment and continue in ``new_path`` (caller holds the write lock).
+    def rotate(self, new_path: str) -> int:
+        """Finish the current segment and continue in ``new_path`` (caller holds the write lock);
+        returns the finished segment's size.
 
         The finished segment is fsynced whatever the durability mode: only the newest segment
         may end in a torn record, so recovery can call damage anywhere else corruption."""
@@ -196,9 +197,11 @@ class WalWriter:
                 self.check_writable()
             self.synced_seq = self.written_seq
             fileio.close(self._fd)
+            finished_size = self._size
             self._fd, self._size = fd, 0
             self.path = new_path
             self._cond.notify_all()
+            return finished_size
 
     def close(self) -> None:
         """Write and fsync what is buffered and close; OperationalError if that failed."""

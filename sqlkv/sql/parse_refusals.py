@@ -1,0 +1,46 @@
+"""Clauses sqlglot parses but sqlkv does not implement: refused right after parsing.
+
+A clause that is accepted and then ignored gives wrong answers without a word (a sample that
+returns every row, a frame exclusion that excludes nothing), so each one found in the tree is
+a NotSupportedError naming it. Clauses whose meaning sqlkv does honour are not here: FOR
+UPDATE / FOR SHARE (NOWAIT, SKIP LOCKED) read as plain SERIALIZABLE reads -- no transaction
+ever holds a row lock, so no row is skipped or waited for -- and CTE MATERIALIZED hints only
+choose a strategy.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlkv.errors import NotSupportedError
+
+
+def refuse_ignored_clauses(ast: exp.Expression) -> None:
+    """NotSupportedError for the first clause in ``ast`` that sqlkv would silently ignore."""
+    for node in ast.find_all(exp.TableSample, exp.LimitOptions, exp.WindowSpec, exp.With, exp.TableAlias):
+        why = _why_refused(node)
+        if why is not None:
+            raise NotSupportedError(why)
+
+
+def _why_refused(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.TableSample):
+        return "TABLESAMPLE is not supported (it would return every row, not a sample)"
+    if isinstance(node, exp.LimitOptions):
+        if node.args.get("with_ties"):
+            return "LIMIT/FETCH ... WITH TIES is not supported"
+        if node.args.get("percent"):
+            return "LIMIT/FETCH ... PERCENT is not supported"
+    if isinstance(node, exp.WindowSpec):
+        exclude = node.args.get("exclude")
+        if exclude is not None and exclude.name.upper() != "NO OTHERS":
+            return f"window frame EXCLUDE {exclude.name.upper()} is not supported"
+    if isinstance(node, exp.With) and node.args.get("search") is not None:
+        search = node.args["search"]
+        kind = str(search.args.get("kind") or "").upper()
+        clause = "CYCLE" if kind == "CYCLE" else f"SEARCH {kind} FIRST"
+        return f"the {clause} clause of WITH RECURSIVE is not supported"
+    if isinstance(node, exp.TableAlias) and isinstance(node.this, exp.Parameter):
+        table = node.parent.name if isinstance(node.parent, exp.Table) else "a table"
+        return f'index hints ({table}@{node.this.name}) are not supported: the planner chooses the index'
+    return None
