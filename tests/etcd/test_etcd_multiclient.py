@@ -157,3 +157,29 @@ def test_schema_changes_are_seen_by_other_clients(etcd_url):
         query(b, "SELECT * FROM t")
     a.close()
     b.close()
+
+
+def test_older_transaction_cannot_leave_a_stale_descriptor_in_the_cache(etcd_url):
+    """Client B learns of A's CREATE INDEX through a newer transaction; a transaction of B's
+    that is older than the index reads the old descriptor, which must stay out of B's cache,
+    or B's next INSERT would skip the index."""
+    from sqlkv.catalog.catalog import Catalog
+    from sqlkv.sql import Database, Session
+
+    a, b = Database.open(etcd_url), Database.open(etcd_url + "&page_size=100")
+    sa, sb = Session(a), Session(b)
+    sa.execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+    assert list(sb.execute("SELECT * FROM t")) == []
+    old = b.txn_manager.begin()
+    sa.execute("CREATE INDEX t_v ON t (v)")
+    newer = b.txn_manager.begin()
+    assert [i.name for i in Catalog(newer, b.descriptors).get_table("t").indexes] == ["t_v"]
+    assert [i.name for i in Catalog(old, b.descriptors).get_table("t").indexes] == []  # its snapshot's schema
+    old.rollback()
+    newer.rollback()
+    sb.execute("INSERT INTO t VALUES (1, 'x')")
+    assert list(sa.execute("CHECK DATABASE")) == []
+    assert list(sa.execute("SELECT k FROM t WHERE v = 'x'")) == [(1,)]
+    for session, db in ((sa, a), (sb, b)):
+        session.close()
+        db.close()
