@@ -139,8 +139,9 @@ def test_client_fails_over_when_its_endpoint_dies(cluster3):
 
 def test_every_endpoint_down_is_operational_error():
     url = f"etcd://127.0.0.1:{free_port()},127.0.0.1:{free_port()}/x?deadline=0.5&timeout=0.5"
-    with pytest.raises(OperationalError, match="etcd unavailable: no endpoint of 127.0.0.1"):
+    with pytest.raises(OperationalError, match="etcd unavailable: no endpoint of 127.0.0.1") as info:
         sqlkv.connect(url)
+    assert info.value.sqlstate == "08006"
 
 
 def test_compaction_during_long_read_is_a_retryable_error(etcd_cluster):
@@ -243,10 +244,30 @@ def test_lost_commit_answer_with_cluster_unreachable_is_outcome_unknown(etcd_url
     txn = manager.begin()
     txn.put(b"x", b"1")
     engine.client.call = lost_then_outage
-    with pytest.raises(OperationalError, match="outcome unknown"):
+    with pytest.raises(OperationalError, match="outcome unknown") as info:
         txn.commit()
+    assert info.value.sqlstate == "40003" and "SQLSTATE 40003" in str(info.value)
+    assert not isinstance(info.value, SerializationFailure)  # retry loops must not resend it
     engine.client.call = real
     assert engine.get(b"x") == b"1"  # it was in fact applied: the error said it might be
+    # TxnManager.run does not retry it either: the write is sent once, never twice
+    sent = []
+
+    def count_then_lose(path, body, idempotent=True):
+        if path == "kv/txn" and not idempotent and len(body["success"]) > 1:
+            sent.append(body)
+            if len(sent) == 1:
+                return lose(path, body, idempotent)
+        if not lose.armed:
+            raise OperationalError("etcd unavailable: simulated outage")
+        return real(path, body, idempotent)
+
+    lose.armed = True
+    engine.client.call = count_then_lose
+    with pytest.raises(OperationalError, match="outcome unknown"):
+        manager.run(lambda t: t.put(b"y", b"1"))
+    assert len(sent) == 1
+    engine.client.call = real
     engine.close()
 
 

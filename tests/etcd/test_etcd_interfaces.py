@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import sqlkv
-from sqlkv.errors import OperationalError, ProgrammingError
+from sqlkv.errors import OperationalError, ProgrammingError, SerializationFailure
 from sqlkv.storage.etcd import parse_etcd_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,3 +68,56 @@ def test_connect_options_that_do_not_apply_are_refused(etcd_url):
         sqlkv.connect(etcd_url, read_only=True)
     with pytest.raises(ProgrammingError, match="do not apply to etcd"):
         sqlkv.connect(etcd_url, memtable_size=1)
+
+
+def _cli(url, sql):
+    result = subprocess.run([sys.executable, "-m", "sqlkv.cli", url, "-c", sql, "--mode", "csv"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_new_user_session_on_a_served_cluster(etcd_cluster):
+    """README's walk-through: ``examples/etcd_cluster.py --serve`` keeps a 3-member cluster up;
+    a CLI process and a driver process share one database, conflict, survive a leader kill."""
+    serve = subprocess.Popen([sys.executable, str(REPO / "examples" / "etcd_cluster.py"), "--serve"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    pids: dict[str, int] = {}
+    try:
+        for line in serve.stdout:
+            lines.append(line.strip())
+            if line.startswith("stop with"):
+                break
+        text = "\n".join(lines)
+        url = re.search(r"cluster up: (\S+)", text).group(1)
+        pids = {m: int(p) for m, p in re.findall(r"member (m\d): \S+ pid (\d+)", text)}
+        leader = re.search(r"leader: (m\d)", text).group(1)
+        assert len(pids) == 3 and leader in pids
+
+        _cli(url, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT NOT NULL); INSERT INTO acct VALUES (1, 100)")
+        conn = sqlkv.connect(url)
+        cur = conn.cursor()
+        cur.execute("SELECT bal FROM acct WHERE id = 1")
+        assert cur.fetchone() == (100,)
+        _cli(url, "UPDATE acct SET bal = bal - 30 WHERE id = 1")  # another process commits first
+        cur.execute("UPDATE acct SET bal = bal - 50 WHERE id = 1")
+        with pytest.raises(SerializationFailure):
+            conn.commit()
+        conn.rollback()
+        os.kill(pids[leader], signal.SIGKILL)
+        cur.execute("UPDATE acct SET bal = bal - 50 WHERE id = 1")  # the retry, after the election
+        conn.commit()
+        assert _cli(url, "SELECT bal FROM acct") == ["bal", "20"]
+        conn.close()
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            serve.wait(timeout=30)
+        finally:
+            for pid in pids.values():  # normally already stopped by the script
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    assert serve.returncode == 0

@@ -48,7 +48,11 @@ def unb64(text: str | None) -> bytes:
 
 
 class EtcdUnavailable(OperationalError):
-    """No endpoint could serve the request before the deadline."""
+    """No endpoint could serve the request before the deadline (SQLSTATE 08006,
+    connection_failure)."""
+
+    sqlstate = "08006"
+    code_in_message = True
 
 
 class OutcomeUnknown(Exception):

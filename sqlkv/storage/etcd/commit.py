@@ -65,7 +65,14 @@ _MAX_REBUILDS = 20
 
 
 class CommitOutcomeUnknown(OperationalError):
-    """A commit was sent, its answer lost, and no member could say whether it applied."""
+    """A commit was sent, its answer lost, and no member could say whether it applied.
+
+    SQLSTATE 40003 (PostgreSQL's statement_completion_unknown, CockroachDB's "result is
+    ambiguous"): not a SerializationFailure, so retry loops do not blindly run it again.
+    """
+
+    sqlstate = "40003"
+    code_in_message = True
 
 
 @dataclass
