@@ -137,6 +137,36 @@ def test_client_fails_over_when_its_endpoint_dies(cluster3):
         cluster3.restart(first)
 
 
+def test_commit_to_a_hung_endpoint_is_settled_through_another_member(cluster3):
+    """The member a commit goes to stops answering (SIGSTOP: the socket stays open, nothing
+    comes back): the timeout makes the outcome unknown, the check goes to another member, and
+    the commit is applied exactly once."""
+    import os
+    import signal
+
+    _revive(cluster3)
+    first = cluster3.members[0]
+    url = cluster3.url(fresh_name("hung"), timeout=1, deadline=15)  # member 0 is asked first
+    conn = sqlkv.connect(url)
+    _rows(conn, "CREATE TABLE t (k INT PRIMARY KEY, v INT)")
+    _rows(conn, "INSERT INTO t VALUES (1, 0)")
+    cur = conn.cursor()
+    cur.execute("UPDATE t SET v = v + 1 WHERE k = 1")
+    os.kill(first.process.pid, signal.SIGSTOP)
+    try:
+        conn.commit()
+        stats = conn.session.db.engine.stats()
+        assert stats["unknown_outcomes_resolved"] >= 1 and stats["failovers"] >= 1
+        assert _rows(conn, "SELECT v FROM t") == [(1,)]
+    finally:
+        os.kill(first.process.pid, signal.SIGCONT)
+    time.sleep(1)  # the resumed member catches up; the commit still applied once
+    assert _rows(conn, "SELECT v FROM t") == [(1,)]
+    _rows(conn, "UPDATE t SET v = v + 1 WHERE k = 1")
+    assert _rows(conn, "SELECT v FROM t") == [(2,)]
+    conn.close()
+
+
 def test_every_endpoint_down_is_operational_error():
     url = f"etcd://127.0.0.1:{free_port()},127.0.0.1:{free_port()}/x?deadline=0.5&timeout=0.5"
     with pytest.raises(OperationalError, match="etcd unavailable: no endpoint of 127.0.0.1") as info:
