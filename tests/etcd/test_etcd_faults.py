@@ -150,10 +150,14 @@ def test_commit_to_a_hung_endpoint_is_settled_through_another_member(cluster3):
     conn = sqlkv.connect(url)
     _rows(conn, "CREATE TABLE t (k INT PRIMARY KEY, v INT)")
     _rows(conn, "INSERT INTO t VALUES (1, 0)")
+    reader = sqlkv.connect(url + "&page_size=99")  # another client, also starting at member 0
     cur = conn.cursor()
     cur.execute("UPDATE t SET v = v + 1 WHERE k = 1")
     os.kill(first.process.pid, signal.SIGSTOP)
     try:
+        assert _rows(reader, "SELECT v FROM t") == [(0,)]  # its reads time out there, then fail over
+        assert reader.session.db.engine.stats()["failovers"] >= 1
+        reader.close()
         conn.commit()
         stats = conn.session.db.engine.stats()
         assert stats["unknown_outcomes_resolved"] >= 1 and stats["failovers"] >= 1
