@@ -441,3 +441,29 @@ def _put_one(engine):
     batch = WriteBatch()
     batch.put(b"k", b"v")
     engine.write(batch)
+
+
+def test_close_deletes_idle_lanes_but_keeps_the_lane_of_an_unknown_commit(etcd_url):
+    from sqlkv.storage.etcd.client import b64, unb64
+
+    engine = open_etcd(etcd_url)
+    lanes = engine.meta_prefix + b"lane/" + engine.client_id.encode() + b"/"
+    _put_one(engine)  # lane 1, idle again after
+    real = engine.client.call
+    lose = _LoseAnswer(engine.client, send=True)
+
+    def lost_then_outage(path, body, idempotent=True):
+        if lose.armed:
+            return lose(path, body, idempotent)
+        raise OperationalError("etcd unavailable: simulated outage")
+
+    engine.client.call = lost_then_outage
+    with pytest.raises(OperationalError, match="outcome unknown"):
+        _put_one(engine)  # lane 1 again: its state is now unknown
+    engine.client.call = real
+    _put_one(engine)  # a new lane 2
+    engine.close()
+    other = open_etcd(etcd_url)
+    answer = other.client.call("kv/range", {"key": b64(lanes), "range_end": b64(lanes[:-1] + b"0")})
+    assert [unb64(kv["key"])[len(lanes):] for kv in answer.get("kvs") or ()] == [b"1"]
+    other.close()

@@ -338,12 +338,19 @@ class Committer:
             self._lanes.append(lane)
 
     def release_lanes(self) -> None:
-        """Delete this client's lane keys (best effort: they are a few bytes each)."""
-        prefix = self.engine.meta_prefix + b"lane/" + self.engine.client_id.encode() + b"/"
+        """Delete this client's idle lane keys (best effort: they are a few bytes each).
+
+        A lane whose commit ended "outcome unknown" is not idle and stays: deleting it would
+        bring back the mod_revision that commit compares, letting it apply after all.
+        """
+        with self._lane_lock:
+            lanes, self._lanes = self._lanes, []
+        keys = [b64(self._lane_key(lane)) for lane in lanes]
+        step = max(1, self.limits.max_txn_ops)
         try:
-            self.engine.client.call(
-                "kv/deleterange", {"key": b64(prefix), "range_end": b64(prefix[:-1] + b"0")}, idempotent=True
-            )
+            for i in range(0, len(keys), step):
+                ops = [{"request_delete_range": {"key": key}} for key in keys[i : i + step]]
+                self.engine.client.call("kv/txn", {"success": ops}, idempotent=True)
         except OperationalError:
             pass
 
