@@ -248,6 +248,18 @@ class _LoseAnswer:
         return self.real(path, body, idempotent)
 
 
+def _lost_then_outage(engine):
+    """A client call whose next commit is applied, its answer lost, then every member gone."""
+    lose = _LoseAnswer(engine.client, send=True)
+
+    def call(path, body, idempotent=True):
+        if lose.armed:
+            return lose(path, body, idempotent)
+        raise OperationalError("etcd unavailable: simulated outage")
+
+    return lose, call
+
+
 @pytest.mark.parametrize("applied", [True, False])
 def test_lost_commit_answer_is_resolved_without_applying_twice(etcd_url, applied):
     engine = open_etcd(etcd_url)
@@ -268,13 +280,7 @@ def test_lost_commit_answer_with_cluster_unreachable_is_outcome_unknown(etcd_url
     engine = open_etcd(etcd_url)
     manager = TxnManager.for_engine(engine)
     real = engine.client.call
-    lose = _LoseAnswer(engine.client, send=True)
-
-    def lost_then_outage(path, body, idempotent=True):
-        if lose.armed:
-            return lose(path, body, idempotent)
-        raise OperationalError("etcd unavailable: simulated outage")
-
+    lose, lost_then_outage = _lost_then_outage(engine)
     txn = manager.begin()
     txn.put(b"x", b"1")
     engine.client.call = lost_then_outage
@@ -450,14 +456,7 @@ def test_close_deletes_idle_lanes_but_keeps_the_lane_of_an_unknown_commit(etcd_u
     lanes = engine.meta_prefix + b"lane/" + engine.client_id.encode() + b"/"
     _put_one(engine)  # lane 1, idle again after
     real = engine.client.call
-    lose = _LoseAnswer(engine.client, send=True)
-
-    def lost_then_outage(path, body, idempotent=True):
-        if lose.armed:
-            return lose(path, body, idempotent)
-        raise OperationalError("etcd unavailable: simulated outage")
-
-    engine.client.call = lost_then_outage
+    _, engine.client.call = _lost_then_outage(engine)
     with pytest.raises(OperationalError, match="outcome unknown"):
         _put_one(engine)  # lane 1 again: its state is now unknown
     engine.client.call = real
