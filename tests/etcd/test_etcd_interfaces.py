@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import sqlkv
-from sqlkv.errors import OperationalError, ProgrammingError, SerializationFailure
+from sqlkv.errors import NotSupportedError, OperationalError, ProgrammingError, SerializationFailure
 from sqlkv.storage.etcd import parse_etcd_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,6 +61,9 @@ def test_url_parsing_and_refusals():
     ]:
         with pytest.raises(ProgrammingError, match=message):
             parse_etcd_url(bad)
+    with pytest.raises(NotSupportedError, match="passwords and TLS are not supported"):
+        parse_etcd_url("etcd://root:secret@a:1/shop")
+    assert parse_etcd_url("etcd://a:1, b:2/shop")[0] == [("a", 1), ("b", 2)]
 
 
 def test_connect_options_that_do_not_apply_are_refused(etcd_url):
