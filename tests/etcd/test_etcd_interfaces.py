@@ -138,3 +138,28 @@ def test_bench_sql_runs_etcd_beside_the_lsm_engine(etcd_cluster, capsys):
     assert "on etcd 3.5" in output and "all engines agreed" in output
     rows = [line for line in output.splitlines() if line[:2].strip().isdigit()]
     assert len(rows) == 5 and all(row.rstrip().endswith("ok") for row in rows), output
+
+
+def test_databases_in_one_cluster_are_separate_key_prefixes(etcd_cluster):
+    """``/shop`` and ``/shop.eu`` (a name that extends another) share nothing: not tables, not
+    ids, not a DROP."""
+    from tests.etcd.conftest import fresh_name
+
+    base = fresh_name("pfx")
+    urls = [etcd_cluster.url(base), etcd_cluster.url(base + ".eu"), etcd_cluster.url(base + "-x")]
+    conns = [sqlkv.connect(u) for u in urls]
+    for i, conn in enumerate(conns):
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (k INT PRIMARY KEY, db INT)")
+        cur.execute("INSERT INTO t VALUES (1, ?)", (i,))
+        conn.commit()
+    cur = conns[0].cursor()
+    cur.execute("DROP TABLE t")
+    conns[0].commit()
+    for i, conn in enumerate(conns[1:], start=1):
+        cur = conn.cursor()
+        cur.execute("SELECT k, db FROM t")
+        assert cur.fetchall() == [(1, i)]
+        conn.commit()
+    for conn in conns:
+        conn.close()
