@@ -213,6 +213,38 @@ def test_compaction_during_long_read_is_a_retryable_error(etcd_cluster):
     engine.close()
 
 
+def test_sql_cursor_pages_lazily_and_a_compaction_under_it_is_40001(etcd_cluster):
+    """A SELECT's rows come page by page as the cursor is read, all at the statement's
+    revision; when etcd compacts that revision mid-read the next page is SQLSTATE 40001."""
+    url = etcd_cluster.url(fresh_name("lazy"), page_size=20)
+    conn = sqlkv.connect(url)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+    cur.executemany("INSERT INTO t VALUES (?, 'old')", [(i,) for i in range(100)])
+    conn.commit()
+    engine = conn.session.db.engine
+    pages = engine.stats()["range_pages"]
+    cur.execute("SELECT k, v FROM t")
+    assert cur.fetchmany(5) == [(i, "old") for i in range(5)]
+    assert engine.stats()["range_pages"] - pages <= 4  # not the 5+ pages of the whole table
+    other = sqlkv.connect(url + "&timeout=4")  # another client
+    ocur = other.cursor()
+    ocur.execute("UPDATE t SET v = 'new' WHERE k = 30")
+    ocur.execute("UPDATE t SET v = 'new' WHERE k = 99")
+    other.commit()
+    assert cur.fetchmany(30) == [(i, "old") for i in range(5, 35)]  # pages read now: the old revision
+    other.session.db.engine.compact()
+    with pytest.raises(SerializationFailure, match="compacted") as info:
+        cur.fetchall()
+    assert info.value.sqlstate == "40001"
+    conn.rollback()
+    cur.execute("SELECT v FROM t WHERE k = 99")
+    assert cur.fetchall() == [("new",)]
+    conn.commit()
+    other.close()
+    conn.close()
+
+
 def test_compaction_purges_tombstones_but_keeps_data(etcd_cluster):
     url = etcd_cluster.url(fresh_name("gc"))
     engine = open_etcd(url)
