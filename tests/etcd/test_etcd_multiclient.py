@@ -183,3 +183,20 @@ def test_older_transaction_cannot_leave_a_stale_descriptor_in_the_cache(etcd_url
     for session, db in ((sa, a), (sb, b)):
         session.close()
         db.close()
+
+
+def test_a_drop_is_seen_by_other_clients_even_after_its_tombstones_are_purged(etcd_url):
+    a = sqlkv.connect(etcd_url)
+    b = sqlkv.connect(etcd_url + "&page_size=100")  # its own Database and caches
+    setup(etcd_url, "CREATE TABLE t (k INT PRIMARY KEY)", "INSERT INTO t VALUES (1)",
+          "CREATE VIEW v AS SELECT k FROM t")
+    assert query(b, "SELECT * FROM v") == [(1,)]  # b caches the view's descriptor
+    ca = a.cursor()
+    ca.execute("DROP VIEW v")  # point deletes only: tombstones, no range delete
+    a.commit()
+    a.session.db.engine.compact()  # ... and the tombstones are purged before b looks again
+    with pytest.raises(ProgrammingError, match='relation "v" does not exist'):
+        query(b, "SELECT * FROM v")
+    b.rollback()
+    a.close()
+    b.close()

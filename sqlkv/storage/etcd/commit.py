@@ -257,7 +257,8 @@ class Committer:
                     self._conflict(f"read of key {_show(witness)} conflicts with a write", plan.read_seq, rev)
             guard = (span_results[len(plan.spans)] if len(span_results) > len(plan.spans) else {}).get("kvs") or ()
             if guard and int(guard[0].get("mod_revision", 0)) > plan.read_seq:
-                self._conflict("a range delete (DROP/TRUNCATE/DROP INDEX)", plan.read_seq, rev)
+                what = "a range delete (DROP/TRUNCATE/DROP INDEX, or a tombstone purge)"
+                self._conflict(what, plan.read_seq, rev)
         if rebuild:
             return None
         raise OperationalError(
@@ -378,9 +379,13 @@ class Committer:
             dead = [(kv["key"], int(kv.get("mod_revision", 0))) for kv in kvs if not kv.get("value")]
             for i in range(0, len(dead), chunk):
                 part = dead[i : i + chunk]
+                # Purged tombstones vanish without a newer revision, like a range delete's keys:
+                # bump the same guard, so `changed_since` (the schema caches of other clients)
+                # still sees that something changed -- e.g. a DROP VIEW's deleted descriptor.
                 txn = {
                     "compare": [{"target": "MOD", "result": "EQUAL", "key": k, "mod_revision": m} for k, m in part],
-                    "success": [{"request_delete_range": {"key": k}} for k, _ in part],
+                    "success": [{"request_delete_range": {"key": k}} for k, _ in part]
+                    + [{"request_put": {"key": b64(self._guard_key), "value": b64(b"1")}}],
                 }
                 if engine.client.call("kv/txn", txn, idempotent=True).get("succeeded"):
                     self.tombstones_purged += len(part)
