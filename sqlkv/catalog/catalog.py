@@ -35,6 +35,8 @@ _NAMESPACE = index_prefix(NAMESPACE_TABLE_ID, 1)
 _DESCRIPTORS = index_prefix(DESCRIPTOR_TABLE_ID, 1)
 _SEQUENCES = index_prefix(SEQUENCE_TABLE_ID, 1)
 _ID_COUNTER_KEY = _SEQUENCES + encode_key(["descriptor_id"])
+# The namespace and descriptor tables: a schema change writes here (`DescriptorCache.sync`).
+SCHEMA_SPAN = (_NAMESPACE, prefix_end(_DESCRIPTORS))
 
 Descriptor = TableDescriptor | ViewDescriptor
 
@@ -62,7 +64,7 @@ class DescriptorCache:
         seen = self.synced_seq
         if txn.snapshot_seq <= seen:
             return
-        if txn.changed_since(_NAMESPACE, prefix_end(_DESCRIPTORS), seen):
+        if txn.changed_since(*SCHEMA_SPAN, seen):
             self.bump(txn.snapshot_seq)  # the change is at or before this snapshot
         with self.lock:
             self.synced_seq = max(self.synced_seq, txn.snapshot_seq)

@@ -200,3 +200,25 @@ def test_a_drop_is_seen_by_other_clients_even_after_its_tombstones_are_purged(et
     b.rollback()
     a.close()
     b.close()
+
+
+def test_schema_check_rides_on_the_snapshot_round_trip(etcd_url):
+    """After another client's write, an autocommit point SELECT costs two requests: the
+    snapshot (which also tells whether the schema changed) and the read. After another
+    client's ALTER the same two requests see the new column."""
+    a = setup(etcd_url, "CREATE TABLE t (k INT PRIMARY KEY, v TEXT)", "INSERT INTO t VALUES (1, 'x')")
+    b = sqlkv.connect(etcd_url + "&page_size=100")
+    assert query(b, "SELECT v FROM t WHERE k = 1") == [("x",)]
+    engine = b.session.db.engine
+    for change, expected in (("UPDATE t SET v = 'y' WHERE k = 1", ("y",)),
+                             ("ALTER TABLE t ADD COLUMN w INT DEFAULT 7", ("y", 7))):
+        ca = a.cursor()
+        ca.execute(change)
+        a.commit()
+        before = engine.stats()["requests"]
+        columns = "v" if len(expected) == 1 else "v, w"
+        assert query(b, f"SELECT {columns} FROM t WHERE k = 1") == [expected]
+        if len(expected) == 1:
+            assert engine.stats()["requests"] - before == 2
+    a.close()
+    b.close()
