@@ -9,11 +9,19 @@ the Raft leader is killed in the middle and the clients carry on after the elect
 money adds up and every acknowledged transfer is in the ledger. Prints per-statement latency.
 For a real deployment, run etcd members on their own machines and connect with
 ``sqlkv.connect("etcd://host1:2379,host2:2379,host3:2379/shop")``.
+
+    python examples/etcd_cluster.py --serve
+
+only starts the three members and keeps them running until Ctrl-C (or SIGTERM), printing the
+URL to connect to from other terminals (``sqlkv etcd://.../shop``, ``sqlkv.connect(...)``) and
+each member's pid, so you can kill the leader yourself and watch the clients carry on.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -112,5 +120,27 @@ def main() -> int:
         return 0 if ok else 1
 
 
+def serve(size: int) -> int:
+    """Start ``size`` members and keep them up until Ctrl-C / SIGTERM (then stop them all)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # runs the with-block's cleanup
+    with tempfile.TemporaryDirectory(prefix="sqlkv-etcd-") as tmp, LocalCluster(tmp, size=size) as cluster:
+        print(f"cluster up: {cluster.url('shop')}")
+        for member in cluster.members:
+            print(f"member {member.name}: 127.0.0.1:{member.client_port} pid {member.process.pid}")
+        print(f"leader: {cluster.leader().name}")
+        print("connect from other terminals: sqlkv " + cluster.url("shop"))
+        print("stop with Ctrl-C", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--serve", action="store_true", help="only start the cluster and keep it running")
+    parser.add_argument("--size", type=int, default=3, help="members (--serve; default 3)")
+    args = parser.parse_args()
+    sys.exit(serve(args.size) if args.serve else main())

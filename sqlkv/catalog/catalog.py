@@ -35,6 +35,8 @@ _NAMESPACE = index_prefix(NAMESPACE_TABLE_ID, 1)
 _DESCRIPTORS = index_prefix(DESCRIPTOR_TABLE_ID, 1)
 _SEQUENCES = index_prefix(SEQUENCE_TABLE_ID, 1)
 _ID_COUNTER_KEY = _SEQUENCES + encode_key(["descriptor_id"])
+# The namespace and descriptor tables: a schema change writes here (`DescriptorCache.sync`).
+SCHEMA_SPAN = (_NAMESPACE, prefix_end(_DESCRIPTORS))
 
 Descriptor = TableDescriptor | ViewDescriptor
 
@@ -47,6 +49,10 @@ class DescriptorCache:
         self.by_name: dict[str, Descriptor | None] = {}
         self.lock = threading.Lock()
         self.synced_seq = 0  # shared engines: other clients' schema changes up to here are seen
+        # The cached descriptors describe the schema of snapshots at or after this seq: an
+        # older transaction (its snapshot predates the last schema change) must neither read
+        # nor fill the cache, or a later writer would plan with a descriptor missing an index.
+        self.valid_from = 0
 
     def sync(self, txn: Any) -> None:
         """On a shared engine (etcd), drop the cache when another client changed the schema.
@@ -58,15 +64,23 @@ class DescriptorCache:
         seen = self.synced_seq
         if txn.snapshot_seq <= seen:
             return
-        if txn.changed_since(_NAMESPACE, prefix_end(_DESCRIPTORS), seen):
-            self.bump()
+        if txn.changed_since(*SCHEMA_SPAN, seen):
+            self.bump(txn.snapshot_seq)  # the change is at or before this snapshot
         with self.lock:
             self.synced_seq = max(self.synced_seq, txn.snapshot_seq)
 
-    def bump(self) -> None:
+    def bump(self, changed_at: int = 0) -> None:
+        """Drop every cached descriptor: the schema changed at seq ``changed_at`` (or before)."""
         with self.lock:
             self.version += 1
             self.by_name = {}
+            self.valid_from = max(self.valid_from, changed_at)
+
+    def version_serving(self, snapshot_seq: int) -> int:
+        """The cache version a transaction reading at ``snapshot_seq`` may use, or -1 when its
+        snapshot is older than the schema the cache holds."""
+        with self.lock:
+            return self.version if snapshot_seq >= self.valid_from else -1
 
 
 def namespace_key(name: str) -> bytes:
@@ -86,7 +100,8 @@ class Catalog:
         if cache is not None and getattr(txn, "shared", False):
             cache.sync(txn)
         self.cache = cache
-        self.cache_version = cache.version if cache is not None else -1
+        # -1 matches no cache version: descriptors (and plans) are then read from this snapshot
+        self.cache_version = cache.version_serving(txn.snapshot_seq) if cache is not None else -1
         self.dirty = False  # this transaction changed the schema: bypass the shared cache
         self._touched: set[int] = set()
         # schema-qualified names (information_schema.x, sqlkv_internal.x) are the SQL layer's
@@ -193,7 +208,8 @@ class Catalog:
         if not self.dirty:
             self.dirty = True
             if self.cache is not None:
-                self.txn.on_commit(self.cache.bump)
+                txn, cache = self.txn, self.cache
+                self.txn.on_commit(lambda: cache.bump(txn.commit_seq or 0))
 
     def allocate_id(self) -> int:
         raw = self.txn.get(_ID_COUNTER_KEY)

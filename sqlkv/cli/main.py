@@ -82,7 +82,8 @@ def _database_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "database", nargs="?", default=":memory:",
-        help="database directory (created if missing); default: a temporary in-memory database",
+        help=("database directory (created if missing), or an etcd cluster: "
+              "etcd://host:port[,host:port...]/name; default: a temporary in-memory database"),
     )
     parser.add_argument(
         "commands", nargs="*", metavar="COMMAND",

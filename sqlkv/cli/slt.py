@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import decimal
 import hashlib
+import os
 import re
 import sys
 import time
@@ -243,13 +244,15 @@ def compare(values: list[str], rec: Record, threshold: int) -> str | None:
 
 # -- running ----------------------------------------------------------------------------------
 
-def _open_session() -> Any:
-    db = Database.open(":memory:")
+def _open_session(database: str = ":memory:") -> Any:
+    db = Database.open(database)
     return db, Session(db, autocommit=True)
 
 
-def run_file(path: str, timeout: float | None = None, max_records: int | None = None) -> FileResult:
-    """Runs one .test file against a fresh in-memory database.
+def run_file(path: str, timeout: float | None = None, max_records: int | None = None,
+             database: str = ":memory:") -> FileResult:
+    """Runs one .test file against a fresh database (in memory, or ``database``: a new etcd
+    database's URL, see ``--etcd``).
 
     ``max_records`` stops after that many statement/query records (a bounded sample of a big
     file: the records are independent queries over tables the first records create).
@@ -258,7 +261,7 @@ def run_file(path: str, timeout: float | None = None, max_records: int | None = 
     started = time.perf_counter()
     with open(path, encoding="utf-8", errors="replace") as fh:
         text = fh.read()
-    db, session = _open_session()
+    db, session = _open_session(database)
     threshold = 0
     try:
         for rec in parse_records(text):
@@ -331,22 +334,46 @@ def run(argv: list[str] | None = None) -> int:
                     help="stop running a file's records after this long (the rest count as failed)")
     ap.add_argument("--max-records", type=int, default=None, metavar="N",
                     help="run only the first N records of each file (a quick sample)")
+    ap.add_argument("--etcd", metavar="URL", default=None,
+                    help="run each file in a fresh database of this etcd cluster: "
+                         "etcd://host:port[,...]/name makes databases name-<pid>-1, -2... "
+                         "(left in the cluster)")
     args = ap.parse_args(argv)
+    if args.etcd is not None:
+        from sqlkv.storage.etcd import parse_etcd_url
+
+        try:
+            parse_etcd_url(args.etcd)  # a bad URL is refused before any file runs
+        except Error as exc:
+            print(f"sqlkv test: {exc}", file=sys.stderr)
+            return 2
     passed = failed = 0
     with progress(f"sqllogictest: {len(args.files)} file(s)") as bar:  # on a terminal only
-        for path in bar(args.files, total=len(args.files)):
+        for number, path in enumerate(bar(args.files, total=len(args.files)), start=1):
+            args.database = _file_database(args.etcd, number)
             p, f = _run_one(path, args, sys.stdout)  # patched while the bar is up
             passed, failed = passed + p, failed + f
     print(f"{passed} passed, {failed} failed", file=sys.stdout)
     return 1 if failed else 0
 
 
+def _file_database(etcd_url: str | None, number: int) -> str:
+    """The database file ``number`` runs in: in memory, or a new name in the etcd cluster."""
+    if etcd_url is None:
+        return ":memory:"
+    base, _, query = etcd_url.partition("?")
+    return f"{base}-{os.getpid()}-{number}" + (f"?{query}" if query else "")
+
+
 def _run_one(path: str, args: argparse.Namespace, out: Any) -> tuple[int, int]:
     """Run one file and print its summary line and failures; (passed, failed)."""
     try:
-        res = run_file(path, args.timeout_per_file, args.max_records)
+        res = run_file(path, args.timeout_per_file, args.max_records, getattr(args, "database", ":memory:"))
     except OSError as exc:
         print(f"{path}: cannot read: {exc}", file=out)
+        return 0, 1
+    except Error as exc:  # the database could not be opened (an etcd cluster not answering)
+        print(f"{path}: cannot open the database: {exc}", file=out)
         return 0, 1
     rate = 100.0 * res.passed / res.total if res.total else 100.0
     print(f"{path}: {res.passed} passed, {res.failed} failed, {res.skipped} skipped "

@@ -14,7 +14,7 @@ import os
 import threading
 from typing import Any
 
-from sqlkv.catalog.catalog import DescriptorCache
+from sqlkv.catalog.catalog import SCHEMA_SPAN, DescriptorCache
 from sqlkv.storage import open_engine
 from sqlkv.txn import TxnManager
 
@@ -30,6 +30,9 @@ class Database:
         self.engine = engine
         self.txn_manager = TxnManager.for_engine(engine)
         self.descriptors = DescriptorCache()
+        watch = getattr(engine, "watch_span", None)
+        if engine.shared and watch is not None:
+            watch(*SCHEMA_SPAN)  # the schema-cache check then rides on each snapshot's round trip
         # a read-only database refuses writing statements when they run, not at COMMIT
         self.read_only = engine.read_only
         self._key = key

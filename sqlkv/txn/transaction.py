@@ -48,6 +48,7 @@ class Transaction(KVReader):
     ) -> None:
         self.txn_id = txn_id
         self.snapshot_seq: int = snapshot.seq
+        self.commit_seq: int | None = None  # the engine seq of a commit that wrote something
         self.read_only = read_only
         self._manager = manager
         self._snapshot = snapshot
@@ -288,6 +289,7 @@ class Transaction(KVReader):
                 seq = self._manager._commit(self)
         finally:
             self._finish()
+        self.commit_seq = seq
         self._run_callbacks()
         return seq
 

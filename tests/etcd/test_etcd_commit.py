@@ -161,3 +161,27 @@ def test_phantom_and_delete_inside_a_read_range_are_conflicts(two):
     with pytest.raises(SerializationFailure, match="range delete"):
         a.write(batch)
     assert a.get(b"summary") is None
+
+
+def test_empty_read_span_and_absent_key_are_guarded_against_inserts(two):
+    a, b = two
+    _put(a, b"m", b"x")  # a key outside the span
+    snap = a.snapshot()
+    assert list(snap.scan(b"k", b"l")) == []  # the span held no key at all
+    _put(b, b"k5", b"new")  # a phantom appears in it
+    batch = WriteBatch()
+    batch.put(b"m", b"there are no k keys")
+    batch.validate_reads(snap.seq, [], [(b"k", b"l")])
+    with pytest.raises(SerializationFailure, match=r"read of key b'k5' conflicts"):
+        a.write(batch)
+    assert a.get(b"m") == b"x"
+    # a key read as absent (a primary key an INSERT claims) and created by another client
+    snap = a.snapshot()
+    assert snap.get(b"p") is None
+    _put(b, b"p", b"theirs")
+    batch = WriteBatch()
+    batch.put(b"p", b"mine")
+    batch.validate_reads(snap.seq, [b"p"], [])
+    with pytest.raises(SerializationFailure, match=r"read of key b'p' conflicts"):
+        a.write(batch)
+    assert a.get(b"p") == b"theirs"

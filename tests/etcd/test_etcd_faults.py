@@ -137,10 +137,45 @@ def test_client_fails_over_when_its_endpoint_dies(cluster3):
         cluster3.restart(first)
 
 
+def test_commit_to_a_hung_endpoint_is_settled_through_another_member(cluster3):
+    """The member a commit goes to stops answering (SIGSTOP: the socket stays open, nothing
+    comes back): the timeout makes the outcome unknown, the check goes to another member, and
+    the commit is applied exactly once."""
+    import os
+    import signal
+
+    _revive(cluster3)
+    first = cluster3.members[0]
+    url = cluster3.url(fresh_name("hung"), timeout=1, deadline=15)  # member 0 is asked first
+    conn = sqlkv.connect(url)
+    _rows(conn, "CREATE TABLE t (k INT PRIMARY KEY, v INT)")
+    _rows(conn, "INSERT INTO t VALUES (1, 0)")
+    reader = sqlkv.connect(url + "&page_size=99")  # another client, also starting at member 0
+    cur = conn.cursor()
+    cur.execute("UPDATE t SET v = v + 1 WHERE k = 1")
+    os.kill(first.process.pid, signal.SIGSTOP)
+    try:
+        assert _rows(reader, "SELECT v FROM t") == [(0,)]  # its reads time out there, then fail over
+        assert reader.session.db.engine.stats()["failovers"] >= 1
+        reader.close()
+        conn.commit()
+        stats = conn.session.db.engine.stats()
+        assert stats["unknown_outcomes_resolved"] >= 1 and stats["failovers"] >= 1
+        assert _rows(conn, "SELECT v FROM t") == [(1,)]
+    finally:
+        os.kill(first.process.pid, signal.SIGCONT)
+    time.sleep(1)  # the resumed member catches up; the commit still applied once
+    assert _rows(conn, "SELECT v FROM t") == [(1,)]
+    _rows(conn, "UPDATE t SET v = v + 1 WHERE k = 1")
+    assert _rows(conn, "SELECT v FROM t") == [(2,)]
+    conn.close()
+
+
 def test_every_endpoint_down_is_operational_error():
     url = f"etcd://127.0.0.1:{free_port()},127.0.0.1:{free_port()}/x?deadline=0.5&timeout=0.5"
-    with pytest.raises(OperationalError, match="etcd unavailable: no endpoint of 127.0.0.1"):
+    with pytest.raises(OperationalError, match="etcd unavailable: no endpoint of 127.0.0.1") as info:
         sqlkv.connect(url)
+    assert info.value.sqlstate == "08006"
 
 
 def test_compaction_during_long_read_is_a_retryable_error(etcd_cluster):
@@ -178,6 +213,38 @@ def test_compaction_during_long_read_is_a_retryable_error(etcd_cluster):
     engine.close()
 
 
+def test_sql_cursor_pages_lazily_and_a_compaction_under_it_is_40001(etcd_cluster):
+    """A SELECT's rows come page by page as the cursor is read, all at the statement's
+    revision; when etcd compacts that revision mid-read the next page is SQLSTATE 40001."""
+    url = etcd_cluster.url(fresh_name("lazy"), page_size=20)
+    conn = sqlkv.connect(url)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+    cur.executemany("INSERT INTO t VALUES (?, 'old')", [(i,) for i in range(100)])
+    conn.commit()
+    engine = conn.session.db.engine
+    pages = engine.stats()["range_pages"]
+    cur.execute("SELECT k, v FROM t")
+    assert cur.fetchmany(5) == [(i, "old") for i in range(5)]
+    assert engine.stats()["range_pages"] - pages <= 4  # not the 5+ pages of the whole table
+    other = sqlkv.connect(url + "&timeout=4")  # another client
+    ocur = other.cursor()
+    ocur.execute("UPDATE t SET v = 'new' WHERE k = 30")
+    ocur.execute("UPDATE t SET v = 'new' WHERE k = 99")
+    other.commit()
+    assert cur.fetchmany(30) == [(i, "old") for i in range(5, 35)]  # pages read now: the old revision
+    other.session.db.engine.compact()
+    with pytest.raises(SerializationFailure, match="compacted") as info:
+        cur.fetchall()
+    assert info.value.sqlstate == "40001"
+    conn.rollback()
+    cur.execute("SELECT v FROM t WHERE k = 99")
+    assert cur.fetchall() == [("new",)]
+    conn.commit()
+    other.close()
+    conn.close()
+
+
 def test_compaction_purges_tombstones_but_keeps_data(etcd_cluster):
     url = etcd_cluster.url(fresh_name("gc"))
     engine = open_etcd(url)
@@ -213,6 +280,18 @@ class _LoseAnswer:
         return self.real(path, body, idempotent)
 
 
+def _lost_then_outage(engine):
+    """A client call whose next commit is applied, its answer lost, then every member gone."""
+    lose = _LoseAnswer(engine.client, send=True)
+
+    def call(path, body, idempotent=True):
+        if lose.armed:
+            return lose(path, body, idempotent)
+        raise OperationalError("etcd unavailable: simulated outage")
+
+    return lose, call
+
+
 @pytest.mark.parametrize("applied", [True, False])
 def test_lost_commit_answer_is_resolved_without_applying_twice(etcd_url, applied):
     engine = open_etcd(etcd_url)
@@ -233,20 +312,34 @@ def test_lost_commit_answer_with_cluster_unreachable_is_outcome_unknown(etcd_url
     engine = open_etcd(etcd_url)
     manager = TxnManager.for_engine(engine)
     real = engine.client.call
-    lose = _LoseAnswer(engine.client, send=True)
-
-    def lost_then_outage(path, body, idempotent=True):
-        if lose.armed:
-            return lose(path, body, idempotent)
-        raise OperationalError("etcd unavailable: simulated outage")
-
+    lose, lost_then_outage = _lost_then_outage(engine)
     txn = manager.begin()
     txn.put(b"x", b"1")
     engine.client.call = lost_then_outage
-    with pytest.raises(OperationalError, match="outcome unknown"):
+    with pytest.raises(OperationalError, match="outcome unknown") as info:
         txn.commit()
+    assert info.value.sqlstate == "40003" and "SQLSTATE 40003" in str(info.value)
+    assert not isinstance(info.value, SerializationFailure)  # retry loops must not resend it
     engine.client.call = real
     assert engine.get(b"x") == b"1"  # it was in fact applied: the error said it might be
+    # TxnManager.run does not retry it either: the write is sent once, never twice
+    sent = []
+
+    def count_then_lose(path, body, idempotent=True):
+        if path == "kv/txn" and not idempotent and len(body["success"]) > 1:
+            sent.append(body)
+            if len(sent) == 1:
+                return lose(path, body, idempotent)
+        if not lose.armed:
+            raise OperationalError("etcd unavailable: simulated outage")
+        return real(path, body, idempotent)
+
+    lose.armed = True
+    engine.client.call = count_then_lose
+    with pytest.raises(OperationalError, match="outcome unknown"):
+        manager.run(lambda t: t.put(b"y", b"1"))
+    assert len(sent) == 1
+    engine.client.call = real
     engine.close()
 
 
@@ -386,3 +479,22 @@ def _put_one(engine):
     batch = WriteBatch()
     batch.put(b"k", b"v")
     engine.write(batch)
+
+
+def test_close_deletes_idle_lanes_but_keeps_the_lane_of_an_unknown_commit(etcd_url):
+    from sqlkv.storage.etcd.client import b64, unb64
+
+    engine = open_etcd(etcd_url)
+    lanes = engine.meta_prefix + b"lane/" + engine.client_id.encode() + b"/"
+    _put_one(engine)  # lane 1, idle again after
+    real = engine.client.call
+    _, engine.client.call = _lost_then_outage(engine)
+    with pytest.raises(OperationalError, match="outcome unknown"):
+        _put_one(engine)  # lane 1 again: its state is now unknown
+    engine.client.call = real
+    _put_one(engine)  # a new lane 2
+    engine.close()
+    other = open_etcd(etcd_url)
+    answer = other.client.call("kv/range", {"key": b64(lanes), "range_end": b64(lanes[:-1] + b"0")})
+    assert [unb64(kv["key"])[len(lanes):] for kv in answer.get("kvs") or ()] == [b"1"]
+    other.close()

@@ -157,3 +157,68 @@ def test_schema_changes_are_seen_by_other_clients(etcd_url):
         query(b, "SELECT * FROM t")
     a.close()
     b.close()
+
+
+def test_older_transaction_cannot_leave_a_stale_descriptor_in_the_cache(etcd_url):
+    """Client B learns of A's CREATE INDEX through a newer transaction; a transaction of B's
+    that is older than the index reads the old descriptor, which must stay out of B's cache,
+    or B's next INSERT would skip the index."""
+    from sqlkv.catalog.catalog import Catalog
+    from sqlkv.sql import Database, Session
+
+    a, b = Database.open(etcd_url), Database.open(etcd_url + "&page_size=100")
+    sa, sb = Session(a), Session(b)
+    sa.execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+    assert list(sb.execute("SELECT * FROM t")) == []
+    old = b.txn_manager.begin()
+    sa.execute("CREATE INDEX t_v ON t (v)")
+    newer = b.txn_manager.begin()
+    assert [i.name for i in Catalog(newer, b.descriptors).get_table("t").indexes] == ["t_v"]
+    assert [i.name for i in Catalog(old, b.descriptors).get_table("t").indexes] == []  # its snapshot's schema
+    old.rollback()
+    newer.rollback()
+    sb.execute("INSERT INTO t VALUES (1, 'x')")
+    assert list(sa.execute("CHECK DATABASE")) == []
+    assert list(sa.execute("SELECT k FROM t WHERE v = 'x'")) == [(1,)]
+    for session, db in ((sa, a), (sb, b)):
+        session.close()
+        db.close()
+
+
+def test_a_drop_is_seen_by_other_clients_even_after_its_tombstones_are_purged(etcd_url):
+    a = sqlkv.connect(etcd_url)
+    b = sqlkv.connect(etcd_url + "&page_size=100")  # its own Database and caches
+    setup(etcd_url, "CREATE TABLE t (k INT PRIMARY KEY)", "INSERT INTO t VALUES (1)",
+          "CREATE VIEW v AS SELECT k FROM t")
+    assert query(b, "SELECT * FROM v") == [(1,)]  # b caches the view's descriptor
+    ca = a.cursor()
+    ca.execute("DROP VIEW v")  # point deletes only: tombstones, no range delete
+    a.commit()
+    a.session.db.engine.compact()  # ... and the tombstones are purged before b looks again
+    with pytest.raises(ProgrammingError, match='relation "v" does not exist'):
+        query(b, "SELECT * FROM v")
+    b.rollback()
+    a.close()
+    b.close()
+
+
+def test_schema_check_rides_on_the_snapshot_round_trip(etcd_url):
+    """After another client's write, an autocommit point SELECT costs two requests: the
+    snapshot (which also tells whether the schema changed) and the read. After another
+    client's ALTER the same two requests see the new column."""
+    a = setup(etcd_url, "CREATE TABLE t (k INT PRIMARY KEY, v TEXT)", "INSERT INTO t VALUES (1, 'x')")
+    b = sqlkv.connect(etcd_url + "&page_size=100")
+    assert query(b, "SELECT v FROM t WHERE k = 1") == [("x",)]
+    engine = b.session.db.engine
+    for change, expected in (("UPDATE t SET v = 'y' WHERE k = 1", ("y",)),
+                             ("ALTER TABLE t ADD COLUMN w INT DEFAULT 7", ("y", 7))):
+        ca = a.cursor()
+        ca.execute(change)
+        a.commit()
+        before = engine.stats()["requests"]
+        columns = "v" if len(expected) == 1 else "v, w"
+        assert query(b, f"SELECT {columns} FROM t WHERE k = 1") == [expected]
+        if len(expected) == 1:
+            assert engine.stats()["requests"] - before == 2
+    a.close()
+    b.close()

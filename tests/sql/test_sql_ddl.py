@@ -222,3 +222,20 @@ def test_information_schema_views_holds_the_query_text(s):
     assert rows(s, "SELECT table_name FROM information_schema.views WHERE table_name = 'w'") == [("w",)]
     s.execute("DROP VIEW v")
     assert rows(s, "SELECT table_name FROM information_schema.views WHERE table_name IN ('v', 'w')") == [("w",)]
+
+
+def test_transaction_older_than_a_ddl_never_fills_the_shared_descriptor_cache(s):
+    """A transaction whose snapshot predates a committed CREATE INDEX reads the old descriptor
+    (right for its snapshot) but must not leave it in the cache other transactions use: a later
+    writer would then skip the new index."""
+    from sqlkv.catalog.catalog import Catalog
+
+    db = s.db
+    s.execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+    old = db.txn_manager.begin()  # its snapshot is taken now, its catalog made later (a race)
+    s.execute("CREATE INDEX t_v ON t (v)")
+    assert [i.name for i in Catalog(old, db.descriptors).get_table("t").indexes] == []
+    old.rollback()
+    s.execute("INSERT INTO t VALUES (1, 'x')")
+    assert rows(s, "SELECT k FROM t WHERE v = 'x'") == [(1,)]
+    assert rows(s, "CHECK DATABASE") == []

@@ -11,7 +11,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl
 
-from sqlkv.errors import OperationalError, ProgrammingError
+from sqlkv.errors import NotSupportedError, OperationalError, ProgrammingError
 from sqlkv.storage.etcd.client import EtcdClient
 from sqlkv.storage.etcd.commit import CommitLimits
 from sqlkv.storage.etcd.engine import EtcdEngine
@@ -40,8 +40,14 @@ def parse_etcd_url(url: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]
             f"etcd URL {url!r} needs a database name: etcd://host:port[,host:port...]/name "
             "(letters, digits, _ . -)"
         )
+    if "@" in hosts:
+        raise NotSupportedError(
+            f"etcd URL {url!r}: user names, passwords and TLS are not supported (plain HTTP to "
+            "the cluster's client URLs only)"
+        )
     endpoints = []
     for part in hosts.split(","):
+        part = part.strip()
         host, colon, port = part.rpartition(":")
         if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ProgrammingError(f"etcd URL {url!r}: endpoint {part!r} is not host:port")

@@ -48,7 +48,11 @@ def unb64(text: str | None) -> bytes:
 
 
 class EtcdUnavailable(OperationalError):
-    """No endpoint could serve the request before the deadline."""
+    """No endpoint could serve the request before the deadline (SQLSTATE 08006,
+    connection_failure)."""
+
+    sqlstate = "08006"
+    code_in_message = True
 
 
 class OutcomeUnknown(Exception):
@@ -137,6 +141,7 @@ class EtcdClient:
                 self._drop(index)
                 last_error = f"{self._name(index)}: {type(exc).__name__}: {exc}"
                 if sent and not idempotent:
+                    self._skip(index)
                     raise OutcomeUnknown(last_error) from exc
             else:
                 self.requests += 1
@@ -154,6 +159,7 @@ class EtcdClient:
                     raise EtcdRequestError(f"etcd {self._name(index)} refused /v3/{path}: {message}")
                 last_error = f"{self._name(index)}: {message}"
                 if not idempotent:
+                    self._skip(index)
                     raise OutcomeUnknown(last_error)
             attempt += 1
             if time.monotonic() - start > self.deadline:
@@ -164,6 +170,13 @@ class EtcdClient:
             self.failovers += 1
             if attempt % n == 0:  # a whole round failed: let an election finish
                 time.sleep(min(0.5, 0.02 * 2 ** (attempt // n)))
+
+    def _skip(self, index: int) -> None:
+        """After a write to ``index`` went unanswered, send the next request (the caller's
+        check of the write's outcome) to another member: a hung member would swallow it too."""
+        if self._preferred == index:
+            self._preferred = (index + 1) % len(self.endpoints)
+            self.failovers += 1
 
     def _name(self, index: int) -> str:
         host, port = self.endpoints[index]

@@ -65,7 +65,14 @@ _MAX_REBUILDS = 20
 
 
 class CommitOutcomeUnknown(OperationalError):
-    """A commit was sent, its answer lost, and no member could say whether it applied."""
+    """A commit was sent, its answer lost, and no member could say whether it applied.
+
+    SQLSTATE 40003 (PostgreSQL's statement_completion_unknown, CockroachDB's "result is
+    ambiguous"): not a SerializationFailure, so retry loops do not blindly run it again.
+    """
+
+    sqlstate = "40003"
+    code_in_message = True
 
 
 @dataclass
@@ -250,7 +257,8 @@ class Committer:
                     self._conflict(f"read of key {_show(witness)} conflicts with a write", plan.read_seq, rev)
             guard = (span_results[len(plan.spans)] if len(span_results) > len(plan.spans) else {}).get("kvs") or ()
             if guard and int(guard[0].get("mod_revision", 0)) > plan.read_seq:
-                self._conflict("a range delete (DROP/TRUNCATE/DROP INDEX)", plan.read_seq, rev)
+                what = "a range delete (DROP/TRUNCATE/DROP INDEX, or a tombstone purge)"
+                self._conflict(what, plan.read_seq, rev)
         if rebuild:
             return None
         raise OperationalError(
@@ -331,12 +339,19 @@ class Committer:
             self._lanes.append(lane)
 
     def release_lanes(self) -> None:
-        """Delete this client's lane keys (best effort: they are a few bytes each)."""
-        prefix = self.engine.meta_prefix + b"lane/" + self.engine.client_id.encode() + b"/"
+        """Delete this client's idle lane keys (best effort: they are a few bytes each).
+
+        A lane whose commit ended "outcome unknown" is not idle and stays: deleting it would
+        bring back the mod_revision that commit compares, letting it apply after all.
+        """
+        with self._lane_lock:
+            lanes, self._lanes = self._lanes, []
+        keys = [b64(self._lane_key(lane)) for lane in lanes]
+        step = max(1, self.limits.max_txn_ops)
         try:
-            self.engine.client.call(
-                "kv/deleterange", {"key": b64(prefix), "range_end": b64(prefix[:-1] + b"0")}, idempotent=True
-            )
+            for i in range(0, len(keys), step):
+                ops = [{"request_delete_range": {"key": key}} for key in keys[i : i + step]]
+                self.engine.client.call("kv/txn", {"success": ops}, idempotent=True)
         except OperationalError:
             pass
 
@@ -364,9 +379,13 @@ class Committer:
             dead = [(kv["key"], int(kv.get("mod_revision", 0))) for kv in kvs if not kv.get("value")]
             for i in range(0, len(dead), chunk):
                 part = dead[i : i + chunk]
+                # Purged tombstones vanish without a newer revision, like a range delete's keys:
+                # bump the same guard, so `changed_since` (the schema caches of other clients)
+                # still sees that something changed -- e.g. a DROP VIEW's deleted descriptor.
                 txn = {
                     "compare": [{"target": "MOD", "result": "EQUAL", "key": k, "mod_revision": m} for k, m in part],
-                    "success": [{"request_delete_range": {"key": k}} for k, _ in part],
+                    "success": [{"request_delete_range": {"key": k}} for k, _ in part]
+                    + [{"request_put": {"key": b64(self._guard_key), "value": b64(b"1")}}],
                 }
                 if engine.client.call("kv/txn", txn, idempotent=True).get("succeeded"):
                     self.tombstones_purged += len(part)

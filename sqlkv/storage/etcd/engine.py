@@ -3,7 +3,7 @@
 Walk ``SELECT name FROM users WHERE id = 10`` then ``UPDATE users SET name = 'x' WHERE id = 10``
 in one transaction through it:
 
-1. ``snapshot()`` asks etcd for its current revision (one ``range`` round trip); the snapshot
+1. ``snapshot()`` asks etcd for its current revision (one round trip); the snapshot
    *is* that revision: every later read is a ``range`` with ``revision=R``, so it sees exactly
    the etcd transactions numbered ``<= R``, whatever other clients commit meanwhile.
 2. The SELECT's ``get(k)`` is ``range(key=P+k, revision=R)``; scans page through ``range``
@@ -62,6 +62,7 @@ class EtcdEngine(Engine):
         self._committer = Committer(self, limits or CommitLimits())
         self._snapshots = 0
         self._pages = 0
+        self._watch: tuple[bytes, bytes] | None = None
 
     # -- revisions ----------------------------------------------------------------------
 
@@ -81,12 +82,27 @@ class EtcdEngine(Engine):
         """Ask etcd for its current revision (one linearizable round trip)."""
         return self._revision_and_guard()[0]
 
-    def _revision_and_guard(self) -> tuple[int, int]:
-        """The current revision and the range-delete guard's mod_revision, in one round trip."""
+    def watch_span(self, start: bytes, end: bytes) -> None:
+        """Have every snapshot also learn the newest ``mod_revision`` in ``[start, end)``, so
+        `Snapshot.changed_since` over that span needs no round trip of its own (the SQL layer
+        watches the catalog: its schema cache asks that question once per transaction)."""
+        self._watch = (start, end)
+
+    def _revision_and_guard(self) -> tuple[int, int, int | None]:
+        """The current revision, the range-delete guard's mod_revision and the watched span's
+        newest mod_revision (None: no span watched), in one linearizable round trip."""
         self._check_open()
-        answer = self.client.call("kv/range", {"key": b64(self.meta_prefix + b"rangedel"), "keys_only": True})
-        kvs = answer.get("kvs") or ()
-        return self._saw(answer), int(kvs[0].get("mod_revision", 0)) if kvs else 0
+        guard = {"key": b64(self.meta_prefix + b"rangedel"), "keys_only": True}
+        if self._watch is None:
+            answer = self.client.call("kv/range", guard)
+            return self._saw(answer), _mod_of(answer), None
+        start, end = self._watch
+        newest = {"key": b64(self.data_prefix + start), "range_end": b64(self.data_prefix + end),
+                  "keys_only": True, "sort_order": "DESCEND", "sort_target": "MOD", "limit": 1}
+        # a txn without compares runs its success ops: two reads at one revision
+        answer = self.client.call("kv/txn", {"success": [{"request_range": guard}, {"request_range": newest}]})
+        guard_answer, newest_answer = (r.get("response_range", {}) for r in answer.get("responses") or ({}, {}))
+        return self._saw(answer), _mod_of(guard_answer), _mod_of(newest_answer)
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -169,6 +185,10 @@ class EtcdEngine(Engine):
     def _changed_since(self, start: bytes, end: bytes | None, since: int, snap: EtcdSnapshot) -> bool:
         if snap.guard_rev > since:
             return True  # a range delete removes keys without leaving a newer revision behind
+        if snap.watched_mod is not None and self._watch is not None and end is not None:
+            w_start, w_end = self._watch
+            if w_start <= start and end <= w_end:
+                return snap.watched_mod > since  # learnt with the snapshot: no round trip
         rev = snap.seq
         body = {
             "key": b64(self.data_prefix + start),
@@ -193,9 +213,9 @@ class EtcdEngine(Engine):
     # -- snapshots and lifecycle -----------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        rev, guard_rev = self._revision_and_guard()
+        rev, guard_rev, watched_mod = self._revision_and_guard()
         self._snapshots += 1
-        return EtcdSnapshot(self, rev, guard_rev)
+        return EtcdSnapshot(self, rev, guard_rev, watched_mod)
 
     def compact(self) -> None:
         """Compact etcd's history up to now and drop the tombstones it no longer needs.
@@ -235,10 +255,11 @@ class EtcdEngine(Engine):
 class EtcdSnapshot(Snapshot):
     """A read view at one etcd revision (nothing to release: etcd keeps history until compaction)."""
 
-    def __init__(self, engine: EtcdEngine, rev: int, guard_rev: int = 0) -> None:
+    def __init__(self, engine: EtcdEngine, rev: int, guard_rev: int = 0, watched_mod: int | None = None) -> None:
         self._engine = engine
         self.seq = rev
         self.guard_rev = guard_rev  # the last range delete at or before ``rev``
+        self.watched_mod = watched_mod  # the newest mod_revision in the engine's watched span
 
     def get(self, key: bytes) -> bytes | None:
         return self._engine._get_at(key, self.seq)
@@ -252,3 +273,9 @@ class EtcdSnapshot(Snapshot):
         if seq >= self.seq:
             return False
         return self._engine._changed_since(start, end, seq, self)
+
+
+def _mod_of(answer: dict[str, Any]) -> int:
+    """The mod_revision of the first key of a range answer (0: no key)."""
+    kvs = answer.get("kvs") or ()
+    return int(kvs[0].get("mod_revision", 0)) if kvs else 0

@@ -1,5 +1,7 @@
-"""Soak on etcd (``slow``: SQLKV_SLOW=1): the query suites re-run on etcd, and repeated leader
-kills under a multi-process bank workload."""
+"""The query suites (SELECT, joins, operators, expression semantics; each checked against
+sqlite3) re-run unchanged on etcd, ``:memory:`` rerouted to a fresh etcd database per test.
+Bounded: about 230 small tests, seconds in all (the repeated-leader-kill soak is in
+test_etcd_faults.py, marked slow)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from tests.query.test_query_operators import *  # noqa: F401,F403
 from tests.query.test_query_select import *  # noqa: F401,F403
 from tests.sql.test_expr_semantics import *  # noqa: F401,F403
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("as_etcd")]
+pytestmark = pytest.mark.usefixtures("as_etcd")
 
 
 def test_suites_really_run_on_etcd(pair):
