@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from sqlkv.cli.render import RenderOptions, render
-from sqlkv.cli.script import caret_lines, describe_error, error_location, split_script
+from sqlkv.cli.script import VERTICAL_END, caret_lines, describe_error, error_location, split_script
 from sqlkv.dbapi.compat import refresh_database
 from sqlkv.errors import Error, OperationalError
 
@@ -36,8 +36,6 @@ from sqlkv.errors import Error, OperationalError
 _DDL_PREFIXES = ("CREATE", "DROP", "ALTER", "RENAME", "TRUNCATE")
 # Statement kinds whose status line shows the number of affected rows.
 _COUNTED = ("INSERT", "UPDATE", "DELETE", "UPSERT", "REPLACE")
-# MySQL's terminator for one statement's vertical output: ``SELECT * FROM t\G``.
-_VERTICAL_END = "\\G"
 
 
 @dataclass
@@ -83,9 +81,9 @@ class Shell:
         if stripped.startswith("."):
             self.run_dot(stripped)
         else:
-            vertical = stripped.endswith(_VERTICAL_END)
+            vertical = stripped.endswith(VERTICAL_END)
             if vertical:
-                text = stripped[: -len(_VERTICAL_END)]
+                text = stripped[: -len(VERTICAL_END)]
             self.run_sql(text, vertical=vertical)
         self.state.out.flush()
         return not self.quit_requested
@@ -100,7 +98,7 @@ class Shell:
             if kind == "dot":
                 done = self.run_dot(piece, location=(source, line))
             else:
-                done = self.run_sql(piece, source=source, first_line=line)
+                done = self.run_sql(piece, source=source, first_line=line, vertical=kind == "vertical")
             ok = ok and done
             if (not done and (self.state.bail or self.state.interactive)) or self.quit_requested:
                 break
@@ -124,7 +122,8 @@ class Shell:
 
         ``source`` (a file name, for scripts and ``.read``) makes errors say
         ``FILE:LINE:COL: message``, counting lines from ``first_line``. Interactive input stops
-        at its first error; a script stops when ``bail`` is set.
+        at its first error; a script stops when ``bail`` is set. ``vertical``: the last
+        statement ended in ``\\G`` and is shown one line per column.
         """
         from sqlkv.sql.parse import split_statements
 
@@ -134,9 +133,9 @@ class Shell:
             self.report(exc, (source, _Located(first_line, 1)) if source else None)
             return False
         ok = True
-        for stmt in statements:
+        for number, stmt in enumerate(statements, start=1):
             located = (source, _Located(stmt.line + first_line - 1, stmt.col)) if source else None
-            if not self.run_statement(stmt.sql, located, vertical=vertical):
+            if not self.run_statement(stmt.sql, located, vertical=vertical and number == len(statements)):
                 ok = False
                 if self.state.interactive or self.state.bail:
                     break

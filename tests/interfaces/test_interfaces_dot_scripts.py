@@ -196,3 +196,18 @@ def test_backup_refuses_a_target_that_holds_files(tmp_path: Path) -> None:
     result = run_sqlkv(stdin=f".backup {tmp_path / 'full'}\n")
     assert result.status == 1 and "exists and is not empty" in result.err
     assert (tmp_path / "full" / "f").read_text() == "x"
+
+
+def test_backslash_g_ends_a_statement_with_vertical_output_in_scripts_too() -> None:
+    script = SETUP + ("SELECT id, name FROM items WHERE id = 1; SELECT id FROM items WHERE id = 3\\G\n"
+                      "SELECT 'a\\G' AS s\\G\n"  # a \G inside a string is text
+                      "SELECT 'back to' AS t;\n")
+    result = run_sqlkv(stdin=script)
+    assert result.status == 0, result.err
+    assert result.out == (
+        "+----+------+\n| id | name |\n+----+------+\n|  1 | bolt |\n+----+------+\n"  # only the last is vertical
+        "*************************** 1. row ***************************\nid: 3\n"
+        "*************************** 1. row ***************************\ns: a\\G\n"
+        "+---------+\n| t       |\n+---------+\n| back to |\n+---------+\n")
+    failed = run_sqlkv(stdin="SELECT 1;\nSELECT nope\\G\n")
+    assert failed.status == 1 and failed.err.startswith("<stdin>:2:1: column \"nope\" does not exist"), failed.err
