@@ -91,6 +91,23 @@ def test_quit_stops_reading() -> None:
     assert "never" not in out
 
 
+@pytest.mark.parametrize("word", ["quit", "exit", "\\q", "QUIT;", "  exit  "])
+def test_quit_words_of_litecli_and_psql_exit_at_the_prompt(word: str) -> None:
+    out, err = drive(lines("SELECT 'before' AS x;", word, "SELECT 'never' AS x;"))
+    assert "before" in out and "never" not in out and err == ""
+
+
+def test_quit_words_inside_a_statement_are_sql() -> None:
+    """Only alone on the prompt: as the second line of a statement, ``exit`` is SQL text."""
+    out, err = drive(lines("SELECT 1 AS", "exit;", "SELECT 'after' AS x;") + EOF_KEY)
+    assert "| exit |" in out and "after" in out and err == ""
+
+
+def test_help_alone_at_the_prompt_lists_the_dot_commands() -> None:
+    out, err = drive(lines("help", "\\?") + EOF_KEY)
+    assert out.count(".tables [PATTERN]") == 2 and err == ""
+
+
 def test_mode_headers_timer_and_unknown_commands() -> None:
     out, err = drive(lines(
         ".mode json", "SELECT 1 AS a, 'x' AS b;",
