@@ -75,7 +75,13 @@ def cmd_quit(shell: Any, args: list[str]) -> None:
     shell.quit_requested = True
 
 
+def _one_pattern(args: list[str], usage: str) -> None:
+    if len(args) > 1:
+        raise DotError(f"usage: {usage}")
+
+
 def cmd_tables(shell: Any, args: list[str]) -> None:
+    _one_pattern(args, ".tables [PATTERN]")
     reader = SchemaReader(shell.state.session)
     names = [t.name for t in reader.tables()] + [v.name for v in reader.views()]
     if args:
@@ -92,20 +98,20 @@ def like_matcher(pattern: str) -> Callable[[str], bool]:
 
 
 def cmd_schema(shell: Any, args: list[str]) -> None:
+    """``.schema``, ``.schema users`` or, as in sqlite3, ``.schema user%`` (a LIKE pattern)."""
+    _one_pattern(args, ".schema [PATTERN]")
     reader = SchemaReader(shell.state.session)
+    tables, views = reader.tables(), reader.views()
     if args:
-        table = reader.find_table(args[0])
-        if table is not None:
-            _print_table_ddl(shell, table)
-            return
-        view = reader.find_view(args[0])
-        if view is None:
+        exact = reader.find_table(args[0]) or reader.find_view(args[0])
+        matches = (lambda name: name == exact.name) if exact is not None else like_matcher(args[0])
+        tables = [t for t in tables if matches(t.name)]
+        views = [v for v in views if matches(v.name)]
+        if not tables and not views:
             raise DotError(f'relation "{args[0]}" does not exist')
-        shell.state.out.write(create_view_sql(view) + "\n")
-        return
-    for table in reader.tables():
+    for table in tables:
         _print_table_ddl(shell, table)
-    for view in reader.views():
+    for view in views:
         shell.state.out.write(create_view_sql(view) + "\n")
 
 
@@ -157,7 +163,7 @@ def cmd_kv(shell: Any, args: list[str]) -> None:
 COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
     "help": (cmd_help, ".help", "show this list"),
     "tables": (cmd_tables, ".tables [PATTERN]", "list tables and views (PATTERN: a LIKE pattern)"),
-    "schema": (cmd_schema, ".schema [TABLE]", "show CREATE statements"),
+    "schema": (cmd_schema, ".schema [PATTERN]", "show CREATE statements (PATTERN: a name or LIKE pattern)"),
     "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
     "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
     "stats": (cmd_stats, ".stats [SECTION]", "figures: engine and latencies, or one of compactions, statements, tables, transactions, hot"),

@@ -24,7 +24,7 @@ from typing import Any
 from sqlkv.cli.render import MODES, RenderOptions
 from sqlkv.cli.script import ScriptFileError, describe_error, read_script
 from sqlkv.cli.shell import Shell, ShellState
-from sqlkv.errors import Error
+from sqlkv.errors import DatabaseLockedError, Error
 
 SUBCOMMANDS = ("test", "check", "bench", "stats")
 
@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args and args[0] in SUBCOMMANDS:
             return _run_subcommand(args)
-        return _run_database(_database_parser().parse_args(args))
+        # options may come after the database, between command words too (`sqlkv db --mode csv "SELECT 1"`)
+        return _run_database(_database_parser().parse_intermixed_args(args))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
@@ -159,6 +160,8 @@ def _run_database(args: argparse.Namespace) -> int:
         message = describe_error(exc)
         named = args.database in message  # most open errors already name the path: don't say it twice
         sys.stderr.write(f"sqlkv: {message}\n" if named else f"sqlkv: {args.database}: {message}\n")
+        if isinstance(exc, DatabaseLockedError) and not args.read_only:
+            sys.stderr.write("sqlkv: (--read-only opens it beside the writer, to read)\n")
         return 1
     render = RenderOptions(mode=args.mode, headers=args.headers)
     shell = Shell(ShellState(session=session, database=args.database, render=render,

@@ -211,3 +211,20 @@ def test_backslash_g_ends_a_statement_with_vertical_output_in_scripts_too() -> N
         "+---------+\n| t       |\n+---------+\n| back to |\n+---------+\n")
     failed = run_sqlkv(stdin="SELECT 1;\nSELECT nope\\G\n")
     assert failed.status == 1 and failed.err.startswith("<stdin>:2:1: column \"nope\" does not exist"), failed.err
+
+
+def test_schema_takes_a_name_or_a_like_pattern_and_listings_refuse_extra_words(tmp_path: Path) -> None:
+    db = str(tmp_path / "db")
+    made = run_sqlkv(db, "-c", "CREATE TABLE customers (a INT); CREATE TABLE custard (b INT); "
+                     "CREATE TABLE other (c INT); CREATE VIEW cust_v AS SELECT a FROM customers")
+    assert made.status == 0, made.err
+    result = run_sqlkv(db, ".schema cust%")
+    assert result.status == 0, result.err
+    assert re.findall(r"CREATE (?:TABLE|VIEW) (\w+)", result.out) == ["custard", "customers", "cust_v"]
+    result = run_sqlkv(db, ".schema OTHER")  # a name: case-insensitive, as SQL names are
+    assert re.findall(r"CREATE (?:TABLE|VIEW) (\w+)", result.out) == ["other"]
+    result = run_sqlkv(db, ".schema zz%")
+    assert (result.status, result.err) == (1, '<command>:1:1: relation "zz%" does not exist\n')
+    for line, usage in ((".tables a b", ".tables [PATTERN]"), (".schema a b", ".schema [PATTERN]")):
+        result = run_sqlkv(db, line)
+        assert (result.status, result.err) == (1, f"<command>:1:1: usage: {usage}\n")

@@ -119,7 +119,7 @@ def test_mode_headers_timer_and_unknown_commands() -> None:
     assert "\n2\n" in out
     assert "Run Time: " in out
     assert "usage: .mode" in err and 'unknown command ".frobnicate"' in err
-    assert ".schema [TABLE]" in out
+    assert ".schema [PATTERN]" in out
 
 
 SCHEMA = [
