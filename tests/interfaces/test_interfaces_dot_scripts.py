@@ -228,3 +228,18 @@ def test_schema_takes_a_name_or_a_like_pattern_and_listings_refuse_extra_words(t
     for line, usage in ((".tables a b", ".tables [PATTERN]"), (".schema a b", ".schema [PATTERN]")):
         result = run_sqlkv(db, line)
         assert (result.status, result.err) == (1, f"<command>:1:1: usage: {usage}\n")
+
+
+def test_import_infers_dates_and_timestamps_and_widens_mixed_columns(tmp_path: Path) -> None:
+    data = tmp_path / "y.csv"
+    data.write_text("qty,price,day,at,mixed,bad,both\n"
+                    "3,1.5,2024-01-02,2024-01-02 10:30,2024-01-02,2024-02-30,2024-01-02\n"
+                    ",2,2024-02-03,2024-02-03T11:00:00.5,7,2024-01-01,2024-01-02 08:00\n")
+    result = run_sqlkv(":memory:", f".import {data} t", ".schema t", ".mode list",
+                       "SELECT qty, price, day + 1, at, mixed, bad, both FROM t ORDER BY price")
+    assert result.status == 0, result.err
+    assert ("qty INT,\n  price FLOAT,\n  day DATE,\n  at TIMESTAMP,\n  mixed TEXT,\n  bad TEXT,\n"
+            "  both TIMESTAMP\n") in result.out  # 2024-02-30 is no date; a number among dates is text
+    assert result.out.split(");\n")[1].splitlines()[1:] == [
+        "3|1.5|2024-01-03|2024-01-02 10:30:00|2024-01-02|2024-02-30|2024-01-02 00:00:00",
+        "NULL|2.0|2024-02-04|2024-02-03 11:00:00.500000|7|2024-01-01|2024-01-02 08:00:00"]
