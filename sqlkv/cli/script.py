@@ -211,6 +211,19 @@ def caret_lines(sql: str, exc: BaseException) -> str:
     return f"  {text}\n  {' ' * pad}^\n"
 
 
+_MISSING_COLUMN = re.compile(r'column "([^"]*)" does not exist')
+
+
+def quoted_string_hint(sql: str, exc: BaseException) -> str:
+    """A hint for sqlite3 habits: ``WHERE name = "Ann"`` names a column in SQL (SQLite falls back
+    to a string when no column has that name; sqlkv, like PostgreSQL, does not)."""
+    found = _MISSING_COLUMN.search(str(exc)) if getattr(exc, "sqlstate", "") == "42703" else None
+    if found is None or f'"{found.group(1)}"' not in sql:
+        return ""
+    name = found.group(1).replace("'", "''")
+    return f"  hint: double quotes name a column; write the string as '{name}'\n"
+
+
 def describe_error(exc: BaseException) -> str:
     """The message a user sees: sqlkv errors as they are, anything else marked as a bug."""
     if isinstance(exc, Error):

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from sqlkv.cli.render import RenderOptions, render
-from sqlkv.cli.script import VERTICAL_END, caret_lines, describe_error, error_location, split_script
+from sqlkv.cli.script import (VERTICAL_END, caret_lines, describe_error, error_location, quoted_string_hint,
+                              split_script)
 from sqlkv.dbapi.compat import refresh_database
 from sqlkv.errors import Error, OperationalError
 
@@ -265,7 +266,7 @@ class Shell:
         else:
             self.state.err.write(f"{prefix or 'Error: '}{describe_error(exc)}\n")
         if sql is not None:
-            self.state.err.write(caret_lines(sql, exc))
+            self.state.err.write(caret_lines(sql, exc) + quoted_string_hint(sql, exc))
         self.state.err.flush()
 
 

@@ -262,3 +262,12 @@ def test_syntax_errors_speak_sql_not_sqlglot() -> None:
     result = run_sqlkv("-c", "CALL refresh_all()")  # sqlglot falls back to a bare Command (and warns)
     assert result.status == 1
     assert "Falling back" not in result.err and result.err.count("\n") == 1, result.err
+
+
+def test_a_double_quoted_string_gets_a_hint_for_sqlite3_habits() -> None:
+    result = run_sqlkv("-c", "CREATE TABLE c (name TEXT); SELECT * FROM c WHERE name = \"Ann\"")
+    assert result.status == 1
+    assert result.err == ('<command>:1:29: column "Ann" does not exist (SQLSTATE 42703)\n'
+                          "  hint: double quotes name a column; write the string as 'Ann'\n")
+    result = run_sqlkv("-c", "CREATE TABLE c (name TEXT); SELECT nope FROM c")
+    assert "hint" not in result.err  # an unquoted name is just missing
