@@ -262,6 +262,9 @@ def test_syntax_errors_speak_sql_not_sqlglot() -> None:
     result = run_sqlkv("-c", "CALL refresh_all()")  # sqlglot falls back to a bare Command (and warns)
     assert result.status == 1
     assert "Falling back" not in result.err and result.err.count("\n") == 1, result.err
+    result = run_sqlkv("-c", "CREATE TABLE t (id INT PRIMARY KEY); SHOW TABLES")  # the report's example
+    assert (result.status, result.err) == (0, ""), result.err
+    assert "| t          | BASE TABLE |" in result.out
 
 
 def test_a_double_quoted_string_gets_a_hint_for_sqlite3_habits() -> None:

@@ -253,3 +253,15 @@ def test_a_bar_under_a_piped_script_leaves_the_script_alone(tmp_path: Path) -> N
     assert status == 0, terminal_text
     assert "| 3000 |" in out and "| after |" in out  # every line of the script ran
     assert f"importing {data} into big" in terminal_text and "Traceback" not in terminal_text
+
+
+def test_sqllogictest_runner_shows_a_progress_bar_on_the_terminal(tmp_path: Path) -> None:
+    files = []
+    for n in range(3):
+        slt = tmp_path / f"t{n}.test"
+        slt.write_text(f"statement ok\nCREATE TABLE t{n} (a INT PRIMARY KEY)\n\n"
+                       f"query I\nSELECT count(*) FROM t{n}\n----\n0\n")
+        files.append(str(slt))
+    status, out, terminal_text = _stderr_on_a_terminal(["test", *files])
+    assert status == 0, out + terminal_text
+    assert "sqllogictest: 3 file(s)" in terminal_text and re.search(r"\b3/ *3\b", terminal_text), terminal_text
