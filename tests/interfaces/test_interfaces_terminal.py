@@ -265,3 +265,19 @@ def test_sqllogictest_runner_shows_a_progress_bar_on_the_terminal(tmp_path: Path
     status, out, terminal_text = _stderr_on_a_terminal(["test", *files])
     assert status == 0, out + terminal_text
     assert "sqllogictest: 3 file(s)" in terminal_text and re.search(r"\b3/ *3\b", terminal_text), terminal_text
+
+
+def test_ctrl_c_while_a_backfill_bar_is_up_cancels_the_create_index(terminal) -> None:
+    """The bar's own key handling must not swallow Ctrl-C: the statement stops, nothing is left."""
+    term = terminal(SQLKV_PROGRESS_AFTER="100")
+    term.run("CREATE TABLE t (a INT PRIMARY KEY, b TEXT);", "CREATE TABLE\n")
+    term.run("INSERT INTO t SELECT x, 'v' || x FROM generate_series(1, 60000) AS g(x);", "INSERT 60000\n")
+    term.type("CREATE INDEX tb ON t (b);\r")
+    _read_clean(term.master, 'indexing "t" (tb)', timeout=60)  # the bar is up: the backfill runs
+    term.type(CTRL_C)
+    _read_clean(term.master, "statement cancelled", "sqlkv>", timeout=60)
+    out = term.run(".indexes t", "t_pkey")
+    assert "tb" not in out.split(".indexes t", 1)[1]  # the failed CREATE INDEX left nothing behind
+    out = term.run("SELECT count(*) FROM t;", "(1 row)")
+    assert "|    60000 |" in out
+    assert term.close() == 0
