@@ -65,14 +65,31 @@ def _write_table(shell: Any, names: list[str], rows: list[tuple]) -> None:
 
 
 def cmd_help(shell: Any, args: list[str]) -> None:
-    width = max(len(usage) for _, usage, _ in COMMANDS.values())
-    for _, usage, help_text in COMMANDS.values():
+    """``.help`` lists every command; ``.help mode`` only those whose name starts with ``mode``."""
+    wanted = [(name, usage, text) for name, (_, usage, text) in COMMANDS.items()
+              if not args or name.startswith(args[0].lstrip(".").lower())]
+    if not wanted:
+        raise DotError(f'no command matches "{args[0]}"; .help lists them all')
+    width = max(len(usage) for _, usage, _ in wanted)
+    for _, usage, help_text in wanted:
         shell.state.out.write(f"{usage.ljust(width)}  {help_text}\n")
-    shell.state.out.write("Statements end with ';'. Ctrl-C cancels a running statement, Ctrl-D exits.\n")
+    if not args:
+        shell.state.out.write("Statements end with ';'. Ctrl-C cancels a running statement, Ctrl-D exits.\n")
 
 
 def cmd_quit(shell: Any, args: list[str]) -> None:
+    """``.quit``, or ``.exit CODE`` as in sqlite3: the process exits with CODE."""
+    if len(args) > 1 or (args and not re.fullmatch(r"-?\d+", args[0])):
+        raise DotError("usage: .exit [CODE]")
+    shell.exit_code = int(args[0]) if args else None
     shell.quit_requested = True
+
+
+def cmd_databases(shell: Any, args: list[str]) -> None:
+    """``.databases``: sqlkv has one database per connection, shown as sqlite3 shows ``main``."""
+    session = shell.state.session
+    access = "r/o" if session.db.read_only else "r/w"
+    shell.state.out.write(f"main: {shell.state.database} {access}\n")
 
 
 def _one_pattern(args: list[str], usage: str) -> None:
@@ -165,10 +182,12 @@ COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
     "tables": (cmd_tables, ".tables [PATTERN]", "list tables and views (PATTERN: a LIKE pattern)"),
     "schema": (cmd_schema, ".schema [PATTERN]", "show CREATE statements (PATTERN: a name or LIKE pattern)"),
     "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
+    "indices": (cmd_indexes, ".indices [TABLE]", "the same as .indexes"),
+    "databases": (cmd_databases, ".databases", "the open database's path and access"),
     "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
     "stats": (cmd_stats, ".stats [SECTION]", "figures: engine and latencies, or one of compactions, statements, tables, transactions, hot"),
     **SETTINGS_COMMANDS,
     **FILE_COMMANDS,
     "quit": (cmd_quit, ".quit", "exit (also .exit, Ctrl-D)"),
-    "exit": (cmd_quit, ".exit", "exit"),
+    "exit": (cmd_quit, ".exit [CODE]", "exit, with status CODE"),
 }

@@ -181,7 +181,8 @@ def _run_database(args: argparse.Namespace) -> int:
         from sqlkv.cli.repl import Repl
 
         repl = Repl(session, args.database, render=render)
-        return repl.run()
+        status = repl.run()
+        return status if repl.shell.exit_code is None else repl.shell.exit_code & 0xFF
     finally:
         current = repl.shell if repl is not None else shell  # .open may have switched sessions
         current.restore_output()
@@ -189,6 +190,8 @@ def _run_database(args: argparse.Namespace) -> int:
 
 
 def _status(shell: Shell, ok: bool) -> int:
+    if shell.exit_code is not None:
+        return shell.exit_code & 0xFF  # `.exit CODE` decides, as in sqlite3
     return 0 if ok and not shell.failed else 1
 
 

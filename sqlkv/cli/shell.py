@@ -69,6 +69,7 @@ class Shell:
     def __init__(self, state: ShellState) -> None:
         self.state = state
         self.quit_requested = False
+        self.exit_code: int | None = None  # ``.exit CODE``: the process's exit status
         self.cancel_requested = False  # set by the REPL's Ctrl-C handler
         self.failed = False  # some statement or command of this run reported an error
 

@@ -88,6 +88,8 @@ def _every_command_script(tmp_path: Path) -> tuple[str, dict[str, Path]]:
 .tables
 .schema t
 .indexes t
+.indices t
+.databases
 .kv t 1
 .stats
 .headers on
@@ -150,7 +152,8 @@ def test_every_dot_command_runs_from_a_script(tmp_path: Path) -> None:
     out = result.out
     assert ".import FILE.csv TABLE" in out  # .help
     assert "\nt\n" in out and "CREATE TABLE t (" in out and "a INT" in out  # .tables .schema
-    assert "| t     | t_pkey |" in out and "/t/t_pkey/1/0" in out  # .indexes, .kv
+    assert out.count("| t     | t_pkey |") == 2 and "/t/t_pkey/1/0" in out  # .indexes, .indices, .kv
+    assert f"main: {tmp_path / 'db'} r/w\n" in out  # .databases
     assert "a|n\n1,(null)\n" not in out and "a,n\n1,(null)\n2,(null)\n" in out  # separator, nullvalue
     assert "a          b\n------  ----\n     1     x\n     2     y\n" in out  # .width 6 -4, column mode
     assert "a: 1\nb: x\n" in out  # .expand
@@ -243,3 +246,12 @@ def test_import_infers_dates_and_timestamps_and_widens_mixed_columns(tmp_path: P
     assert result.out.split(");\n")[1].splitlines()[1:] == [
         "3|1.5|2024-01-03|2024-01-02 10:30:00|2024-01-02|2024-02-30|2024-01-02 00:00:00",
         "NULL|2.0|2024-02-04|2024-02-03 11:00:00.500000|7|2024-01-01|2024-01-02 08:00:00"]
+
+
+def test_exit_code_and_help_for_one_command_as_in_sqlite3() -> None:
+    result = run_sqlkv(stdin="SELECT 1 AS one;\n.exit 3\nSELECT 'never';\n")
+    assert (result.status, result.err) == (3, "") and "never" not in result.out
+    result = run_sqlkv(":memory:", ".help mode")
+    assert result.out.startswith(".mode MODE [TABLE]") and result.out.count("\n") == 1
+    result = run_sqlkv(":memory:", ".exit soon")
+    assert (result.status, result.err) == (1, "<command>:1:1: usage: .exit [CODE]\n")

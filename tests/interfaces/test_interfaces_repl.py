@@ -261,7 +261,8 @@ def test_completion_candidates_come_from_the_catalog() -> None:
         assert "customers" in candidates("SELECT * FROM cu")
         assert candidates("SELECT * FROM customers c WHERE c.ci") == ["city"]
         assert "customer_id" in candidates("SELECT cust")
-        assert candidates(".ind") == [".indexes"]
+        assert candidates(".ind") == [".indexes", ".indices"]
+        assert candidates(".indices cu") == ["customers"]  # the alias completes tables too
         # New tables show up after DDL run through the shell.
         repl.execute("CREATE TABLE invoices (id INT PRIMARY KEY);")
         assert "invoices" in candidates("SELECT * FROM inv")
