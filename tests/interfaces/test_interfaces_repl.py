@@ -349,7 +349,8 @@ def test_ctrl_c_cancels_a_running_statement_and_keeps_the_session(tmp_path: Path
         os.write(master, b"SELECT 4000 + 242 AS answer;\r")
         answer = _read_until(master, "(1 row)", 30)
         assert "4242" in answer
-        _read_until(master, "sqlkv>", 30)  # back at the prompt (raw mode) before Ctrl-D
+        if "sqlkv>" not in answer.split("(1 row)", 1)[1]:  # the prompt may come in the same read
+            _read_until(master, "sqlkv>", 30)  # back at the prompt (raw mode) before Ctrl-D
         os.write(master, EOF_KEY.encode())
         assert proc.wait(timeout=30) == 0
     finally:
