@@ -1,5 +1,5 @@
 """Progress bars for long work, on a terminal only: ``.import``, ``.dump``, ``.backup``,
-``sqlkv check``, ``sqlkv test``, ``sqlkv bench``, and CREATE INDEX backfills in the shell.
+``sqlkv check``, ``sqlkv test``, ``sqlkv bench sql|kv``, and CREATE INDEX backfills in the shell.
 
 ``with progress("importing x.csv") as bar: for row in bar(rows, total=n): ...`` draws
 prompt-toolkit's progress bar on stderr when stderr is a terminal, so results on stdout and
@@ -126,3 +126,12 @@ def progress_after(title: str, threshold: int | None = None) -> Iterator[Wrap]:
             yield from counter
 
         yield wrap
+
+
+@contextmanager
+def ticker(title: str, label: str = "") -> Iterator[Callable[[], None]]:
+    """For work that is not one loop (``sqlkv bench kv``'s phases): ``tick()`` after each step
+    moves a spinner-and-count bar on a terminal; elsewhere ``tick`` does nothing."""
+    with progress(title, known_total=False) as bar:
+        counter = bar(None, label=label)
+        yield (lambda: None) if counter is None else counter.item_completed

@@ -281,3 +281,13 @@ def test_ctrl_c_while_a_backfill_bar_is_up_cancels_the_create_index(terminal) ->
     out = term.run("SELECT count(*) FROM t;", "(1 row)")
     assert "|    60000 |" in out
     assert term.close() == 0
+
+
+def test_kv_bench_counts_its_phases_on_the_terminal(tmp_path: Path) -> None:
+    status, out, terminal_text = _stderr_on_a_terminal(["bench", "kv", "--keys", "2000", "--engines", "lsm,sqlite"])
+    assert status == 0, out + terminal_text
+    assert "reopen + first get" in out  # the results still go to stdout
+    assert "sqlkv bench kv" in terminal_text and re.search(r"phases . \d+", terminal_text), terminal_text
+    piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", "bench", "kv", "--keys", "2000", "--engines", "lsm"],
+                           capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert (piped.returncode, piped.stderr) == (0, "")  # no bar off a terminal
