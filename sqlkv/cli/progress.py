@@ -1,5 +1,5 @@
 """Progress bars for long work, on a terminal only: ``.import``, ``.dump``, ``.backup``,
-``sqlkv check``, ``sqlkv test``, ``sqlkv bench sql|kv``, and CREATE INDEX backfills in the shell.
+``sqlkv check``, ``sqlkv test``, ``sqlkv bench``, and CREATE INDEX backfills in the shell.
 
 ``with progress("importing x.csv") as bar: for row in bar(rows, total=n): ...`` draws
 prompt-toolkit's progress bar on stderr when stderr is a terminal, so results on stdout and

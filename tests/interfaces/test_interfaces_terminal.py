@@ -291,3 +291,10 @@ def test_kv_bench_counts_its_phases_on_the_terminal(tmp_path: Path) -> None:
     piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", "bench", "kv", "--keys", "2000", "--engines", "lsm"],
                            capture_output=True, text=True, cwd=REPO, timeout=120)
     assert (piped.returncode, piped.stderr) == (0, "")  # no bar off a terminal
+
+
+def test_expr_bench_shows_a_bar_over_its_expressions_on_the_terminal() -> None:
+    status, out, terminal_text = _stderr_on_a_terminal(["bench", "expr", "--rows", "500"])
+    assert status == 0, out + terminal_text
+    assert "hand-written Python" in out
+    assert "sqlkv bench expr" in terminal_text and re.search(r"expressions +100.0%", terminal_text), terminal_text
