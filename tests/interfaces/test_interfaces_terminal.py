@@ -298,3 +298,20 @@ def test_expr_bench_shows_a_bar_over_its_expressions_on_the_terminal() -> None:
     assert status == 0, out + terminal_text
     assert "hand-written Python" in out
     assert "sqlkv bench expr" in terminal_text and re.search(r"expressions +100.0%", terminal_text), terminal_text
+
+
+def test_dump_and_backup_show_a_bar_over_the_tables_on_the_terminal(terminal, tmp_path: Path) -> None:
+    term = terminal()
+    term.run("CREATE TABLE a (k INT PRIMARY KEY); CREATE TABLE b (k INT PRIMARY KEY);", "CREATE TABLE\n")
+    term.run("INSERT INTO a VALUES (1), (2);", "INSERT 2\n")
+    out = term.run(f".dump {tmp_path / 'dump.sql'}", "2/  2")
+    assert "dumping" in out
+    out = term.run(f".backup {tmp_path / 'copy'}", "2/  2")
+    assert f"backing up to {tmp_path / 'copy'}" in out
+    out = term.run(".dump", "COMMIT;")  # dumped onto the terminal itself: no bar through the SQL
+    assert "dumping" not in out.split(".dump", 1)[1]
+    assert term.close() == 0
+    assert (tmp_path / "dump.sql").read_text().count("INSERT INTO a") == 2
+    copied = subprocess.run([sys.executable, "-m", "sqlkv.cli", str(tmp_path / "copy"), "--mode", "list",
+                             "SELECT count(*) FROM a"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert copied.stdout.splitlines()[-1] == "2", copied.stderr
