@@ -206,7 +206,12 @@ def _stderr_on_a_terminal(args: list[str], script: str | None = None, **env: str
         proc.stdin.write(script.encode())
         proc.stdin.close()
     seen = b""
-    while True:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if not select.select([master], [], [], 0.5)[0]:
+            if proc.poll() is not None:  # exited, and nothing left to read (a helper process
+                break  # that inherited the pty must not keep the test waiting)
+            continue
         try:
             chunk = os.read(master, 65536)
         except OSError:  # the child closed its end
