@@ -14,6 +14,7 @@ import time
 
 import sqlglot
 
+from sqlkv.cli.progress import progress
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.expr import CompileEnv, compile_expr, compile_predicate
 from sqlkv.sql.types import INT, TEXT
@@ -46,17 +47,22 @@ def time_per_row(fn, rows: list[tuple], repeats: int = 3) -> float:
     return best / len(rows) * 1e6
 
 
+def _time_expression(text: str, rows: list[tuple], scope: Scope, env: CompileEnv) -> None:
+    node = sqlglot.parse_one(f"SELECT {text}").expressions[0]
+    expr_us = time_per_row(compile_expr(node, scope, env), rows)
+    line = f"{text:<55} expr {expr_us:.3f} us/row"
+    if text != EXPRESSIONS[-1]:
+        line += f"   predicate {time_per_row(compile_predicate(node, scope, env), rows):.3f} us/row"
+    print(line)  # above the bar: stdout is patched while it is up
+
+
 def main(n: int = 1_000_000) -> None:
     rows = make_rows(n)
     scope = Scope([Column("a", "t", INT), Column("b", "t", INT), Column("c", "t", TEXT)])
     env = CompileEnv(ExecContext())
-    for text in EXPRESSIONS:
-        node = sqlglot.parse_one(f"SELECT {text}").expressions[0]
-        expr_us = time_per_row(compile_expr(node, scope, env), rows)
-        line = f"{text:<55} expr {expr_us:.3f} us/row"
-        if text != EXPRESSIONS[-1]:
-            line += f"   predicate {time_per_row(compile_predicate(node, scope, env), rows):.3f} us/row"
-        print(line)
+    with progress("sqlkv bench expr") as bar:  # on stderr, when it is a terminal
+        for text in bar(EXPRESSIONS, total=len(EXPRESSIONS), label="expressions"):
+            _time_expression(text, rows, scope, env)
 
     def by_hand(r: tuple) -> bool:
         a, b, c = r

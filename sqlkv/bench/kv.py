@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sqlkv.cli.progress import ticker
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
 
@@ -396,7 +397,13 @@ def run(argv: list[str] | None = None) -> int:
     for name, _ in makers:
         shutil.rmtree(os.path.join(base, name), ignore_errors=True)
     try:
-        results = run_all([make for _, make in makers], w, print)
+        with ticker("sqlkv bench kv", label="phases") as tick:  # on stderr, when it is a terminal
+
+            def log(line: str) -> None:
+                print(line)  # above the bar: stdout is patched while it is up
+                tick()
+
+            results = run_all([make for _, make in makers], w, log)
     finally:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)

@@ -45,6 +45,7 @@ from sqlkv.bench.sql_report import (
 )
 from sqlkv.bench.sql_timing import CLOCKS, Profiler, Stopwatch
 from sqlkv.bench.sql_workloads import WORKLOADS, WORKLOADS_BY_NAME, Workload
+from sqlkv.cli.progress import progress
 
 
 @dataclass
@@ -202,10 +203,12 @@ def _print_header(bench: BenchRun) -> None:
 
 def _run_all(bench: BenchRun) -> None:
     table = ResultTable(bench.options.engines)
-    for workload in bench.options.workloads:
-        outcome = _run_workload(bench, workload)
-        bench.outcomes.append(outcome)
-        print(table.row(outcome), flush=True)
+    workloads = bench.options.workloads
+    with progress("sqlkv bench sql") as bar:  # on stderr, when it is a terminal
+        for workload in bar(workloads, total=len(workloads), label="workloads"):
+            outcome = _run_workload(bench, workload)
+            bench.outcomes.append(outcome)
+            print(table.row(outcome), flush=True)  # above the bar (stdout is patched meanwhile)
 
 
 def _run_workload(bench: BenchRun, workload: Workload) -> WorkloadOutcome:

@@ -48,7 +48,7 @@ _SINGLE_TABLE = re.compile(r"\b(?:JOIN|UPDATE|INTO)\s+([A-Za-z_]\w*)", re.IGNORE
 # Dot commands whose arguments complete from a fixed list or from the schema / file system.
 _DOT_CHOICES = {"mode": MODES, "headers": ("on", "off")}
 _ON_OFF = ("timer", "explain", "echo", "bail", "changes", "expand", "pager")
-_DOT_TABLES = ("schema", "indexes", "kv", "tables")
+_DOT_TABLES = ("schema", "indexes", "indices", "kv", "tables")
 _DOT_FILES = ("read", "open", "output", "once", "dump", "backup", "save")
 
 

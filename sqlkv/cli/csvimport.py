@@ -2,8 +2,9 @@
 
 If ``items`` does not exist, the file's first row names its columns and the table is created
 with the types a first pass over the file infers (`infer_types`): INT when every non-empty
-field of the column is an integer that fits 64 bits, FLOAT when every one is a number, else
-TEXT (empty fields become NULL in INT/FLOAT columns). If it exists, a first row equal to its column names is taken as a header
+field of the column is an integer that fits 64 bits, FLOAT when every one is a number, DATE
+when every one is an ISO date (2024-01-31), TIMESTAMP when they are ISO dates and times
+without a zone, else TEXT (empty fields become NULL in the typed columns). If it exists, a first row equal to its column names is taken as a header
 and skipped; every other row fills the columns in order. CSV fields are text, and sqlkv's
 assignment casts are strict, so each field is converted here to the column's type first
 (empty field -> NULL for non-text columns; ``"12"`` -> 12 for INT). Rows go in with
@@ -77,11 +78,18 @@ _INT_RE = re.compile(r"[+-]?\d+")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# ISO timestamps without a zone (TIMESTAMP holds none): 2024-01-02 10:30, ...T10:30:00.5
+_TIMESTAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?")
+
+
 def _kind_of(text: str) -> str:
-    """The narrowest of INT, FLOAT, TEXT that reads ``text`` back exactly."""
+    """The narrowest of INT, FLOAT, DATE, TIMESTAMP, TEXT that reads ``text`` back exactly."""
     text = text.strip()
     if _INT_RE.fullmatch(text):
         return "INT" if _INT64[0] <= int(text) <= _INT64[1] else "TEXT"
+    if _DATE_RE.fullmatch(text) or _TIMESTAMP_RE.fullmatch(text):
+        return _calendar_kind(text)
     try:
         number = float(text)
     except ValueError:
@@ -89,7 +97,26 @@ def _kind_of(text: str) -> str:
     return "FLOAT" if math.isfinite(number) else "TEXT"  # 'nan', 'inf' stay words
 
 
-_WIDER = {"INT": 0, "FLOAT": 1, "TEXT": 2}
+def _calendar_kind(text: str) -> str:
+    kind = "DATE" if len(text) == 10 else "TIMESTAMP"
+    try:
+        _CONVERTERS[kind](text)
+    except ValueError:  # 2024-02-30
+        return "TEXT"
+    return kind
+
+
+def _wider(known: str | None, seen: str) -> str:
+    """The type a column needs to hold both kinds: numbers widen to FLOAT, dates to
+    TIMESTAMP, and a mix of numbers, dates and words is TEXT."""
+    if known is None or known == seen:
+        return seen
+    pair = {known, seen}
+    if pair == {"INT", "FLOAT"}:
+        return "FLOAT"
+    if pair == {"DATE", "TIMESTAMP"}:
+        return "TIMESTAMP"
+    return "TEXT"
 
 
 class _TextBytes(io.RawIOBase):
@@ -147,9 +174,7 @@ def infer_types(path: str, width: int) -> list[str]:
             for i, text in enumerate(fields[:width]):
                 if text == "" or kinds[i] == "TEXT":
                     continue
-                kind = _kind_of(text)
-                if kinds[i] is None or _WIDER[kind] > _WIDER[kinds[i]]:
-                    kinds[i] = kind
+                kinds[i] = _wider(kinds[i], _kind_of(text))
     return [kind or "TEXT" for kind in kinds]
 
 

@@ -67,17 +67,40 @@ def _write_table(shell: Any, names: list[str], rows: list[tuple]) -> None:
 
 
 def cmd_help(shell: Any, args: list[str]) -> None:
-    width = max(len(usage) for _, usage, _ in COMMANDS.values())
-    for _, usage, help_text in COMMANDS.values():
+    """``.help`` lists every command; ``.help mode`` only those whose name starts with ``mode``."""
+    wanted = [(name, usage, text) for name, (_, usage, text) in COMMANDS.items()
+              if not args or name.startswith(args[0].lstrip(".").lower())]
+    if not wanted:
+        raise DotError(f'no command matches "{args[0]}"; .help lists them all')
+    width = max(len(usage) for _, usage, _ in wanted)
+    for _, usage, help_text in wanted:
         shell.state.out.write(f"{usage.ljust(width)}  {help_text}\n")
-    shell.state.out.write("Statements end with ';'. Ctrl-C cancels a running statement, Ctrl-D exits.\n")
+    if not args:
+        shell.state.out.write("Statements end with ';'. Ctrl-C cancels a running statement, Ctrl-D exits.\n")
 
 
 def cmd_quit(shell: Any, args: list[str]) -> None:
+    """``.quit``, or ``.exit CODE`` as in sqlite3: the process exits with CODE."""
+    if len(args) > 1 or (args and not re.fullmatch(r"-?\d+", args[0])):
+        raise DotError("usage: .exit [CODE]")
+    shell.exit_code = int(args[0]) if args else None
     shell.quit_requested = True
 
 
+def cmd_databases(shell: Any, args: list[str]) -> None:
+    """``.databases``: sqlkv has one database per connection, shown as sqlite3 shows ``main``."""
+    session = shell.state.session
+    access = "r/o" if session.db.read_only else "r/w"
+    shell.state.out.write(f"main: {shell.state.database} {access}\n")
+
+
+def _one_pattern(args: list[str], usage: str) -> None:
+    if len(args) > 1:
+        raise DotError(f"usage: {usage}")
+
+
 def cmd_tables(shell: Any, args: list[str]) -> None:
+    _one_pattern(args, ".tables [PATTERN]")
     reader = SchemaReader(shell.state.session)
     names = [t.name for t in reader.tables()] + [v.name for v in reader.views()]
     if args:
@@ -94,20 +117,20 @@ def like_matcher(pattern: str) -> Callable[[str], bool]:
 
 
 def cmd_schema(shell: Any, args: list[str]) -> None:
+    """``.schema``, ``.schema users`` or, as in sqlite3, ``.schema user%`` (a LIKE pattern)."""
+    _one_pattern(args, ".schema [PATTERN]")
     reader = SchemaReader(shell.state.session)
+    tables, views = reader.tables(), reader.views()
     if args:
-        table = reader.find_table(args[0])
-        if table is not None:
-            _print_table_ddl(shell, table)
-            return
-        view = reader.find_view(args[0])
-        if view is None:
+        exact = reader.find_table(args[0]) or reader.find_view(args[0])
+        matches = (lambda name: name == exact.name) if exact is not None else like_matcher(args[0])
+        tables = [t for t in tables if matches(t.name)]
+        views = [v for v in views if matches(v.name)]
+        if not tables and not views:
             raise DotError(f'relation "{args[0]}" does not exist')
-        shell.state.out.write(create_view_sql(view) + "\n")
-        return
-    for table in reader.tables():
+    for table in tables:
         _print_table_ddl(shell, table)
-    for view in reader.views():
+    for view in views:
         shell.state.out.write(create_view_sql(view) + "\n")
 
 
@@ -156,12 +179,14 @@ def cmd_kv(shell: Any, args: list[str]) -> None:
 COMMANDS: dict[str, tuple[Callable[[Any, list[str]], None], str, str]] = {
     "help": (cmd_help, ".help", "show this list"),
     "tables": (cmd_tables, ".tables [PATTERN]", "list tables and views (PATTERN: a LIKE pattern)"),
-    "schema": (cmd_schema, ".schema [TABLE]", "show CREATE statements"),
+    "schema": (cmd_schema, ".schema [PATTERN]", "show CREATE statements (PATTERN: a name or LIKE pattern)"),
     "indexes": (cmd_indexes, ".indexes [TABLE]", "list indexes with their key columns"),
+    "indices": (cmd_indexes, ".indices [TABLE]", "the same as .indexes"),
+    "databases": (cmd_databases, ".databases", "the open database's path and access"),
     "kv": (cmd_kv, ".kv TABLE [LIMIT]", "raw KV pairs of a table: keys and decoded values"),
     "stats": (cmd_stats, ".stats [SECTION]", "figures: engine and latencies, or one of compactions, statements, tables, transactions, hot"),
     **SETTINGS_COMMANDS,
     **FILE_COMMANDS,
     "quit": (cmd_quit, ".quit", "exit (also .exit, Ctrl-D)"),
-    "exit": (cmd_quit, ".exit", "exit"),
+    "exit": (cmd_quit, ".exit [CODE]", "exit, with status CODE"),
 }

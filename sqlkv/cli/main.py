@@ -25,7 +25,7 @@ from sqlkv.cli.render import MODES, RenderOptions
 from sqlkv.cli.script import ScriptFileError, describe_error, read_script
 from sqlkv.cli.sessions import close_session, open_session_with
 from sqlkv.cli.shell import Shell, ShellState
-from sqlkv.errors import Error
+from sqlkv.errors import DatabaseLockedError, Error
 
 SUBCOMMANDS = ("test", "check", "bench", "stats")
 
@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args and args[0] in SUBCOMMANDS:
             return _run_subcommand(args)
-        return _run_database(_database_parser().parse_args(args))
+        # options may come after the database, between command words too (`sqlkv db --mode csv "SELECT 1"`)
+        return _run_database(_database_parser().parse_intermixed_args(args))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
@@ -129,6 +130,8 @@ def _run_database(args: argparse.Namespace) -> int:
         message = describe_error(exc)
         named = args.database in message  # most open errors already name the path: don't say it twice
         sys.stderr.write(f"sqlkv: {message}\n" if named else f"sqlkv: {args.database}: {message}\n")
+        if isinstance(exc, DatabaseLockedError) and not args.read_only:
+            sys.stderr.write("sqlkv: (--read-only opens it beside the writer, to read)\n")
         return 1
     render = RenderOptions(mode=args.mode, headers=args.headers)
     shell = Shell(ShellState(session=session, database=args.database, render=render,
@@ -148,7 +151,8 @@ def _run_database(args: argparse.Namespace) -> int:
         from sqlkv.cli.repl import Repl  # prompt_toolkit (~0.25 s) only for an interactive terminal
 
         repl = Repl(session, args.database, render=render)
-        return repl.run()
+        status = repl.run()
+        return status if repl.shell.exit_code is None else repl.shell.exit_code & 0xFF
     finally:
         current = repl.shell if repl is not None else shell  # .open may have switched sessions
         current.restore_output()
@@ -156,6 +160,8 @@ def _run_database(args: argparse.Namespace) -> int:
 
 
 def _status(shell: Shell, ok: bool) -> int:
+    if shell.exit_code is not None:
+        return shell.exit_code & 0xFF  # `.exit CODE` decides, as in sqlite3
     return 0 if ok and not shell.failed else 1
 
 

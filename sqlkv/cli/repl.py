@@ -18,7 +18,8 @@ a pager (``.pager off`` to stop; never when stdout is not a terminal).
 
 Ctrl-C at the prompt clears the input. Ctrl-C while a statement runs asks the session to
 cancel it (`Session.cancel`; the statement fails with "statement cancelled" and the session
-carries on); a second Ctrl-C abandons the statement at once. Ctrl-D or ``.quit`` exits.
+carries on); a second Ctrl-C abandons the statement at once. Ctrl-D, ``.quit``, or ``quit``,
+``exit``, ``\\q`` alone on the line (as in litecli and psql) exit; ``help`` shows ``.help``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ from sqlkv.dbapi.schema import SchemaReader
 from sqlkv.cli.progress import is_terminal
 
 __all__ = ["KEYWORDS", "Repl", "SqlCompleter", "statement_complete"]
+
+# Typed alone at the prompt, these do what litecli/psql users expect instead of waiting for a
+# ';' that would only make them a syntax error: quit, or show the dot commands.
+_QUIT_WORDS = ("quit", "exit", "\\q")
+_HELP_WORDS = ("help", "\\?")
+
+
+def prompt_word(text: str) -> str | None:
+    """``quit``/``exit``/``\\q``/``help``/``\\?`` typed alone (a ``;`` may follow), lower-cased."""
+    word = text.strip().rstrip(";").strip().lower()
+    return word if word in _QUIT_WORDS + _HELP_WORDS else None
+
 
 HISTORY_FILE = "~/.sqlkv_history"
 PROMPT = "sqlkv> "
@@ -81,7 +94,7 @@ class Repl:
             lexer=PygmentsLexer(SqlLexer),
             completer=SqlCompleter(self.names, COMMANDS),
             complete_while_typing=False,
-            multiline=Condition(lambda: not statement_complete(self.prompt.default_buffer.text)),
+            multiline=Condition(lambda: not _ready(self.prompt.default_buffer.text)),
             prompt_continuation=lambda width, line_number, wrap_count: CONTINUATION,
         )
 
@@ -120,6 +133,11 @@ class Repl:
 
     def execute(self, text: str) -> bool:
         """Run one input with Ctrl-C turned into a cancel request; False when quitting."""
+        word = prompt_word(text)
+        if word in _QUIT_WORDS:
+            return False
+        if word in _HELP_WORDS:
+            text = ".help"
         self._cancel_sent = False
         self.shell.cancel_requested = False
         in_main = threading.current_thread() is threading.main_thread()
@@ -139,6 +157,11 @@ class Repl:
         self._cancel_sent = True
         self.shell.cancel_requested = True
         self.state.session.cancel()
+
+
+def _ready(text: str) -> bool:
+    """Enter runs the input (instead of starting a new line) when it is complete."""
+    return statement_complete(text) or prompt_word(text) is not None
 
 
 def _default_history() -> History:

@@ -27,6 +27,8 @@ from sqlkv.cli.render import display_width
 
 
 _CHUNK = 1 << 20
+# MySQL's terminator for one statement's vertical output: ``SELECT * FROM t\G``.
+VERTICAL_END = "\\G"
 
 
 class ScriptFileError(Exception):
@@ -123,7 +125,7 @@ def statement_complete(text: str) -> bool:
     """True when ``text`` is ready to run: empty, a dot command, or ending in a top-level ``;``
     (or ``\\G``, the REPL's vertical-output terminator)."""
     stripped = text.strip()
-    if not stripped or stripped.startswith(".") or stripped.endswith("\\G"):
+    if not stripped or stripped.startswith(".") or stripped.endswith(VERTICAL_END):
         return True
     scanner = _Scanner()
     scanner.feed(text)
@@ -131,11 +133,12 @@ def statement_complete(text: str) -> bool:
 
 
 def split_script(text: str) -> Iterator[tuple[str, str, int]]:
-    """``(kind, text, first_line)`` pieces of a script in order: kind "sql" or "dot".
+    """``(kind, text, first_line)`` pieces of a script in order: kind "sql", "vertical" or "dot".
 
     A dot command is a whole line starting with ``.`` (after blanks) where no statement,
     string or comment is open; everything else is SQL, kept in maximal runs so that the SQL
-    layer splits and locates its statements.
+    layer splits and locates its statements. A line ending in ``\\G`` outside any string or
+    comment ends a "vertical" run: its last statement (``\\G`` removed) is shown vertically.
     """
     scanner = _Scanner()
     sql: list[str] = []
@@ -149,8 +152,18 @@ def split_script(text: str) -> Iterator[tuple[str, str, int]]:
             continue
         if not sql:
             sql_start = number
+        body = line.rstrip()
+        if body.endswith(VERTICAL_END):
+            scanner.feed(body[: -len(VERTICAL_END)])
+            if not (scanner.quote or scanner.block_comment):
+                sql.append(body[: -len(VERTICAL_END)] + "\n")
+                yield "vertical", "".join(sql), sql_start
+                sql, scanner = [], _Scanner()
+                continue
+            scanner.feed(line[len(body) - len(VERTICAL_END):])
+        else:
+            scanner.feed(line)
         sql.append(line)
-        scanner.feed(line)
     if sql:
         yield "sql", "".join(sql), sql_start
 
@@ -196,6 +209,19 @@ def caret_lines(sql: str, exc: BaseException) -> str:
 
     pad = display_width(text[: max(col - 1, 0)])
     return f"  {text}\n  {' ' * pad}^\n"
+
+
+_MISSING_COLUMN = re.compile(r'column "([^"]*)" does not exist')
+
+
+def quoted_string_hint(sql: str, exc: BaseException) -> str:
+    """A hint for sqlite3 habits: ``WHERE name = "Ann"`` names a column in SQL (SQLite falls back
+    to a string when no column has that name; sqlkv, like PostgreSQL, does not)."""
+    found = _MISSING_COLUMN.search(str(exc)) if getattr(exc, "sqlstate", "") == "42703" else None
+    if found is None or f'"{found.group(1)}"' not in sql:
+        return ""
+    name = found.group(1).replace("'", "''")
+    return f"  hint: double quotes name a column; write the string as '{name}'\n"
 
 
 def describe_error(exc: BaseException) -> str:

@@ -14,7 +14,16 @@ def open_session_with(path: str, **options: Any) -> Any:
 
     if not options.get("read_only", True):
         options.pop("read_only")
-    return Session(Database.open(path, **options), autocommit=True)
+    return _with_progress(Session(Database.open(path, **options), autocommit=True))
+
+
+def _with_progress(session: Any) -> Any:
+    """Long loops of the session's statements (CREATE INDEX backfill, CHECK DATABASE) draw a
+    progress bar on stderr when it is a terminal."""
+    from sqlkv.cli.progress import progress_after
+
+    session.progress = progress_after
+    return session
 
 
 def close_session(session: Any, err: Any = None) -> None:

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from sqlkv.cli.render import RenderOptions, render
-from sqlkv.cli.script import caret_lines, describe_error, error_location, split_script
+from sqlkv.cli.script import (VERTICAL_END, caret_lines, describe_error, error_location, quoted_string_hint,
+                              split_script)
 from sqlkv.dbapi.compat import refresh_database
 from sqlkv.errors import Error, OperationalError
 from sqlkv.cli.pager import paged
@@ -37,8 +38,6 @@ from sqlkv.cli.pager import paged
 _DDL_PREFIXES = ("CREATE", "DROP", "ALTER", "RENAME", "TRUNCATE")
 # Statement kinds whose status line shows the number of affected rows.
 _COUNTED = ("INSERT", "UPDATE", "DELETE", "UPSERT", "REPLACE")
-# MySQL's terminator for one statement's vertical output: ``SELECT * FROM t\G``.
-_VERTICAL_END = "\\G"
 
 
 @dataclass
@@ -71,6 +70,7 @@ class Shell:
     def __init__(self, state: ShellState) -> None:
         self.state = state
         self.quit_requested = False
+        self.exit_code: int | None = None  # ``.exit CODE``: the process's exit status
         self.cancel_requested = False  # set by the REPL's Ctrl-C handler
         self.failed = False  # some statement or command of this run reported an error
 
@@ -84,9 +84,9 @@ class Shell:
         if stripped.startswith("."):
             self.run_dot(stripped)
         else:
-            vertical = stripped.endswith(_VERTICAL_END)
+            vertical = stripped.endswith(VERTICAL_END)
             if vertical:
-                text = stripped[: -len(_VERTICAL_END)]
+                text = stripped[: -len(VERTICAL_END)]
             self.run_sql(text, vertical=vertical)
         self.state.out.flush()
         return not self.quit_requested
@@ -101,7 +101,7 @@ class Shell:
             if kind == "dot":
                 done = self.run_dot(piece, location=(source, line))
             else:
-                done = self.run_sql(piece, source=source, first_line=line)
+                done = self.run_sql(piece, source=source, first_line=line, vertical=kind == "vertical")
             ok = ok and done
             if (not done and (self.state.bail or self.state.interactive)) or self.quit_requested:
                 break
@@ -126,7 +126,8 @@ class Shell:
 
         ``source`` (a file name, for scripts and ``.read``) makes errors say
         ``FILE:LINE:COL: message``, counting lines from ``first_line``. Interactive input stops
-        at its first error; a script stops when ``bail`` is set.
+        at its first error; a script stops when ``bail`` is set. ``vertical``: the last
+        statement ended in ``\\G`` and is shown one line per column.
         """
         from sqlkv.sql.parse import split_statements  # sqlglot loads with the first statement
 
@@ -136,9 +137,9 @@ class Shell:
             self.report(exc, (source, _Located(first_line, 1)) if source else None)
             return False
         ok = True
-        for stmt in statements:
+        for number, stmt in enumerate(statements, start=1):
             located = (source, _Located(stmt.line + first_line - 1, stmt.col)) if source else None
-            if not self.run_statement(stmt.sql, located, vertical=vertical):
+            if not self.run_statement(stmt.sql, located, vertical=vertical and number == len(statements)):
                 ok = False
                 if self.state.interactive or self.state.bail:
                     break
@@ -267,7 +268,7 @@ class Shell:
         else:
             self.state.err.write(f"{prefix or 'Error: '}{describe_error(exc)}\n")
         if sql is not None:
-            self.state.err.write(caret_lines(sql, exc))
+            self.state.err.write(caret_lines(sql, exc) + quoted_string_hint(sql, exc))
         self.state.err.flush()
 
 

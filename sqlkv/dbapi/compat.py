@@ -9,7 +9,7 @@ schema and rows of one snapshot, as SQL or into another sqlkv connection).
 What sqlkv cannot honour is refused with NotSupportedError instead of being ignored:
 user aggregates and collations, "IMMEDIATE"/"EXCLUSIVE" isolation (sqlkv transactions take
 no locks), ``detect_types`` converters and adapters (values come back typed already: DATE,
-TIMESTAMP, DECIMAL, BOOL, BYTES).
+TIMESTAMP, DECIMAL, BOOL, BYTES), a ``text_factory`` other than ``str``.
 """
 
 from __future__ import annotations
@@ -115,6 +115,17 @@ class SqliteConveniences:
     def isolation_level(self, level: str | None) -> None:
         check_isolation_level(level)
         self.autocommit = level is None
+
+    @property
+    def text_factory(self) -> type:
+        """TEXT values come back as ``str``; sqlite3's other factories are refused."""
+        return str
+
+    @text_factory.setter
+    def text_factory(self, factory: Any) -> None:
+        if factory is not str:
+            raise NotSupportedError(f"text_factory {getattr(factory, '__name__', factory)!r} is not "
+                                    "supported: TEXT values are str (store bytes in a BYTES column)")
 
     # -- functions ----------------------------------------------------------------------------
 

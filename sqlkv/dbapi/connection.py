@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -231,6 +232,7 @@ def connect(
     create: bool = True,
     isolation_level: str | None = _UNSET,
     detect_types: int = 0,
+    timeout: float = 0.0,
     **options: Any,
 ) -> Connection:
     """Open a PEP 249 connection to ``database``: ``":memory:"`` or a database directory.
@@ -240,8 +242,10 @@ def connect(
     block cache), ``read_only``, ``create`` (default True: a missing path or an empty
     directory becomes a new database; never when read-only; a directory holding other files
     is always refused). ``isolation_level`` as in sqlite3: None means autocommit, "" or
-    "DEFERRED" transactions (others are NotSupportedError, as is ``detect_types``). Other
-    keyword options go to the storage engine.
+    "DEFERRED" transactions (others are NotSupportedError, as is ``detect_types``).
+    ``timeout`` (seconds, default 0) waits that long for another process's write lock before
+    raising DatabaseLockedError, as sqlite3's does for its locks. Other keyword options go to
+    the storage engine.
     """
     from sqlkv.sql import Database, Session  # on first connect: `import sqlkv` stays light
 
@@ -268,9 +272,28 @@ def connect(
     if not create:
         options["create"] = False
     abandoned_connections.start()
-    db = Database.open(database, **options)
+    db = _open_waiting(Database, database, options, _check_timeout(timeout))
     session = Session(db, autocommit=autocommit)
     return Connection(session, database, check_same_thread=check_same_thread)
+
+
+def _check_timeout(timeout: Any) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        raise ProgrammingError(f"timeout must be a number of seconds >= 0, not {timeout!r}")
+    return float(timeout)
+
+
+def _open_waiting(database_class: Any, path: str, options: dict[str, Any], timeout: float) -> Any:
+    """Open ``path``, retrying for up to ``timeout`` seconds while another process holds its lock."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return database_class.open(path, **options)
+        except errors.DatabaseLockedError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            time.sleep(min(0.05, left))
 
 
 def _refuse_unknown_options(options: dict[str, Any]) -> None:

@@ -40,11 +40,14 @@ def _check_table(txn, table, names, ctx) -> list[str]:
     codec = codec_for(table)
     out: list[str] = []
     rows = []
+    ctx = ctx or ExecContext()
     try:
-        for n, row in enumerate(codec.decode_rows(txn.scan(codec.prefix, prefix_end(codec.prefix)))):
-            if ctx is not None and n % 1024 == 0:
-                ctx.check_cancelled()
-            rows.append(row)
+        with ctx.progress(f'checking "{table.name}"') as wrap:  # a bar on a terminal, for big tables
+            scan = codec.decode_rows(txn.scan(codec.prefix, prefix_end(codec.prefix)))
+            for n, row in enumerate(wrap(scan, label="rows")):
+                if n % 1024 == 0:
+                    ctx.check_cancelled()
+                rows.append(row)
     except CorruptionError as e:
         return [f"{table.name}: primary index unreadable: {e}"]
     for row in rows:

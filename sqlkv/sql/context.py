@@ -10,6 +10,7 @@ plan's `ExecContext`, which the session fills in before each execution of the ca
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,10 @@ class OperatorStats:
     time_ns: int = 0  # inclusive: this operator and its inputs (observe_explain.py)
 
 
+def _unwrapped(iterable: Any, total: int | None = None, label: str = "") -> Any:
+    return iterable
+
+
 @dataclass
 class ExecContext:
     """Per-execution state of a plan. One instance belongs to one prepared plan.
@@ -124,6 +129,15 @@ class ExecContext:
         if self.cancelled:
             self.cancelled = False
             raise OperationalError("statement cancelled")
+
+    def progress(self, title: str) -> AbstractContextManager[Any]:
+        """``with ctx.progress("indexing t") as wrap: for row in wrap(rows): ...``.
+
+        The session's progress hook (the shell sets one that draws a bar on a terminal for
+        long loops); without one, ``wrap`` hands the rows back untouched.
+        """
+        hook = self.extra.get("progress")
+        return hook(title) if hook is not None else nullcontext(_unwrapped)
 
     def stats_for(self, operator: object) -> OperatorStats | None:
         if self.stats is None:

@@ -68,6 +68,9 @@ class Session:
         self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
+        # progress(title) -> context manager yielding wrap(rows, total=, label=): the shell's
+        # bars for long loops (CREATE INDEX backfill, CHECK DATABASE); None draws nothing
+        self.progress: Any = None
         self.closed = False
         self.lock = threading.RLock()
 
@@ -310,12 +313,12 @@ class Session:
     def _new_ctx(self, params: Any) -> ExecContext:
         return ExecContext(
             txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog,
-            extra={"sequences": self.sequence_values},
+            extra={"sequences": self.sequence_values, "progress": self.progress},
         )
 
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
         ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog,
-                          extra={"sequences": self.sequence_values})
+                          extra={"sequences": self.sequence_values, "progress": self.progress})
         env = CompileEnv(ctx=ctx, functions=self.functions)
         env.subqueries = QueryPlanner(catalog, env)
         return env

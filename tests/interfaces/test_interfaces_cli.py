@@ -226,6 +226,32 @@ def test_locked_database_error_names_the_path_once(tmp_path: Path) -> None:
     assert result.status == 1
     assert result.err.count(path) == 1, result.err
     assert "locked" in result.err
+    assert "--read-only opens it beside the writer" in result.err  # what to do instead
+
+
+def test_options_may_follow_the_database_and_command_words(tmp_path: Path) -> None:
+    """As in the sqlite3 shell: ``sqlkv db --mode csv "SELECT ..."`` (argparse used to refuse it)."""
+    script = tmp_path / "x.sql"
+    script.write_text("SELECT 'file' AS f;\n")
+    result = run_sqlkv(":memory:", "--mode", "csv", "SELECT 1 AS a", "-f", str(script), "--no-headers",
+                       "SELECT 2 AS b")
+    assert (result.status, result.err) == (0, "")
+    assert result.out == "file\n1\n2\n"  # -f before the command words; options apply to all
+
+
+def test_a_read_only_shell_runs_beside_a_writer(tmp_path: Path) -> None:
+    import sqlkv
+
+    path = str(tmp_path / "db")
+    conn = sqlkv.connect(path)
+    try:
+        conn.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+        conn.execute("INSERT INTO t VALUES (7)")
+        conn.commit()
+        result = run_sqlkv(path, "--read-only", "--mode", "list", "SELECT a FROM t")
+    finally:
+        conn.close()
+    assert (result.status, result.out, result.err) == (0, "a\n7\n", "")
 
 
 def test_syntax_errors_speak_sql_not_sqlglot() -> None:
@@ -236,3 +262,15 @@ def test_syntax_errors_speak_sql_not_sqlglot() -> None:
     result = run_sqlkv("-c", "CALL refresh_all()")  # sqlglot falls back to a bare Command (and warns)
     assert result.status == 1
     assert "Falling back" not in result.err and result.err.count("\n") == 1, result.err
+    result = run_sqlkv("-c", "CREATE TABLE t (id INT PRIMARY KEY); SHOW TABLES")  # the report's example
+    assert (result.status, result.err) == (0, ""), result.err
+    assert "| t          | BASE TABLE |" in result.out
+
+
+def test_a_double_quoted_string_gets_a_hint_for_sqlite3_habits() -> None:
+    result = run_sqlkv("-c", "CREATE TABLE c (name TEXT); SELECT * FROM c WHERE name = \"Ann\"")
+    assert result.status == 1
+    assert result.err == ('<command>:1:29: column "Ann" does not exist (SQLSTATE 42703)\n'
+                          "  hint: double quotes name a column; write the string as 'Ann'\n")
+    result = run_sqlkv("-c", "CREATE TABLE c (name TEXT); SELECT nope FROM c")
+    assert "hint" not in result.err  # an unquoted name is just missing

@@ -88,6 +88,8 @@ def _every_command_script(tmp_path: Path) -> tuple[str, dict[str, Path]]:
 .tables
 .schema t
 .indexes t
+.indices t
+.databases
 .kv t 1
 .stats
 .headers on
@@ -150,7 +152,8 @@ def test_every_dot_command_runs_from_a_script(tmp_path: Path) -> None:
     out = result.out
     assert ".import FILE.csv TABLE" in out  # .help
     assert "\nt\n" in out and "CREATE TABLE t (" in out and "a INT" in out  # .tables .schema
-    assert "| t     | t_pkey |" in out and "/t/t_pkey/1/0" in out  # .indexes, .kv
+    assert out.count("| t     | t_pkey |") == 2 and "/t/t_pkey/1/0" in out  # .indexes, .indices, .kv
+    assert f"main: {tmp_path / 'db'} r/w\n" in out  # .databases
     assert "a|n\n1,(null)\n" not in out and "a,n\n1,(null)\n2,(null)\n" in out  # separator, nullvalue
     assert "a          b\n------  ----\n     1     x\n     2     y\n" in out  # .width 6 -4, column mode
     assert "a: 1\nb: x\n" in out  # .expand
@@ -196,3 +199,59 @@ def test_backup_refuses_a_target_that_holds_files(tmp_path: Path) -> None:
     result = run_sqlkv(stdin=f".backup {tmp_path / 'full'}\n")
     assert result.status == 1 and "exists and is not empty" in result.err
     assert (tmp_path / "full" / "f").read_text() == "x"
+
+
+def test_backslash_g_ends_a_statement_with_vertical_output_in_scripts_too() -> None:
+    script = SETUP + ("SELECT id, name FROM items WHERE id = 1; SELECT id FROM items WHERE id = 3\\G\n"
+                      "SELECT 'a\\G' AS s\\G\n"  # a \G inside a string is text
+                      "SELECT 'back to' AS t;\n")
+    result = run_sqlkv(stdin=script)
+    assert result.status == 0, result.err
+    assert result.out == (
+        "+----+------+\n| id | name |\n+----+------+\n|  1 | bolt |\n+----+------+\n"  # only the last is vertical
+        "*************************** 1. row ***************************\nid: 3\n"
+        "*************************** 1. row ***************************\ns: a\\G\n"
+        "+---------+\n| t       |\n+---------+\n| back to |\n+---------+\n")
+    failed = run_sqlkv(stdin="SELECT 1;\nSELECT nope\\G\n")
+    assert failed.status == 1 and failed.err.startswith("<stdin>:2:1: column \"nope\" does not exist"), failed.err
+
+
+def test_schema_takes_a_name_or_a_like_pattern_and_listings_refuse_extra_words(tmp_path: Path) -> None:
+    db = str(tmp_path / "db")
+    made = run_sqlkv(db, "-c", "CREATE TABLE customers (a INT); CREATE TABLE custard (b INT); "
+                     "CREATE TABLE other (c INT); CREATE VIEW cust_v AS SELECT a FROM customers")
+    assert made.status == 0, made.err
+    result = run_sqlkv(db, ".schema cust%")
+    assert result.status == 0, result.err
+    assert re.findall(r"CREATE (?:TABLE|VIEW) (\w+)", result.out) == ["custard", "customers", "cust_v"]
+    result = run_sqlkv(db, ".schema OTHER")  # a name: case-insensitive, as SQL names are
+    assert re.findall(r"CREATE (?:TABLE|VIEW) (\w+)", result.out) == ["other"]
+    result = run_sqlkv(db, ".schema zz%")
+    assert (result.status, result.err) == (1, '<command>:1:1: relation "zz%" does not exist\n')
+    for line, usage in ((".tables a b", ".tables [PATTERN]"), (".schema a b", ".schema [PATTERN]")):
+        result = run_sqlkv(db, line)
+        assert (result.status, result.err) == (1, f"<command>:1:1: usage: {usage}\n")
+
+
+def test_import_infers_dates_and_timestamps_and_widens_mixed_columns(tmp_path: Path) -> None:
+    data = tmp_path / "y.csv"
+    data.write_text("qty,price,day,at,mixed,bad,both\n"
+                    "3,1.5,2024-01-02,2024-01-02 10:30,2024-01-02,2024-02-30,2024-01-02\n"
+                    ",2,2024-02-03,2024-02-03T11:00:00.5,7,2024-01-01,2024-01-02 08:00\n")
+    result = run_sqlkv(":memory:", f".import {data} t", ".schema t", ".mode list",
+                       "SELECT qty, price, day + 1, at, mixed, bad, both FROM t ORDER BY price")
+    assert result.status == 0, result.err
+    assert ("qty INT,\n  price FLOAT,\n  day DATE,\n  at TIMESTAMP,\n  mixed TEXT,\n  bad TEXT,\n"
+            "  both TIMESTAMP\n") in result.out  # 2024-02-30 is no date; a number among dates is text
+    assert result.out.split(");\n")[1].splitlines()[1:] == [
+        "3|1.5|2024-01-03|2024-01-02 10:30:00|2024-01-02|2024-02-30|2024-01-02 00:00:00",
+        "NULL|2.0|2024-02-04|2024-02-03 11:00:00.500000|7|2024-01-01|2024-01-02 08:00:00"]
+
+
+def test_exit_code_and_help_for_one_command_as_in_sqlite3() -> None:
+    result = run_sqlkv(stdin="SELECT 1 AS one;\n.exit 3\nSELECT 'never';\n")
+    assert (result.status, result.err) == (3, "") and "never" not in result.out
+    result = run_sqlkv(":memory:", ".help mode")
+    assert result.out.startswith(".mode MODE [TABLE]") and result.out.count("\n") == 1
+    result = run_sqlkv(":memory:", ".exit soon")
+    assert (result.status, result.err) == (1, "<command>:1:1: usage: .exit [CODE]\n")

@@ -134,3 +134,27 @@ def test_sqlkv_check_runs_beside_the_writer(writer, tmp_path) -> None:
     writer.executemany("INSERT INTO kv VALUES (?, ?)", [(i, f"v{i}") for i in range(50)])
     result = run_sqlkv("check", str(tmp_path / "db"))
     assert (result.status, result.out) == (0, f"{tmp_path / 'db'}: ok\n"), result.err
+
+
+def test_timeout_waits_for_the_writer_process_to_let_go(tmp_path) -> None:
+    """sqlite3's ``connect(path, timeout=...)``: a second writer waits for the lock, then opens."""
+    path = str(tmp_path / "db")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlkv, sys, time\nc = sqlkv.connect(sys.argv[1])\n"
+         "print('locked', flush=True)\ntime.sleep(float(sys.argv[2]))\nc.close()", path, "1.5"],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(sqlkv.OperationalError, match="locked by another process"):
+            sqlkv.connect(path)  # no timeout: refused at once
+        with pytest.raises(sqlkv.OperationalError, match="locked by another process"):
+            sqlkv.connect(path, timeout=0.1)  # too short to outlast the holder
+        conn = sqlkv.connect(path, timeout=60)  # returns once the holder has closed
+        assert holder.poll() is not None or holder.wait(timeout=5) == 0
+        conn.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+        conn.commit()
+        conn.close()
+    finally:
+        holder.wait(timeout=60)
+    with pytest.raises(sqlkv.ProgrammingError, match="timeout must be"):
+        sqlkv.connect(":memory:", timeout=-1)

@@ -91,6 +91,23 @@ def test_quit_stops_reading() -> None:
     assert "never" not in out
 
 
+@pytest.mark.parametrize("word", ["quit", "exit", "\\q", "QUIT;", "  exit  "])
+def test_quit_words_of_litecli_and_psql_exit_at_the_prompt(word: str) -> None:
+    out, err = drive(lines("SELECT 'before' AS x;", word, "SELECT 'never' AS x;"))
+    assert "before" in out and "never" not in out and err == ""
+
+
+def test_quit_words_inside_a_statement_are_sql() -> None:
+    """Only alone on the prompt: as the second line of a statement, ``exit`` is SQL text."""
+    out, err = drive(lines("SELECT 1 AS", "exit;", "SELECT 'after' AS x;") + EOF_KEY)
+    assert "| exit |" in out and "after" in out and err == ""
+
+
+def test_help_alone_at_the_prompt_lists_the_dot_commands() -> None:
+    out, err = drive(lines("help", "\\?") + EOF_KEY)
+    assert out.count(".tables [PATTERN]") == 2 and err == ""
+
+
 def test_mode_headers_timer_and_unknown_commands() -> None:
     out, err = drive(lines(
         ".mode json", "SELECT 1 AS a, 'x' AS b;",
@@ -102,7 +119,7 @@ def test_mode_headers_timer_and_unknown_commands() -> None:
     assert "\n2\n" in out
     assert "Run Time: " in out
     assert "usage: .mode" in err and 'unknown command ".frobnicate"' in err
-    assert ".schema [TABLE]" in out
+    assert ".schema [PATTERN]" in out
 
 
 SCHEMA = [
@@ -244,7 +261,8 @@ def test_completion_candidates_come_from_the_catalog() -> None:
         assert "customers" in candidates("SELECT * FROM cu")
         assert candidates("SELECT * FROM customers c WHERE c.ci") == ["city"]
         assert "customer_id" in candidates("SELECT cust")
-        assert candidates(".ind") == [".indexes"]
+        assert candidates(".ind") == [".indexes", ".indices"]
+        assert candidates(".indices cu") == ["customers"]  # the alias completes tables too
         # New tables show up after DDL run through the shell.
         repl.execute("CREATE TABLE invoices (id INT PRIMARY KEY);")
         assert "invoices" in candidates("SELECT * FROM inv")
@@ -331,7 +349,8 @@ def test_ctrl_c_cancels_a_running_statement_and_keeps_the_session(tmp_path: Path
         os.write(master, b"SELECT 4000 + 242 AS answer;\r")
         answer = _read_until(master, "(1 row)", 30)
         assert "4242" in answer
-        _read_until(master, "sqlkv>", 30)  # back at the prompt (raw mode) before Ctrl-D
+        if "sqlkv>" not in answer.split("(1 row)", 1)[1]:  # the prompt may come in the same read
+            _read_until(master, "sqlkv>", 30)  # back at the prompt (raw mode) before Ctrl-D
         os.write(master, EOF_KEY.encode())
         assert proc.wait(timeout=30) == 0
     finally:

@@ -160,7 +160,15 @@ def test_isolation_level_maps_to_autocommit() -> None:
     lambda: sqlkv.register_adapter(complex, str),
     lambda: sqlkv.connect().create_aggregate("mysum", 1, object),
     lambda: sqlkv.connect().create_collation("nocase2", lambda a, b: 0),
+    lambda: setattr(sqlkv.connect(), "text_factory", bytes),
 ])
 def test_what_sqlkv_cannot_honour_is_refused_not_ignored(call) -> None:
     with pytest.raises(sqlkv.NotSupportedError):
         call()
+
+
+def test_text_factory_str_is_what_sqlkv_does() -> None:
+    conn = sqlkv.connect()
+    conn.text_factory = str  # common in ported code: accepted, it is the behaviour
+    assert conn.text_factory is str
+    assert conn.execute("SELECT 'x'").fetchone() == ("x",)

@@ -175,3 +175,148 @@ def test_import_shows_a_progress_bar_on_the_terminal_only(terminal, tmp_path: Pa
     piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", ":memory:", f".import {data} big"],
                            capture_output=True, text=True, cwd=REPO, timeout=60)
     assert (piped.returncode, piped.stderr) == (0, "")  # no bar when stderr is not a terminal
+
+
+def test_create_index_backfill_shows_a_progress_bar_on_the_terminal_only(terminal, tmp_path: Path) -> None:
+    term = terminal(SQLKV_PROGRESS_AFTER="100")  # the bar waits for 100 rows instead of 20,000
+    term.run("CREATE TABLE t (a INT PRIMARY KEY, b TEXT);", "CREATE TABLE\n")
+    term.run("INSERT INTO t SELECT x, 'v' || (x % 7) FROM generate_series(1, 3000) AS g(x);", "INSERT 3000\n")
+    out = term.run("CREATE INDEX tb ON t (b);", "CREATE INDEX\n")
+    assert 'indexing "t" (tb)' in out and "3,000" in out  # title and rows done, drawn on the terminal
+    out = term.run("SELECT count(*) FROM t WHERE b = 'v3';", "(1 row)")
+    assert "|      429 |" in out  # the index was filled: 3000 // 7 rows have x % 7 = 3
+    assert term.close() == 0
+    piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", str(tmp_path / "db"), "CREATE INDEX tb2 ON t (b)"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60,
+                           env=dict(os.environ, SQLKV_PROGRESS_AFTER="100"))
+    assert (piped.returncode, piped.stderr) == (0, "")  # no bar when stderr is not a terminal
+
+
+def _stderr_on_a_terminal(args: list[str], script: str | None = None, **env: str) -> tuple[int, str, str]:
+    """Run ``sqlkv ARGS`` with stderr on a pty, stdout a pipe and stdin /dev/null (or the piped
+    ``script``): status, stdout, terminal text."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    environment = dict(os.environ, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **env)
+    proc = subprocess.Popen([sys.executable, "-m", "sqlkv.cli", *args],
+                            stdin=subprocess.DEVNULL if script is None else subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=slave, cwd=REPO, env=environment)
+    os.close(slave)
+    if script is not None:
+        proc.stdin.write(script.encode())
+        proc.stdin.close()
+    seen = b""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if not select.select([master], [], [], 0.5)[0]:
+            if proc.poll() is not None:  # exited, and nothing left to read (a helper process
+                break  # that inherited the pty must not keep the test waiting)
+            continue
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out = proc.stdout.read().decode()
+    status = proc.wait(timeout=120)
+    os.close(master)
+    return status, out, _ANSI.sub("", seen.decode("utf-8", "replace"))
+
+
+def test_check_shows_a_progress_bar_on_the_terminal_only(tmp_path: Path) -> None:
+    db = str(tmp_path / "db")
+    made = subprocess.run([sys.executable, "-m", "sqlkv.cli", db, "CREATE TABLE t (a INT PRIMARY KEY, b INT)",
+                           "CREATE INDEX tb ON t (b)",
+                           "INSERT INTO t SELECT x, x % 5 FROM generate_series(1, 2500) AS g(x)"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert made.returncode == 0, made.stderr
+    status, out, terminal_text = _stderr_on_a_terminal(["check", db], SQLKV_PROGRESS_AFTER="100")
+    assert (status, out) == (0, f"{db}: ok\n")
+    assert 'checking "t"' in terminal_text and "2,500" in terminal_text
+    piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", "check", db], capture_output=True, text=True,
+                           cwd=REPO, timeout=60, env=dict(os.environ, SQLKV_PROGRESS_AFTER="100"))
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, f"{db}: ok\n", "")
+
+
+def test_bench_shows_a_progress_bar_over_its_workloads_on_the_terminal(tmp_path: Path) -> None:
+    args = ["bench", "sql", "--scale", "200", "--engines", "sqlkv,sqlite3", "--only", "point_select,group_by"]
+    status, out, terminal_text = _stderr_on_a_terminal(args)
+    assert status == 0, out
+    assert "point select by primary key" in out and "all engines agreed" in out  # results on stdout
+    assert "sqlkv bench sql" in terminal_text  # the bar counts workloads (the data load among them)
+    assert re.search(r"workloads +100.0% .*\b3/ +3\b", terminal_text), terminal_text
+
+
+def test_a_bar_under_a_piped_script_leaves_the_script_alone(tmp_path: Path) -> None:
+    """``sqlkv db < script`` with stderr on a terminal: the bar must not read (or choke on) stdin."""
+    data = tmp_path / "big.csv"
+    data.write_text("k,v\n" + "".join(f"{i},value {i}\n" for i in range(3000)))
+    script = f".import {data} big\nSELECT count(*) AS n FROM big;\nSELECT 'after' AS s;\n"
+    status, out, terminal_text = _stderr_on_a_terminal([str(tmp_path / "db")], script=script)
+    assert status == 0, terminal_text
+    assert "| 3000 |" in out and "| after |" in out  # every line of the script ran
+    assert f"importing {data} into big" in terminal_text and "Traceback" not in terminal_text
+
+
+def test_sqllogictest_runner_shows_a_progress_bar_on_the_terminal(tmp_path: Path) -> None:
+    files = []
+    for n in range(3):
+        slt = tmp_path / f"t{n}.test"
+        slt.write_text(f"statement ok\nCREATE TABLE t{n} (a INT PRIMARY KEY)\n\n"
+                       f"query I\nSELECT count(*) FROM t{n}\n----\n0\n")
+        files.append(str(slt))
+    status, out, terminal_text = _stderr_on_a_terminal(["test", *files])
+    assert status == 0, out + terminal_text
+    assert "sqllogictest: 3 file(s)" in terminal_text and re.search(r"\b3/ *3\b", terminal_text), terminal_text
+
+
+def test_ctrl_c_while_a_backfill_bar_is_up_cancels_the_create_index(terminal) -> None:
+    """The bar's own key handling must not swallow Ctrl-C: the statement stops, nothing is left."""
+    term = terminal(SQLKV_PROGRESS_AFTER="100")
+    term.run("CREATE TABLE t (a INT PRIMARY KEY, b TEXT);", "CREATE TABLE\n")
+    term.run("INSERT INTO t SELECT x, 'v' || x FROM generate_series(1, 60000) AS g(x);", "INSERT 60000\n")
+    term.type("CREATE INDEX tb ON t (b);\r")
+    _read_clean(term.master, 'indexing "t" (tb)', timeout=60)  # the bar is up: the backfill runs
+    term.type(CTRL_C)
+    _read_clean(term.master, "statement cancelled", "sqlkv>", timeout=60)
+    out = term.run(".indexes t", "t_pkey")
+    assert "tb" not in out.split(".indexes t", 1)[1]  # the failed CREATE INDEX left nothing behind
+    out = term.run("SELECT count(*) FROM t;", "(1 row)")
+    assert "|    60000 |" in out
+    assert term.close() == 0
+
+
+def test_kv_bench_counts_its_phases_on_the_terminal(tmp_path: Path) -> None:
+    status, out, terminal_text = _stderr_on_a_terminal(["bench", "kv", "--keys", "2000", "--engines", "lsm,sqlite"])
+    assert status == 0, out + terminal_text
+    assert "reopen + first get" in out  # the results still go to stdout
+    assert "sqlkv bench kv" in terminal_text and re.search(r"phases . \d+", terminal_text), terminal_text
+    piped = subprocess.run([sys.executable, "-m", "sqlkv.cli", "bench", "kv", "--keys", "2000", "--engines", "lsm"],
+                           capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert (piped.returncode, piped.stderr) == (0, "")  # no bar off a terminal
+
+
+def test_expr_bench_shows_a_bar_over_its_expressions_on_the_terminal() -> None:
+    status, out, terminal_text = _stderr_on_a_terminal(["bench", "expr", "--rows", "500"])
+    assert status == 0, out + terminal_text
+    assert "hand-written Python" in out
+    assert "sqlkv bench expr" in terminal_text and re.search(r"expressions +100.0%", terminal_text), terminal_text
+
+
+def test_dump_and_backup_show_a_bar_over_the_tables_on_the_terminal(terminal, tmp_path: Path) -> None:
+    term = terminal()
+    term.run("CREATE TABLE a (k INT PRIMARY KEY); CREATE TABLE b (k INT PRIMARY KEY);", "CREATE TABLE\n")
+    term.run("INSERT INTO a VALUES (1), (2);", "INSERT 2\n")
+    out = term.run(f".dump {tmp_path / 'dump.sql'}", "2/  2")
+    assert "dumping" in out
+    out = term.run(f".backup {tmp_path / 'copy'}", "2/  2")
+    assert f"backing up to {tmp_path / 'copy'}" in out
+    out = term.run(".dump", "COMMIT;")  # dumped onto the terminal itself: no bar through the SQL
+    assert "dumping" not in out.split(".dump", 1)[1]
+    assert term.close() == 0
+    assert (tmp_path / "dump.sql").read_text().count("INSERT INTO a") == 2
+    copied = subprocess.run([sys.executable, "-m", "sqlkv.cli", str(tmp_path / "copy"), "--mode", "list",
+                             "SELECT count(*) FROM a"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert copied.stdout.splitlines()[-1] == "2", copied.stderr

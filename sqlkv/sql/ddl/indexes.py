@@ -130,24 +130,28 @@ def backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContex
     txn = ctx.txn
     # Streams the primary index: the entries written go to another key range, which the
     # transaction's merged scan tolerates (it re-positions after buffer changes).
-    for n, row in enumerate(table_rows(table, txn)):
-        if n % 512 == 0:
-            ctx.check_cancelled()
-        if not ic.holds(row):
-            continue
-        key, value, conditional = ic.entry(row)
-        if conditional:
-            try:
-                txn.put_if_absent(key, value)
-            except ConditionFailedError:
-                names = ", ".join(table.columns[p].name for p in ic.key_positions)
-                vals = ", ".join(str(row[p]) for p in ic.key_positions)
-                raise UniqueViolation(
-                    f'could not create unique index "{idx.name}": duplicate key value violates unique '
-                    f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
-                ) from None
-        else:
-            txn.put(key, value)
+    with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
+        for n, row in enumerate(wrap(table_rows(table, txn), label="rows")):
+            if n % 512 == 0:
+                ctx.check_cancelled()
+            if ic.holds(row):
+                _write_entry(table, idx, ic, txn, row)
+
+
+def _write_entry(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, txn, row: tuple) -> None:
+    key, value, conditional = ic.entry(row)
+    if not conditional:
+        txn.put(key, value)
+        return
+    try:
+        txn.put_if_absent(key, value)
+    except ConditionFailedError:
+        names = ", ".join(table.columns[p].name for p in ic.key_positions)
+        vals = ", ".join(str(row[p]) for p in ic.key_positions)
+        raise UniqueViolation(
+            f'could not create unique index "{idx.name}": duplicate key value violates unique '
+            f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
+        ) from None
 
 
 def drop_index(ast: exp.Drop, catalog) -> None:
