@@ -22,8 +22,9 @@ from sqlkv.cli.render import RenderOptions, render
 
 # section -> the query behind it
 SECTIONS = {
+    # figures the engine does not keep (their text says "not applicable...") are left out
     "engine": "SELECT name, coalesce(CAST(value AS TEXT), text) AS value, since "
-              "FROM sqlkv_internal.engine_stats",
+              "FROM sqlkv_internal.engine_stats WHERE coalesce(text, '') NOT LIKE 'not applicable%'",
     "latencies": "SELECT * FROM sqlkv_internal.latencies",
     "compactions": "SELECT * FROM sqlkv_internal.compactions ORDER BY started",
     "statements": "SELECT statement, count, errors, retries, mean_ms, p50_ms, p99_ms, rows, kv_gets, kv_scans, "

@@ -222,10 +222,103 @@ def test_latencies_table(lsm) -> None:
         s.execute("INSERT INTO t VALUES (?)", (i,))
     rows = {r[0]: r[1:] for r in s.execute("SELECT * FROM sqlkv_internal.latencies").fetchall()}
     assert set(rows) == {"commit", "get", "scan", "flush", "wal_fsync"}
-    count, mean, p50, p90, p99, high, _since = rows["commit"]
-    assert count == 6  # CREATE TABLE and five INSERTs
+    count, mean, p50, p90, p99, high, _since, note = rows["commit"]
+    assert count == 6 and note is None  # CREATE TABLE and five INSERTs
     assert p50 <= p90 <= p99 <= high
     assert rows["wal_fsync"][0] >= 6
+    assert rows["flush"][0] == 0 and rows["flush"][1] is None  # nothing flushed yet: no figures
+    lsm.engine.flush()
+    assert latency(s, "flush")[0] == 1
+    s.execute("SELECT * FROM t WHERE id = 1").fetchall()  # plan and descriptors cached
+    gets, scans = latency(s, "get")[0], latency(s, "scan")[0]
+    for i in range(16 * 4):  # one get in SAMPLE_EVERY (16) is timed
+        s.execute("SELECT * FROM t WHERE id = ?", (i % 5,)).fetchall()
+    for _ in range(3):
+        s.execute("SELECT count(*) FROM t WHERE id > 1").fetchall()
+    assert latency(s, "get")[0] - gets == 4
+    assert latency(s, "scan")[0] - scans >= 3
+    assert "one get in 16" in latency(s, "get")[-1]
+
+
+def latency(session, operation: str) -> tuple:
+    return session.execute("SELECT count, p50_ms, p99_ms, max_ms, note FROM sqlkv_internal.latencies "
+                           "WHERE operation = ?", (operation,)).fetchall()[0]
+
+
+def test_figures_an_engine_lacks_say_so() -> None:
+    s = Session(Database.open(":memory:"))
+    rows = dict(s.execute("SELECT name, text FROM sqlkv_internal.engine_stats WHERE value IS NULL").fetchall())
+    for name in ("levels", "write_amplification", "bloom_useful", "bloom_false_positive_rate",
+                 "block_cache.hits", "pending_compaction_bytes", "write_stall_seconds", "memtable_bytes"):
+        assert rows[name] == "not applicable: the memory engine does not keep this figure"
+    notes = dict(s.execute("SELECT operation, note FROM sqlkv_internal.latencies WHERE count IS NULL").fetchall())
+    assert set(notes) == {"get", "scan", "flush", "wal_fsync"}
+    assert notes["flush"] == "not applicable: the memory engine does not time flush"
+
+
+def test_lsm_figures_follow_a_known_workload(tmp_path) -> None:
+    """Levels, memtable, flush/compaction bytes, amplification, pending compaction bytes, stalls."""
+    db = Database.open(str(tmp_path / "db"), background_threads=False, l0_trigger=2, l0_slowdown=2)
+    try:
+        s = Session(db)
+        s.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
+        levels = int(figure(s, "levels"))
+        assert levels >= 2 and figure(s, "level.0.files") == 0 and figure(s, f"level.{levels - 1}.files") == 0
+        empty_mem = figure(s, "memtable_bytes")
+        s.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 100) for i in range(200)])
+        assert figure(s, "memtable_bytes") - empty_mem >= 200 * 100
+        db.engine.flush()
+        assert figure(s, "memtable_bytes") < 200 * 100 and figure(s, "flushes") == 1
+        assert figure(s, "level.0.files") == 1 and figure(s, "level.0.bytes") > 0
+        assert figure(s, "pending_compaction_bytes") == 0  # one L0 table, below the trigger of 2
+        s.executemany("INSERT INTO t VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET v = excluded.v",
+                      [(i, "y" * 100) for i in range(200)])
+        db.engine.flush()
+        assert figure(s, "level.0.files") == 2
+        assert figure(s, "pending_compaction_bytes") == figure(s, "level.0.bytes") > 0  # at the trigger
+        # L0 at the slowdown threshold (2): the next write is delayed, and the delay is counted
+        stalls, stalled = figure(s, "write_stalls"), figure(s, "write_stall_seconds")
+        s.execute("INSERT INTO t VALUES (1000, 'z')")
+        assert figure(s, "write_stalls") == stalls + 1 and figure(s, "write_stall_seconds") > stalled
+        user, flushed = figure(s, "user_bytes_written"), figure(s, "flush_bytes_written")
+        assert figure(s, "write_amplification") == pytest.approx(flushed / user, abs=1e-3)
+        db.engine.compact()
+        assert figure(s, "level.0.files") == 0 and figure(s, "compactions") >= 1
+        compacted = figure(s, "compaction_bytes_written")
+        assert compacted > 0
+        assert figure(s, "write_amplification") == pytest.approx(
+            (figure(s, "flush_bytes_written") + compacted) / figure(s, "user_bytes_written"), abs=1e-3)
+        total = sum(figure(s, f"level.{i}.bytes") for i in range(levels))
+        assert figure(s, "total_bytes") == total
+        assert figure(s, "space_amplification") == pytest.approx(total / figure(s, "live_bytes_estimate"), abs=1e-3)
+    finally:
+        db.close()
+
+
+def test_block_cache_and_read_amplification_follow_gets(tmp_path) -> None:
+    path = str(tmp_path / "db")
+    db = Database.open(path)
+    s = Session(db)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 50) for i in range(500)])
+    db.engine.flush()  # the rows in one table file
+    db.close()
+    db = Database.open(path)
+    try:
+        s = Session(db)
+        s.execute("SELECT v FROM t WHERE id = 1").fetchall()  # descriptors and plan cached, block read
+        hits, misses = figure(s, "block_cache.hits"), figure(s, "block_cache.misses")
+        gets, probed = figure(s, "gets_reaching_tables"), figure(s, "tables_probed")
+        for _ in range(10):
+            assert s.execute("SELECT v FROM t WHERE id = 1").fetchall() == [("x" * 50,)]
+        assert figure(s, "block_cache.misses") == misses  # the block is cached now
+        assert figure(s, "block_cache.hits") - hits >= 10
+        assert figure(s, "gets_reaching_tables") - gets == 10
+        assert figure(s, "tables_probed") - probed == 10  # one table file: one probe per get
+        assert figure(s, "read_amplification") == pytest.approx(
+            figure(s, "tables_probed") / figure(s, "gets_reaching_tables"), abs=1e-3)
+    finally:
+        db.close()
 
 
 def test_explain_analyze_times_operators() -> None:
