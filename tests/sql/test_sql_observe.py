@@ -333,6 +333,59 @@ def test_explain_analyze_times_operators() -> None:
     assert times == sorted(times, reverse=True)  # inclusive: a parent's time covers its child's
 
 
+def explain_lines(session, sql: str) -> list[str]:
+    return [r[0] for r in session.execute("EXPLAIN ANALYZE " + sql).fetchall()]
+
+
+def line_of(lines: list[str], start: str) -> str:
+    return next(line for line in lines if line.lstrip().startswith(start))
+
+
+def test_explain_analyze_lookup_join_shows_its_own_kv_requests() -> None:
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE a (id INT PRIMARY KEY, v INT)")
+    s.execute("CREATE TABLE b (id INT PRIMARY KEY, aid INT)")
+    s.execute("CREATE INDEX b_aid ON b (aid)")
+    s.executemany("INSERT INTO a VALUES (?, ?)", [(i, i % 7) for i in range(70)])
+    s.executemany("INSERT INTO b VALUES (?, ?)", [(i, i % 10) for i in range(30)])  # 3 rows per aid < 10
+    lines = explain_lines(s, "SELECT a.id, b.id FROM a JOIN b ON a.id = b.aid WHERE a.v = 3")
+    join = line_of(lines, "lookup join")
+    # a.v = 3 keeps 10 rows of a (ids 3, 10, ..., 66); only a.id = 3 has rows in b: 3 of them
+    assert "rows=3 " in join
+    assert "kv_scans=10 " in join  # one index scan of b_aid per row of a that reached the join
+    assert "kv_gets=3 " in join  # one primary-key get per index entry found
+    scan = line_of(lines, "scan a@a_pkey")
+    assert "kv_scans=1 kv_keys=70 " in scan
+    assert lines[-1].endswith("kv_gets=3 kv_scans=11 kv_keys=76 kv_puts=0")  # 70 + 3 entries + 3 rows
+
+
+def test_explain_analyze_dml_lines_show_rows_time_and_puts() -> None:
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    s.execute("CREATE INDEX t_v ON t (v)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, i) for i in range(20)])
+    update = explain_lines(s, "UPDATE t SET v = v + 100 WHERE id < 5")
+    assert "rows=5 " in update[0] and " time=" in update[0]
+    assert update[0].endswith("kv_puts=15)")  # 5 rows, and per row one index entry deleted, one put
+    assert update[-1].endswith("kv_puts=15")
+    insert = explain_lines(s, "INSERT INTO t SELECT id + 100, v FROM t WHERE id < 3")
+    assert "rows=3 " in insert[0] and "kv_puts=6" in insert[0]
+    assert "rows=3 " in line_of(insert, "project")  # the INSERT's source is timed too
+    delete = explain_lines(s, "DELETE FROM t WHERE id >= 100")
+    assert "rows=3 " in delete[0] and "kv_puts=6" in delete[0]
+    assert s.execute("SELECT count(*) FROM t").fetchall() == [(20,)]  # ANALYZE really ran them
+
+
+def test_explain_analyze_subquery_lines_have_figures() -> None:
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    s.executemany("INSERT INTO t VALUES (?, ?)", [(i, i) for i in range(10)])
+    lines = explain_lines(s, "SELECT id FROM t WHERE id IN (SELECT v FROM t WHERE v < 4)")
+    assert all(" time=" in line for line in lines if not line.lstrip().startswith(("subquery", "total")))
+    sub = lines[lines.index(next(x for x in lines if x.lstrip().startswith("subquery"))) + 1:]
+    assert "rows=4 " in sub[0]
+
+
 def test_normalize() -> None:
     assert normalize("SELECT * FROM t WHERE a = 'it''s'  AND b IN (1, 2.5, -3);") == \
         "SELECT * FROM t WHERE a = ? AND b IN (?, ...)"
