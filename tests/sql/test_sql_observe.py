@@ -58,6 +58,27 @@ def test_figure_tables_are_read_only(table: str) -> None:
             s.execute(sql)
 
 
+@pytest.mark.parametrize("spelling", ['"sqlkv_internal"."{t}"', 'sqlkv_internal."{t}"', 'SQLKV_INTERNAL.{T}'])
+def test_figure_tables_are_read_only_however_spelled(spelling: str) -> None:
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
+    s.execute("INSERT INTO t VALUES (1, 'a')")
+    for table in TABLES:
+        name = spelling.format(t=table, T=table.upper())
+        column = s.execute(f"SELECT * FROM {name}").columns[0].name
+        for sql in (f"INSERT INTO {name} ({column}) VALUES (NULL)", f"UPDATE {name} SET {column} = NULL",
+                    f"DELETE FROM {name} WHERE true", f"TRUNCATE {name}", f"DROP TABLE IF EXISTS {name}",
+                    f"DROP VIEW {name}", f"CREATE INDEX x ON {name} ({column})",
+                    f"ALTER TABLE {name} RENAME TO mine", f"ALTER TABLE {name} DROP COLUMN {column}",
+                    f"CREATE TABLE {name} (a INT PRIMARY KEY)", f"CREATE VIEW {name} AS SELECT 1"):
+            with pytest.raises(ProgrammingError, match=f"(?i){table}"):
+                s.execute(sql)
+        # reading them inside DML is fine, and changes only the target
+        s.execute(f"UPDATE t SET v = 'b' FROM (SELECT count(*) AS n FROM {name}) x WHERE x.n >= 0")
+    assert s.execute("SELECT v FROM t").fetchall() == [("b",)]
+    assert s.execute("SELECT count(*) FROM sqlkv_internal.engine_stats").fetchall()[0][0] > 0
+
+
 def test_absent_key_lookups_raise_bloom_useful(lsm) -> None:
     s = Session(lsm)
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
