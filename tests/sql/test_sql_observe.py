@@ -92,6 +92,14 @@ def test_absent_key_lookups_raise_bloom_useful(lsm) -> None:
     gained = figure(s, "bloom_useful") - useful
     assert gained + figure(s, "bloom_false_positives") - false_pos == n
     assert gained >= 0.9 * n
+    useful, false_pos = figure(s, "bloom_useful"), figure(s, "bloom_false_positives")
+    assert figure(s, "bloom_false_positive_rate") == pytest.approx(false_pos / (useful + false_pos), abs=1e-4)
+    lsm.close()
+    lsm = Database.open(lsm.path)  # bloom counts persist across a restart
+    try:
+        assert figure(Session(lsm), "bloom_useful") == useful
+    finally:
+        lsm.close()
 
 
 def test_forced_compaction_appears_in_compactions(lsm) -> None:
@@ -212,6 +220,26 @@ def test_hot_ranges_rank_the_busiest_index_first(db) -> None:
     rows = s.execute("SELECT key_span, table_name, reads, writes FROM sqlkv_internal.hot_ranges").fetchall()
     assert rows[0] == ("/hot/hot_pkey", "hot", 150, 100)
     assert ("/cold/cold_pkey", "cold", 5, 5) in rows
+
+
+def test_hot_ranges_forget_reads_older_than_the_window(db, monkeypatch) -> None:
+    import time
+
+    import sqlkv.txn.figures as figures
+
+    s = Session(db)
+    s.execute("CREATE TABLE old (id INT PRIMARY KEY)")
+    s.execute("CREATE TABLE new (id INT PRIMARY KEY)")
+    s.executemany("INSERT INTO old VALUES (?)", [(i,) for i in range(10)])
+    monkeypatch.setattr(figures, "WINDOW_SECONDS", 0.05)
+    for _ in range(2):  # two window marks after the reads of old: they fall out of the ranking
+        time.sleep(0.06)
+        s.execute("SELECT count(*) FROM sqlkv_internal.hot_ranges").fetchall()
+    s.executemany("INSERT INTO new VALUES (?)", [(i,) for i in range(3)])
+    names = [r[0] for r in s.execute("SELECT table_name FROM sqlkv_internal.hot_ranges").fetchall()]
+    assert "new" in names and "old" not in names
+    totals = dict(s.execute("SELECT table_name, writes FROM sqlkv_internal.table_stats").fetchall())
+    assert totals == {"old": 10, "new": 3}  # table_stats keeps counting since the open
 
 
 def test_counters_persist_and_say_since_when(tmp_path) -> None:
