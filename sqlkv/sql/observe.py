@@ -252,9 +252,15 @@ def _hot_ranges(catalog, only=None) -> Iterator[tuple]:
     counts, start = manager.figures.hot()
     names = _names(catalog)
     ranked = sorted(counts.items(), key=lambda item: (-(item[1][0] + item[1][1]), item[0][0], item[0][1] or 0))
+    live = {t.id: {i.id for i in t.all_indexes()} for t in catalog.list_tables()}
     for (table_id, index_id), (reads, writes) in ranked:
         prefix = index_prefix(table_id, index_id) if index_id is not None else table_prefix(table_id)
         table_name, index_name = names(table_id, index_id)
+        if table_id not in _SYSTEM_TABLES:  # dropped since: the span stays numeric, the names NULL
+            if table_id not in live:
+                table_name = None
+            if index_id is not None and index_id not in live.get(table_id, ()):
+                index_name = None
         yield (pretty_key(prefix, names), table_name, index_name, reads, writes, _when(start))
 
 

@@ -220,6 +220,11 @@ def test_hot_ranges_rank_the_busiest_index_first(db) -> None:
     rows = s.execute("SELECT key_span, table_name, reads, writes FROM sqlkv_internal.hot_ranges").fetchall()
     assert rows[0] == ("/hot/hot_pkey", "hot", 150, 100)
     assert ("/cold/cold_pkey", "cold", 5, 5) in rows
+    table_id = s.execute("SELECT id FROM sqlkv_internal.namespace WHERE name = 'cold'").fetchall()[0][0]
+    s.execute("DROP TABLE cold")
+    rows = s.execute("SELECT key_span, table_name, index_name, reads FROM sqlkv_internal.hot_ranges "
+                     "WHERE reads = 5").fetchall()
+    assert rows == [(f"/Table/{table_id}/1", None, None, 5)]
 
 
 def test_hot_ranges_forget_reads_older_than_the_window(db, monkeypatch) -> None:
