@@ -323,6 +323,7 @@ def test_lsm_figures_follow_a_known_workload(tmp_path) -> None:
         assert figure(s, "memtable_bytes") - empty_mem >= 200 * 100
         db.engine.flush()
         assert figure(s, "memtable_bytes") < 200 * 100 and figure(s, "flushes") == 1
+        assert figure(s, "immutable_memtables") == 0 and figure(s, "immutable_memtable_bytes") == 0
         assert figure(s, "level.0.files") == 1 and figure(s, "level.0.bytes") > 0
         assert figure(s, "pending_compaction_bytes") == 0  # one L0 table, below the trigger of 2
         s.executemany("INSERT INTO t VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET v = excluded.v",

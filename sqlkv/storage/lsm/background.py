@@ -321,6 +321,7 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "range_tombstones": len(version.tombstones) + sum(len(m.range_tombstones) for m in mems),
             "memtable_bytes": core.mem.size,
             "immutable_memtables": len(core.imm),
+            "immutable_memtable_bytes": sum(m.size for m in core.imm),  # frozen, waiting for their flush
             "open_snapshots": len(core.snapshots),
             "flushes": counters["flushes"],
             "compactions": counters["compactions"],
