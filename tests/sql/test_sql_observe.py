@@ -7,9 +7,11 @@ import json
 import pytest
 
 from sqlkv.cli.stats import run as stats_main
+from sqlkv.encoding.keys import index_prefix
 from sqlkv.errors import ProgrammingError, SerializationFailure
 from sqlkv.sql import Database, Session
 from sqlkv.sql.stmtstats import normalize
+from sqlkv.storage.kv import prefix_end
 
 TABLES = ["engine_stats", "latencies", "compactions", "statement_stats", "table_stats", "transactions",
           "hot_ranges"]
@@ -201,12 +203,20 @@ def test_table_stats_keys_reads_writes(db) -> None:
     assert reads == 400 + 20  # the inserts' uniqueness checks, then the point reads
     assert rows[("t", "t_v")][1:3] == (10, 400)  # one scan of 10 index entries; 400 entries written
     assert rows[("u", "u_pkey")][2] == 1
+    sizes = dict(s.execute("SELECT index_name, bytes FROM sqlkv_internal.table_stats").fetchall())
+    assert 0 < sizes["u_pkey"] < sizes["t_v"] < sizes["t_pkey"]  # one key < 400 entries < 400 rows
     if db.path == ":memory:":
         assert keys == 400 and rows[("t", "t_v")][0] == 400 and rows[("u", "u_pkey")][0] == 1
+        prefix = index_prefix(_table_id(s, "t"), 1)
+        assert sizes["t_pkey"] == sum(len(k) + len(v) for k, v in db.engine.scan(prefix, prefix_end(prefix)))
     else:
         assert abs(keys - 400) <= 40 and rows[("u", "u_pkey")][0] == 1
     only = s.execute("SELECT index_name FROM sqlkv_internal.table_stats WHERE table_name = 'u'").fetchall()
     assert only == [("u_pkey",)]
+
+
+def _table_id(session, name: str) -> int:
+    return session.execute("SELECT id FROM sqlkv_internal.namespace WHERE name = ?", (name,)).fetchall()[0][0]
 
 
 def test_hot_ranges_rank_the_busiest_index_first(db) -> None:
@@ -220,7 +230,7 @@ def test_hot_ranges_rank_the_busiest_index_first(db) -> None:
     rows = s.execute("SELECT key_span, table_name, reads, writes FROM sqlkv_internal.hot_ranges").fetchall()
     assert rows[0] == ("/hot/hot_pkey", "hot", 150, 100)
     assert ("/cold/cold_pkey", "cold", 5, 5) in rows
-    table_id = s.execute("SELECT id FROM sqlkv_internal.namespace WHERE name = 'cold'").fetchall()[0][0]
+    table_id = _table_id(s, "cold")
     s.execute("DROP TABLE cold")
     rows = s.execute("SELECT key_span, table_name, index_name, reads FROM sqlkv_internal.hot_ranges "
                      "WHERE reads = 5").fetchall()
