@@ -4,9 +4,12 @@ as on the other engines."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import sqlkv
+from sqlkv.cli.stats import run as stats_main
 from sqlkv.errors import SerializationFailure
 
 TABLES = ["engine_stats", "latencies", "compactions", "statement_stats", "table_stats", "transactions",
@@ -51,3 +54,16 @@ def test_figure_tables_on_etcd(etcd_url):
                                True)]
     other.close()
     conn.close()
+
+
+def test_sqlkv_stats_on_etcd(etcd_url, capsys):
+    conn = sqlkv.connect(etcd_url)
+    conn.cursor().execute("CREATE TABLE t (k INT PRIMARY KEY)")
+    conn.cursor().execute("INSERT INTO t VALUES (1), (2), (3)")
+    conn.commit()
+    conn.close()
+    assert stats_main([etcd_url, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    engine = {r["name"]: r["value"] for r in doc["engine"]}
+    assert engine["engine"] == "etcd" and engine["bloom_useful"].startswith("not applicable")
+    assert [r["keys"] for r in doc["tables"] if r["table_name"] == "t"] == [3]
