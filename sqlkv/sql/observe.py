@@ -133,8 +133,8 @@ def _engine_stats(catalog, only=None) -> Iterator[tuple]:
     return engine_stat_rows(manager.engine, manager)
 
 
-# The storage operations the issue of latencies names; an engine that keeps no histogram of
-# one still gets its row (NULL figures, and a note saying why).
+# The storage operations the latencies table always lists; an engine that keeps no histogram
+# of one still gets its row (NULL figures, and a note saying why).
 STORAGE_OPERATIONS = ("get", "scan", "flush", "wal_fsync")
 _NOTES = {"get": f"one get in {SAMPLE_EVERY} is timed: count is the timed ones",
           "scan": "from opening the scan to its first pair"}

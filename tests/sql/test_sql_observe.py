@@ -119,6 +119,8 @@ def test_forced_compaction_appears_in_compactions(lsm) -> None:
     kind, level, output_level, inputs, in_bytes, out_bytes = rows[0]
     assert (kind, level) == ("merge", 0) and output_level >= 1 and inputs >= 3
     assert 0 < out_bytes < in_bytes
+    started, since = s.execute("SELECT started, since FROM sqlkv_internal.compactions").fetchall()[0]
+    assert since <= started  # the log lists the compactions since this open
 
 
 def test_statement_stats_count_executions_rows_and_kv(db) -> None:
@@ -144,6 +146,9 @@ def test_statement_stats_count_executions_rows_and_kv(db) -> None:
                         "WHERE statement = 'SELECT * FROM t WHERE id = ?'").fetchall()[0]
     total, mean, p50, p99, high = latency
     assert 0 < p50 <= p99 <= high <= total
+    since, last_run = s.execute("SELECT since, last_run FROM sqlkv_internal.statement_stats "
+                                "WHERE statement = 'SELECT * FROM t WHERE id = ?'").fetchall()[0]
+    assert since <= last_run
     assert mean == pytest.approx(total / 7, rel=1e-3)
 
 
