@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
+from sqlkv.storage.metrics import Latencies
 
 
 class RecordingEngine(Engine):
@@ -58,6 +59,15 @@ class RecordingEngine(Engine):
 
     def stats(self) -> dict[str, Any]:
         return self.inner.stats()
+
+    def latencies(self) -> Latencies | None:
+        return self.inner.latencies()
+
+    def recent_compactions(self) -> list[dict[str, Any]]:
+        return self.inner.recent_compactions()
+
+    def approximate_sizes(self, spans: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        return self.inner.approximate_sizes(spans)
 
     def flush(self) -> None:
         self.inner.flush()

@@ -481,3 +481,21 @@ def test_sqlkv_stats_command(tmp_path, capsys) -> None:
     assert "user_bytes_written" in capsys.readouterr().out
     assert stats_main([str(tmp_path / "nope")]) == 1
     assert "no such database" in capsys.readouterr().err
+
+
+def test_a_recording_engine_passes_the_figures_through(tmp_path) -> None:
+    from sqlkv.storage.lsm import open_lsm
+    from sqlkv.storage.recording import RecordingEngine
+
+    db = Database(str(tmp_path), RecordingEngine(open_lsm(str(tmp_path / "db"))), None)
+    try:
+        s = Session(db)
+        s.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        s.execute("INSERT INTO t VALUES (1), (2)")
+        db.engine.compact()
+        notes = dict(s.execute("SELECT operation, note FROM sqlkv_internal.latencies").fetchall())
+        assert not any((note or "").startswith("not applicable") for note in notes.values())
+        assert s.execute("SELECT count(*) > 0 FROM sqlkv_internal.compactions").fetchall() == [(True,)]
+        assert s.execute("SELECT keys FROM sqlkv_internal.table_stats").fetchall() == [(2,)]
+    finally:
+        db.close()
