@@ -122,7 +122,7 @@ class LSMTarget:
 
     def describe(self) -> str:
         stats = self.engine.stats()
-        levels = " ".join(f"L{lv['level']}:{lv['files']}" for lv in stats["levels"])
+        levels = " ".join(f"L{lv['level']}:{lv['files']}" for lv in stats["levels"] if lv["files"])
         return (f"levels {levels}; write amp {stats['write_amplification']}; "
                 f"read amp {stats['read_amplification']}; cache hit rate {stats['block_cache']['hit_rate']}")
 

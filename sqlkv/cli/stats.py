@@ -2,8 +2,8 @@
 
 Both only run SELECTs over ``sqlkv_internal.*`` (sqlkv/sql/observe.py): what they print is what
 any SQL client can query. ``.stats`` shows the engine figures and the latencies; ``.stats
-SECTION`` one of the other tables. ``sqlkv stats DATABASE`` opens the database read-only (so it
-runs beside nothing that holds the write lock) and prints every section, or, with ``--json``,
+SECTION`` one of the other tables. ``sqlkv stats DATABASE`` opens a database directory read-only (so
+it runs beside the process holding the write lock; an etcd:// URL opens as any client) and prints every section, or, with ``--json``,
 one JSON object ``{section: [row objects]}`` for scripts. A fresh process has run no statement
 yet, so there the statement and transaction sections hold only its own figures; the engine's
 cumulative counters persist with the database and say since when they count.
@@ -23,11 +23,13 @@ from sqlkv.cli.render import RenderOptions, render
 from sqlkv.cli.script import describe_error
 from sqlkv.cli.sessions import close_session, open_session_with
 from sqlkv.errors import Error
+from sqlkv.storage.etcd import is_etcd_url
 
 # section -> the query behind it
 SECTIONS = {
+    # figures the engine does not keep (their text says "not applicable...") are left out
     "engine": "SELECT name, coalesce(CAST(value AS TEXT), text) AS value, since "
-              "FROM sqlkv_internal.engine_stats",
+              "FROM sqlkv_internal.engine_stats WHERE coalesce(text, '') NOT LIKE 'not applicable%'",
     "latencies": "SELECT * FROM sqlkv_internal.latencies",
     "compactions": "SELECT * FROM sqlkv_internal.compactions ORDER BY started",
     "statements": "SELECT statement, count, errors, retries, mean_ms, p50_ms, p99_ms, rows, kv_gets, kv_scans, "
@@ -79,17 +81,20 @@ def run(argv: list[str]) -> int:
     """``sqlkv stats DATABASE [--json]``."""
     parser = argparse.ArgumentParser(prog="sqlkv stats",
                                      description="print a database's figures (the sqlkv_internal tables)")
-    parser.add_argument("database", help="database directory")
+    parser.add_argument("database", help="database directory, or an etcd:// URL")
     parser.add_argument("--json", action="store_true", help="one JSON object {section: [rows]}")
     parser.add_argument("--section", action="append", choices=list(SECTIONS),
                         help="only these sections (repeatable; default: all)")
     args = parser.parse_args(argv)
-    if not os.path.isdir(args.database):
+    etcd = is_etcd_url(args.database)
+    if not etcd and not os.path.isdir(args.database):
         sys.stderr.write(f"sqlkv stats: {args.database}: no such database directory\n")
         return 1
     sections = tuple(args.section or SECTIONS)
+    # a directory opens read-only (beside a process holding the write lock); etcd has no such lock
+    options = {} if etcd else {"read_only": True}
     try:
-        session = open_session_with(args.database, create=False, read_only=True)
+        session = open_session_with(args.database, create=False, **options)
         try:
             if args.json:
                 doc = {}

@@ -99,6 +99,8 @@ class OperatorStats:
     kv_gets: int = 0
     kv_scans: int = 0
     kv_keys_read: int = 0
+    kv_puts: int = 0  # writes buffered by a DML operator
+    keys_counted: bool = True  # False: kv_keys_read misses the keys gets found (a DML root's own reads)
     time_ns: int = 0  # inclusive: this operator and its inputs (observe_explain.py)
 
 

@@ -14,8 +14,11 @@ trip (1.0) or streams many.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from time import perf_counter_ns
 from typing import Any
+
+from sqlkv.sql.context import OperatorStats
 
 
 def timed_rows(op: Any, ctx: Any, st: Any) -> Iterator[tuple]:
@@ -38,11 +41,28 @@ def timed_rows(op: Any, ctx: Any, st: Any) -> Iterator[tuple]:
         yield row
 
 
+def merged_stats(stats: dict[int, Any], op: Any) -> Any:
+    """``op``'s figures with the KV requests of its `kv_parts` added (None: it never ran)."""
+    st = stats.get(id(op))
+    parts = [stats[id(p)] for p in op.kv_parts() if id(p) in stats]
+    if not parts:
+        return st
+    merged = replace(st) if st is not None else OperatorStats()
+    for part in parts:
+        merged.kv_gets += part.kv_gets
+        merged.kv_scans += part.kv_scans
+        merged.kv_keys_read += part.kv_keys_read
+    return merged
+
+
 def analyze_suffix(st: Any) -> str:
     """The figures EXPLAIN ANALYZE appends to one operator's line."""
-    extra = f"rows={st.rows} time={st.time_ns / 1e6:.3f}ms"
+    extra = f"rows={'?' if st.rows < 0 else st.rows} time={st.time_ns / 1e6:.3f}ms"
     if st.kv_gets or st.kv_scans:
         batches = st.kv_gets + st.kv_scans
-        extra += (f" kv_gets={st.kv_gets} kv_scans={st.kv_scans} kv_keys={st.kv_keys_read}"
-                  f" rows/batch={st.kv_keys_read / batches:.1f}")
+        extra += f" kv_gets={st.kv_gets} kv_scans={st.kv_scans}"
+        if st.keys_counted:
+            extra += f" kv_keys={st.kv_keys_read} rows/batch={st.kv_keys_read / batches:.1f}"
+    if st.kv_puts:
+        extra += f" kv_puts={st.kv_puts}"
     return extra

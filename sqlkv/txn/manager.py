@@ -257,8 +257,10 @@ class TxnManager:
         except SerializationFailure as exc:
             with self._registry_lock:
                 self._aborts += 1
-            # the store found the conflict: no key or span is known here, only its message
-            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, None, None, None, str(exc))
+            # the store found the conflict; it may name the key (etcd does), the read span holding it
+            # is then ours
+            self.figures.note_failure(txn.txn_id, txn.snapshot_seq, getattr(exc, "conflict_seq", None),
+                                      getattr(exc, "conflict_key", None), reads, _reason(exc))
             raise
         finally:
             self._release_txn(txn.txn_id, None)
@@ -352,3 +354,10 @@ class TxnManager:
 def _show_key(key: bytes, limit: int = 48) -> str:
     text = repr(key)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _reason(exc: SerializationFailure) -> str:
+    """The reason a shared store's conflict is logged under: short when it named the key."""
+    if getattr(exc, "conflict_key", None) is not None:
+        return "read conflicts with a write by another client"
+    return str(exc)

@@ -322,7 +322,7 @@ def test_short_scans_match_model_across_sources(tmp_path):
         for k in [k for k in model if b"p100" <= k < b"p120"]:
             del model[k]
         write_round(20, b"last-")
-        assert engine.stats()["levels"]  # tables exist besides the memtable
+        assert any(level["files"] for level in engine.stats()["levels"])  # tables exist besides the memtable
 
         def check(reader, expected: dict) -> None:
             for _ in range(300):

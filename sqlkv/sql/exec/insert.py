@@ -22,7 +22,7 @@ from typing import Any
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.defaults import Defaults
-from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker, WriteOperator, WriteResult, touch
 from sqlkv.sql.rowstore.writer import DuplicatePrimaryKey, RowWriter
@@ -82,7 +82,7 @@ class Insert(WriteOperator):
                 yield [DEFAULT if f is DEFAULT else f(()) for f in fns]
             return
         assert self.query is not None
-        yield from [list(r) for r in self.query.rows(ctx)]  # materialised: see module doc
+        yield from [list(r) for r in counted(self.query, ctx)]  # materialised: see module doc
 
     def build_row(self, values: list[Any], txn) -> tuple[tuple, bool]:
         """The full, cast and checked row; and whether an auto id was assigned."""

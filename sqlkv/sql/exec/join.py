@@ -192,6 +192,9 @@ class LookupJoin(JoinBase):
     def children(self) -> list[Operator]:
         return [self.left]
 
+    def kv_parts(self) -> list[object]:
+        return [self.access.lookup_op]
+
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         keep_left = self.kind == "left"
         fns = self.left_keys
@@ -253,6 +256,9 @@ class LookupScan(Operator):
         self.keys = keys
         self.text = text
         self.columns = columns
+
+    def kv_parts(self) -> list[object]:
+        return [self.access.lookup_op]
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         empty: tuple = ()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.observe_explain import analyze_suffix, timed_rows
+from sqlkv.sql.observe_explain import analyze_suffix, merged_stats, timed_rows
 
 # Operators that loop over many rows without a scan below them (joins over materialised
 # inputs) call ctx.check_cancelled() after about this many rows of work, so interrupt() acts
@@ -34,11 +34,16 @@ class Operator:
         """One line naming the operator and its essentials (spans, keys, predicates)."""
         return type(self).__name__
 
+    def kv_parts(self) -> list[object]:
+        """Objects outside the tree whose KV requests are this operator's (a lookup join's
+        index lookup): EXPLAIN ANALYZE shows them on this operator's line."""
+        return []
+
     def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
         """The subtree, one line per operator. With ``ctx.stats``, each line gets its figures."""
         line = "  " * indent + self.describe()
         if ctx is not None and ctx.stats is not None:
-            st = ctx.stats.get(id(self))
+            st = merged_stats(ctx.stats, self)
             if st is not None:
                 line += f"  ({analyze_suffix(st)})"
         out = [line]

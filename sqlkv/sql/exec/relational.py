@@ -304,6 +304,8 @@ class WithSubqueries(Operator):
         self.columns = child.columns
 
     def rows(self, ctx: ExecContext):
+        if ctx.stats is not None:  # EXPLAIN ANALYZE: the child's line (the one shown) gets the figures
+            return counted(self.child, ctx)
         return self.child.rows(ctx)
 
     def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:

@@ -19,6 +19,7 @@ from sqlglot import exp
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.sql.casts import cast
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.operator import counted
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import COMPARE_OPS, compatible, generic_compare, to_timestamp
 from sqlkv.sql.types import BOOL, NULLTYPE, SqlType
@@ -63,6 +64,8 @@ class _Runner:
 
     def rows(self, row: tuple) -> Any:
         self.cell[0] = row
+        if self.ctx.stats is not None:  # EXPLAIN ANALYZE: the subquery's lines get their figures
+            return counted(self.op, self.ctx)
         return self.op.rows(self.ctx)
 
 

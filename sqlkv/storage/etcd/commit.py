@@ -254,7 +254,8 @@ class Committer:
                 kvs = result.get("kvs") or ()
                 if kvs:
                     witness = unb64(kvs[0].get("key"))[len(self.engine.data_prefix):]
-                    self._conflict(f"read of key {_show(witness)} conflicts with a write", plan.read_seq, rev)
+                    self._conflict(f"read of key {_show(witness)} conflicts with a write", plan.read_seq, rev,
+                                   witness)
             guard = (span_results[len(plan.spans)] if len(span_results) > len(plan.spans) else {}).get("kvs") or ()
             if guard and int(guard[0].get("mod_revision", 0)) > plan.read_seq:
                 what = "a range delete (DROP/TRUNCATE/DROP INDEX, or a tombstone purge)"
@@ -266,12 +267,16 @@ class Committer:
             "client id?); the transaction was not applied"
         )
 
-    def _conflict(self, what: str, read_seq: int, rev: int) -> None:
+    def _conflict(self, what: str, read_seq: int, rev: int, witness: bytes | None = None) -> None:
         self.conflicts += 1
-        raise SerializationFailure(
+        exc = SerializationFailure(
             f"restart transaction: {what} committed by another client after this transaction's "
             f"snapshot at etcd revision {read_seq} (now {rev}) (SQLSTATE 40001)"
         )
+        # for sqlkv_internal.transactions: the key both sides touched (None: the range-delete
+        # guard) and the revision etcd answered at (the conflicting write is at or below it)
+        exc.conflict_key, exc.conflict_seq = witness, rev
+        raise exc
 
     # -- unknown outcomes -----------------------------------------------------------------
 

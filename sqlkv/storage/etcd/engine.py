@@ -24,6 +24,7 @@ per-client commit lanes, see ``commit.py``).
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -63,6 +64,7 @@ class EtcdEngine(Engine):
         self._snapshots = 0
         self._pages = 0
         self._watch: tuple[bytes, bytes] | None = None
+        self._opened = time.time()  # this client's counters count from here (nothing persists)
 
     # -- revisions ----------------------------------------------------------------------
 
@@ -241,6 +243,7 @@ class EtcdEngine(Engine):
     def stats(self) -> dict[str, Any]:
         return {
             "engine": "etcd",
+            "since": self._opened,
             "endpoints": self.client.describe(),
             "database": self.database,
             "last_revision": self._last_rev,

@@ -257,11 +257,11 @@ def compact_fully(core: LSMCore) -> None:
 # The figures of engine_stats built from counters the MANIFEST carries: they count from
 # ``since`` (the database's creation); the others from ``opened``.
 PERSISTED_STATS = ("user_bytes_written", "flush_bytes_written", "compaction_bytes_written",
-                   "write_amplification", "gets_reaching_tables", "read_amplification",
+                   "write_amplification", "gets_reaching_tables", "tables_probed", "read_amplification",
                    "bloom_negatives", "bloom_useful", "bloom_positives", "bloom_false_positives",
                    "bloom_false_positive_rate", "bloom_useful_rate", "flushes", "compactions",
                    "files_dropped_by_range_tombstone", "versions_dropped", "write_stalls",
-                   "write_stops", "write_stop_seconds")
+                   "write_stall_seconds", "write_stops", "write_stop_seconds")
 
 
 def engine_stats(core: LSMCore) -> dict[str, Any]:
@@ -270,11 +270,10 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
         mems = [core.mem, *core.imm]
         counters = dict(core.stats_counters)
         levels = []
-        for i, level in enumerate(version.levels):
-            if level:
-                levels.append({"level": i, "files": len(level), "bytes": sum(t.size for t in level),
-                               "entries": sum(t.entries for t in level),
-                               "tombstones": sum(t.tombstones for t in level)})
+        for i, level in enumerate(version.levels):  # every level, empty ones too (files 0)
+            levels.append({"level": i, "files": len(level), "bytes": sum(t.size for t in level),
+                           "entries": sum(t.entries for t in level),
+                           "tombstones": sum(t.tombstones for t in level)})
         total = sum(t.size for level in version.levels for t in level)
         bottom = version.deepest_nonempty()
         live_estimate = sum(t.size for t in version.levels[bottom]) if bottom else total
@@ -304,6 +303,7 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "compaction_bytes_written": counters["compaction_bytes"],
             "write_amplification": round(written / user, 3) if user else None,
             "gets_reaching_tables": gets,
+            "tables_probed": counters["tables_probed"],
             "read_amplification": round(counters["tables_probed"] / gets, 3) if gets else None,
             "bloom_negatives": bloom[0],
             "bloom_useful": bloom[0],
@@ -320,6 +320,7 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "range_tombstones": len(version.tombstones) + sum(len(m.range_tombstones) for m in mems),
             "memtable_bytes": core.mem.size,
             "immutable_memtables": len(core.imm),
+            "immutable_memtable_bytes": sum(m.size for m in core.imm),  # frozen, waiting for their flush
             "open_snapshots": len(core.snapshots),
             "flushes": counters["flushes"],
             "compactions": counters["compactions"],
@@ -328,6 +329,7 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "files_dropped_by_range_tombstone": counters["files_dropped_by_tombstone"],
             "versions_dropped": counters["versions_dropped"],
             "write_stalls": counters["write_stalls"],
+            "write_stall_seconds": round(counters["write_stall_seconds"], 3),
             "write_stops": counters["write_stops"],
             "write_stop_seconds": round(counters["write_stop_seconds"], 3),
             "wal_fsyncs": core.wal.syncs if core.wal is not None else 0,

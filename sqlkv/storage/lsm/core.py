@@ -124,7 +124,7 @@ class LSMCore:
         self.stats_counters = {"user_bytes": 0, "flush_bytes": 0, "compaction_bytes": 0,
                                "gets": 0, "tables_probed": 0,
                                "flushes": 0, "compactions": 0, "write_stalls": 0, "write_stops": 0,
-                               "write_stop_seconds": 0.0,
+                               "write_stall_seconds": 0.0, "write_stop_seconds": 0.0,
                                "flushes_aborted": 0, "compactions_aborted": 0,
                                "versions_dropped": 0, "files_dropped_by_tombstone": 0}
         # bloom results of tables no longer open (their readers' own counts went with them)
@@ -588,16 +588,19 @@ class LSMCore:
         if len(self.imm) < 2 and l0 < self.l0_slowdown:
             return
         self.stats_counters["write_stalls"] += 1
+        started = time.perf_counter()
         if len(self.imm) < 2 and l0 < self.l0_stop:
             time.sleep(0.001)
+            self.stats_counters["write_stall_seconds"] += time.perf_counter() - started
             return
-        started = time.perf_counter()
         with self.bg_cond:
             while (len(self.imm) >= 2 or len(self.version.levels[0]) >= self.l0_stop) \
                     and not self.closing and self.bg_error is None and self.threads:
                 self.bg_cond.wait(0.1)
+            waited = time.perf_counter() - started
             self.stats_counters["write_stops"] += 1
-            self.stats_counters["write_stop_seconds"] += time.perf_counter() - started
+            self.stats_counters["write_stop_seconds"] += waited
+            self.stats_counters["write_stall_seconds"] += waited
 
     # -- snapshots ------------------------------------------------------------------------
 

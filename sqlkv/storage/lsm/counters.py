@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 # Counters that describe the database over its life, so they persist.
 PERSISTED_COUNTERS = ("user_bytes", "flush_bytes", "compaction_bytes", "gets", "tables_probed",
-                      "flushes", "compactions", "write_stalls", "write_stops", "write_stop_seconds",
+                      "flushes", "compactions", "write_stalls", "write_stall_seconds", "write_stops", "write_stop_seconds",
                       "versions_dropped", "files_dropped_by_tombstone")
 _BLOOM = ("bloom_useful", "bloom_positives", "bloom_false_positives")
 
