@@ -46,7 +46,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_identity_columns = True  # Identity() without options: SERIAL
     supports_comments = False
     supports_schemas = False
-    supports_alter = False  # no ALTER TABLE ADD CONSTRAINT
+    supports_alter = True  # ALTER TABLE ADD/DROP CONSTRAINT: foreign keys of table cycles (use_alter)
     supports_is_distinct_from = True
     supports_server_side_cursors = False
     supports_multivalues_insert = True
@@ -67,13 +67,6 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     colspecs = {sqltypes.LargeBinary: BYTES}
 
     construct_arguments = [(Index, {"where": None, "include": None})]
-
-    def __init__(self, ignore_foreign_keys: bool = False, **kw: Any) -> None:
-        """``create_engine(url, ignore_foreign_keys=True)``: leave FOREIGN KEY constraints out of
-        CREATE TABLE (models keep their ForeignKey for ORM joins; nothing enforces them). By
-        default a foreign key is a CompileError: sqlkv has none yet."""
-        super().__init__(**kw)
-        self.ignore_foreign_keys = ignore_foreign_keys
 
     @classmethod
     def import_dbapi(cls) -> Any:

@@ -114,15 +114,6 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
                     f"has {', '.join(custom or ['ALWAYS'])}"
                 )
 
-    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> str | None:
-        if self.dialect.ignore_foreign_keys:
-            return None  # left out of CREATE TABLE, as asked (create_engine(..., ignore_foreign_keys=True))
-        cols = ", ".join(c.name for c in constraint.columns) or "?"
-        raise exc.CompileError(
-            f"sqlkv does not support foreign keys yet (table {constraint.table.name!r}, columns {cols}); "
-            "create_engine(..., ignore_foreign_keys=True) leaves them out of CREATE TABLE, unenforced"
-        )
-
     def visit_computed_column(self, generated: Any, **kw: Any) -> str:
         raise exc.CompileError("sqlkv has no computed columns")
 

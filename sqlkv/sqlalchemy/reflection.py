@@ -152,9 +152,14 @@ class ReflectionMixin:
     @reflection.cache
     def get_indexes(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list[dict]:
         columns = self._index_columns(connection, table_name)
+        rows = self._index_rows(connection, table_name, schema)
+        # the index a FOREIGN KEY creates when none leads with its columns comes back with the
+        # constraint: reflecting it too would make create_all() build it twice
+        fk_indexes = {f"{table_name}_auto_index_{fk['name']}"
+                      for fk in self.get_foreign_keys(connection, table_name, schema, **kw)}
         out = []
-        for name, unique, primary, predicate in self._index_rows(connection, table_name, schema):
-            if primary:
+        for name, unique, primary, predicate in rows:
+            if primary or name in fk_indexes:
                 continue
             keys = [(c, d) for c, d, storing in columns[name] if not storing]
             index: dict[str, Any] = {
@@ -199,5 +204,29 @@ class ReflectionMixin:
     @reflection.cache
     def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None,
                          **kw: Any) -> list[dict]:
-        self._require_table(connection, table_name, schema)
-        return []  # sqlkv has no foreign keys yet
+        _refuse_schema(schema)
+        rules = self._rows(connection, "SELECT constraint_name, referenced_table_name, update_rule, delete_rule "
+                                       "FROM information_schema.referential_constraints WHERE table_name = :t "
+                                       "ORDER BY constraint_name", t=table_name)
+        if not rules:
+            self._require_table(connection, table_name, schema)
+            return []
+        pairs: dict[str, list[tuple[str, str]]] = {}
+        for name, column, referenced in self._rows(
+                connection, "SELECT constraint_name, column_name, referenced_column_name FROM "
+                            "information_schema.key_column_usage WHERE table_name = :t AND referenced_table_name "
+                            "IS NOT NULL ORDER BY constraint_name, ordinal_position", t=table_name):
+            pairs.setdefault(name, []).append((column, referenced))
+        return [
+            {
+                "name": name,
+                "constrained_columns": [c for c, _r in pairs[name]],
+                "referred_schema": None,
+                "referred_table": referred_table,
+                "referred_columns": [r for _c, r in pairs[name]],
+                # NO ACTION is the default: left out, as PostgreSQL's dialect does
+                "options": {option: rule for option, rule in (("onupdate", on_update), ("ondelete", on_delete))
+                            if rule and rule != "NO ACTION"},
+            }
+            for name, referred_table, on_update, on_delete in rules
+        ]

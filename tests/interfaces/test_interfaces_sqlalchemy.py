@@ -163,19 +163,65 @@ def test_identity_without_options_is_serial(engine) -> None:
     assert ids == [1, 2]
 
 
-def test_foreign_keys_are_refused_unless_the_engine_ignores_them(tmp_path: Path) -> None:
+def test_foreign_keys_are_created_enforced_and_reflected(engine) -> None:
+    md = MetaData()
+    Table("a", md, Column("id", Integer, primary_key=True), Column("code", String(5), unique=True))
+    b = Table("b", md, Column("id", Integer, primary_key=True),
+              Column("a_id", ForeignKey("a.id", ondelete="CASCADE", name="b_to_a")),
+              Column("a_code", String(5)),
+              sa.ForeignKeyConstraint(["a_code"], ["a.code"], onupdate="CASCADE", ondelete="SET NULL"))
+    md.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO a VALUES (1, 'x'), (2, 'y')"))
+        conn.execute(b.insert(), [{"id": 10, "a_id": 1, "a_code": "y"}, {"id": 11, "a_id": 2, "a_code": "x"}])
+    with pytest.raises(exc.IntegrityError, match="b_to_a") as caught, engine.begin() as conn:
+        conn.execute(b.insert().values(id=12, a_id=99))
+    assert caught.value.orig.sqlstate == "23503"
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE a SET code = 'z' WHERE id = 2"))  # ON UPDATE CASCADE
+        assert conn.execute(select(b).order_by(b.c.id)).all() == [(10, 1, "z"), (11, 2, "x")]
+        conn.execute(text("DELETE FROM a WHERE id = 1"))  # b 10: ON DELETE CASCADE; b 11: SET NULL
+        assert conn.execute(select(b).order_by(b.c.id)).all() == [(11, 2, None)]
+    insp = inspect(engine)
+    fks = sorted(insp.get_foreign_keys("b"), key=lambda fk: fk["constrained_columns"])
+    assert fks == [
+        {"name": "b_a_code_fkey", "constrained_columns": ["a_code"], "referred_schema": None, "referred_table": "a",
+         "referred_columns": ["code"], "options": {"onupdate": "CASCADE", "ondelete": "SET NULL"}},
+        {"name": "b_to_a", "constrained_columns": ["a_id"], "referred_schema": None, "referred_table": "a",
+         "referred_columns": ["id"], "options": {"ondelete": "CASCADE"}},
+    ]
+    assert insp.get_foreign_keys("a") == []
+    assert insp.get_indexes("b") == []  # the indexes the constraints created come back with them
+    reflected = MetaData()
+    reflected.reflect(engine)
+    assert {fk.target_fullname for fk in reflected.tables["b"].foreign_keys} == {"a.id", "a.code"}
+    md.drop_all(engine)
+    assert inspect(engine).get_table_names() == []
+
+
+def test_foreign_key_cycles_go_through_alter_table(engine) -> None:
+    """Two tables referring to each other: SQLAlchemy adds one constraint with ALTER TABLE after
+    both CREATE TABLEs, and drops it before the DROP TABLEs."""
+    md = MetaData()
+    Table("dept", md, Column("id", Integer, primary_key=True),
+          Column("head_id", Integer, ForeignKey("emp.id", use_alter=True, name="dept_head")))
+    Table("emp", md, Column("id", Integer, primary_key=True), Column("dept_id", ForeignKey("dept.id")))
+    md.create_all(engine)
+    assert [fk["name"] for fk in inspect(engine).get_foreign_keys("dept")] == ["dept_head"]
+    with pytest.raises(exc.IntegrityError, match="dept_head"), engine.begin() as conn:
+        conn.execute(text("INSERT INTO dept VALUES (1, 7)"))
+    md.drop_all(engine)
+    assert inspect(engine).get_table_names() == []
+
+
+def test_deferrable_foreign_keys_are_refused_before_anything_is_created(engine) -> None:
     md = MetaData()
     Table("a", md, Column("id", Integer, primary_key=True))
-    Table("b", md, Column("id", Integer, primary_key=True), Column("a_id", ForeignKey("a.id")))
-    strict = create_engine(f"sqlkv:///{tmp_path}/strict")
-    with pytest.raises(exc.CompileError, match="foreign keys"):
-        md.create_all(strict)
-    lenient = create_engine(f"sqlkv:///{tmp_path}/lenient", ignore_foreign_keys=True)
-    md.create_all(lenient)
-    assert inspect(lenient).get_foreign_keys("b") == []
-    assert [c["name"] for c in inspect(lenient).get_columns("b")] == ["id", "a_id"]
-    strict.dispose()
-    lenient.dispose()
+    Table("b", md, Column("id", Integer, primary_key=True), Column("a_id", ForeignKey("a.id", deferrable=True)))
+    with pytest.raises(exc.NotSupportedError, match="DEFERRABLE"):
+        with engine.begin() as conn:
+            md.create_all(conn)
+    assert inspect(engine).get_table_names() == []
 
 
 # -- RETURNING, upserts ---------------------------------------------------------------------
@@ -320,7 +366,7 @@ def test_inspector_reports_the_catalog(engine) -> None:
     assert indexes["users_email_key"]["unique"] and indexes["users_email_key"]["duplicates_constraint"]
     assert insp.get_unique_constraints("pairs") == [{"name": "pairs_cb", "column_names": ["c", "b"]}]
     assert insp.get_check_constraints("users") == [{"name": "age_ok", "sqltext": "age >= 0"}]
-    assert insp.get_foreign_keys("users") == []
+    assert insp.get_foreign_keys("users") == []  # FOREIGN KEYs: test_foreign_keys_are_created_...
     assert [c["name"] for c in insp.get_columns("seniors")] == ["id", "email"]
     assert "age > 30" in insp.get_view_definition("seniors")
     for method in ("get_columns", "get_pk_constraint", "get_indexes", "get_check_constraints", "get_foreign_keys"):

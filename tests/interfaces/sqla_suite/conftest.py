@@ -20,17 +20,9 @@ def _one_driver(url, driver, query_str):
     return url
 
 
-from sqlalchemy.testing.provision import update_db_opts, upsert  # noqa: E402
+from sqlalchemy.testing.provision import upsert  # noqa: E402
 
 from sqlkv.sqlalchemy import insert  # noqa: E402
-
-
-@update_db_opts.for_db("sqlkv")
-def _omit_foreign_keys(db_url, db_opts, options):
-    """The suite's fixtures declare ForeignKey columns everywhere; sqlkv has no foreign keys, so
-    its engines leave them out of CREATE TABLE (``ignore_foreign_keys``), and every foreign-key
-    requirement is declared off in requirements.py."""
-    db_opts["ignore_foreign_keys"] = True
 
 
 @upsert.for_db("sqlkv")

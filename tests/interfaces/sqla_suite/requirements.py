@@ -7,7 +7,6 @@ the ones below either open a feature the default keeps closed, or close one with
 from sqlalchemy.testing import exclusions
 from sqlalchemy.testing.requirements import SuiteRequirements
 
-NO_FK = "sqlkv has no foreign keys yet (grammar-notes/sql.md)"
 NO_SCHEMAS = "sqlkv has one unnamed schema: schema-qualified names are refused"
 NO_TEMP = "sqlkv has no TEMPORARY tables or views"
 NO_COMMENTS = "sqlkv stores no table/column comments"
@@ -17,10 +16,7 @@ NO_EXPR_INDEX = "sqlkv indexes columns only, not expressions"
 NO_FETCH = "FETCH FIRST is not supported: use LIMIT"
 NO_JSON = "sqlkv has no JSON type yet"
 
-# Features sqlkv has (several of them SuiteRequirements keeps closed by default). Notes:
-# foreign_key_ddl stays open because SQLAlchemy's testing Column() drops a ForeignKey (and with it
-# the column's type) when it is off; the suite's engines use ignore_foreign_keys=True, so FOREIGN
-# KEY is left out of CREATE TABLE. sqlkv keeps UNIQUE constraints as unique indexes, so both
+# Features sqlkv has (several of them SuiteRequirements keeps closed by default). Notes: sqlkv keeps UNIQUE constraints as unique indexes, so both
 # unique_*_reflect_as_* are true. index_reflects_included_columns: STORING columns.
 SUPPORTED = [
     "table_ddl_if_exists", "index_ddl_if_exists", "views", "create_or_replace_view",
@@ -60,11 +56,6 @@ OFF = {
         "Identity() maps to SERIAL; GENERATED ... AS IDENTITY options (start, increment, cycle) are refused"),
     "indexes_with_expressions": NO_EXPR_INDEX,
     "reflect_indexes_with_expressions": NO_EXPR_INDEX,
-    "foreign_keys": NO_FK,
-    "self_referential_foreign_keys": NO_FK,
-    "foreign_key_constraint_reflection": NO_FK,
-    "on_update_cascade": NO_FK,
-    "recursive_fk_cascade": NO_FK,
     "time": NO_TIME,
     "time_microseconds": NO_TIME,
     "time_implicit_bound": NO_TIME,
@@ -94,17 +85,7 @@ OFF = {
     "fetch_ties": NO_FETCH,
     "fetch_offset_with_options": NO_FETCH,
     "fetch_expression": NO_FETCH,
-    "foreign_keys_reflect_as_index": NO_FK,
-    "non_updating_cascade": NO_FK,
-    "deferrable_fks": NO_FK,
-    "repeated_column_foreign_keys": NO_FK,
-    "repeated_remote_col_foreign_keys": NO_FK,
-    "foreign_key_constraint_name_reflection": NO_FK,
-    "foreign_key_constraint_option_reflection_ondelete": NO_FK,
-    "fk_constraint_option_reflection_ondelete_restrict": NO_FK,
-    "fk_constraint_option_reflection_ondelete_noaction": NO_FK,
-    "foreign_key_constraint_option_reflection_onupdate": NO_FK,
-    "fk_constraint_option_reflection_onupdate_restrict": NO_FK,
+    "deferrable_fks": "foreign keys are never DEFERRABLE (grammar-notes/constraints.md)",
     "emulated_lastrowid": "lastrowid is the driver's (dbapi_lastrowid), not emulated",
     "emulated_lastrowid_even_with_sequences": "no sequences",
     "temp_table_comment_reflection": NO_TEMP,
