@@ -16,7 +16,7 @@ from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default
 from sqlalchemy.schema import Index
 
-from sqlkv.sqlalchemy.compiler import BYTES, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler
+from sqlkv.sqlalchemy.compiler import BYTES, INTERVAL, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler
 from sqlkv.sqlalchemy.reflection import ReflectionMixin
 from sqlkv.sqlalchemy.url import connect_arguments
 
@@ -41,7 +41,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_native_boolean = True
     supports_native_decimal = True
     supports_native_enum = False
-    supports_native_uuid = False
+    supports_native_uuid = True  # UUID columns; the driver takes and returns uuid.UUID
     supports_sequences = False
     supports_identity_columns = True  # Identity() without options: SERIAL
     supports_comments = False
@@ -64,7 +64,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     use_insertmanyvalues_wo_returning = False  # executemany: one statement, planned once, true rowcount
     insertmanyvalues_max_parameters = 32700
 
-    colspecs = {sqltypes.LargeBinary: BYTES}
+    colspecs = {sqltypes.LargeBinary: BYTES, sqltypes.Interval: INTERVAL}
 
     construct_arguments = [(Index, {"where": None, "include": None})]
 

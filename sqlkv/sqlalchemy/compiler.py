@@ -3,13 +3,14 @@
 ``Table("users", md, Column("id", Integer, primary_key=True), Column("email", String(80)))``
 becomes ``CREATE TABLE users (id SERIAL NOT NULL, email VARCHAR(80), PRIMARY KEY (id))``: the
 table's autoincrement column is SERIAL (sqlkv assigns max(key)+1), strings and numbers keep their
-SQL names, binary types are BYTES, DateTime is TIMESTAMP. What sqlkv lacks (TIME, JSON, foreign
-keys, computed columns, identity options) is a CompileError naming the column, raised before any
+SQL names, binary types are BYTES, DateTime is TIMESTAMP, Interval is INTERVAL (timedelta), Uuid
+is UUID. What sqlkv lacks (JSON, ARRAY, TIME WITH TIME ZONE) is a CompileError raised before any
 statement reaches the database.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from decimal import Decimal
@@ -17,13 +18,51 @@ from typing import Any
 
 from sqlalchemy import exc, schema
 from sqlalchemy import types as sqltypes
-from sqlalchemy.sql import coercions, compiler, elements, roles
+from sqlalchemy.sql import coercions, compiler, elements, roles, type_api
+from sqlalchemy.sql.sqltypes import _AbstractInterval
 
 
 class BYTES(sqltypes.LargeBinary):
     """sqlkv's binary type (``BYTES``/``BLOB``): values are Python ``bytes``."""
 
     __visit_name__ = "BYTES"
+
+
+class INTERVAL(type_api.NativeForEmulated, _AbstractInterval):
+    """sqlkv's INTERVAL as ``datetime.timedelta``, as psycopg reads PostgreSQL's: the driver binds a
+    timedelta as days and microseconds, and a month read back counts 30 days."""
+
+    __visit_name__ = "INTERVAL"
+    native = True
+
+    @classmethod
+    def adapt_emulated_to_native(cls, interval: Any, **kw: Any) -> INTERVAL:
+        return cls()
+
+    @property
+    def _type_affinity(self) -> Any:
+        return sqltypes.Interval
+
+    def as_generic(self, allow_nulltype: bool = False) -> Any:
+        return sqltypes.Interval(native=True)
+
+    @property
+    def python_type(self) -> type:
+        return datetime.timedelta
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        def process(value: Any) -> datetime.timedelta | None:
+            if value is None:
+                return None
+            return datetime.timedelta(days=value.months * 30 + value.days, microseconds=value.micros)
+
+        return process
+
+    def literal_processor(self, dialect: Any) -> Any:
+        def process(value: datetime.timedelta) -> str:
+            return f"CAST('{value.days} days {value.seconds * 1_000_000 + value.microseconds} microseconds' AS INTERVAL)"
+
+        return process
 
 
 class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
@@ -39,9 +78,16 @@ class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
     visit_datetime = visit_TIMESTAMP = visit_DATETIME
 
     def visit_TIME(self, type_: Any, **kw: Any) -> str:
-        raise exc.CompileError("sqlkv has no TIME type: store a TIMESTAMP, or the time as TEXT")
+        if getattr(type_, "timezone", False):
+            raise exc.CompileError("sqlkv's TIME is without time zone: Time(timezone=True) has no sqlkv type")
+        return "TIME"
 
     visit_time = visit_TIME
+
+    def visit_INTERVAL(self, type_: Any, **kw: Any) -> str:
+        return "INTERVAL"
+
+    visit_interval = visit_INTERVAL
 
     def visit_FLOAT(self, type_: Any, **kw: Any) -> str:
         return "FLOAT"  # always 64-bit: a precision would be a promise sqlkv does not keep
@@ -60,19 +106,35 @@ _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _SERIAL = {"BIGINT": "BIGSERIAL", "SMALLINT": "SMALLSERIAL"}
 
 
+def _identity_options(options: Any, defaults: bool) -> list[str]:
+    """A sequence's options in sqlkv's order. An identity column's parser takes no NO MINVALUE,
+    NO MAXVALUE, NO CYCLE or CACHE: being the defaults, they are left out (``defaults=False``)."""
+    values = [("START WITH", options.start), ("INCREMENT BY", options.increment), ("MINVALUE", options.minvalue),
+              ("MAXVALUE", options.maxvalue)] + ([("CACHE", options.cache)] if defaults else [])
+    text = [f"{name} {value:d}" for name, value in values if value is not None]
+    if defaults:
+        text += [f"NO {name}" for name in ("MINVALUE", "MAXVALUE") if getattr(options, f"no{name.lower()}")]
+    if options.cycle or (defaults and options.cycle is not None):
+        text.append("CYCLE" if options.cycle else "NO CYCLE")
+    return text
+
+
 class SqlkvDDLCompiler(compiler.DDLCompiler):
     def get_column_specification(self, column: Any, **kw: Any) -> str:
-        self._refuse_unsupported(column)
         colspec = self.preparer.format_column(column)
+        type_sql = self.dialect.type_compiler_instance.process(column.type, type_expression=column)
         if self._is_serial(column):
-            type_sql = self.dialect.type_compiler_instance.process(column.type, type_expression=column)
             colspec += " " + _SERIAL.get(type_sql, "SERIAL")
         else:
-            colspec += " " + self.dialect.type_compiler_instance.process(column.type, type_expression=column)
+            colspec += " " + type_sql
             default = self.get_column_default_string(column)
             if default is not None:
                 colspec += " DEFAULT " + default
-        if not column.nullable:
+        if column.computed is not None:
+            colspec += " " + self.process(column.computed)
+        if column.identity is not None:
+            colspec += " " + self.process(column.identity)
+        if not column.nullable and column.identity is None:
             colspec += " NOT NULL"
         return colspec
 
@@ -87,35 +149,26 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
 
     @staticmethod
     def _is_serial(column: Any) -> bool:
-        """The table's autoincrement column, with no default of its own: sqlkv assigns its value."""
-        if column.identity is not None:
-            return True
+        """The table's autoincrement column with no default, identity or sequence of its own:
+        sqlkv assigns its value (max(key)+1)."""
         return (
-            column.table is not None
+            column.identity is None
+            and column.table is not None
             and column is column.table._autoincrement_column
             and column.server_default is None
             and (column.default is None or (isinstance(column.default, schema.Sequence) and column.default.optional))
         )
 
-    @staticmethod
-    def _refuse_unsupported(column: Any) -> None:
-        where = f'column "{column.name}" of table "{column.table.name}"'
-        if column.computed is not None:
-            raise exc.CompileError(f"sqlkv has no computed (GENERATED ALWAYS AS) columns: {where}")
-        identity = column.identity
-        if identity is not None:
-            custom = [
-                name for name in ("start", "increment", "minvalue", "maxvalue", "cycle", "cache", "order")
-                if getattr(identity, name, None) not in (None, False, 1 if name in ("start", "increment") else None)
-            ]
-            if custom or identity.always:
-                raise exc.CompileError(
-                    f"sqlkv identity columns take no options (they are max(key)+1, as SERIAL): {where} "
-                    f"has {', '.join(custom or ['ALWAYS'])}"
-                )
+    def get_identity_options(self, identity_options: Any) -> str:
+        # sqlkv's parser takes the options in this order (START before INCREMENT), as it writes them
+        return " ".join(_identity_options(identity_options, defaults=True))
 
-    def visit_computed_column(self, generated: Any, **kw: Any) -> str:
-        raise exc.CompileError("sqlkv has no computed columns")
+    def visit_identity_column(self, identity: Any, **kw: Any) -> str:
+        if identity.cache not in (None, 1):
+            raise exc.CompileError(f"sqlkv sequences do not cache: Identity(cache={identity.cache})")
+        text = "GENERATED %s AS IDENTITY" % ("ALWAYS" if identity.always else "BY DEFAULT")
+        options = _identity_options(identity, defaults=False)
+        return text + (f" ({' '.join(options)})" if options else "")
 
     def visit_create_index(self, create: Any, include_schema: bool = False, include_table_schema: bool = True,
                            **kw: Any) -> str:

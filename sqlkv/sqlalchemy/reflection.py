@@ -7,6 +7,7 @@ never walks the others. sqlkv has one unnamed schema: a ``schema=`` argument is 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -14,11 +15,13 @@ from sqlalchemy import exc, text, util
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import reflection
 
-from sqlkv.sqlalchemy.compiler import BYTES
+from sqlkv.sqlalchemy.compiler import BYTES, INTERVAL
 
 # information_schema.columns.data_type -> SQLAlchemy type (INT is sqlkv's 64-bit integer)
 _TYPES: dict[str, Any] = {
     "INT": sqltypes.INTEGER,
+    "INT2": sqltypes.SMALLINT,
+    "INT4": sqltypes.INTEGER,
     "FLOAT": sqltypes.FLOAT,
     "DECIMAL": sqltypes.NUMERIC,
     "TEXT": sqltypes.TEXT,
@@ -28,6 +31,9 @@ _TYPES: dict[str, Any] = {
     "BYTES": BYTES,
     "DATE": sqltypes.DATE,
     "TIMESTAMP": sqltypes.TIMESTAMP,
+    "TIME": sqltypes.TIME,
+    "UUID": sqltypes.UUID,
+    "INTERVAL": INTERVAL,
 }
 _TYPE_SQL = re.compile(r"^(\w+)(?:\((\d+)(?:,\s*(\d+))?\))?$")
 
@@ -84,22 +90,44 @@ class ReflectionMixin:
         _refuse_schema(schema)
         rows = self._rows(
             connection,
-            "SELECT column_name, data_type, is_nullable, column_default, is_identity FROM information_schema.columns "
-            "WHERE table_name = :t AND NOT is_hidden ORDER BY ordinal_position", t=table_name)
+            "SELECT column_name, data_type, is_nullable, column_default, is_identity, generation_expression, "
+            "identity_generation FROM information_schema.columns WHERE table_name = :t AND NOT is_hidden "
+            "ORDER BY ordinal_position", t=table_name)
         if not rows:
             if table_name in self.get_view_names(connection, schema, **kw):
                 return self._view_columns(connection, table_name)
             self._require_table(connection, table_name, schema)
-        return [
-            {
-                "name": name,
-                "type": reflected_type(data_type),
-                "nullable": nullable == "YES",
-                "default": default,
-                "autoincrement": identity == "YES",
-            }
-            for name, data_type, nullable, default, identity in rows
-        ]
+        extras = self._generated_and_identity(connection, table_name) if any(r[5] or r[6] for r in rows) else {}
+        columns = []
+        for name, data_type, nullable, default, identity, _expression, _generation in rows:
+            column = {"name": name, "type": reflected_type(data_type), "nullable": nullable == "YES",
+                      "default": default, "autoincrement": identity == "YES"}
+            columns.append({**column, **extras.get(name, {})})
+        return columns
+
+    def _generated_and_identity(self, connection: Any, table_name: str) -> dict[str, dict]:
+        """``computed`` and ``identity`` entries of get_columns, from the table's descriptor (and
+        its identity sequences' descriptors: their start, increment, bounds and cycle)."""
+        descriptors = {
+            name: json.loads(text_)
+            for name, text_ in self._rows(connection, "SELECT name, descriptor FROM sqlkv_internal.descriptors "
+                                                      "WHERE name = :t OR kind = 'sequence'", t=table_name)
+        }
+        table = descriptors[table_name]
+        sequences = {tuple(d["owner"]): d for d in descriptors.values()
+                     if d.get("kind") == "sequence" and d.get("owner")}
+        extras: dict[str, dict] = {}
+        for column in table["columns"]:
+            if column.get("computed") is not None:
+                extras[column["name"]] = {"computed": {"sqltext": column["computed"],
+                                                       "persisted": not column.get("virtual", False)}}
+            elif column.get("identity"):
+                sequence = sequences.get((table["id"], column["id"]), {})
+                extras[column["name"]] = {"identity": {
+                    "always": column["identity"] == "ALWAYS", "start": sequence.get("start"),
+                    "increment": sequence.get("increment"), "minvalue": sequence.get("min"),
+                    "maxvalue": sequence.get("max"), "cycle": sequence.get("cycle"), "cache": 1}}
+        return extras
 
     def _view_columns(self, connection: Any, view_name: str) -> list[dict]:
         """A view's columns are known once its query is planned: ask for its (empty) result."""

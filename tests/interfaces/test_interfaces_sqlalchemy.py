@@ -8,6 +8,7 @@ sqlite3 through SQLAlchemy where both databases answer the same question.
 from __future__ import annotations
 
 import datetime
+import uuid
 from decimal import Decimal
 from pathlib import Path
 
@@ -141,22 +142,72 @@ def test_ddl_for_sqlkv_types(engine) -> None:
     assert type(row["n"]) is Decimal and type(row["raw"]) is bytes
 
 
+def test_time_uuid_and_interval_round_trip(engine) -> None:
+    md = MetaData()
+    t = Table("t", md, Column("id", Integer, primary_key=True), Column("tm", Time), Column("u", sa.Uuid),
+              Column("us", sa.Uuid(as_uuid=False)), Column("span", sa.Interval))
+    assert "tm TIME, u UUID, us UUID, span INTERVAL" in " ".join(str(CreateTable(t).compile(engine)).split())
+    md.create_all(engine)
+    key = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    values = {"id": 1, "tm": datetime.time(23, 59, 58, 123456), "u": key, "us": str(key),
+              "span": datetime.timedelta(days=2, hours=-5, microseconds=3)}
+    with engine.begin() as conn:
+        conn.execute(t.insert(), values)
+        conn.execute(text("INSERT INTO t (id, span) VALUES (2, CAST('1 month 1 second' AS INTERVAL))"))
+        assert dict(conn.execute(select(t).where(t.c.id == 1)).mappings().one()) == values
+        # a month reads back as 30 days (psycopg's reading of PostgreSQL's intervals)
+        assert conn.scalar(select(t.c.span).where(t.c.id == 2)) == datetime.timedelta(days=30, seconds=1)
+        assert conn.scalars(select(t.c.id).where(t.c.span > datetime.timedelta(days=1)).order_by(t.c.id)).all() == [
+            1, 2]
+        assert conn.scalar(select(t.c.id).where(t.c.u == key, t.c.tm > datetime.time(12))) == 1
+    cols = {c["name"]: type(c["type"]).__name__ for c in inspect(engine).get_columns("t")}
+    assert cols == {"id": "INTEGER", "tm": "TIME", "u": "UUID", "us": "UUID", "span": "INTERVAL"}
+
+
 @pytest.mark.parametrize("column, message", [
-    (Column("t", Time), "no TIME type"),
-    (Column("i", Integer, Identity(start=10), primary_key=True), "take no options"),
-    (Column("g", Integer, sa.Computed("1 + 1")), "computed"),
+    (Column("t", Time(timezone=True)), "without time zone"),
+    (Column("i", Integer, Identity(start=10, cache=20)), "do not cache"),
+    (Column("j", sa.JSON), "JSON"),
 ])
 def test_what_sqlkv_lacks_is_a_compile_error(engine, column, message) -> None:
     md = MetaData()
-    Table("t", md, Column("k", Integer, primary_key=not column.primary_key), column)
+    Table("t", md, Column("k", Integer, primary_key=True), column)
     with pytest.raises(exc.CompileError, match=message):
         md.create_all(engine)
     assert inspect(engine).get_table_names() == []
 
 
-def test_identity_without_options_is_serial(engine) -> None:
+def test_identity_and_computed_columns_are_created_and_reflected(engine) -> None:
     md = MetaData()
-    t = Table("t", md, Column("id", Integer, Identity(), primary_key=True), Column("v", String(5)))
+    t = Table("t", md, Column("id", Integer, Identity(always=True, start=10, increment=5, maxvalue=1000),
+                              primary_key=True),
+              Column("n", Integer, Identity()), Column("x", Integer),
+              Column("twice", Integer, sa.Computed("x * 2", persisted=True)), Column("next", Integer,
+                                                                                      sa.Computed("x + 1")))
+    md.create_all(engine)
+    with engine.begin() as conn:
+        rows = conn.execute(t.insert().returning(t.c.id, t.c.n, t.c.twice, t.c.next), [{"x": 1}, {"x": 2}]).all()
+        assert rows == [(10, 1, 2, 2), (15, 2, 4, 3)]
+    with pytest.raises(exc.ProgrammingError, match="GENERATED ALWAYS"), engine.begin() as conn:
+        conn.execute(t.insert().values(id=1, x=3))
+    cols = {c["name"]: c for c in inspect(engine).get_columns("t")}
+    assert cols["id"]["identity"] == {"always": True, "start": 10, "increment": 5, "minvalue": 1, "maxvalue": 1000,
+                                      "cycle": False, "cache": 1}
+    assert cols["n"]["identity"]["always"] is False and cols["n"]["identity"]["start"] == 1
+    assert cols["twice"]["computed"] == {"sqltext": "x * 2", "persisted": True}
+    assert cols["next"]["computed"] == {"sqltext": "x + 1", "persisted": False}
+    assert "identity" not in cols["x"] and "computed" not in cols["x"]
+    reflected = MetaData()
+    reflected.reflect(engine)
+    ddl = " ".join(str(CreateTable(reflected.tables["t"]).compile(engine)).split())
+    assert ("id INTEGER GENERATED ALWAYS AS IDENTITY (START WITH 10 INCREMENT BY 5 MINVALUE 1 MAXVALUE 1000)"
+            in ddl and "twice INTEGER GENERATED ALWAYS AS (x * 2) STORED" in ddl), ddl
+
+
+def test_a_plain_integer_key_is_serial(engine) -> None:
+    md = MetaData()
+    t = Table("t", md, Column("id", Integer, primary_key=True), Column("v", String(5)))
+    assert "id SERIAL NOT NULL" in str(CreateTable(t).compile(engine))
     md.create_all(engine)
     with engine.begin() as conn:
         ids = [conn.execute(t.insert().values(v=v)).inserted_primary_key[0] for v in "ab"]

@@ -10,8 +10,7 @@ from sqlalchemy.testing.requirements import SuiteRequirements
 NO_SCHEMAS = "sqlkv has one unnamed schema: schema-qualified names are refused"
 NO_TEMP = "sqlkv has no TEMPORARY tables or views"
 NO_COMMENTS = "sqlkv stores no table/column comments"
-NO_TIME = "sqlkv has no TIME type (bind value.isoformat() as text)"
-NO_COMPUTED = "sqlkv has no computed (GENERATED ALWAYS AS) columns"
+NO_TIME_TZ = "sqlkv's TIME is without time zone"
 NO_EXPR_INDEX = "sqlkv indexes columns only, not expressions"
 NO_FETCH = "FETCH FIRST is not supported: use LIMIT"
 NO_JSON = "sqlkv has no JSON type yet"
@@ -31,7 +30,9 @@ SUPPORTED = [
     "precision_numerics_enotation_small", "aggregate_order_by", "percent_schema_names",
     "order_by_label_with_expression", "float_or_double_precision_behaves_generically", "supports_bitwise_and",
     "supports_bitwise_or", "supports_bitwise_not", "supports_bitwise_xor", "supports_bitwise_shift",
-    "skip_autocommit_rollback",
+    "skip_autocommit_rollback", "time", "time_microseconds", "time_implicit_bound", "uuid_data_type",
+    "datetime_interval", "computed_columns", "computed_columns_stored", "computed_columns_virtual",
+    "computed_columns_reflect_persisted", "identity_columns", "identity_columns_standard",
 ]
 
 # Features sqlkv lacks, each with the reason.
@@ -51,19 +52,12 @@ OFF = {
     "comment_reflection": NO_COMMENTS,
     "comment_reflection_full_unicode": NO_COMMENTS,
     "constraint_comment_reflection": NO_COMMENTS,
-    "computed_columns": NO_COMPUTED,
-    "identity_columns": (
-        "Identity() maps to SERIAL; GENERATED ... AS IDENTITY options (start, increment, cycle) are refused"),
     "indexes_with_expressions": NO_EXPR_INDEX,
     "reflect_indexes_with_expressions": NO_EXPR_INDEX,
-    "time": NO_TIME,
-    "time_microseconds": NO_TIME,
-    "time_implicit_bound": NO_TIME,
     "date_coerces_from_datetime": (
         "strict types: a datetime is not assignable to a DATE column (no silent truncation)"),
     "json_type": NO_JSON,
     "array_type": "sqlkv has no ARRAY type yet",
-    "uuid_data_type": "sqlkv has no UUID type: Uuid is stored as CHAR(32)",
     "ctes_on_dml": "a WITH clause may not hold INSERT/UPDATE/DELETE",
     "tuple_in": "row-value comparisons ((a, b) IN (...)) are not supported",
     "supports_distinct_on": "DISTINCT ON is not supported",
@@ -78,7 +72,6 @@ OFF = {
     "ctes_with_update_delete": "WITH before UPDATE/DELETE is refused",
     "window_range_numeric": "RANGE frame offsets must be integer constants",
     "window_range_non_numeric": "RANGE frame offsets must be integer constants",
-    "datetime_interval": "sqlkv has no INTERVAL type",
     "reflect_tables_no_columns": "a table must have at least one column",
     "fetch_no_order_by": NO_FETCH,
     "fetch_percent": NO_FETCH,
@@ -87,22 +80,18 @@ OFF = {
     "fetch_expression": NO_FETCH,
     "deferrable_fks": "foreign keys are never DEFERRABLE (grammar-notes/constraints.md)",
     "emulated_lastrowid": "lastrowid is the driver's (dbapi_lastrowid), not emulated",
-    "emulated_lastrowid_even_with_sequences": "no sequences",
+    "emulated_lastrowid_even_with_sequences": "lastrowid is the driver's (dbapi_lastrowid), not emulated",
     "temp_table_comment_reflection": NO_TEMP,
     "column_collation_reflection": "text compares by code point: no collations",
     "reflect_indexes_with_ascdesc_as_expression": (
         "DESC index columns reflect as column_sorting, not expressions"),
     "datetime_timezone": "TIMESTAMPTZ is stored as naive UTC: values read back are naive",
-    "time_timezone": NO_TIME,
+    "time_timezone": NO_TIME_TZ,
     "datetime_timezone_historic": "TIMESTAMPTZ is stored as naive UTC",
     "legacy_unconditional_json_extract": NO_JSON,
     "json_deserializer_binary": NO_JSON,
     "async_dialect": "the driver is synchronous (PEP 249)",
-    "computed_columns_stored": NO_COMPUTED,
-    "computed_columns_virtual": NO_COMPUTED,
-    "computed_columns_default_persisted": NO_COMPUTED,
-    "computed_columns_reflect_persisted": NO_COMPUTED,
-    "identity_columns_standard": "no GENERATED ... AS IDENTITY",
+    "computed_columns_default_persisted": "a generated column without STORED is VIRTUAL (SQLite's rule)",
     "reflect_table_options": "sqlkv has no table options",
     "materialized_views": "sqlkv has no materialized views",
     "materialized_views_reflect_pk": "sqlkv has no materialized views",
