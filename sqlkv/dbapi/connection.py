@@ -22,7 +22,6 @@ from typing import Any
 from sqlkv import errors
 from sqlkv.dbapi.compat import SqliteConveniences, check_detect_types, check_isolation_level
 from sqlkv.dbapi.cursor import Cursor
-from sqlkv.dbapi.reaper import gc_running, abandoned_connections
 from sqlkv.errors import InterfaceError, ProgrammingError
 
 _UNSET: Any = object()
@@ -159,24 +158,12 @@ class Connection(SqliteConveniences):
             self.rollback()
 
     def __del__(self) -> None:
-        # A connection dropped without close() must not keep its transaction or files. When
-        # the cyclic garbage collector drops it, that may happen inside sqlkv code holding the
-        # very locks close() takes (seen: inside Database.open, holding the registry lock), so
-        # the close is handed to the reaper thread instead of run here.
-        if self._closed:
-            return
-        if gc_running.active or self._thread not in (None, threading.get_ident()):
-            abandoned_connections.hand_over(self)
-            return
+        # A connection dropped without close() must not keep its transaction or files.
         try:
-            self.close()
+            if not self._closed and self._thread in (None, threading.get_ident()):
+                self.close()
         except Exception:  # noqa: BLE001 - nothing useful to do at interpreter teardown
             pass
-
-    def _close_abandoned(self) -> None:
-        """close() for a connection nobody references any more (any thread may run it)."""
-        self._thread = None
-        self.close()
 
     # -- used by cursors --------------------------------------------------------------------
 
@@ -267,7 +254,6 @@ def connect(
         _refuse_unknown_options(options)
     if not create:
         options["create"] = False
-    abandoned_connections.start()
     db = Database.open(database, **options)
     session = Session(db, autocommit=autocommit)
     return Connection(session, database, check_same_thread=check_same_thread)
