@@ -170,6 +170,11 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
         options = _identity_options(identity, defaults=False)
         return text + (f" ({' '.join(options)})" if options else "")
 
+    def visit_set_table_comment(self, create: Any, **kw: Any) -> str:
+        raise exc.CompileError(f'sqlkv stores no comments: cannot comment table "{create.element.name}"')
+
+    visit_drop_table_comment = visit_set_column_comment = visit_drop_column_comment = visit_set_table_comment
+
     def visit_create_index(self, create: Any, include_schema: bool = False, include_table_schema: bool = True,
                            **kw: Any) -> str:
         text = super().visit_create_index(create, include_schema=include_schema,

@@ -514,3 +514,58 @@ def test_an_alembic_migration_runs_and_reverts(tmp_path: Path) -> None:
     command.downgrade(cfg, "base")
     assert inspect(eng).get_table_names() == ["alembic_version"]
     eng.dispose()
+
+
+def test_alembic_alters_and_drops_columns_and_refuses_comments(engine) -> None:
+    """What a migration does after the first one: change a column's type, nullability, default
+    and name, drop a column, add a foreign key; a comment is a clear error that leaves nothing."""
+    pytest.importorskip("alembic")
+    from alembic.migration import MigrationContext
+    from alembic.operations import Operations
+
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE acc (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, note TEXT, n INT)"))
+        conn.execute(text("CREATE TABLE owner (id INT PRIMARY KEY)"))
+        conn.execute(text("INSERT INTO owner VALUES (5)"))
+        conn.execute(text("INSERT INTO acc VALUES (1, 'ann', 'hello', 5)"))
+    with engine.begin() as conn:
+        op = Operations(MigrationContext.configure(conn))
+        op.alter_column("acc", "name", type_=String(100), existing_type=String(20), nullable=True)
+        op.alter_column("acc", "note", new_column_name="remark", server_default="none")
+        op.alter_column("acc", "n", new_column_name="owner_id")
+        op.create_foreign_key("acc_owner", "acc", "owner", ["owner_id"], ["id"])
+        op.drop_column("acc", "remark")
+    insp = inspect(engine)
+    cols = {c["name"]: c for c in insp.get_columns("acc")}
+    assert list(cols) == ["id", "name", "owner_id"]
+    assert cols["name"]["type"].length == 100 and cols["name"]["nullable"]
+    assert [fk["name"] for fk in insp.get_foreign_keys("acc")] == ["acc_owner"]
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT * FROM acc")).all() == [(1, "ann", 5)]
+        conn.execute(text("INSERT INTO acc (id) VALUES (2)"))  # name is nullable now
+    with pytest.raises(exc.CompileError, match='no comments: cannot comment column "owner_id"'):
+        with engine.begin() as conn:
+            op = Operations(MigrationContext.configure(conn))
+            op.add_column("acc", Column("extra", Integer))
+            op.alter_column("acc", "owner_id", comment="who owns it")
+    assert [c["name"] for c in inspect(engine).get_columns("acc")] == ["id", "name", "owner_id"]  # rolled back
+    with pytest.raises(exc.DataError, match='column "name"'), engine.begin() as conn:
+        Operations(MigrationContext.configure(conn)).alter_column("acc", "name", type_=Integer)
+
+
+def test_alembic_autogenerate_sees_no_change_in_a_model_just_created(engine) -> None:
+    pytest.importorskip("alembic")
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    md = MetaData()
+    _reflection_schema(md)
+    Table("more", md, Column("id", BigInteger, primary_key=True), Column("at", DateTime), Column("on", Date),
+          Column("t", Time), Column("u", sa.Uuid), Column("raw", LargeBinary), Column("f", Float),
+          Column("ok", Boolean), Column("users_id", ForeignKey("users.id", ondelete="CASCADE")),
+          Column("twice", Integer, sa.Computed("id * 2")), Index("more_at", "at"))
+    md.create_all(engine)
+    md.remove(md.tables["seniors"])  # a view: autogenerate compares tables (as on PostgreSQL)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
+        assert compare_metadata(context, md) == []
