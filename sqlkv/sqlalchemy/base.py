@@ -54,7 +54,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_default_metavalue = True
     supports_empty_insert = False
     supports_simple_order_by_label = True
-    tuple_in_values = True
+    tuple_in_values = False  # (a, b) IN ((1, 2), ...): sqlkv has no IN (VALUES ...) for rows
     postfetch_lastrowid = True  # cursor.lastrowid: the assigned INTEGER PRIMARY KEY
     insert_returning = True
     update_returning = True

@@ -242,8 +242,46 @@ class SqlkvCompiler(compiler.SQLCompiler):
 
     def update_from_clause(self, update_stmt: Any, from_table: Any, extra_froms: Any, from_hints: Any,
                            **kw: Any) -> str:
-        raise exc.CompileError("sqlkv does not support UPDATE ... FROM (several tables in one UPDATE)")
+        return "FROM " + self._extra_froms(extra_froms, from_hints, **kw)
 
     def delete_extra_from_clause(self, delete_stmt: Any, from_table: Any, extra_froms: Any, from_hints: Any,
                                  **kw: Any) -> str:
-        raise exc.CompileError("sqlkv does not support DELETE ... USING (several tables in one DELETE)")
+        return "USING " + self._extra_froms(extra_froms, from_hints, **kw)
+
+    def _extra_froms(self, extra_froms: Any, from_hints: Any, **kw: Any) -> str:
+        kw["asfrom"] = True
+        return ", ".join(t._compiler_dispatch(self, fromhints=from_hints, **kw) for t in extra_froms)
+
+    def get_select_precolumns(self, select: Any, **kw: Any) -> str:
+        if select._distinct_on:  # select.distinct(col, ...): PostgreSQL's DISTINCT ON, which sqlkv runs
+            return "DISTINCT ON (" + ", ".join(self.process(c, **kw) for c in select._distinct_on) + ") "
+        return "DISTINCT " if select._distinct else ""
+
+    def visit_postgresql_distinct_on(self, element: Any, **kw: Any) -> str | None:
+        """``select(...).ext(distinct_on(col))`` (sqlkv.sqlalchemy.distinct_on, PostgreSQL's construct)."""
+        if self.stack[-1]["selectable"]._distinct_on:
+            raise exc.CompileError("Cannot mix select.ext(distinct_on(...)) and select.distinct(...)")
+        if not element._distinct_on:
+            return None
+        return "ON (" + ", ".join(self.process(c, **kw) for c in element._distinct_on) + ")"
+
+    # regular expressions as in PostgreSQL: ~ and ~* (flags "i"), other flags inline as (?flags)
+    def _regexp_match(self, operator: str, binary: Any, **kw: Any) -> str:
+        flags = binary.modifiers["flags"]
+        if flags is None or flags == "i":
+            return self._generate_generic_binary(binary, f" {operator}{'*' if flags else ''} ", **kw)
+        flags_sql = self.render_literal_value(flags, sqltypes.STRINGTYPE)
+        return (f"{self.process(binary.left, **kw)} {operator} "
+                f"CONCAT('(?', {flags_sql}, ')', {self.process(binary.right, **kw)})")
+
+    def visit_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return self._regexp_match("~", binary, **kw)
+
+    def visit_not_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return self._regexp_match("!~", binary, **kw)
+
+    def visit_regexp_replace_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        arguments = [self.process(binary.left, **kw), self.process(binary.right, **kw)]
+        if binary.modifiers["flags"] is not None:
+            arguments.append(self.render_literal_value(binary.modifiers["flags"], sqltypes.STRINGTYPE))
+        return f"REGEXP_REPLACE({', '.join(arguments)})"

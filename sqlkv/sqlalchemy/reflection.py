@@ -185,26 +185,31 @@ class ReflectionMixin:
         # constraint: reflecting it too would make create_all() build it twice
         fk_indexes = {f"{table_name}_auto_index_{fk['name']}"
                       for fk in self.get_foreign_keys(connection, table_name, schema, **kw)}
+        # an expression's key column is hidden, generated from the expression (constraints.md)
+        expressions = dict(self._rows(connection, "SELECT column_name, generation_expression FROM "
+                                                  "information_schema.columns WHERE table_name = :t AND is_hidden "
+                                                  "AND generation_expression IS NOT NULL", t=table_name))
         out = []
         for name, unique, primary, predicate in rows:
             if primary or name in fk_indexes:
                 continue
-            keys = [(c, d) for c, d, storing in columns[name] if not storing]
+            keys = [(expressions.get(c, c), c in expressions, d) for c, d, storing in columns[name] if not storing]
             index: dict[str, Any] = {
                 "name": name,
-                "column_names": [c for c, _d in keys],
+                "column_names": [None if is_expression else c for c, is_expression, _d in keys],
                 "unique": bool(unique),
                 "dialect_options": {},
             }
-            sorting = {c: ("desc",) for c, d in keys if d}
+            if any(is_expression for _c, is_expression, _d in keys):
+                index["expressions"] = [c for c, _e, _d in keys]
+            sorting = {c: ("desc",) for c, _e, d in keys if d}
             if sorting:
                 index["column_sorting"] = sorting
-            storing = [c for c, _d, storing in columns[name] if storing]
-            if storing:  # STORING columns: PostgreSQL's INCLUDE, under the same option name
-                index["dialect_options"]["sqlkv_include"] = storing
+            # STORING columns: PostgreSQL's INCLUDE, under the same option name (a list, maybe empty)
+            index["dialect_options"]["sqlkv_include"] = [c for c, _d, storing in columns[name] if storing]
             if predicate is not None:
                 index["dialect_options"]["sqlkv_where"] = predicate
-            elif unique:
+            elif unique and "expressions" not in index:
                 # sqlkv keeps UNIQUE constraints as unique indexes: reflect them once, as constraints
                 index["duplicates_constraint"] = name
             out.append(index)

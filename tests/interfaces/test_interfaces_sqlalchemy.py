@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from sqlalchemy.schema import CreateTable  # noqa: E402
 
 from sqlkv.errors import SerializationFailure  # noqa: E402
-from sqlkv.sqlalchemy import connect_arguments, insert, is_serialization_failure, run_transaction  # noqa: E402
+from sqlkv.sqlalchemy import connect_arguments, distinct_on, insert, is_serialization_failure, run_transaction  # noqa: E402
 
 
 @pytest.fixture
@@ -334,6 +334,61 @@ def test_savepoints_roll_back_only_their_part(engine) -> None:
         assert conn.execute(select(users.c.email).order_by(users.c.email)).scalars().all() == ["also@x", "keep@x"]
 
 
+def test_multi_table_update_delete_regexps_and_distinct_on(engine) -> None:
+    """UPDATE ... FROM, DELETE ... USING, regexp_match/regexp_replace and DISTINCT ON, rendered
+    as PostgreSQL's dialect renders them (sqlite3 has none of the last three to compare with)."""
+    md = MetaData()
+    items = Table("items", md, Column("id", Integer, primary_key=True), Column("name", String(20)),
+                  Column("price", Integer))
+    cuts = Table("cuts", md, Column("item_id", Integer, primary_key=True), Column("pct", Integer))
+    md.create_all(engine)
+    data = [{"id": i, "name": name, "price": 10 * i} for i, name in enumerate(["apple", "Avocado", "beet", "bean",
+                                                                               "Apricot"], start=1)]
+    with engine.begin() as conn:
+        conn.execute(items.insert(), data)
+        conn.execute(cuts.insert(), [{"item_id": 1, "pct": 50}, {"item_id": 4, "pct": 10}, {"item_id": 9, "pct": 1}])
+        update = (items.update().values(price=items.c.price * (100 - cuts.c.pct) / 100)
+                  .where(items.c.id == cuts.c.item_id))
+        assert "FROM cuts" in str(update.compile(engine))
+        assert conn.execute(update).rowcount == 2
+        delete = items.delete().where(items.c.id == cuts.c.item_id, cuts.c.pct < 20)
+        assert "USING cuts" in str(delete.compile(engine))
+        conn.execute(delete)
+        assert conn.execute(select(items).order_by(items.c.id)).all() == [
+            (1, "apple", 5), (2, "Avocado", 20), (3, "beet", 30), (5, "Apricot", 50)]
+        names = select(items.c.name).order_by(items.c.id)
+        assert conn.scalars(names.where(items.c.name.regexp_match("^a"))).all() == ["apple"]
+        assert conn.scalars(names.where(items.c.name.regexp_match("^a", flags="i"))).all() == [
+            "apple", "Avocado", "Apricot"]
+        assert conn.scalars(names.where(~items.c.name.regexp_match("^[ab]"))).all() == ["Avocado", "Apricot"]
+        assert conn.scalars(select(items.c.name.regexp_replace("[aeiou]", "_", flags="g")).order_by(items.c.id)
+                            ).all() == ["_ppl_", "Av_c_d_", "b__t", "Apr_c_t"]
+        letter = sa.func.lower(sa.func.substr(items.c.name, 1, 1))
+        first = select(letter.label("letter"), items.c.name).ext(distinct_on(letter)).order_by(
+            letter, items.c.price.desc())
+        assert "SELECT DISTINCT ON (lower(" in str(first.compile(engine))
+        assert conn.execute(first).all() == [("a", "Apricot"), ("b", "beet")]
+
+
+def test_expression_indexes_are_created_and_reflected(engine) -> None:
+    md = MetaData()
+    t = Table("t", md, Column("id", Integer, primary_key=True), Column("email", String(50)), Column("n", Integer))
+    Index("t_email_lower", sa.func.lower(t.c.email), unique=True)
+    Index("t_mixed", sa.func.lower(t.c.email), t.c.n.desc())
+    md.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(t.insert().values(id=1, email="Ann@X.org"))
+    with pytest.raises(exc.IntegrityError, match="t_email_lower"), engine.begin() as conn:
+        conn.execute(t.insert().values(id=2, email="ann@x.ORG"))
+    indexes = {i["name"]: i for i in inspect(engine).get_indexes("t")}
+    assert indexes["t_email_lower"]["column_names"] == [None]
+    assert indexes["t_email_lower"]["expressions"] == ["LOWER(email)"] and indexes["t_email_lower"]["unique"]
+    assert indexes["t_mixed"]["expressions"] == ["LOWER(email)", "n"]
+    assert indexes["t_mixed"]["column_names"] == [None, "n"] and indexes["t_mixed"]["column_sorting"] == {
+        "n": ("desc",)}
+    assert inspect(engine).get_unique_constraints("t") == []  # a unique expression index is no constraint
+
+
 def test_isolation_level_is_serializable_and_autocommit_is_available(engine) -> None:
     with engine.connect() as conn:
         assert conn.get_isolation_level() == "SERIALIZABLE" == conn.default_isolation_level
@@ -413,7 +468,7 @@ def test_inspector_reports_the_catalog(engine) -> None:
     assert indexes["users_age_desc"]["column_names"] == ["age", "id"]
     assert indexes["users_age_desc"]["column_sorting"] == {"age": ("desc",)}
     assert indexes["users_age_desc"]["dialect_options"] == {"sqlkv_include": ["score"]}
-    assert indexes["users_adults"]["dialect_options"] == {"sqlkv_where": "age >= 18"}
+    assert indexes["users_adults"]["dialect_options"] == {"sqlkv_where": "age >= 18", "sqlkv_include": []}
     assert indexes["users_email_key"]["unique"] and indexes["users_email_key"]["duplicates_constraint"]
     assert insp.get_unique_constraints("pairs") == [{"name": "pairs_cb", "column_names": ["c", "b"]}]
     assert insp.get_check_constraints("users") == [{"name": "age_ok", "sqltext": "age >= 0"}]
