@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 
-_BOOL_OPTIONS = {"autocommit", "read_only", "create", "check_same_thread"}
+_BOOL_OPTIONS = {"autocommit", "read_only", "create", "check_same_thread", "background_threads",
+                 "background_processes"}
 _CONNECT_OPTIONS = _BOOL_OPTIONS | {"durability", "cache_size"}  # sqlkv.connect()'s own keywords
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -36,7 +37,7 @@ def connect_arguments(url: URL) -> tuple[str, dict[str, Any]]:
     if url.host or url.port or url.username or url.password:
         raise ArgumentError(
             f"sqlkv URLs name a directory, not a server: sqlkv:///relative/path or sqlkv:////absolute/path "
-            f"(got host {url.host!r})"
+            f"(got {url.render_as_string(hide_password=True)!r})"
         )
     if "host" in url.query:
         raise ArgumentError("the host= parameter is for sqlkv+etcd:// URLs only")

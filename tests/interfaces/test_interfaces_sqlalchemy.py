@@ -76,6 +76,27 @@ def test_bad_urls_are_argument_errors(url: str, message: str) -> None:
         connect_arguments(make_url(url))
 
 
+@pytest.mark.parametrize("query, error, message", [
+    ("bogus=1", exc.InterfaceError, "unknown LSM option.*bogus"),
+    ("durability=sometimes", exc.ProgrammingError, "durability must be one of"),
+    ("cache_size=abc", exc.ProgrammingError, "cache_size must be a non-negative integer, not 'abc'"),
+    ("memtable_size=-1", exc.ProgrammingError, "memtable_size must be a non-negative integer"),
+    ("background_threads=perhaps", exc.ArgumentError, "must be true or false"),
+])
+def test_unknown_or_ill_typed_url_parameters_are_refused_on_connect(tmp_path: Path, query, error, message) -> None:
+    with pytest.raises(error, match=message):  # ArgumentError at create_engine, the others on connect
+        create_engine(f"sqlkv:///{tmp_path}/db?{query}").connect()
+
+
+def test_url_parameters_reach_the_connection(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlkv:///{tmp_path}/db?autocommit=true&background_threads=false&cache_size=65536")
+    with engine.connect() as conn:
+        assert conn.connection.dbapi_connection.autocommit is True
+    engine.dispose()
+    with pytest.raises(exc.OperationalError, match="does not exist"):
+        create_engine(f"sqlkv:///{tmp_path}/other?create=false").connect()
+
+
 def test_etcd_urls_map_to_the_etcd_engine_address() -> None:
     """The mapping; tests/etcd/test_etcd_sqlalchemy.py connects to a real cluster."""
     url = make_url("sqlkv+etcd://h1:2379/shop?host=h2:2379&host=h3:2379&autocommit=true&max_txn_ops=64")

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlkv.errors import InterfaceError
+from sqlkv.errors import InterfaceError, ProgrammingError
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
@@ -22,6 +22,7 @@ from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads",
             "background_processes"}
+_NOT_SIZES = {"durability", "read_only", "background_threads", "background_processes"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
 _SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
@@ -38,6 +39,7 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         raise InterfaceError(f"unknown LSM option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTIONS))}")
+    _check_sizes(options)
     real = os.path.realpath(os.fspath(path))
     with _registry_lock:
         entry = _registry.get(real)
@@ -50,6 +52,16 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
             core = LSMCore(real, **options)
             _registry[real] = (core, 1)
     return LSMEngine(core)
+
+
+def _check_sizes(options: dict[str, Any]) -> None:
+    """Sizes and counts are non-negative integers: a URL's ``cache_size=abc`` failed deep in
+    the block cache with a TypeError."""
+    for name, value in options.items():
+        if name in _NOT_SIZES or value is None:
+            continue
+        if type(value) is not int or value < 0:
+            raise ProgrammingError(f"LSM option {name} must be a non-negative integer, not {value!r}")
 
 
 def _release(core: LSMCore) -> None:
