@@ -16,7 +16,9 @@ from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default
 from sqlalchemy.schema import Index
 
-from sqlkv.sqlalchemy.compiler import BYTES, INTERVAL, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler
+from sqlkv.sqlalchemy.compiler import (
+    BYTES, INTERVAL, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler, sequence_literal,
+)
 from sqlkv.sqlalchemy.reflection import ReflectionMixin
 from sqlkv.sqlalchemy.url import connect_arguments
 
@@ -28,6 +30,12 @@ except ImportError:  # Alembic is not installed
 ISOLATION_LEVEL = "SERIALIZABLE"  # the only one: optimistic, conflicts surface at COMMIT
 
 
+class SqlkvExecutionContext(default.DefaultExecutionContext):
+    def fire_sequence(self, seq: Any, type_: Any) -> Any:
+        """A Sequence default run before the INSERT (executemany, or no RETURNING)."""
+        return self._execute_scalar(f"SELECT nextval({sequence_literal(self.identifier_preparer, seq)})", type_)
+
+
 class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     name = "sqlkv"
     driver = "sqlkv"
@@ -35,6 +43,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     default_paramstyle = "qmark"
 
     statement_compiler = SqlkvCompiler
+    execution_ctx_cls = SqlkvExecutionContext
     ddl_compiler = SqlkvDDLCompiler
     type_compiler_cls = SqlkvTypeCompiler
 
@@ -42,7 +51,8 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_native_decimal = True
     supports_native_enum = False
     supports_native_uuid = True  # UUID columns; the driver takes and returns uuid.UUID
-    supports_sequences = False
+    supports_sequences = True  # CREATE SEQUENCE, nextval('s'): a Sequence() default or column
+    sequences_optional = True  # Sequence(optional=True) on an integer key: SERIAL instead
     supports_identity_columns = True  # Identity() without options: SERIAL
     supports_comments = False
     supports_schemas = False

@@ -190,6 +190,11 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
         return text
 
 
+def sequence_literal(preparer: Any, sequence: Any) -> str:
+    """The sequence's name as the string literal nextval() takes (quoted inside if need be)."""
+    return "'" + preparer.format_sequence(sequence).replace("'", "''") + "'"
+
+
 class SqlkvCompiler(compiler.SQLCompiler):
     def render_literal_value(self, value: Any, type_: Any) -> str:
         # a bare 15.7563 is FLOAT in sqlkv (grammar-notes/expressions.md): a NUMERIC literal is spelled exactly
@@ -197,6 +202,9 @@ class SqlkvCompiler(compiler.SQLCompiler):
                 and math.isfinite(value)):
             return f"CAST('{value}' AS DECIMAL)"
         return super().render_literal_value(value, type_)
+
+    def visit_sequence(self, sequence: Any, **kw: Any) -> str:
+        return f"nextval({sequence_literal(self.preparer, sequence)})"
 
     def visit_frame_clause(self, frameclause: Any, **kw: Any) -> str:
         # sqlkv needs constant frame offsets: render them into the SQL (at execution: the plan stays cached)

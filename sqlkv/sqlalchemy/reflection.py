@@ -76,6 +76,18 @@ class ReflectionMixin:
         return self._names_of_type(connection, "BASE TABLE", schema)
 
     @reflection.cache
+    def get_sequence_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        """Every sequence, the ones identity columns own included (as PostgreSQL lists them)."""
+        return self._names_of_type(connection, "SEQUENCE", schema)
+
+    @reflection.cache
+    def has_sequence(self, connection: Any, sequence_name: str, schema: str | None = None, **kw: Any) -> bool:
+        if schema is not None:
+            return False
+        return bool(self._rows(connection, "SELECT 1 FROM information_schema.tables WHERE table_name = :s AND "
+                                           "table_type = 'SEQUENCE'", s=sequence_name))
+
+    @reflection.cache
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return self._names_of_type(connection, "VIEW", schema)
 

@@ -225,6 +225,24 @@ def test_identity_and_computed_columns_are_created_and_reflected(engine) -> None
             in ddl and "twice INTEGER GENERATED ALWAYS AS (x * 2) STORED" in ddl), ddl
 
 
+def test_sequences_as_defaults_and_on_their_own(engine) -> None:
+    md = MetaData()
+    order_numbers = sa.Sequence("order_numbers", start=1000, increment=10, metadata=md)
+    orders = Table("orders", md, Column("id", Integer, order_numbers, primary_key=True), Column("item", String(9)))
+    md.create_all(engine)
+    insp = inspect(engine)
+    assert insp.get_sequence_names() == ["order_numbers"] and insp.has_sequence("order_numbers")
+    assert not insp.has_sequence("orders")
+    with engine.begin() as conn:
+        first = conn.execute(orders.insert().values(item="a")).inserted_primary_key[0]  # nextval inline
+        conn.execute(orders.insert(), [{"item": "b"}, {"item": "c"}])  # executemany: nextval fired per row
+        assert conn.scalar(order_numbers) == 1030  # SELECT nextval('order_numbers')
+        assert (first, conn.execute(select(orders.c.id, orders.c.item).order_by(orders.c.id)).all()) == (
+            1000, [(1000, "a"), (1010, "b"), (1020, "c")])
+    md.drop_all(engine)
+    assert inspect(engine).get_sequence_names() == []
+
+
 def test_a_plain_integer_key_is_serial(engine) -> None:
     md = MetaData()
     t = Table("t", md, Column("id", Integer, primary_key=True), Column("v", String(5)))

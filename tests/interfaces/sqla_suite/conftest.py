@@ -46,7 +46,6 @@ KNOWN_DIFFERENCES = {
     "ComponentReflectionTest::test_metadata[*-True]": "reflects schema test_schema whatever requirements.schemas says",
     "ComponentReflectionTest::test_get_indexes_quoted_name[ix.with.dots]": "sqlkv refuses '.' in created names "
                                                                            "(dotted names resolve to virtual tables)",
-    "TableViaSelectTest::test_without_metadata[plain*": "CREATE TABLE AS, whatever requirements.create_table_as says",
     "TrueDivTest::test_truediv_numeric*": FLOAT_LITERALS,
     "ComponentReflectionTestExtra::test_reflect_expression_based_indexes": (
         "sqlkv gives an index expression back as it normalised it, LOWER(x); the test wants the text lower(x)"),

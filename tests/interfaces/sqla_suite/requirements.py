@@ -33,7 +33,8 @@ SUPPORTED = [
     "datetime_interval", "computed_columns", "computed_columns_stored", "computed_columns_virtual",
     "computed_columns_reflect_persisted", "identity_columns", "identity_columns_standard", "tuple_in",
     "supports_distinct_on", "regexp_match", "regexp_replace", "update_from", "delete_from",
-    "indexes_with_expressions", "reflect_indexes_with_expressions", "create_table_as",
+    "indexes_with_expressions", "reflect_indexes_with_expressions", "create_table_as", "sequences",
+    "sequences_optional",
 ]
 
 # Features sqlkv lacks, each with the reason.
