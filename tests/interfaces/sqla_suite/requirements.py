@@ -34,7 +34,9 @@ SUPPORTED = [
     "computed_columns_reflect_persisted", "identity_columns", "identity_columns_standard", "tuple_in",
     "supports_distinct_on", "regexp_match", "regexp_replace", "update_from", "delete_from",
     "indexes_with_expressions", "reflect_indexes_with_expressions", "create_table_as", "sequences",
-    "sequences_optional",
+    "sequences_optional", "foreign_key_constraint_option_reflection_ondelete",
+    "foreign_key_constraint_option_reflection_onupdate", "fk_constraint_option_reflection_ondelete_restrict",
+    "fk_constraint_option_reflection_onupdate_restrict", "fk_constraint_option_reflection_ondelete_noaction",
 ]
 
 # Features sqlkv lacks, each with the reason.
@@ -71,6 +73,9 @@ OFF = {
     "fetch_ties": NO_FETCH,
     "fetch_offset_with_options": NO_FETCH,
     "fetch_expression": NO_FETCH,
+    "repeated_column_foreign_keys": "a FOREIGN KEY may not list a column twice (refused, as PostgreSQL does)",
+    "repeated_remote_col_foreign_keys": "a FOREIGN KEY's referenced columns must match a key (no column twice)",
+    "order_by_collation": "text compares by code point: no collations",
     "deferrable_fks": "foreign keys are never DEFERRABLE (grammar-notes/constraints.md)",
     "emulated_lastrowid": "lastrowid is the driver's (dbapi_lastrowid), not emulated",
     "emulated_lastrowid_even_with_sequences": "lastrowid is the driver's (dbapi_lastrowid), not emulated",
