@@ -247,6 +247,14 @@ class ReflectionMixin:
         return [{"name": name, "sqltext": clause} for name, clause in rows]
 
     @reflection.cache
+    def get_table_comment(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        self._require_table(connection, table_name, schema)
+        # sqlkv stores no comments: COMMENT ON / SetTableComment are refused; a model's comment=
+        # is left out of CREATE TABLE, as dialects without comments do (SQLAlchemy's own suite
+        # declares commented tables whatever the dialect supports)
+        return {"text": None}
+
+    @reflection.cache
     def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None,
                          **kw: Any) -> list[dict]:
         _refuse_schema(schema)

@@ -514,7 +514,9 @@ def test_inspector_reports_the_catalog(engine) -> None:
     assert insp.get_foreign_keys("users") == []  # FOREIGN KEYs: test_foreign_keys_are_created_...
     assert [c["name"] for c in insp.get_columns("seniors")] == ["id", "email"]
     assert "age > 30" in insp.get_view_definition("seniors")
-    for method in ("get_columns", "get_pk_constraint", "get_indexes", "get_check_constraints", "get_foreign_keys"):
+    assert insp.get_table_comment("users") == {"text": None}  # sqlkv stores no comments
+    for method in ("get_columns", "get_pk_constraint", "get_indexes", "get_check_constraints", "get_foreign_keys",
+                   "get_table_comment"):
         with pytest.raises(exc.NoSuchTableError):
             getattr(inspect(engine), method)("nope")
     with pytest.raises(NotImplementedError, match="one unnamed schema"):
