@@ -101,10 +101,11 @@ def test_etcd_urls_map_to_the_etcd_engine_address() -> None:
     """The mapping; tests/etcd/test_etcd_sqlalchemy.py connects to a real cluster."""
     url = make_url("sqlkv+etcd://h1:2379/shop?host=h2:2379&host=h3:2379&autocommit=true&max_txn_ops=64")
     assert connect_arguments(url) == ("etcd://h1:2379,h2:2379,h3:2379/shop?max_txn_ops=64", {"autocommit": True})
-    assert connect_arguments(make_url("sqlkv+etcd://h1/shop"))[0] == "etcd://h1/shop"
+    assert connect_arguments(make_url("sqlkv+etcd://h1/shop"))[0] == "etcd://h1:2379/shop"
     # SQLAlchemy's URL parser reads "2379,h2:2379" as a port number; hosts without ports, or a URL
     # object holding the list, are the other spellings of sqlkv+etcd://h1:2379,h2:2379/shop
-    assert connect_arguments(make_url("sqlkv+etcd://h1,h2/shop"))[0] == "etcd://h1,h2/shop"
+    assert connect_arguments(make_url("sqlkv+etcd://h1,h2:2380/shop?host=[::1]&host=h4:9"))[0] == (
+        "etcd://h1:2379,h2:2380,[::1]:2379,h4:9/shop")
     listed = sa.URL.create("sqlkv+etcd", host="h1:2379,h2:2379", database="shop", query={"max_txn_ops": "8"})
     assert connect_arguments(listed) == ("etcd://h1:2379,h2:2379/shop?max_txn_ops=8", {})
     with pytest.raises(exc.ArgumentError, match="needs a host"):
