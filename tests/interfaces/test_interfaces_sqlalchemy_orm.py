@@ -184,3 +184,29 @@ def test_two_engines_on_one_database_conflict_and_retry(tmp_path: Path) -> None:
     b.close()
     first.dispose()
     second.dispose()
+
+
+def test_a_second_writing_process_is_refused_clearly_and_a_reader_gets_in(tmp_path: Path) -> None:
+    """One process writes a directory database (the LOCK file); an engine in another process
+    fails to connect with OperationalError naming the lock, and ?read_only=true reads."""
+    import subprocess
+    import sys
+
+    engine = create_engine(f"sqlkv:///{tmp_path}/db")
+    Base.metadata.create_all(engine)
+    _populate(sessionmaker(engine))
+    with engine.connect():
+        other = subprocess.run([sys.executable, "-c", f"""
+import sqlalchemy as sa
+try:
+    sa.create_engine("sqlkv:///{tmp_path}/db").connect()
+except sa.exc.OperationalError as e:
+    print(type(e.orig).__name__, e.orig)
+with sa.create_engine("sqlkv:///{tmp_path}/db?read_only=true").connect() as conn:
+    print(conn.exec_driver_sql("SELECT count(*) FROM posts").scalar())
+"""], capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stderr
+    refused, count = other.stdout.splitlines()
+    assert refused.startswith("DatabaseLockedError") and "locked by another process" in refused
+    assert count == "12"
+    engine.dispose()
