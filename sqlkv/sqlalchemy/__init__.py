@@ -29,4 +29,5 @@ from sqlkv.sqlalchemy.url import connect_arguments
 
 dialect = SqlkvDialect
 
-__all__ = ["SqlkvDialect", "dialect", "insert", "distinct_on", "connect_arguments", "is_serialization_failure", "run_transaction"]
+__all__ = ["SqlkvDialect", "dialect", "insert", "distinct_on", "connect_arguments", "is_serialization_failure",
+           "run_transaction"]

@@ -60,7 +60,8 @@ class INTERVAL(type_api.NativeForEmulated, _AbstractInterval):
 
     def literal_processor(self, dialect: Any) -> Any:
         def process(value: datetime.timedelta) -> str:
-            return f"CAST('{value.days} days {value.seconds * 1_000_000 + value.microseconds} microseconds' AS INTERVAL)"
+            micros = value.seconds * 1_000_000 + value.microseconds
+            return f"CAST('{value.days} days {micros} microseconds' AS INTERVAL)"
 
         return process
 
@@ -134,7 +135,7 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
             colspec += " " + self.process(column.computed)
         if column.identity is not None:
             colspec += " " + self.process(column.identity)
-        if not column.nullable and column.identity is None:
+        if not column.nullable:
             colspec += " NOT NULL"
         return colspec
 

@@ -25,7 +25,9 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from sqlalchemy.schema import CreateTable  # noqa: E402
 
 from sqlkv.errors import SerializationFailure  # noqa: E402
-from sqlkv.sqlalchemy import connect_arguments, distinct_on, insert, is_serialization_failure, run_transaction  # noqa: E402
+from sqlkv.sqlalchemy import (  # noqa: E402
+    connect_arguments, distinct_on, insert, is_serialization_failure, run_transaction,
+)
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ NO_TIME_TZ = "sqlkv's TIME is without time zone"
 NO_FETCH = "FETCH FIRST is not supported: use LIMIT"
 NO_JSON = "sqlkv has no JSON type yet"
 
-# Features sqlkv has (several of them SuiteRequirements keeps closed by default). Notes: sqlkv keeps UNIQUE constraints as unique indexes, so both
-# unique_*_reflect_as_* are true. index_reflects_included_columns: STORING columns.
+# Features sqlkv has (several of them SuiteRequirements keeps closed by default). Notes: sqlkv
+# keeps UNIQUE constraints as unique indexes, so both unique_*_reflect_as_* are true;
+# index_reflects_included_columns: STORING columns; foreign keys are created and enforced.
 SUPPORTED = [
     "table_ddl_if_exists", "index_ddl_if_exists", "views", "create_or_replace_view",
     "index_reflects_included_columns", "check_constraint_reflection", "inline_check_constraint_reflection",
