@@ -35,15 +35,14 @@ class Book(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     title: Mapped[str] = mapped_column(String(200))
     price: Mapped[Decimal] = mapped_column(Numeric(8, 2))
-    # sqlkv has no foreign keys yet: the engine below leaves FOREIGN KEY out of CREATE TABLE,
-    # while the ORM still uses it to join authors and books
+    # FOREIGN KEY (author_id) REFERENCES authors (id): enforced by sqlkv, used by the ORM to join
     author_id: Mapped[int] = mapped_column(ForeignKey("authors.id"), index=True)
     author: Mapped[Author] = relationship(back_populates="books")
 
 
 def main(directory: str | None = None) -> None:
     url = f"sqlkv:///{directory}" if directory else "sqlkv://"
-    engine = create_engine(url, ignore_foreign_keys=True)
+    engine = create_engine(url)
     Base.metadata.create_all(engine)
 
     with Session(engine) as session, session.begin():

@@ -17,6 +17,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 
 Date = datetime.date
@@ -104,13 +105,17 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     where = f"parameter {position}" if isinstance(position, int) else f"parameter :{position}"
+    if isinstance(value, datetime.timedelta):  # an INTERVAL of days and microseconds (no months)
+        return Interval.from_timedelta(value)
+    if isinstance(value, Interval):
+        return value
     if isinstance(value, datetime.time):
         if value.tzinfo is not None:  # TIME is without time zone: dropping the offset would lie
             raise NotSupportedError(f"{where} is a timezone-aware datetime.time; TIME is without time zone")
         return value
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
-        "str, bytes, bool, date or datetime"
+        "str, bytes, bool, date, datetime, time, timedelta or UUID"
     )
 
 

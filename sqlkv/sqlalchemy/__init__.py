@@ -8,7 +8,7 @@
 This package sits above the driver (`sqlkv.dbapi`): SQLAlchemy compiles Core/ORM constructs
 (`compiler`) to sqlkv SQL, runs them through ``sqlkv.connect()`` connections (`base`), and
 reads schemas back from ``information_schema`` (`reflection`). Upserts use SQLAlchemy's
-PostgreSQL-style construct, re-exported here::
+PostgreSQL-style construct, re-exported here (as is ``distinct_on``, for SELECT DISTINCT ON)::
 
     from sqlkv.sqlalchemy import insert
     stmt = insert(users).values(id=1, name="ann")
@@ -21,7 +21,7 @@ Isolation is always SERIALIZABLE and optimistic: a conflicting transaction fails
 
 from __future__ import annotations
 
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import distinct_on, insert
 
 from sqlkv.sqlalchemy.base import SqlkvDialect
 from sqlkv.sqlalchemy.retry import is_serialization_failure, run_transaction
@@ -29,4 +29,5 @@ from sqlkv.sqlalchemy.url import connect_arguments
 
 dialect = SqlkvDialect
 
-__all__ = ["SqlkvDialect", "dialect", "insert", "connect_arguments", "is_serialization_failure", "run_transaction"]
+__all__ = ["SqlkvDialect", "dialect", "insert", "distinct_on", "connect_arguments", "is_serialization_failure",
+           "run_transaction"]

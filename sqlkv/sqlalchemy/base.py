@@ -18,7 +18,9 @@ from sqlalchemy.engine import default
 from sqlalchemy.schema import Index
 
 import sqlkv
-from sqlkv.sqlalchemy.compiler import BYTES, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler
+from sqlkv.sqlalchemy.compiler import (
+    BYTES, INTERVAL, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler, sequence_literal,
+)
 from sqlkv.sqlalchemy.reflection import ReflectionMixin
 from sqlkv.sqlalchemy.url import connect_arguments
 
@@ -30,6 +32,12 @@ if importlib.util.find_spec("alembic") is not None:
 ISOLATION_LEVEL = "SERIALIZABLE"  # the only one: optimistic, conflicts surface at COMMIT
 
 
+class SqlkvExecutionContext(default.DefaultExecutionContext):
+    def fire_sequence(self, seq: Any, type_: Any) -> Any:
+        """A Sequence default run before the INSERT (executemany, or no RETURNING)."""
+        return self._execute_scalar(f"SELECT nextval({sequence_literal(self.identifier_preparer, seq)})", type_)
+
+
 class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     name = "sqlkv"
     driver = "sqlkv"
@@ -37,18 +45,20 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     default_paramstyle = "qmark"
 
     statement_compiler = SqlkvCompiler
+    execution_ctx_cls = SqlkvExecutionContext
     ddl_compiler = SqlkvDDLCompiler
     type_compiler_cls = SqlkvTypeCompiler
 
     supports_native_boolean = True
     supports_native_decimal = True
     supports_native_enum = False
-    supports_native_uuid = False
-    supports_sequences = False
+    supports_native_uuid = True  # UUID columns; the driver takes and returns uuid.UUID
+    supports_sequences = True  # CREATE SEQUENCE, nextval('s'): a Sequence() default or column
+    sequences_optional = True  # Sequence(optional=True) on an integer key: SERIAL instead
     supports_identity_columns = True  # Identity() without options: SERIAL
     supports_comments = False
     supports_schemas = False
-    supports_alter = False  # no ALTER TABLE ADD CONSTRAINT
+    supports_alter = True  # ALTER TABLE ADD/DROP CONSTRAINT: foreign keys of table cycles (use_alter)
     supports_is_distinct_from = True
     supports_server_side_cursors = False
     supports_multivalues_insert = True
@@ -56,7 +66,7 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     supports_default_metavalue = True
     supports_empty_insert = False
     supports_simple_order_by_label = True
-    tuple_in_values = True
+    tuple_in_values = False  # (a, b) IN ((1, 2), ...): sqlkv has no IN (VALUES ...) for rows
     postfetch_lastrowid = True  # cursor.lastrowid: the assigned INTEGER PRIMARY KEY
     insert_returning = True
     update_returning = True
@@ -66,16 +76,9 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     use_insertmanyvalues_wo_returning = False  # executemany: one statement, planned once, true rowcount
     insertmanyvalues_max_parameters = 32700
 
-    colspecs = {sqltypes.LargeBinary: BYTES}
+    colspecs = {sqltypes.LargeBinary: BYTES, sqltypes.Interval: INTERVAL}
 
     construct_arguments = [(Index, {"where": None, "include": None})]
-
-    def __init__(self, ignore_foreign_keys: bool = False, **kw: Any) -> None:
-        """``create_engine(url, ignore_foreign_keys=True)``: leave FOREIGN KEY constraints out of
-        CREATE TABLE (models keep their ForeignKey for ORM joins; nothing enforces them). By
-        default a foreign key is a CompileError: sqlkv has none yet."""
-        super().__init__(**kw)
-        self.ignore_foreign_keys = ignore_foreign_keys
 
     @classmethod
     def import_dbapi(cls) -> Any:

@@ -3,13 +3,14 @@
 ``Table("users", md, Column("id", Integer, primary_key=True), Column("email", String(80)))``
 becomes ``CREATE TABLE users (id SERIAL NOT NULL, email VARCHAR(80), PRIMARY KEY (id))``: the
 table's autoincrement column is SERIAL (sqlkv assigns max(key)+1), strings and numbers keep their
-SQL names, binary types are BYTES, DateTime is TIMESTAMP. What sqlkv lacks (TIME, JSON, foreign
-keys, computed columns, identity options) is a CompileError naming the column, raised before any
+SQL names, binary types are BYTES, DateTime is TIMESTAMP, Interval is INTERVAL (timedelta), Uuid
+is UUID. What sqlkv lacks (JSON, ARRAY, TIME WITH TIME ZONE) is a CompileError raised before any
 statement reaches the database.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from decimal import Decimal
@@ -17,13 +18,52 @@ from typing import Any
 
 from sqlalchemy import exc, schema
 from sqlalchemy import types as sqltypes
-from sqlalchemy.sql import coercions, compiler, elements, roles
+from sqlalchemy.sql import coercions, compiler, elements, roles, type_api
+from sqlalchemy.sql.sqltypes import _AbstractInterval
 
 
 class BYTES(sqltypes.LargeBinary):
     """sqlkv's binary type (``BYTES``/``BLOB``): values are Python ``bytes``."""
 
     __visit_name__ = "BYTES"
+
+
+class INTERVAL(type_api.NativeForEmulated, _AbstractInterval):
+    """sqlkv's INTERVAL as ``datetime.timedelta``, as psycopg reads PostgreSQL's: the driver binds a
+    timedelta as days and microseconds, and a month read back counts 30 days."""
+
+    __visit_name__ = "INTERVAL"
+    native = True
+
+    @classmethod
+    def adapt_emulated_to_native(cls, interval: Any, **kw: Any) -> INTERVAL:
+        return cls()
+
+    @property
+    def _type_affinity(self) -> Any:
+        return sqltypes.Interval
+
+    def as_generic(self, allow_nulltype: bool = False) -> Any:
+        return sqltypes.Interval(native=True)
+
+    @property
+    def python_type(self) -> type:
+        return datetime.timedelta
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        def process(value: Any) -> datetime.timedelta | None:
+            if value is None:
+                return None
+            return datetime.timedelta(days=value.months * 30 + value.days, microseconds=value.micros)
+
+        return process
+
+    def literal_processor(self, dialect: Any) -> Any:
+        def process(value: datetime.timedelta) -> str:
+            micros = value.seconds * 1_000_000 + value.microseconds
+            return f"CAST('{value.days} days {micros} microseconds' AS INTERVAL)"
+
+        return process
 
 
 class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
@@ -39,9 +79,16 @@ class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
     visit_datetime = visit_TIMESTAMP = visit_DATETIME
 
     def visit_TIME(self, type_: Any, **kw: Any) -> str:
-        raise exc.CompileError("sqlkv has no TIME type: store a TIMESTAMP, or the time as TEXT")
+        if getattr(type_, "timezone", False):
+            raise exc.CompileError("sqlkv's TIME is without time zone: Time(timezone=True) has no sqlkv type")
+        return "TIME"
 
     visit_time = visit_TIME
+
+    def visit_INTERVAL(self, type_: Any, **kw: Any) -> str:
+        return "INTERVAL"
+
+    visit_interval = visit_INTERVAL
 
     def visit_FLOAT(self, type_: Any, **kw: Any) -> str:
         return "FLOAT"  # always 64-bit: a precision would be a promise sqlkv does not keep
@@ -60,18 +107,34 @@ _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _SERIAL = {"BIGINT": "BIGSERIAL", "SMALLINT": "SMALLSERIAL"}
 
 
+def _identity_options(options: Any, defaults: bool) -> list[str]:
+    """A sequence's options in sqlkv's order. An identity column's parser takes no NO MINVALUE,
+    NO MAXVALUE, NO CYCLE or CACHE: being the defaults, they are left out (``defaults=False``)."""
+    values = [("START WITH", options.start), ("INCREMENT BY", options.increment), ("MINVALUE", options.minvalue),
+              ("MAXVALUE", options.maxvalue)] + ([("CACHE", options.cache)] if defaults else [])
+    text = [f"{name} {value:d}" for name, value in values if value is not None]
+    if defaults:
+        text += [f"NO {name}" for name in ("MINVALUE", "MAXVALUE") if getattr(options, f"no{name.lower()}")]
+    if options.cycle or (defaults and options.cycle is not None):
+        text.append("CYCLE" if options.cycle else "NO CYCLE")
+    return text
+
+
 class SqlkvDDLCompiler(compiler.DDLCompiler):
     def get_column_specification(self, column: Any, **kw: Any) -> str:
-        self._refuse_unsupported(column)
         colspec = self.preparer.format_column(column)
+        type_sql = self.dialect.type_compiler_instance.process(column.type, type_expression=column)
         if self._is_serial(column):
-            type_sql = self.dialect.type_compiler_instance.process(column.type, type_expression=column)
             colspec += " " + _SERIAL.get(type_sql, "SERIAL")
         else:
-            colspec += " " + self.dialect.type_compiler_instance.process(column.type, type_expression=column)
+            colspec += " " + type_sql
             default = self.get_column_default_string(column)
             if default is not None:
                 colspec += " DEFAULT " + default
+        if column.computed is not None:
+            colspec += " " + self.process(column.computed)
+        if column.identity is not None:
+            colspec += " " + self.process(column.identity)
         if not column.nullable:
             colspec += " NOT NULL"
         return colspec
@@ -87,44 +150,31 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
 
     @staticmethod
     def _is_serial(column: Any) -> bool:
-        """The table's autoincrement column, with no default of its own: sqlkv assigns its value."""
-        if column.identity is not None:
-            return True
+        """The table's autoincrement column with no default, identity or sequence of its own:
+        sqlkv assigns its value (max(key)+1)."""
         return (
-            column.table is not None
+            column.identity is None
+            and column.table is not None
             and column is column.table._autoincrement_column
             and column.server_default is None
             and (column.default is None or (isinstance(column.default, schema.Sequence) and column.default.optional))
         )
 
-    @staticmethod
-    def _refuse_unsupported(column: Any) -> None:
-        where = f'column "{column.name}" of table "{column.table.name}"'
-        if column.computed is not None:
-            raise exc.CompileError(f"sqlkv has no computed (GENERATED ALWAYS AS) columns: {where}")
-        identity = column.identity
-        if identity is not None:
-            custom = [
-                name for name in ("start", "increment", "minvalue", "maxvalue", "cycle", "cache", "order")
-                if getattr(identity, name, None) not in (None, False, 1 if name in ("start", "increment") else None)
-            ]
-            if custom or identity.always:
-                raise exc.CompileError(
-                    f"sqlkv identity columns take no options (they are max(key)+1, as SERIAL): {where} "
-                    f"has {', '.join(custom or ['ALWAYS'])}"
-                )
+    def get_identity_options(self, identity_options: Any) -> str:
+        # sqlkv's parser takes the options in this order (START before INCREMENT), as it writes them
+        return " ".join(_identity_options(identity_options, defaults=True))
 
-    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> str | None:
-        if self.dialect.ignore_foreign_keys:
-            return None  # left out of CREATE TABLE, as asked (create_engine(..., ignore_foreign_keys=True))
-        cols = ", ".join(c.name for c in constraint.columns) or "?"
-        raise exc.CompileError(
-            f"sqlkv does not support foreign keys yet (table {constraint.table.name!r}, columns {cols}); "
-            "create_engine(..., ignore_foreign_keys=True) leaves them out of CREATE TABLE, unenforced"
-        )
+    def visit_identity_column(self, identity: Any, **kw: Any) -> str:
+        if identity.cache not in (None, 1):
+            raise exc.CompileError(f"sqlkv sequences do not cache: Identity(cache={identity.cache})")
+        text = "GENERATED %s AS IDENTITY" % ("ALWAYS" if identity.always else "BY DEFAULT")
+        options = _identity_options(identity, defaults=False)
+        return text + (f" ({' '.join(options)})" if options else "")
 
-    def visit_computed_column(self, generated: Any, **kw: Any) -> str:
-        raise exc.CompileError("sqlkv has no computed columns")
+    def visit_set_table_comment(self, create: Any, **kw: Any) -> str:
+        raise exc.CompileError(f'sqlkv stores no comments: cannot comment table "{create.element.name}"')
+
+    visit_drop_table_comment = visit_set_column_comment = visit_drop_column_comment = visit_set_table_comment
 
     def visit_create_index(self, create: Any, include_schema: bool = False, include_table_schema: bool = True,
                            **kw: Any) -> str:
@@ -141,6 +191,11 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
         return text
 
 
+def sequence_literal(preparer: Any, sequence: Any) -> str:
+    """The sequence's name as the string literal nextval() takes (quoted inside if need be)."""
+    return "'" + preparer.format_sequence(sequence).replace("'", "''") + "'"
+
+
 class SqlkvCompiler(compiler.SQLCompiler):
     def render_literal_value(self, value: Any, type_: Any) -> str:
         # a bare 15.7563 is FLOAT in sqlkv (grammar-notes/expressions.md): a NUMERIC literal is spelled exactly
@@ -148,6 +203,9 @@ class SqlkvCompiler(compiler.SQLCompiler):
                 and math.isfinite(value)):
             return f"CAST('{value}' AS DECIMAL)"
         return super().render_literal_value(value, type_)
+
+    def visit_sequence(self, sequence: Any, **kw: Any) -> str:
+        return f"nextval({sequence_literal(self.preparer, sequence)})"
 
     def visit_frame_clause(self, frameclause: Any, **kw: Any) -> str:
         # sqlkv needs constant frame offsets: render them into the SQL (at execution: the plan stays cached)
@@ -193,8 +251,46 @@ class SqlkvCompiler(compiler.SQLCompiler):
 
     def update_from_clause(self, update_stmt: Any, from_table: Any, extra_froms: Any, from_hints: Any,
                            **kw: Any) -> str:
-        raise exc.CompileError("sqlkv does not support UPDATE ... FROM (several tables in one UPDATE)")
+        return "FROM " + self._extra_froms(extra_froms, from_hints, **kw)
 
     def delete_extra_from_clause(self, delete_stmt: Any, from_table: Any, extra_froms: Any, from_hints: Any,
                                  **kw: Any) -> str:
-        raise exc.CompileError("sqlkv does not support DELETE ... USING (several tables in one DELETE)")
+        return "USING " + self._extra_froms(extra_froms, from_hints, **kw)
+
+    def _extra_froms(self, extra_froms: Any, from_hints: Any, **kw: Any) -> str:
+        kw["asfrom"] = True
+        return ", ".join(t._compiler_dispatch(self, fromhints=from_hints, **kw) for t in extra_froms)
+
+    def get_select_precolumns(self, select: Any, **kw: Any) -> str:
+        if select._distinct_on:  # select.distinct(col, ...): PostgreSQL's DISTINCT ON, which sqlkv runs
+            return "DISTINCT ON (" + ", ".join(self.process(c, **kw) for c in select._distinct_on) + ") "
+        return "DISTINCT " if select._distinct else ""
+
+    def visit_postgresql_distinct_on(self, element: Any, **kw: Any) -> str | None:
+        """``select(...).ext(distinct_on(col))`` (sqlkv.sqlalchemy.distinct_on, PostgreSQL's construct)."""
+        if self.stack[-1]["selectable"]._distinct_on:
+            raise exc.CompileError("Cannot mix select.ext(distinct_on(...)) and select.distinct(...)")
+        if not element._distinct_on:
+            return None
+        return "ON (" + ", ".join(self.process(c, **kw) for c in element._distinct_on) + ")"
+
+    # regular expressions as in PostgreSQL: ~ and ~* (flags "i"), other flags inline as (?flags)
+    def _regexp_match(self, operator: str, binary: Any, **kw: Any) -> str:
+        flags = binary.modifiers["flags"]
+        if flags is None or flags == "i":
+            return self._generate_generic_binary(binary, f" {operator}{'*' if flags else ''} ", **kw)
+        flags_sql = self.render_literal_value(flags, sqltypes.STRINGTYPE)
+        return (f"{self.process(binary.left, **kw)} {operator} "
+                f"CONCAT('(?', {flags_sql}, ')', {self.process(binary.right, **kw)})")
+
+    def visit_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return self._regexp_match("~", binary, **kw)
+
+    def visit_not_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return self._regexp_match("!~", binary, **kw)
+
+    def visit_regexp_replace_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        arguments = [self.process(binary.left, **kw), self.process(binary.right, **kw)]
+        if binary.modifiers["flags"] is not None:
+            arguments.append(self.render_literal_value(binary.modifiers["flags"], sqltypes.STRINGTYPE))
+        return f"REGEXP_REPLACE({', '.join(arguments)})"

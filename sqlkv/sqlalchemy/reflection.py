@@ -7,6 +7,7 @@ never walks the others. sqlkv has one unnamed schema: a ``schema=`` argument is 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -14,11 +15,13 @@ from sqlalchemy import exc, text, util
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import reflection
 
-from sqlkv.sqlalchemy.compiler import BYTES
+from sqlkv.sqlalchemy.compiler import BYTES, INTERVAL
 
 # information_schema.columns.data_type -> SQLAlchemy type (INT is sqlkv's 64-bit integer)
 _TYPES: dict[str, Any] = {
     "INT": sqltypes.INTEGER,
+    "INT2": sqltypes.SMALLINT,
+    "INT4": sqltypes.INTEGER,
     "FLOAT": sqltypes.FLOAT,
     "DECIMAL": sqltypes.NUMERIC,
     "TEXT": sqltypes.TEXT,
@@ -28,6 +31,9 @@ _TYPES: dict[str, Any] = {
     "BYTES": BYTES,
     "DATE": sqltypes.DATE,
     "TIMESTAMP": sqltypes.TIMESTAMP,
+    "TIME": sqltypes.TIME,
+    "UUID": sqltypes.UUID,
+    "INTERVAL": INTERVAL,
 }
 _TYPE_SQL = re.compile(r"^(\w+)(?:\((\d+)(?:,\s*(\d+))?\))?$")
 
@@ -70,6 +76,18 @@ class ReflectionMixin:
         return self._names_of_type(connection, "BASE TABLE", schema)
 
     @reflection.cache
+    def get_sequence_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        """Every sequence, the ones identity columns own included (as PostgreSQL lists them)."""
+        return self._names_of_type(connection, "SEQUENCE", schema)
+
+    @reflection.cache
+    def has_sequence(self, connection: Any, sequence_name: str, schema: str | None = None, **kw: Any) -> bool:
+        if schema is not None:
+            return False
+        return bool(self._rows(connection, "SELECT 1 FROM information_schema.tables WHERE table_name = :s AND "
+                                           "table_type = 'SEQUENCE'", s=sequence_name))
+
+    @reflection.cache
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return self._names_of_type(connection, "VIEW", schema)
 
@@ -84,22 +102,44 @@ class ReflectionMixin:
         _refuse_schema(schema)
         rows = self._rows(
             connection,
-            "SELECT column_name, data_type, is_nullable, column_default, is_identity FROM information_schema.columns "
-            "WHERE table_name = :t AND NOT is_hidden ORDER BY ordinal_position", t=table_name)
+            "SELECT column_name, data_type, is_nullable, column_default, is_identity, generation_expression, "
+            "identity_generation FROM information_schema.columns WHERE table_name = :t AND NOT is_hidden "
+            "ORDER BY ordinal_position", t=table_name)
         if not rows:
             if table_name in self.get_view_names(connection, schema, **kw):
                 return self._view_columns(connection, table_name)
             self._require_table(connection, table_name, schema)
-        return [
-            {
-                "name": name,
-                "type": reflected_type(data_type),
-                "nullable": nullable == "YES",
-                "default": default,
-                "autoincrement": identity == "YES",
-            }
-            for name, data_type, nullable, default, identity in rows
-        ]
+        extras = self._generated_and_identity(connection, table_name) if any(r[5] or r[6] for r in rows) else {}
+        columns = []
+        for name, data_type, nullable, default, identity, _expression, _generation in rows:
+            column = {"name": name, "type": reflected_type(data_type), "nullable": nullable == "YES",
+                      "default": default, "autoincrement": identity == "YES"}
+            columns.append({**column, **extras.get(name, {})})
+        return columns
+
+    def _generated_and_identity(self, connection: Any, table_name: str) -> dict[str, dict]:
+        """``computed`` and ``identity`` entries of get_columns, from the table's descriptor (and
+        its identity sequences' descriptors: their start, increment, bounds and cycle)."""
+        descriptors = {
+            name: json.loads(text_)
+            for name, text_ in self._rows(connection, "SELECT name, descriptor FROM sqlkv_internal.descriptors "
+                                                      "WHERE name = :t OR kind = 'sequence'", t=table_name)
+        }
+        table = descriptors[table_name]
+        sequences = {tuple(d["owner"]): d for d in descriptors.values()
+                     if d.get("kind") == "sequence" and d.get("owner")}
+        extras: dict[str, dict] = {}
+        for column in table["columns"]:
+            if column.get("computed") is not None:
+                extras[column["name"]] = {"computed": {"sqltext": column["computed"],
+                                                       "persisted": not column.get("virtual", False)}}
+            elif column.get("identity"):
+                sequence = sequences.get((table["id"], column["id"]), {})
+                extras[column["name"]] = {"identity": {
+                    "always": column["identity"] == "ALWAYS", "start": sequence.get("start"),
+                    "increment": sequence.get("increment"), "minvalue": sequence.get("min"),
+                    "maxvalue": sequence.get("max"), "cycle": sequence.get("cycle"), "cache": 1}}
+        return extras
 
     def _view_columns(self, connection: Any, view_name: str) -> list[dict]:
         """A view's columns are known once its query is planned: ask for its (empty) result."""
@@ -152,26 +192,36 @@ class ReflectionMixin:
     @reflection.cache
     def get_indexes(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list[dict]:
         columns = self._index_columns(connection, table_name)
+        rows = self._index_rows(connection, table_name, schema)
+        # the index a FOREIGN KEY creates when none leads with its columns comes back with the
+        # constraint: reflecting it too would make create_all() build it twice
+        fk_indexes = {f"{table_name}_auto_index_{fk['name']}"
+                      for fk in self.get_foreign_keys(connection, table_name, schema, **kw)}
+        # an expression's key column is hidden, generated from the expression (constraints.md)
+        expressions = dict(self._rows(connection, "SELECT column_name, generation_expression FROM "
+                                                  "information_schema.columns WHERE table_name = :t AND is_hidden "
+                                                  "AND generation_expression IS NOT NULL", t=table_name))
         out = []
-        for name, unique, primary, predicate in self._index_rows(connection, table_name, schema):
-            if primary:
+        for name, unique, primary, predicate in rows:
+            if primary or name in fk_indexes:
                 continue
-            keys = [(c, d) for c, d, storing in columns[name] if not storing]
+            keys = [(expressions.get(c, c), c in expressions, d) for c, d, storing in columns[name] if not storing]
             index: dict[str, Any] = {
                 "name": name,
-                "column_names": [c for c, _d in keys],
+                "column_names": [None if is_expression else c for c, is_expression, _d in keys],
                 "unique": bool(unique),
                 "dialect_options": {},
             }
-            sorting = {c: ("desc",) for c, d in keys if d}
+            if any(is_expression for _c, is_expression, _d in keys):
+                index["expressions"] = [c for c, _e, _d in keys]
+            sorting = {c: ("desc",) for c, _e, d in keys if d}
             if sorting:
                 index["column_sorting"] = sorting
-            storing = [c for c, _d, storing in columns[name] if storing]
-            if storing:  # STORING columns: PostgreSQL's INCLUDE, under the same option name
-                index["dialect_options"]["sqlkv_include"] = storing
+            # STORING columns: PostgreSQL's INCLUDE, under the same option name (a list, maybe empty)
+            index["dialect_options"]["sqlkv_include"] = [c for c, _d, storing in columns[name] if storing]
             if predicate is not None:
                 index["dialect_options"]["sqlkv_where"] = predicate
-            elif unique:
+            elif unique and "expressions" not in index:
                 # sqlkv keeps UNIQUE constraints as unique indexes: reflect them once, as constraints
                 index["duplicates_constraint"] = name
             out.append(index)
@@ -197,7 +247,39 @@ class ReflectionMixin:
         return [{"name": name, "sqltext": clause} for name, clause in rows]
 
     @reflection.cache
+    def get_table_comment(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        self._require_table(connection, table_name, schema)
+        # sqlkv stores no comments: COMMENT ON / SetTableComment are refused; a model's comment=
+        # is left out of CREATE TABLE, as dialects without comments do (SQLAlchemy's own suite
+        # declares commented tables whatever the dialect supports)
+        return {"text": None}
+
+    @reflection.cache
     def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None,
                          **kw: Any) -> list[dict]:
-        self._require_table(connection, table_name, schema)
-        return []  # sqlkv has no foreign keys yet
+        _refuse_schema(schema)
+        rules = self._rows(connection, "SELECT constraint_name, referenced_table_name, update_rule, delete_rule "
+                                       "FROM information_schema.referential_constraints WHERE table_name = :t "
+                                       "ORDER BY constraint_name", t=table_name)
+        if not rules:
+            self._require_table(connection, table_name, schema)
+            return []
+        pairs: dict[str, list[tuple[str, str]]] = {}
+        for name, column, referenced in self._rows(
+                connection, "SELECT constraint_name, column_name, referenced_column_name FROM "
+                            "information_schema.key_column_usage WHERE table_name = :t AND referenced_table_name "
+                            "IS NOT NULL ORDER BY constraint_name, ordinal_position", t=table_name):
+            pairs.setdefault(name, []).append((column, referenced))
+        return [
+            {
+                "name": name,
+                "constrained_columns": [c for c, _r in pairs[name]],
+                "referred_schema": None,
+                "referred_table": referred_table,
+                "referred_columns": [r for _c, r in pairs[name]],
+                # NO ACTION is the default: left out, as PostgreSQL's dialect does
+                "options": {option: rule for option, rule in (("onupdate", on_update), ("ondelete", on_delete))
+                            if rule and rule != "NO ACTION"},
+            }
+            for name, referred_table, on_update, on_delete in rules
+        ]

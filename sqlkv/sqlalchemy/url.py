@@ -7,8 +7,9 @@
     sqlkv+etcd://h1:2379/db?host=h2:2379&max_txn_ops=512
                                     etcd://h1:2379,h2:2379/db?max_txn_ops=512 (sqlkv.storage.etcd)
 
-SQLAlchemy's URL parser takes one host; more hosts come as repeated ``host=`` query parameters,
-as SQLAlchemy's PostgreSQL dialects accept them. For etcd, the options of ``connect()`` itself
+SQLAlchemy's URL parser takes one port (``sqlkv+etcd://h1:2379,h2:2379/db`` fails in it); more
+hosts come as repeated ``host=`` query parameters, as SQLAlchemy's PostgreSQL dialects accept
+them, or without ports (``sqlkv+etcd://h1,h2/db``: etcd's 2379). For etcd, the options of ``connect()`` itself
 stay keywords and the others (the etcd engine's: timeouts, transaction limits) stay in its URL.
 """
 
@@ -19,8 +20,10 @@ from typing import Any
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 
-_BOOL_OPTIONS = {"autocommit", "read_only", "create", "check_same_thread"}
+_BOOL_OPTIONS = {"autocommit", "read_only", "create", "check_same_thread", "background_threads",
+                 "background_processes"}
 _CONNECT_OPTIONS = _BOOL_OPTIONS | {"durability", "cache_size"}  # sqlkv.connect()'s own keywords
+ETCD_PORT = 2379  # etcd's client port, for a host written without one
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -36,7 +39,7 @@ def connect_arguments(url: URL) -> tuple[str, dict[str, Any]]:
     if url.host or url.port or url.username or url.password:
         raise ArgumentError(
             f"sqlkv URLs name a directory, not a server: sqlkv:///relative/path or sqlkv:////absolute/path "
-            f"(got host {url.host!r})"
+            f"(got {url.render_as_string(hide_password=True)!r})"
         )
     if "host" in url.query:
         raise ArgumentError("the host= parameter is for sqlkv+etcd:// URLs only")
@@ -44,12 +47,21 @@ def connect_arguments(url: URL) -> tuple[str, dict[str, Any]]:
 
 
 def _etcd_address(url: URL) -> str:
-    hosts = [f"{url.host}:{url.port}" if url.port else url.host] if url.host else []
+    """``etcd://h1:p1,h2:p2/db``. SQLAlchemy's parser gives ``sqlkv+etcd://h1,h2:2380/db`` as host
+    ``h1,h2`` and port 2380 (the last host's); a host written without a port is on 2379."""
+    hosts = url.host.split(",") if url.host else []
+    if hosts and url.port:
+        hosts[-1] += f":{url.port}"
     extra = url.query.get("host", ())
     hosts += [extra] if isinstance(extra, str) else list(extra)
     if not hosts:
         raise ArgumentError("sqlkv+etcd:// needs a host: sqlkv+etcd://host:port/db")
-    return f"etcd://{','.join(hosts)}/{url.database or ''}"
+    return f"etcd://{','.join(_with_port(h.strip()) for h in hosts)}/{url.database or ''}"
+
+
+def _with_port(host: str) -> str:
+    _name, colon, port = host.rpartition(":")  # "[::1]" ends in "1]": no port
+    return host if colon and port.isdigit() else f"{host}:{ETCD_PORT}"
 
 
 def _option_value(name: str, value: str | tuple[str, ...]) -> Any:

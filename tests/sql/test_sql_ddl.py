@@ -118,6 +118,18 @@ def test_alter_table(s):
     assert rows(s, "CHECK DATABASE") == []
 
 
+def test_rename_without_the_word_column_renames_the_column(s):
+    """PostgreSQL's ALTER TABLE t RENAME [COLUMN] a TO b (Alembic leaves COLUMN out): it renamed
+    the table to "a" before, and dropped "TO b"."""
+    s.execute("CREATE TABLE t (a INT PRIMARY KEY, note TEXT)")
+    s.execute("INSERT INTO t VALUES (1, 'x')")
+    s.execute("ALTER TABLE t RENAME note TO remark")
+    assert rows(s, "SELECT a, remark FROM t") == [(1, "x")]
+    assert rows(s, "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'") == [("t",)]
+    with pytest.raises(ProgrammingError, match="note"):
+        s.execute("ALTER TABLE t RENAME note TO other")
+
+
 def test_check_constraint_survives_column_rename(s):
     s.execute("CREATE TABLE t (a INT PRIMARY KEY, b INT CHECK (b > 0))")
     s.execute("ALTER TABLE t RENAME COLUMN b TO c")

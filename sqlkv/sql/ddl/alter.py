@@ -78,6 +78,10 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
             _drop_column(table, words[0].lower(), False, catalog)
         elif isinstance(action, exp.RenameColumn):
             _rename_column(table, ident(action.this), ident(action.args["to"]), catalog)
+        elif isinstance(action, exp.AlterRename) and _rename_target(ast) is not None:
+            # ALTER TABLE t RENAME a TO b (PostgreSQL's RENAME [COLUMN], as Alembic writes it):
+            # sqlglot reads "RENAME a" as a table rename and leaves "TO b" aside
+            _rename_column(table, ident(action.this), ident(_rename_target(ast)), catalog)
         elif isinstance(action, exp.AlterRename):
             new = new_name(action.this, "table")
             if catalog.name_taken(new):
@@ -87,6 +91,12 @@ def alter_table(ast: exp.Alter, catalog, env) -> None:
             catalog.update(table, old_name=old)
         else:
             raise NotSupportedError(f"unsupported ALTER TABLE action: {action.sql()}")
+
+
+def _rename_target(ast: exp.Alter) -> exp.Expression | None:
+    """``b`` of ``ALTER TABLE t RENAME a TO b``, where sqlglot keeps it as an option."""
+    targets = [o.this for o in ast.args.get("options") or [] if isinstance(o, exp.ToTableProperty)]
+    return targets[0] if targets else None
 
 
 def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list:

@@ -25,6 +25,7 @@ from sqlkv.storage.lsm.verify import verify_files
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads",
             "background_processes"}
+_NOT_SIZES = {"durability", "read_only", "background_threads", "background_processes"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
 _SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
@@ -82,6 +83,16 @@ def _check_sizes(options: dict[str, Any]) -> None:
         value = options[name]
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise ProgrammingError(f"LSM option {name} must be a whole number >= {minimum}, not {value!r}")
+
+
+def _check_sizes(options: dict[str, Any]) -> None:
+    """Sizes and counts are non-negative integers: a URL's ``cache_size=abc`` failed deep in
+    the block cache with a TypeError."""
+    for name, value in options.items():
+        if name in _NOT_SIZES or value is None:
+            continue
+        if type(value) is not int or value < 0:
+            raise ProgrammingError(f"LSM option {name} must be a non-negative integer, not {value!r}")
 
 
 def _release(core: LSMCore) -> None:
