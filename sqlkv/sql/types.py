@@ -212,6 +212,16 @@ def fit_decimal(d: Decimal, typ: SqlType, what: str) -> Decimal:
     return d
 
 
+def float_as_decimal(v: float) -> Decimal | float:
+    """A FLOAT compared with a DECIMAL, as the decimal of its shortest text (NaN stays FLOAT).
+
+    ``d = 2.3`` on a DECIMAL column must find the stored ``2.3`` (PostgreSQL's literal is
+    numeric; SQLite compares both as REAL); the binary float 2.3 is 2.29999..., which no
+    stored decimal equals. INSERT converts a FLOAT for a DECIMAL column the same way.
+    """
+    return Decimal(repr(v)) if v == v else v
+
+
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:
     """The type both operands convert to for comparison/CASE/COALESCE, None if incompatible."""
     if a.kind == "NULL":

@@ -94,6 +94,37 @@ def test_alter_type_rewrites_rows_and_index_entries(s):
         s.execute("ALTER TABLE big ALTER COLUMN v TYPE FLOAT")
 
 
+def test_alter_type_to_text_needs_no_using_other_conversions_hint_it(s):
+    # PostgreSQL: int -> text is an assignment cast (no USING); text -> int needs USING
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, n INT, s TEXT, d DATE)")
+    s.execute("CREATE INDEX t_n ON t (n)")
+    s.execute("INSERT INTO t VALUES (1, 10, '5', '2024-01-31'), (2, NULL, 'x', NULL)")
+    s.execute("ALTER TABLE t ALTER COLUMN n TYPE TEXT")
+    s.execute("ALTER TABLE t ALTER COLUMN d TYPE VARCHAR(10)")
+    assert rows(s, "SELECT id, n, d FROM t WHERE n = '10'") == [(1, "10", "2024-01-31")]
+    assert plan(s, "SELECT id FROM t WHERE n = '10'").endswith('/Table/100/2/"10"')
+    consistent(s)
+    with pytest.raises(DataError, match='cannot be cast automatically.*USING'):
+        s.execute("ALTER TABLE t ALTER COLUMN s TYPE INT")
+    with pytest.raises(DataError, match="too long"):
+        s.execute("ALTER TABLE t ALTER COLUMN n TYPE VARCHAR(1)")
+
+
+def test_alter_decimal_scale_rewrites_the_values(s):
+    # same kind, new scale: the stored values are rounded (PostgreSQL: 2.25 -> numeric(10,1) is 2.3)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, d DECIMAL(10,2))")
+    s.execute("CREATE INDEX t_d ON t (d) ")
+    s.execute("INSERT INTO t VALUES (1, 2.25), (2, -1.05)")
+    s.execute("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(10,1)")
+    assert [str(r[0]) for r in rows(s, "SELECT d FROM t ORDER BY id")] == ["2.3", "-1.1"]
+    assert rows(s, "SELECT id FROM t WHERE d = 2.3") == [(1,)]
+    s.execute("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(10,3)")
+    assert [str(r[0]) for r in rows(s, "SELECT d FROM t ORDER BY id")] == ["2.300", "-1.100"]
+    consistent(s)
+    with pytest.raises(DataError):
+        s.execute("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(3,3)")
+
+
 def test_add_drop_rename_constraints(s):
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
     s.execute("INSERT INTO t VALUES (1, 1, 5), (2, 1, -5)")
