@@ -38,6 +38,7 @@ from sqlkv.sql.parse_edits import (
     Edit,
     apply_edits,
     cut_generated_always,
+    cut_immediate_timing,
     cut_overriding,
     cut_sequence_defaults,
     cut_storing,
@@ -273,6 +274,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(cut_sequence_defaults(toks))
     if w0 in ("CREATE", "ALTER"):
         edits.extend(cut_generated_always(toks))
+        edits.extend(cut_immediate_timing(toks))
     if w0 == "INSERT":
         overriding = cut_overriding(toks)
         if overriding is not None:

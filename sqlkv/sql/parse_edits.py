@@ -189,3 +189,17 @@ def cut_generated_always(toks: list[Token]) -> list[Edit]:
         if close + 1 < len(toks) and token_word(toks[close + 1]) in ("STORED", "VIRTUAL"):
             edits.append(Edit(toks[i].start, toks[i + 2].start, ""))
     return edits
+
+
+def cut_immediate_timing(toks: list[Token]) -> list[Edit]:
+    """``NOT DEFERRABLE`` and ``INITIALLY IMMEDIATE`` (without DEFERRABLE) name what sqlkv's
+    constraints are -- checked at the end of each statement -- so they are cut (sqlglot cannot
+    parse NOT DEFERRABLE). ``DEFERRABLE`` itself is left for the constraint code to refuse."""
+    edits: list[Edit] = []
+    words = [token_word(t) for t in toks]
+    for i in range(len(toks) - 1):
+        pair = words[i:i + 2]
+        deferrable_before = i >= 1 and words[i - 1] == "DEFERRABLE" and not (i >= 2 and words[i - 2] == "NOT")
+        if pair == ["NOT", "DEFERRABLE"] or pair == ["INITIALLY", "IMMEDIATE"] and not deferrable_before:
+            edits.append(Edit(toks[i].start, toks[i + 1].end + 1, ""))
+    return edits

@@ -172,6 +172,30 @@ def test_declaration_errors(s):
     assert rows(s, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'c'") == [(0,)]
 
 
+def test_deferrable_refused_immediate_timing_accepted(s):
+    # sqlkv checks at the end of each statement: what NOT DEFERRABLE / INITIALLY IMMEDIATE name
+    run(s, "CREATE TABLE p (id INT PRIMARY KEY)")
+    for clause in ("DEFERRABLE", "DEFERRABLE INITIALLY DEFERRED", "DEFERRABLE INITIALLY IMMEDIATE",
+                   "INITIALLY DEFERRED", "NOT DEFERRABLE INITIALLY DEFERRED"):
+        with pytest.raises(NotSupportedError, match="DEFERR"):
+            s.execute(f"CREATE TABLE c (x INT REFERENCES p {clause})")
+        with pytest.raises(NotSupportedError, match="DEFERR"):
+            s.execute(f"CREATE TABLE c (x INT, FOREIGN KEY (x) REFERENCES p {clause})")
+    with pytest.raises(NotSupportedError):
+        s.execute("SET CONSTRAINTS ALL DEFERRED")
+    run(s, "CREATE TABLE c1 (x INT REFERENCES p NOT DEFERRABLE)",
+        "CREATE TABLE c2 (x INT, FOREIGN KEY (x) REFERENCES p NOT DEFERRABLE INITIALLY IMMEDIATE ON DELETE CASCADE)",
+        "CREATE TABLE c3 (x INT REFERENCES p INITIALLY IMMEDIATE)",
+        "CREATE TABLE c4 (x INT)",
+        "ALTER TABLE c4 ADD CONSTRAINT c4_fk FOREIGN KEY (x) REFERENCES p NOT DEFERRABLE")
+    for child in ("c1", "c2", "c3", "c4"):
+        with pytest.raises(ForeignKeyViolation):
+            s.execute(f"INSERT INTO {child} VALUES (7)")
+    assert rows(s, "SELECT table_name, delete_rule FROM information_schema.referential_constraints "
+                   "ORDER BY table_name") == [("c1", "NO ACTION"), ("c2", "CASCADE"), ("c3", "NO ACTION"),
+                                              ("c4", "NO ACTION")]
+
+
 def test_referencing_columns_get_an_index(s):
     run(s, "CREATE TABLE p (id INT PRIMARY KEY)", "CREATE TABLE c (id INT PRIMARY KEY, pid INT REFERENCES p)",
         "CREATE TABLE d (pid INT, k INT, PRIMARY KEY (pid, k), FOREIGN KEY (pid) REFERENCES p)")
