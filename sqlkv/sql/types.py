@@ -169,7 +169,7 @@ def check_int_width(v: int, typ: SqlType, column: str | None = None) -> int:
     if -limit - 1 <= v <= limit:
         return v
     where = f' (column "{column}")' if column else ""
-    raise DataError(f"integer out of range for type {typ.sql()}{where}")
+    raise NumericValueOutOfRange(f"integer out of range for type {typ.sql()}{where}")
 
 
 # ---------------------------------------------------------------- DECIMAL arithmetic

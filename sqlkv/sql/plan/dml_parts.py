@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import GeneratedAlways, ProgrammingError, UndefinedTable
+from sqlkv.errors import GeneratedAlways, ProgrammingError, UndefinedColumn, UndefinedTable
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
@@ -171,7 +171,7 @@ def _set_targets(node: exp.Expression) -> list[exp.Column]:
 def _set_column(target: exp.Column, table: TableDescriptor, alias: str | None, seen: set[int]):
     qualifier = target.table
     if qualifier and qualifier.lower() not in {table.name.lower(), (alias or table.name).lower()}:
-        raise ProgrammingError(f'column "{qualifier}.{target.name}" of relation "{table.name}" does not exist '
+        raise UndefinedColumn(f'column "{qualifier}.{target.name}" of relation "{table.name}" does not exist '
                                f'(a SET target is qualified only by the table being updated)')
     col = table.column(target.name)
     pos = table.columns.index(col)
