@@ -153,6 +153,23 @@ def test_composite_key_and_unique_target(s):
     assert rows(s, "SELECT id FROM c") == [(3,)]
 
 
+def test_composite_on_update_cascade_of_the_primary_key_and_set_default_without_parent(s):
+    run(s, "CREATE TABLE p (a INT, b INT, PRIMARY KEY (a, b))",
+        "CREATE TABLE c (id INT PRIMARY KEY, x INT DEFAULT 0, y INT DEFAULT 0,"
+        " FOREIGN KEY (x, y) REFERENCES p ON UPDATE CASCADE ON DELETE SET DEFAULT)",
+        "CREATE TABLE g (id INT PRIMARY KEY, cx INT, cy INT REFERENCES c ON UPDATE CASCADE)",
+        "INSERT INTO p VALUES (1, 1), (2, 2)", "INSERT INTO c VALUES (1, 1, 1), (2, 2, 2), (3, 2, NULL)",
+        "INSERT INTO g VALUES (10, NULL, 1)")
+    s.execute("UPDATE p SET b = b + 10")  # every referencing (x, y) follows; (2, NULL) references nothing
+    assert rows(s, "SELECT * FROM c ORDER BY id") == [(1, 1, 11), (2, 2, 12), (3, 2, None)]
+    with pytest.raises(ForeignKeyViolation, match=r'"c_x_y_fkey" \(Key \(x, y\)=\(0, 0\) is not present in table "p"'):
+        s.execute("DELETE FROM p WHERE a = 1")  # SET DEFAULT gives (0, 0), which has no parent
+    assert rows(s, "SELECT count(*) FROM p") == [(2,)]
+    s.execute("INSERT INTO p VALUES (0, 0)")
+    s.execute("DELETE FROM p WHERE a = 1")
+    assert rows(s, "SELECT * FROM c ORDER BY id") == [(1, 0, 0), (2, 2, 12), (3, 2, None)]
+
+
 def test_declaration_errors(s):
     run(s, "CREATE TABLE p (id INT PRIMARY KEY, t TEXT, n INT)", "CREATE TABLE nopk (a INT)")
     with pytest.raises(UndefinedTable, match='"missing"'):
