@@ -48,7 +48,9 @@ from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
 from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
 from sqlkv.sql.stmtstats import track_statement
+from sqlkv.sql.timezone import UTC, naive_params, reset_zone, set_zone, utc_to_session, zone_name, zone_named
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
+from sqlkv.sql.types import TEXT
 
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
 _READ_KINDS = {"SELECT", "CHECK DATABASE"}
@@ -65,6 +67,7 @@ class Session:
         self.plans = PlanCache()
         self.sequence_values: dict = {}  # what nextval returned in this session (currval/lastval)
         self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
+        self.time_zone: _dt.tzinfo = UTC  # SET TIME ZONE (sqlkv/sql/timezone.py)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
         self.closed = False
@@ -100,7 +103,11 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return track_statement(self, stmt, lambda: self._execute(stmt, params))
+            token = set_zone(self.time_zone)
+            try:
+                return track_statement(self, stmt, lambda: self._execute(stmt, params))
+            finally:
+                reset_zone(token)
 
     def executemany(self, sql: str, seq_of_params: Iterable[Any]) -> Result:
         """One parse, one plan, one transaction; rowcount summed."""
@@ -108,7 +115,11 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return track_statement(self, stmt, lambda: self._executemany(stmt, seq_of_params))
+            token = set_zone(self.time_zone)
+            try:
+                return track_statement(self, stmt, lambda: self._executemany(stmt, seq_of_params))
+            finally:
+                reset_zone(token)
 
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
@@ -167,6 +178,12 @@ class Session:
         if kind in TXN_CONTROL:
             state.control(stmt, self.commit, self.rollback)
             return Result(kind, None, None, -1)
+        if kind == "SET TIME ZONE":
+            self.time_zone = UTC if stmt.zone is None else zone_named(stmt.zone)
+            self.plans.clear()  # plans fold zone-dependent constants ('2024-01-01' for a TIMESTAMPTZ)
+            return Result(kind, None, None, -1)
+        if kind == "SHOW TIME ZONE":
+            return Result("SELECT", [Column("timezone", None, TEXT)], [(zone_name(self.time_zone),)], -1)
         self._refuse_write(stmt)
         if not state.owns_statement:
             txn = state.ensure(read_only=False)
@@ -239,7 +256,7 @@ class Session:
                 else:
                     if type(params) is not tuple or len(params) != prepared.stmt.param_count:
                         check_params(prepared.stmt, params)
-                    ctx.params = () if params is None else params
+                    ctx.params = () if params is None else naive_params(params)
                     ctx.check_cancelled()
                 res = execute(ctx)
             else:
@@ -308,7 +325,7 @@ class Session:
         check_params(prepared.stmt, params)
         ctx = prepared.ctx
         ctx.txn = self.state.txn
-        ctx.params = () if params is None else params
+        ctx.params = () if params is None else naive_params(params)
         ctx.now = _dt.datetime.now()
         ctx.catalog = self.state.current_catalog
         ctx.stats = None
@@ -322,6 +339,7 @@ class Session:
         if not isinstance(plan, WriteOperator):
             prepared.busy = True
             rows = self._guarded(plan.rows(ctx), ctx, prepared)
+            rows = self._in_zone(rows, plan.columns)
             if prepared.eager:
                 rows = list(rows)  # nextval/setval act when the statement runs, fetched or not
             return Result(
@@ -336,7 +354,15 @@ class Session:
         finally:
             self._current_ctx = None
         kind_name = "UPSERT" if prepared.stmt.upsert else prepared.stmt.kind
-        return Result(kind_name, plan.columns, res.rows, res.rowcount, res.lastrowid)
+        rows = self._in_zone(res.rows, plan.columns) if res.rows is not None else None
+        return Result(kind_name, plan.columns, rows, res.rowcount, res.lastrowid)
+
+    def _in_zone(self, rows: Iterable[tuple], columns: list[Column] | None) -> Iterable[tuple]:
+        """Rows pulled in the session's time zone, TIMESTAMPTZ columns as aware datetimes in it."""
+        tz_cols = [i for i, c in enumerate(columns or []) if c.type is not None and c.type.tz]
+        if not tz_cols and self.time_zone is UTC:
+            return rows  # nothing to convert, and UTC is the zone when none is set
+        return _zoned_rows(rows, self.time_zone, tz_cols)
 
     def _guarded(self, rows: Iterator[tuple], ctx: ExecContext, prepared: Prepared) -> Iterator[tuple]:
         """Rows of a SELECT with unexpected exceptions turned into PEP 249 errors."""
@@ -353,3 +379,24 @@ class Session:
             if self._current_ctx is ctx:
                 self._current_ctx = None
 
+
+_END = object()
+
+
+def _zoned_rows(rows: Iterable[tuple], zone: _dt.tzinfo, tz_cols: list[int]) -> Iterator[tuple]:
+    """Each row computed with ``zone`` as the session zone (rows stream after execute returns)."""
+    it = iter(rows)
+    while True:
+        token = set_zone(zone)
+        try:
+            row = next(it, _END)
+            if row is _END:
+                return
+            if tz_cols:
+                row = list(row)
+                for i in tz_cols:
+                    row[i] = utc_to_session(row[i])
+                row = tuple(row)
+        finally:
+            reset_zone(token)
+        yield row

@@ -53,7 +53,8 @@ _KIND_BY_AST: dict = {
     _T.LONGBLOB: "BYTES", _T.TINYBLOB: "BYTES",
     _T.DATE: "DATE",
     _T.TIMESTAMP: "TIMESTAMP", _T.DATETIME: "TIMESTAMP", _T.TIMESTAMPNTZ: "TIMESTAMP",
-    # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC (aware inputs are converted)
+    # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC, read and written in the
+    # session time zone (SqlType.tz; sqlkv/sql/timezone.py)
     _T.TIMESTAMPTZ: "TIMESTAMP",
     _T.TIME: "TIME",  # without time zone
     _T.UUID: "UUID",
@@ -113,6 +114,8 @@ def type_from_ast(dt_node: exp.DataType) -> SqlType:
         return SqlType("DECIMAL", precision=precision, scale=scale)
     if dt_node.this in (_T.CHAR, _T.NCHAR, _T.BPCHAR):
         return SqlType("TEXT", width=1, fixed=True)  # CHAR without a length is CHAR(1), as in SQL
+    if dt_node.this == _T.TIMESTAMPTZ:
+        return TIMESTAMPTZ
     return SqlType(kind)
 
 
@@ -220,6 +223,9 @@ def float_as_decimal(v: float) -> Decimal | float:
     stored decimal equals. INSERT converts a FLOAT for a DECIMAL column the same way.
     """
     return Decimal(repr(v)) if v == v else v
+
+
+TIMESTAMPTZ = SqlType("TIMESTAMP", tz=True)
 
 
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:

@@ -20,7 +20,7 @@ from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
-from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquery
+from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquery, compile_typed
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -113,8 +113,9 @@ def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, en
             continue
         inner = e.this if isinstance(e, exp.Alias) else e
         name = e.alias if isinstance(e, exp.Alias) else (e.name if isinstance(e, exp.Column) else e.sql())
-        cols.append(Column(name, None, None))
-        fns.append(compile_expr(inner, scope, env))
+        compiled = compile_typed(inner, scope, env)
+        cols.append(Column(name, None, compiled.type if compiled.type.tz else None))  # TIMESTAMPTZ: zoned
+        fns.append(compiled.fn)
     return Returning(cols, fns)
 
 
