@@ -227,6 +227,16 @@ def test_referencing_columns_get_an_index(s):
     assert plan[1].strip().startswith("fk c_pid_fkey: scan /Table/") and "in c (on delete no action" in plan[1]
     plan = [r[0] for r in rows(s, "EXPLAIN INSERT INTO c VALUES (1, 1)")]
     assert plan[1].strip().startswith("fk check c_pid_fkey: get /Table/") and plan[1].endswith("/(pid) in p")
+    # only the reads a statement can make: a DELETE of a child checks no parent, an UPDATE only
+    # the constraints over the columns it sets
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN DELETE FROM c WHERE id = 1"))
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN UPDATE c SET id = 2 WHERE id = 1"))
+    assert any("fk check c_pid_fkey" in r[0] for r in rows(s, "EXPLAIN UPDATE c SET pid = 2"))
+    run(s, "CREATE TABLE q (id INT PRIMARY KEY, u INT UNIQUE, n INT)", "CREATE TABLE r (qu INT REFERENCES q (u))")
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN UPDATE q SET n = 1"))
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN INSERT INTO q VALUES (1, 1, 1)"))
+    assert any("fk r_qu_fkey: scan" in r[0] for r in rows(s, "EXPLAIN UPDATE q SET u = 2"))
+    assert any("fk r_qu_fkey: scan" in r[0] for r in rows(s, "EXPLAIN INSERT OR REPLACE INTO q VALUES (1, 1, 1)"))
 
 
 def test_cascades_through_levels_and_self_reference(s):
