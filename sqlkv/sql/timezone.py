@@ -99,3 +99,17 @@ def _naive_utc(v: object) -> object:
     if type(v) is dt.datetime and v.tzinfo is not None:
         return v.astimezone(UTC).replace(tzinfo=None)
     return v
+
+
+def session_wall_time(value: object) -> object:
+    """A stored TIMESTAMPTZ (naive UTC) as the naive wall time of the session zone: what
+    extract, date_trunc, to_char and casts to DATE/TIME/TIMESTAMP see (PostgreSQL's rule)."""
+    if type(value) is not dt.datetime or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC).astimezone(current_zone()).replace(tzinfo=None)
+
+
+# functions that read a timestamp's calendar fields: a TIMESTAMPTZ argument is read as the
+# session's wall time (date_trunc's result goes back to an instant: a TIMESTAMPTZ)
+WALL_TIME_FUNCTIONS = frozenset({"date", "datetime", "strftime", "date_part", "datepart", "date_trunc",
+                                 "to_char", "age", "time", "julianday"})

@@ -71,6 +71,27 @@ def test_session_time_zone_reads_and_writes_timestamptz(session):
     assert session.execute("SELECT at FROM ev WHERE id = 1").fetchall()[0][0].tzinfo is UTC
 
 
+def test_calendar_functions_and_casts_read_the_session_wall_time(session):
+    session.execute("CREATE TABLE ev (at TIMESTAMPTZ, naive TIMESTAMP)")
+    session.execute("SET TIME ZONE 'America/New_York'")
+    session.execute("INSERT INTO ev VALUES ('2024-01-01 23:30', '2024-01-01 23:30')")  # 04:30 UTC on the 2nd
+    sql = ("SELECT extract(hour FROM at), extract(day FROM at), date_part('hour', at), date_trunc('day', at), "
+           "to_char(at, 'YYYY-MM-DD HH24:MI'), CAST(at AS DATE), CAST(at AS TEXT), CAST(at AS TIMESTAMP), "
+           "extract(epoch FROM at), CAST(naive AS TIMESTAMPTZ) = at FROM ev")
+    ny = zoneinfo.ZoneInfo("America/New_York")
+    assert session.execute(sql).fetchall() == [(
+        23, 1, 23.0, dt.datetime(2024, 1, 1, tzinfo=ny), "2024-01-01 23:30", dt.date(2024, 1, 1),
+        "2024-01-01 23:30:00-05:00", dt.datetime(2024, 1, 1, 23, 30),
+        dt.datetime(2024, 1, 2, 4, 30, tzinfo=UTC).timestamp(), True)]
+    session.execute("SET TIME ZONE 'UTC'")
+    assert session.execute(sql).fetchall() == [(
+        4, 2, 4.0, dt.datetime(2024, 1, 2, tzinfo=UTC), "2024-01-02 04:30", dt.date(2024, 1, 2),
+        "2024-01-02 04:30:00+00:00", dt.datetime(2024, 1, 2, 4, 30),
+        dt.datetime(2024, 1, 2, 4, 30, tzinfo=UTC).timestamp(), False)]
+    # a TIMESTAMP column's calendar is its own, whatever the zone
+    assert session.execute("SELECT extract(hour FROM naive) FROM ev").fetchall() == [(23,)]
+
+
 def test_time_zone_is_per_session_and_plans_follow_it(session):
     other = Session(session.db)
     session.execute("CREATE TABLE ev (at TIMESTAMPTZ)")
