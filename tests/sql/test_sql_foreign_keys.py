@@ -184,7 +184,7 @@ def test_declaration_errors(s):
         s.execute("CREATE TABLE c (x INT REFERENCES nopk)")
     with pytest.raises(NotSupportedError, match="MATCH FULL"):
         s.execute("CREATE TABLE c (x INT REFERENCES p MATCH FULL)")
-    with pytest.raises(ProgrammingError, match="SET NULL"):
+    with pytest.raises(InvalidForeignKey, match='SET NULL cascading action on column "c.x" which has a NOT NULL'):
         s.execute("CREATE TABLE c (x INT NOT NULL REFERENCES p ON DELETE SET NULL)")
     assert rows(s, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'c'") == [(0,)]
 
