@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError, UndefinedFunction
 from sqlkv.sql.casts import cast, parse_date, parse_timestamp
 from sqlkv.sql.expr import mathfuncs, sequences, strings
 from sqlkv.sql.expr.compile import Compiler
@@ -234,6 +234,9 @@ def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     if fdef is None and not isinstance(node, exp.Anonymous):
         name = node.sql_name().lower()  # the name the user typed: regexp_replace, not regexpreplace
         fdef = c.env.functions.get(name) or FUNCTIONS.get(name)
+    if fdef is None and name == "generate_series":
+        raise NotSupportedError("generate_series() returns a set of rows: sqlkv accepts it in FROM only "
+                                "(SELECT g FROM generate_series(1, 3) AS g), not in a select list")
     if fdef is None:
         raise UndefinedFunction(f"unknown function: {name}()")
     n = len(arg_nodes)
