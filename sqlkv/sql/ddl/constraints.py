@@ -36,6 +36,10 @@ def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | No
     """ALTER TABLE ... ADD [CONSTRAINT name] FOREIGN KEY | CHECK | UNIQUE, validating the rows."""
     if isinstance(node, exp.Constraint):
         for inner in node.expressions:
+            if isinstance(inner, exp.Properties):  # UNIQUE (n) WITH (fillfactor = 50)
+                raise NotSupportedError(f"storage parameter {inner.sql()} is not supported "
+                                        f'(constraint "{ident(node.this)}" of table "{table.name}")')
+        for inner in node.expressions:
             add_constraint(table, inner, ident(node.this), catalog, env)
         return
     if cname is not None and cname.lower() in constraint_names(table):
