@@ -187,6 +187,13 @@ def test_alter_primary_key_rewrites_keys(s):
     s.execute("ALTER TABLE r ALTER PRIMARY KEY USING COLUMNS (b)")
     assert rows(s, "SELECT column_name FROM information_schema.columns WHERE table_name = 'r'") == [("a",), ("b",)]
     consistent(s)
+    # generated columns cannot be key columns, as in CREATE TABLE (ALTER PRIMARY KEY took them)
+    s.execute("CREATE TABLE g (id INT PRIMARY KEY, n INT NOT NULL, st INT AS (n * 2) STORED, vi INT AS (n + 1))")
+    s.execute("INSERT INTO g (id, n) VALUES (1, 3)")
+    for cols in ("st", "n, vi"):
+        with pytest.raises(NotSupportedError, match="generated column cannot be part of the primary key"):
+            s.execute(f"ALTER TABLE g ALTER PRIMARY KEY USING COLUMNS ({cols})")
+    assert rows(s, "SELECT column_names FROM information_schema.indexes WHERE index_name = 'g_pkey'") == [("id",)]
 
 
 def test_alter_primary_key_of_a_referenced_table(s):

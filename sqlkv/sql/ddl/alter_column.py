@@ -147,8 +147,13 @@ def alter_primary_key(table: TableDescriptor, keys: list[tuple[str, bool]], cata
     cols = [table.column(name) for name, _ in keys]
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("primary key lists a column twice")
-    if any(c.hidden for c in cols):
-        raise ProgrammingError(f'the hidden column "{cols[0].name}" cannot be the primary key')
+    hidden = [c for c in cols if c.hidden]
+    if hidden:
+        raise ProgrammingError(f'the hidden column "{hidden[0].name}" cannot be the primary key')
+    generated = [c for c in cols if c.computed is not None]
+    if generated:  # as CREATE TABLE: a row's key would change without its key columns being written
+        raise NotSupportedError(f'a generated column cannot be part of the primary key '
+                                f'(column "{generated[0].name}" of table "{table.name}")')
     old_pk = table.primary_index
     if [c.id for c in cols] == old_pk.column_ids and [d for _, d in keys] == old_pk.descending:
         return
