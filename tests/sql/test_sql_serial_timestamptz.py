@@ -88,6 +88,8 @@ def test_calendar_functions_and_casts_read_the_session_wall_time(session):
         4, 2, 4.0, dt.datetime(2024, 1, 2, tzinfo=UTC), "2024-01-02 04:30", dt.date(2024, 1, 2),
         "2024-01-02 04:30:00+00:00", dt.datetime(2024, 1, 2, 4, 30),
         dt.datetime(2024, 1, 2, 4, 30, tzinfo=UTC).timestamp(), False)]
+    # an instant moved by an interval stays a TIMESTAMPTZ (aware in the session zone)
+    assert session.execute("SELECT at + INTERVAL '1 day' FROM ev").fetchall() == [(dt.datetime(2024, 1, 3, 4, 30, tzinfo=UTC),)]
     # a TIMESTAMP column's calendar is its own, whatever the zone
     assert session.execute("SELECT extract(hour FROM naive) FROM ev").fetchall() == [(23,)]
 
