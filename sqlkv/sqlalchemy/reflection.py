@@ -7,6 +7,7 @@ never walks the others. sqlkv has one unnamed schema: a ``schema=`` argument is 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -28,6 +29,9 @@ _TYPES: dict[str, Any] = {
     "BYTES": BYTES,
     "DATE": sqltypes.DATE,
     "TIMESTAMP": sqltypes.TIMESTAMP,
+    "TIMESTAMPTZ": functools.partial(sqltypes.TIMESTAMP, timezone=True),
+    "INT2": sqltypes.SMALLINT,
+    "INT4": sqltypes.INTEGER,
 }
 _TYPE_SQL = re.compile(r"^(\w+)(?:\((\d+)(?:,\s*(\d+))?\))?$")
 

@@ -331,6 +331,15 @@ def test_inspector_reports_the_catalog(engine) -> None:
         insp.get_table_names(schema="other")
 
 
+def test_reflected_timestamptz_and_narrow_ints(engine) -> None:
+    # information_schema says TIMESTAMPTZ / INT2 / INT4: reflected as their SQLAlchemy types
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE tz (id INT PRIMARY KEY, ts TIMESTAMPTZ, s SMALLINT, i INT4)")
+    cols = {c["name"]: c["type"] for c in inspect(engine).get_columns("tz")}
+    assert isinstance(cols["ts"], sa.TIMESTAMP) and cols["ts"].timezone is True
+    assert isinstance(cols["s"], sa.SMALLINT) and isinstance(cols["i"], sa.INTEGER)
+
+
 def test_reflected_metadata_recreates_the_same_schema(tmp_path: Path) -> None:
     """reflect() one database, create_all() the result in another: both inspect the same."""
     first = create_engine(f"sqlkv:///{tmp_path}/first")
