@@ -10,7 +10,7 @@ import zoneinfo
 
 import pytest
 
-from sqlkv.errors import DataError, NotSupportedError
+from sqlkv.errors import CheckViolation, DataError, NotSupportedError
 from sqlkv.sql import Database, Session
 
 UTC = dt.timezone.utc
@@ -104,6 +104,24 @@ def test_time_zone_is_per_session_and_plans_follow_it(session):
     session.execute("SET TIME ZONE UTC")
     assert session.execute(sql).fetchall() == [(False,)]  # the cached plan folded the old zone
     other.close()
+
+
+def test_schema_expressions_are_evaluated_in_utc(session):
+    # a generated column, a CHECK and a partial-index predicate over a TIMESTAMPTZ must give every
+    # session the same stored values and index entries, whatever its zone
+    session.execute("CREATE TABLE t (id INT PRIMARY KEY, ts TIMESTAMPTZ, h INT AS (extract(hour FROM ts)) VIRTUAL, "
+                    "hs INT AS (extract(hour FROM ts)) STORED, CHECK (ts > '2024-01-01 00:00'))")
+    session.execute("CREATE INDEX t_late ON t (id) WHERE ts >= '2024-06-01 00:00'")
+    session.execute("CREATE INDEX t_h ON t (h)")
+    session.execute("SET TIME ZONE 'Asia/Tokyo'")
+    session.execute("INSERT INTO t (id, ts) VALUES (1, '2024-06-01 05:00')")  # 2024-05-31 20:00 UTC
+    with pytest.raises(CheckViolation):
+        session.execute("INSERT INTO t (id, ts) VALUES (2, '2024-01-01 05:00')")  # 2023-12-31 20:00 UTC
+    assert session.execute("SELECT h, hs FROM t").fetchall() == [(20, 20)]
+    session.execute("SET TIME ZONE 'UTC'")
+    assert session.execute("SELECT h, hs FROM t WHERE h = 20").fetchall() == [(20, 20)]
+    assert session.execute("SELECT count(*) FROM sqlkv_internal.kv WHERE index_name = 't_late'").fetchall() == [(0,)]
+    assert session.execute("CHECK DATABASE").fetchall() == []
 
 
 def test_time_zone_errors(session):

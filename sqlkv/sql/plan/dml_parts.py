@@ -20,7 +20,12 @@ from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
-from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquery, compile_typed
+from sqlkv.sql.expr import (
+    compile_for_column,
+    compile_row_subquery,
+    compile_schema_expr,
+    compile_typed,
+)
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -66,8 +71,8 @@ def refuse_generated_always(table: TableDescriptor, targets: list[int], value_ro
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
     """The table's CHECK constraints compiled against its scope."""
     scope = Scope(table_scope(table, alias))
-    checks = [(chk.name, compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
-    generated = [(i, compile_expr(sqlglot.parse_one(c.computed), scope, env))
+    checks = [(chk.name, compile_schema_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
+    generated = [(i, compile_schema_expr(sqlglot.parse_one(c.computed), scope, env))
                  for i, c in enumerate(table.columns) if c.computed is not None]
     return RowChecker(table, checks, generated)
 
