@@ -386,17 +386,22 @@ _END = object()
 def _zoned_rows(rows: Iterable[tuple], zone: _dt.tzinfo, tz_cols: list[int]) -> Iterator[tuple]:
     """Each row computed with ``zone`` as the session zone (rows stream after execute returns)."""
     it = iter(rows)
-    while True:
-        token = set_zone(zone)
-        try:
-            row = next(it, _END)
-            if row is _END:
-                return
-            if tz_cols:
-                row = list(row)
-                for i in tz_cols:
-                    row[i] = utc_to_session(row[i])
-                row = tuple(row)
-        finally:
-            reset_zone(token)
-        yield row
+    try:
+        while True:
+            token = set_zone(zone)
+            try:
+                row = next(it, _END)
+                if row is _END:
+                    return
+                if tz_cols:
+                    row = list(row)
+                    for i in tz_cols:
+                        row[i] = utc_to_session(row[i])
+                    row = tuple(row)
+            finally:
+                reset_zone(token)
+            yield row
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()  # a result closed early releases the plan's rows now
