@@ -48,6 +48,7 @@ from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
 from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
 from sqlkv.sql.stmtstats import track_statement
+from sqlkv.sql.expr.temporal import utc_now
 from sqlkv.sql.timezone import UTC, naive_params, reset_zone, set_zone, utc_to_session, zone_name, zone_named
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 from sqlkv.sql.types import TEXT
@@ -300,12 +301,12 @@ class Session:
 
     def _new_ctx(self, params: Any) -> ExecContext:
         return ExecContext(
-            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog,
+            txn=self.state.txn, params=params, now=utc_now(), catalog=self.state.current_catalog,
             extra={"sequences": self.sequence_values},
         )
 
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
-        ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog,
+        ctx = ExecContext(txn=catalog.txn, params=params, now=utc_now(), catalog=catalog,
                           extra={"sequences": self.sequence_values})
         env = CompileEnv(ctx=ctx, functions=self.functions)
         env.subqueries = QueryPlanner(catalog, env)
@@ -326,7 +327,7 @@ class Session:
         ctx = prepared.ctx
         ctx.txn = self.state.txn
         ctx.params = () if params is None else naive_params(params)
-        ctx.now = _dt.datetime.now()
+        ctx.now = utc_now()
         ctx.catalog = self.state.current_catalog
         ctx.stats = None
         ctx.cancelled = False

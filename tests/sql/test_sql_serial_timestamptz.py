@@ -139,3 +139,21 @@ def test_time_zone_errors(session):
 def test_serial_outside_the_primary_key_is_refused(session):
     with pytest.raises(NotSupportedError, match='SERIAL column "n"'):
         session.execute("CREATE TABLE t (id INT PRIMARY KEY, n SERIAL)")
+
+
+def test_now_is_the_utc_clock_whatever_the_machine_zone():
+    """now() is naive UTC (SQLite's CURRENT_TIMESTAMP), so DEFAULT now() in a TIMESTAMPTZ column
+    stores the right instant on a machine whose local zone is not UTC."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import datetime as dt, sqlkv\n"
+            "c = sqlkv.connect(autocommit=True); cur = c.cursor()\n"
+            "cur.execute('CREATE TABLE t (ts TIMESTAMPTZ DEFAULT now())'); cur.execute('INSERT INTO t DEFAULT VALUES')\n"
+            "cur.execute('SELECT ts, now() FROM t'); ts, now = cur.fetchone()\n"
+            "utc = dt.datetime.now(dt.timezone.utc)\n"
+            "print(abs((utc - ts).total_seconds()) < 3600, abs((utc.replace(tzinfo=None) - now).total_seconds()) < 3600)\n")
+    env = dict(os.environ, TZ="Pacific/Kiritimati")  # UTC+14: a local clock would be 14 hours off
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["True", "True"], out.stderr

@@ -38,9 +38,15 @@ def _interval(c: Compiler, node: exp.Interval) -> Compiled:
 
 def statement_time(ctx: ExecContext) -> dt.datetime:
     now = ctx.now
-    if now is None:  # outside a session (tests, eval_constant without a statement): local wall
-        now = ctx.now = dt.datetime.now()  # clock, as the session uses
+    if now is None:  # outside a session (tests, eval_constant without a statement)
+        now = ctx.now = utc_now()  # the clock, as the session reads it
     return now
+
+
+def utc_now() -> dt.datetime:
+    """The statement clock: UTC, naive (SQLite's CURRENT_TIMESTAMP; the instant a TIMESTAMPTZ
+    stores), whatever the machine's local zone."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 @handles(exp.CurrentTimestamp, exp.CurrentDatetime)
