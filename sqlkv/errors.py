@@ -190,6 +190,13 @@ class InvalidForeignKey(ProgrammingError):
     code_in_message = True
 
 
+class DatatypeMismatch(ProgrammingError):
+    """An expression whose type cannot be stored in its column (a generation expression)."""
+
+    sqlstate = "42804"
+    code_in_message = True
+
+
 class DivisionByZero(DataError):
     sqlstate = "22012"
     code_in_message = True
@@ -252,6 +259,7 @@ __all__ = [
     "GeneratedAlways",
     "DependentObjectsStillExist",
     "InvalidForeignKey",
+    "DatatypeMismatch",
     "DivisionByZero",
     "NumericValueOutOfRange",
     "DatabaseLockedError",

@@ -19,6 +19,8 @@ class SqlType:
     precision: int | None = None  # DECIMAL(p, s): total digits
     scale: int | None = None  # DECIMAL(p, s): digits after the point
     fixed: bool = False  # CHAR(n): same storage as VARCHAR(n); see grammar-notes/expressions.md
+    tz: bool = False  # TIMESTAMPTZ: a TIMESTAMP read and written in the session time zone
+
 
     def sql(self) -> str:
         if self.kind == "INT" and self.width is not None:
@@ -29,6 +31,8 @@ class SqlType:
             if self.scale is not None:
                 return f"DECIMAL({self.precision},{self.scale})"
             return f"DECIMAL({self.precision})"
+        if self.tz:
+            return "TIMESTAMPTZ"
         return self.kind
 
     def __str__(self) -> str:
@@ -51,6 +55,8 @@ class SqlType:
                 d[name] = value
         if self.fixed:
             d["fixed"] = True
+        if self.tz:
+            d["tz"] = True
         return d
 
     @staticmethod
@@ -61,6 +67,7 @@ class SqlType:
             precision=d.get("precision"),
             scale=d.get("scale"),
             fixed=bool(d.get("fixed", False)),
+            tz=bool(d.get("tz", False)),
         )
 
 

@@ -17,7 +17,6 @@ created after the data, which makes a reload faster.
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -26,24 +25,10 @@ from typing import Any
 from sqlkv.catalog.sequences import create_sequence_sql
 from sqlkv.catalog import Catalog
 from sqlkv.catalog.sequences import counter_state
+from sqlkv.sql.schema_text import column_sql, foreign_key_sql, implicit_pk, key_list, quote_ident
 
-_PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
-# Words that cannot be bare column or table names; anything here gets double quotes.
-_RESERVED = frozenset(
-    """all and as asc between by case check collate column constraint create cross default
-    delete desc distinct drop else end except exists false family for foreign from full group
-    having in index inner insert intersect into is join key left like limit not null offset on
-    or order outer primary references right select set table then to true union unique update
-    using values view when where with""".split()
-)
-
-
-def quote_ident(name: str) -> str:
-    """``name`` as a SQL identifier: bare when it is a plain lower-case word, else quoted."""
-    if _PLAIN_NAME.match(name) and name not in _RESERVED:
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
+__all__ = ["SchemaReader", "copy_database", "create_index_sql", "create_table_sql", "create_view_sql",
+           "dump_lines", "foreign_key_sql", "quote_ident", "sql_literal"]
 
 def sql_literal(value: Any) -> str:
     """A SQL literal that evaluates back to ``value`` (same type where SQL can say it)."""
@@ -128,23 +113,6 @@ class SchemaReader:
         return out
 
 
-def _key_list(table: Any, index: Any) -> str:
-    parts = []
-    for col_id, desc in zip(index.column_ids, index.descending):
-        col = table.column_by_id(col_id)
-        computed = getattr(col, "computed", None)
-        # an expression index's hidden column is written as its expression
-        name = f"({computed})" if col.hidden and computed is not None else quote_ident(col.name)
-        parts.append(f"{name} DESC" if desc else name)
-    return ", ".join(parts)
-
-
-def _implicit_pk(table: Any) -> bool:
-    """True when the primary key is the hidden rowid (a table declared without one)."""
-    ids = table.primary_index.column_ids
-    return len(ids) == 1 and table.column_by_id(ids[0]).hidden
-
-
 def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreign_keys: bool = True,
                      names: dict[int, Any] | None = None) -> str:
     """``CREATE TABLE`` text recreating ``table``'s columns, key, checks and families (and,
@@ -152,29 +120,16 @@ def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreig
     ``sequences`` (name -> descriptor) gives identity columns their sequence options."""
     pk = table.primary_index
     inline_pk = (
-        not _implicit_pk(table) and len(pk.column_ids) == 1 and not pk.descending[0]
+        not implicit_pk(table) and len(pk.column_ids) == 1 and not pk.descending[0]
     )
     lines = []
     for col in table.columns:
         if col.hidden:
             continue
-        line = f"  {quote_ident(col.name)} {col.type.sql()}"
-        if inline_pk and col.id == pk.column_ids[0]:
-            line += " PRIMARY KEY"
-        elif not col.nullable and not col.identity:
-            line += " NOT NULL"
-        if col.computed is not None:
-            line += f" GENERATED ALWAYS AS ({col.computed}) {'VIRTUAL' if col.virtual else 'STORED'}"
-        elif col.identity is not None:
-            # by owner, not by name: a renamed table or column keeps its sequence's old name
-            seq = next((d for d in (sequences or {}).values() if d.owner == [table.id, col.id]), None)
-            options = f" ({create_sequence_sql(seq)})" if seq is not None else ""
-            line += f" GENERATED {col.identity} AS IDENTITY{options}"
-        elif col.default_sql is not None:
-            line += f" DEFAULT {col.default_sql}"
-        lines.append(line)
-    if not _implicit_pk(table) and not inline_pk:
-        lines.append(f"  PRIMARY KEY ({_key_list(table, pk)})")
+        suffix = " PRIMARY KEY" if inline_pk and col.id == pk.column_ids[0] else ""
+        lines.append("  " + column_sql(table, col, sequences, suffix))
+    if not implicit_pk(table) and not inline_pk:
+        lines.append(f"  PRIMARY KEY ({key_list(table, pk)})")
     for check in table.checks:
         lines.append(f"  CONSTRAINT {quote_ident(check.name)} CHECK ({check.expr_sql})")
     if foreign_keys:
@@ -197,19 +152,9 @@ def _reloaded_sequence_name(desc: Any, tables: dict[int, Any]) -> str:
     return f"{table.name}_{col.name}_seq" if col is not None else desc.name
 
 
-def foreign_key_sql(table: Any, fk: Any, names: dict[int, Any]) -> str:
-    """``CONSTRAINT name FOREIGN KEY (...) REFERENCES parent (...) ON DELETE ... ON UPDATE ...``."""
-    parent = table if fk.ref_table_id == table.id else names.get(fk.ref_table_id)
-    cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fk.column_ids)
-    target = quote_ident(parent.name) if parent is not None else f"<table {fk.ref_table_id}>"
-    refs = ", ".join(quote_ident(parent.column_by_id(c).name) for c in fk.ref_column_ids) if parent else ""
-    return (f"CONSTRAINT {quote_ident(fk.name)} FOREIGN KEY ({cols}) REFERENCES {target} ({refs}) "
-            f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}")
-
-
 def create_index_sql(table: Any, index: Any) -> str:
     unique = "UNIQUE " if index.unique else ""
-    text = f"CREATE {unique}INDEX {quote_ident(index.name)} ON {quote_ident(table.name)} ({_key_list(table, index)})"
+    text = f"CREATE {unique}INDEX {quote_ident(index.name)} ON {quote_ident(table.name)} ({key_list(table, index)})"
     if index.storing:
         stored = ", ".join(quote_ident(table.column_by_id(c).name) for c in index.storing)
         text += f" STORING ({stored})"

@@ -18,6 +18,7 @@ from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
 from sqlkv.sql.expr.dates import parse_interval
+from sqlkv.sql.timezone import local_to_utc
 
 # ---------------------------------------------------------------- parsing text
 
@@ -75,6 +76,17 @@ def parse_timestamp(text: str) -> dt.datetime:
     if value.tzinfo is not None:  # timestamps are naive: keep the UTC wall time
         value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
     return value
+
+
+def parse_timestamptz(text: str) -> dt.datetime:
+    """Text for a TIMESTAMPTZ: with an offset, that instant; without, a wall time in the
+    session time zone. Naive UTC, as stored."""
+    s = text.strip()
+    try:
+        value = dt.datetime.fromisoformat(s)
+    except ValueError:
+        raise DataError(f'invalid input syntax for type TIMESTAMPTZ: "{text}"') from None
+    return local_to_utc(value)
 
 
 def format_float(f: float) -> str:
@@ -179,11 +191,13 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         raise _assign_error(value, typ, column)
     if kind == "TIMESTAMP":
         if isinstance(value, dt.datetime):
-            return value.replace(tzinfo=None) if value.tzinfo is None else parse_timestamp(value.isoformat())
+            # an aware value is that instant in UTC; a naive one is kept (UTC for TIMESTAMPTZ)
+            return value if value.tzinfo is None else local_to_utc(value)
         if isinstance(value, dt.date):
-            return dt.datetime(value.year, value.month, value.day)
+            midnight = dt.datetime(value.year, value.month, value.day)
+            return local_to_utc(midnight) if typ.tz else midnight
         if isinstance(value, str):
-            return _parse_for_column(parse_timestamp, value, typ, column)
+            return _parse_for_column(parse_timestamptz if typ.tz else parse_timestamp, value, typ, column)
         raise _assign_error(value, typ, column)
     if kind in ("TIME", "UUID", "INTERVAL"):
         if isinstance(value, str):
@@ -301,11 +315,12 @@ def cast(value: object, typ: SqlType) -> object:
             return parse_date(value)
     elif kind == "TIMESTAMP":
         if isinstance(value, dt.datetime):
-            return value
+            return value if value.tzinfo is None else local_to_utc(value)
         if isinstance(value, dt.date):
-            return dt.datetime(value.year, value.month, value.day)
+            midnight = dt.datetime(value.year, value.month, value.day)
+            return local_to_utc(midnight) if typ.tz else midnight
         if isinstance(value, str):
-            return parse_timestamp(value)
+            return parse_timestamptz(value) if typ.tz else parse_timestamp(value)
     elif kind == "TIME":
         if isinstance(value, str):
             return parse_time(value)

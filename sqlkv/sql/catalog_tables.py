@@ -13,16 +13,17 @@ the scan runs, and writing to them is refused like any virtual table.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 
 import msgpack
 
 from sqlkv.catalog.catalog import DESCRIPTOR_TABLE_ID, NAMESPACE_TABLE_ID, SEQUENCE_TABLE_ID
-from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor, ViewDescriptor
+from sqlkv.catalog.descriptors import TableDescriptor, ViewDescriptor
 from sqlkv.encoding.keys import decode_value, index_prefix
 from sqlkv.encoding.pretty import pretty_key
 from sqlkv.errors import CorruptionError
+from sqlkv.sql.schema_text import column_sql, foreign_key_sql, implicit_pk, key_list
+from sqlkv.sql.schema_text import quote_ident as quote
 from sqlkv.sql.types import INT, TEXT
 from sqlkv.storage.kv import prefix_end
 
@@ -84,13 +85,16 @@ def _json_default(v: object) -> object:
 
 
 def create_statement_rows(catalog, only: str | None = None) -> Iterator[tuple]:
-    for desc in catalog.list_descriptors():
+    descriptors = catalog.list_descriptors()
+    tables = {d.id: d for d in descriptors if isinstance(d, TableDescriptor)}
+    sequences = {d.name: d for d in descriptors if getattr(d, "kind", None) == "sequence"}
+    for desc in descriptors:
         if only is not None and desc.name != only:
             continue
         if isinstance(desc, ViewDescriptor):
             yield (desc.name, "view", f"CREATE VIEW {quote(desc.name)} AS {desc.query_sql}")
-        else:
-            yield (desc.name, "table", create_table_sql(desc))
+        elif isinstance(desc, TableDescriptor):
+            yield (desc.name, "table", create_table_sql(desc, sequences, tables))
 
 
 PRODUCERS = {
@@ -100,35 +104,26 @@ PRODUCERS = {
     "sqlkv_internal.sequences": sequence_rows,
 }
 
-_PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
 
-
-def quote(name: str) -> str:
-    return name if _PLAIN.fullmatch(name) else '"' + name.replace('"', '""') + '"'
-
-
-def create_table_sql(t: TableDescriptor) -> str:
-    """``CREATE TABLE`` text that recreates ``t``'s columns, keys, checks, indexes, families."""
-    lines = []
-    for c in t.columns:
-        if c.hidden:
-            continue
-        parts = [quote(c.name), c.type.sql()]
-        if not c.nullable and c.id not in t.primary_index.column_ids:
-            parts.append("NOT NULL")
-        if c.default_sql is not None:
-            parts.append(f"DEFAULT {c.default_sql}")
-        lines.append(" ".join(parts))
+def create_table_sql(t: TableDescriptor, sequences: dict, tables: dict[int, TableDescriptor]) -> str:
+    """``CREATE TABLE`` text that recreates ``t``: columns (generated, identity, defaults),
+    the primary key, every index (expression keys as their expressions), foreign keys,
+    families, checks. ``sequences`` by name and ``tables`` by id resolve identity options
+    and referenced tables."""
+    lines = [column_sql(t, c, sequences) for c in t.columns if not c.hidden]
     pk = t.primary_index
-    if not any(t.column_by_id(cid).hidden for cid in pk.column_ids):
-        lines.append(f"CONSTRAINT {quote(pk.name)} PRIMARY KEY ({_key_columns(t, pk)})")
+    if not implicit_pk(t):
+        lines.append(f"CONSTRAINT {quote(pk.name)} PRIMARY KEY ({key_list(t, pk)})")
     for idx in t.indexes:
-        text = f"{'UNIQUE ' if idx.unique else ''}INDEX {quote(idx.name)} ({_key_columns(t, idx)})"
+        if _made_by_foreign_key(t, idx):
+            continue  # the FOREIGN KEY below creates it again
+        text = f"{'UNIQUE ' if idx.unique else ''}INDEX {quote(idx.name)} ({key_list(t, idx)})"
         if idx.storing:
             text += " STORING (" + ", ".join(quote(t.column_by_id(c).name) for c in idx.storing) + ")"
         if idx.predicate:
             text += f" WHERE {idx.predicate}"
         lines.append(text)
+    lines.extend(foreign_key_sql(t, fk, tables) for fk in t.foreign_keys)
     for fam in t.families:
         cols = ", ".join(quote(t.column_by_id(c).name) for c in fam.column_ids)
         lines.append(f"FAMILY {quote(fam.name)} ({cols})")
@@ -138,6 +133,7 @@ def create_table_sql(t: TableDescriptor) -> str:
     return f"CREATE TABLE {quote(t.name)} (\n  {body}\n)"
 
 
-def _key_columns(t: TableDescriptor, idx: IndexDescriptor) -> str:
-    return ", ".join(quote(t.column_by_id(cid).name) + (" DESC" if desc else "")
-                     for cid, desc in zip(idx.column_ids, idx.descending))
+def _made_by_foreign_key(t: TableDescriptor, idx) -> bool:
+    """The index a foreign key created for its referencing columns (``<t>_auto_index_<fk>``)."""
+    return any(idx.name.endswith(f"_auto_index_{fk.name}") and list(idx.column_ids) == list(fk.column_ids)
+               and not idx.unique and not idx.storing and not idx.predicate for fk in t.foreign_keys)

@@ -38,6 +38,7 @@ from sqlkv.sql.parse_edits import (
     Edit,
     apply_edits,
     cut_generated_always,
+    cut_immediate_timing,
     cut_overriding,
     cut_sequence_defaults,
     cut_storing,
@@ -46,6 +47,7 @@ from sqlkv.sql.parse_edits import (
     token_word,
 )
 from sqlkv.sql.parse_errors import located_error, sqlglot_parse
+from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.show import show_query
@@ -89,6 +91,7 @@ class ParsedStatement:
     table_indexes: list[str] = field(default_factory=list)
     shows: tuple[str, bool] | None = None  # SHOW/DESCRIBE: (relation named, views accepted)
     overriding: bool = False  # INSERT ... OVERRIDING SYSTEM VALUE (values for GENERATED ALWAYS identities)
+    zone: str | None = None  # SET TIME ZONE: the zone named (None: the default, UTC)
 
 
 def _tokenize(sql: str) -> list[Token]:
@@ -193,15 +196,17 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     if w0 in ("SHOW", "DESCRIBE") or (w0 == "DESC" and len(toks) == 2):
         if w0 == "SHOW":  # sqlglot's tokenizer keeps the rest of a SHOW as one string
             toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
+            if is_time_zone_show([token_word(t) for t in toks]):
+                return ParsedStatement("SHOW TIME ZONE", text)
         show = show_query([token_word(t) for t in toks], toks)
         stmt = _parse_sql(show.sql, _tokenize(show.sql))
         stmt.sql = text
         stmt.shows = (show.table, show.views_too) if show.table is not None else None
         return stmt
-    if w0 == "SET":
-        raise NotSupportedError(
-            f"SET {' '.join(t.text for t in toks[1:3])} is not supported: sqlkv has no session variables yet "
-            "(TIMESTAMPTZ values are stored and returned in UTC; there is no session time zone)")
+    if w0 in ("SET", "RESET"):
+        if w0 == "SET" and len(toks) > 1 and toks[1].token_type == TokenType.COMMAND:
+            toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
+        return ParsedStatement("SET TIME ZONE", text, zone=parse_set(toks))
     _refuse_time_travel(toks)
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
@@ -274,6 +279,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.extend(cut_sequence_defaults(toks))
     if w0 in ("CREATE", "ALTER"):
         edits.extend(cut_generated_always(toks))
+        edits.extend(cut_immediate_timing(toks))
     if w0 == "INSERT":
         overriding = cut_overriding(toks)
         if overriding is not None:

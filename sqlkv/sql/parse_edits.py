@@ -209,3 +209,17 @@ def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], u
     if not body:
         raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
     return f"CREATE {'UNIQUE ' if unique else ''}INDEX {name} ON {table} {text_of(body[0], body[-1])}"
+
+
+def cut_immediate_timing(toks: list[Token]) -> list[Edit]:
+    """``NOT DEFERRABLE`` and ``INITIALLY IMMEDIATE`` (without DEFERRABLE) name what sqlkv's
+    constraints are -- checked at the end of each statement -- so they are cut (sqlglot cannot
+    parse NOT DEFERRABLE). ``DEFERRABLE`` itself is left for the constraint code to refuse."""
+    edits: list[Edit] = []
+    words = [token_word(t) for t in toks]
+    for i in range(len(toks) - 1):
+        pair = words[i:i + 2]
+        deferrable_before = i >= 1 and words[i - 1] == "DEFERRABLE" and not (i >= 2 and words[i - 2] == "NOT")
+        if pair == ["NOT", "DEFERRABLE"] or pair == ["INITIALLY", "IMMEDIATE"] and not deferrable_before:
+            edits.append(Edit(toks[i].start, toks[i + 1].end + 1, ""))
+    return edits

@@ -49,7 +49,10 @@ from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
 from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
 from sqlkv.sql.stmtstats import StatementTracker
+from sqlkv.sql.expr.temporal import utc_now
+from sqlkv.sql.timezone import UTC, naive_params, reset_zone, set_zone, utc_to_session, zone_name, zone_named
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
+from sqlkv.sql.types import TEXT
 
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
 _READ_KINDS = {"SELECT", "CHECK DATABASE"}
@@ -66,6 +69,7 @@ class Session:
         self.plans = PlanCache()
         self.sequence_values: dict = {}  # what nextval returned in this session (currval/lastval)
         self.functions: dict[str, Any] = {}  # user scalar functions (sqlkv.sql.expr.userfuncs)
+        self.time_zone: _dt.tzinfo = UTC  # SET TIME ZONE (sqlkv/sql/timezone.py)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
         # progress(title) -> context manager yielding wrap(rows, total=, label=): the shell's
@@ -104,7 +108,11 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return self._tracked(stmt, self._execute, params)
+            token = set_zone(self.time_zone)
+            try:
+                return self._tracked(stmt, self._execute, params)
+            finally:
+                reset_zone(token)
 
     def executemany(self, sql: str, seq_of_params: Iterable[Any]) -> Result:
         """One parse, one plan, one transaction; rowcount summed."""
@@ -112,7 +120,11 @@ class Session:
             self._check_open()
             self._finish_pending()
             stmt = parse_statement(sql)
-            return self._tracked(stmt, self._executemany, seq_of_params)
+            token = set_zone(self.time_zone)
+            try:
+                return self._tracked(stmt, self._executemany, seq_of_params)
+            finally:
+                reset_zone(token)
 
     def execute_script(self, sql: str) -> Iterator[Result]:
         for piece in split_statements(sql):
@@ -181,6 +193,12 @@ class Session:
         if kind in TXN_CONTROL:
             state.control(stmt, self.commit, self.rollback)
             return Result(kind, None, None, -1)
+        if kind == "SET TIME ZONE":
+            self.time_zone = UTC if stmt.zone is None else zone_named(stmt.zone)
+            self.plans.clear()  # plans fold zone-dependent constants ('2024-01-01' for a TIMESTAMPTZ)
+            return Result(kind, None, None, -1)
+        if kind == "SHOW TIME ZONE":
+            return Result("SELECT", [Column("timezone", None, TEXT)], [(zone_name(self.time_zone),)], -1)
         self._refuse_write(stmt)
         if not state.owns_statement:
             txn = state.ensure(read_only=False)
@@ -268,7 +286,7 @@ class Session:
                 else:
                     if type(params) is not tuple or len(params) != prepared.stmt.param_count:
                         check_params(prepared.stmt, params)
-                    ctx.params = () if params is None else params
+                    ctx.params = () if params is None else naive_params(params)
                     ctx.check_cancelled()
                 res = execute(ctx)
             else:
@@ -312,12 +330,12 @@ class Session:
 
     def _new_ctx(self, params: Any) -> ExecContext:
         return ExecContext(
-            txn=self.state.txn, params=params, now=_dt.datetime.now(), catalog=self.state.current_catalog,
+            txn=self.state.txn, params=params, now=utc_now(), catalog=self.state.current_catalog,
             extra={"sequences": self.sequence_values, "progress": self.progress},
         )
 
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
-        ctx = ExecContext(txn=catalog.txn, params=params, now=_dt.datetime.now(), catalog=catalog,
+        ctx = ExecContext(txn=catalog.txn, params=params, now=utc_now(), catalog=catalog,
                           extra={"sequences": self.sequence_values, "progress": self.progress})
         env = CompileEnv(ctx=ctx, functions=self.functions)
         env.subqueries = QueryPlanner(catalog, env)
@@ -337,8 +355,8 @@ class Session:
         check_params(prepared.stmt, params)
         ctx = prepared.ctx
         ctx.txn = self.state.txn
-        ctx.params = () if params is None else params
-        ctx.now = _dt.datetime.now()
+        ctx.params = () if params is None else naive_params(params)
+        ctx.now = utc_now()
         ctx.catalog = self.state.current_catalog
         ctx.stats = None
         ctx.cancelled = False
@@ -351,6 +369,7 @@ class Session:
         if not isinstance(plan, WriteOperator):
             prepared.busy = True
             rows = self._guarded(plan.rows(ctx), ctx, prepared)
+            rows = self._in_zone(rows, plan.columns)
             if prepared.eager:
                 rows = list(rows)  # nextval/setval act when the statement runs, fetched or not
             return Result(
@@ -365,7 +384,15 @@ class Session:
         finally:
             self._current_ctx = None
         kind_name = "UPSERT" if prepared.stmt.upsert else prepared.stmt.kind
-        return Result(kind_name, plan.columns, res.rows, res.rowcount, res.lastrowid)
+        rows = self._in_zone(res.rows, plan.columns) if res.rows is not None else None
+        return Result(kind_name, plan.columns, rows, res.rowcount, res.lastrowid)
+
+    def _in_zone(self, rows: Iterable[tuple], columns: list[Column] | None) -> Iterable[tuple]:
+        """Rows pulled in the session's time zone, TIMESTAMPTZ columns as aware datetimes in it."""
+        tz_cols = [i for i, c in enumerate(columns or []) if c.type is not None and c.type.tz]
+        if not tz_cols and self.time_zone is UTC:
+            return rows  # nothing to convert, and UTC is the zone when none is set
+        return _zoned_rows(rows, self.time_zone, tz_cols)
 
     def _guarded(self, rows: Iterator[tuple], ctx: ExecContext, prepared: Prepared) -> Iterator[tuple]:
         """Rows of a SELECT with unexpected exceptions turned into PEP 249 errors."""
@@ -382,3 +409,29 @@ class Session:
             if self._current_ctx is ctx:
                 self._current_ctx = None
 
+
+_END = object()
+
+
+def _zoned_rows(rows: Iterable[tuple], zone: _dt.tzinfo, tz_cols: list[int]) -> Iterator[tuple]:
+    """Each row computed with ``zone`` as the session zone (rows stream after execute returns)."""
+    it = iter(rows)
+    try:
+        while True:
+            token = set_zone(zone)
+            try:
+                row = next(it, _END)
+                if row is _END:
+                    return
+                if tz_cols:
+                    row = list(row)
+                    for i in tz_cols:
+                        row[i] = utc_to_session(row[i])
+                    row = tuple(row)
+            finally:
+                reset_zone(token)
+            yield row
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()  # a result closed early releases the plan's rows now

@@ -53,7 +53,8 @@ _KIND_BY_AST: dict = {
     _T.LONGBLOB: "BYTES", _T.TINYBLOB: "BYTES",
     _T.DATE: "DATE",
     _T.TIMESTAMP: "TIMESTAMP", _T.DATETIME: "TIMESTAMP", _T.TIMESTAMPNTZ: "TIMESTAMP",
-    # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC (aware inputs are converted)
+    # TIMESTAMPTZ / TIMESTAMP WITH TIME ZONE: stored as naive UTC, read and written in the
+    # session time zone (SqlType.tz; sqlkv/sql/timezone.py)
     _T.TIMESTAMPTZ: "TIMESTAMP",
     _T.TIME: "TIME",  # without time zone
     _T.UUID: "UUID",
@@ -113,6 +114,8 @@ def type_from_ast(dt_node: exp.DataType) -> SqlType:
         return SqlType("DECIMAL", precision=precision, scale=scale)
     if dt_node.this in (_T.CHAR, _T.NCHAR, _T.BPCHAR):
         return SqlType("TEXT", width=1, fixed=True)  # CHAR without a length is CHAR(1), as in SQL
+    if dt_node.this == _T.TIMESTAMPTZ:
+        return TIMESTAMPTZ
     return SqlType(kind)
 
 
@@ -169,7 +172,7 @@ def check_int_width(v: int, typ: SqlType, column: str | None = None) -> int:
     if -limit - 1 <= v <= limit:
         return v
     where = f' (column "{column}")' if column else ""
-    raise DataError(f"integer out of range for type {typ.sql()}{where}")
+    raise NumericValueOutOfRange(f"integer out of range for type {typ.sql()}{where}")
 
 
 # ---------------------------------------------------------------- DECIMAL arithmetic
@@ -210,6 +213,19 @@ def fit_decimal(d: Decimal, typ: SqlType, what: str) -> Decimal:
         if d != 0 and d.adjusted() >= int_digits:
             raise NumericValueOutOfRange(f"numeric value out of range for {what} of type {typ.sql()}")
     return d
+
+
+def float_as_decimal(v: float) -> Decimal | float:
+    """A FLOAT compared with a DECIMAL, as the decimal of its shortest text (NaN stays FLOAT).
+
+    ``d = 2.3`` on a DECIMAL column must find the stored ``2.3`` (PostgreSQL's literal is
+    numeric; SQLite compares both as REAL); the binary float 2.3 is 2.29999..., which no
+    stored decimal equals. INSERT converts a FLOAT for a DECIMAL column the same way.
+    """
+    return Decimal(repr(v)) if v == v else v
+
+
+TIMESTAMPTZ = SqlType("TIMESTAMP", tz=True)
 
 
 def common_type(a: SqlType, b: SqlType) -> SqlType | None:

@@ -73,7 +73,7 @@ class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
     visit_large_binary = visit_BLOB = visit_BINARY = visit_VARBINARY = visit_BYTES
 
     def visit_DATETIME(self, type_: Any, **kw: Any) -> str:
-        # TIMESTAMPTZ is stored as naive UTC (grammar-notes/sql.md): values read back are naive
+        # TIMESTAMPTZ values come back aware, in the session time zone (grammar-notes/sql.md)
         return "TIMESTAMPTZ" if getattr(type_, "timezone", False) else "TIMESTAMP"
 
     visit_datetime = visit_TIMESTAMP = visit_DATETIME

@@ -7,6 +7,7 @@ never walks the others. sqlkv has one unnamed schema: a ``schema=`` argument is 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -34,6 +35,7 @@ _TYPES: dict[str, Any] = {
     "TIME": sqltypes.TIME,
     "UUID": sqltypes.UUID,
     "INTERVAL": INTERVAL,
+    "TIMESTAMPTZ": functools.partial(sqltypes.TIMESTAMP, timezone=True),
 }
 _TYPE_SQL = re.compile(r"^(\w+)(?:\((\d+)(?:,\s*(\d+))?\))?$")
 

@@ -166,8 +166,9 @@ def test_ddl_for_sqlkv_types(engine) -> None:
     with engine.begin() as conn:
         pk = conn.execute(t.insert(), values).inserted_primary_key
         row = conn.execute(select(t).where(t.c.id == pk[0])).mappings().one()
-    # TIMESTAMPTZ keeps the instant as naive UTC (grammar-notes/sql.md)
-    assert dict(row) == {**values, "id": 1, "n": Decimal("1.50"), "atz": datetime.datetime(2024, 5, 6, 10, 0)}
+    # TIMESTAMPTZ keeps the instant; it comes back in the session time zone, UTC by default
+    assert dict(row) == {**values, "id": 1, "n": Decimal("1.50")}
+    assert row["atz"].tzinfo is datetime.timezone.utc and row["atz"].hour == 10
     assert type(row["n"]) is Decimal and type(row["raw"]) is bytes
 
 
@@ -529,6 +530,15 @@ def test_inspector_reports_the_catalog(engine) -> None:
             getattr(inspect(engine), method)("nope")
     with pytest.raises(NotImplementedError, match="one unnamed schema"):
         insp.get_table_names(schema="other")
+
+
+def test_reflected_timestamptz_and_narrow_ints(engine) -> None:
+    # information_schema says TIMESTAMPTZ / INT2 / INT4: reflected as their SQLAlchemy types
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE tz (id INT PRIMARY KEY, ts TIMESTAMPTZ, s SMALLINT, i INT4)")
+    cols = {c["name"]: c["type"] for c in inspect(engine).get_columns("tz")}
+    assert isinstance(cols["ts"], sa.TIMESTAMP) and cols["ts"].timezone is True
+    assert isinstance(cols["s"], sa.SMALLINT) and isinstance(cols["i"], sa.INTEGER)
 
 
 def test_reflected_metadata_recreates_the_same_schema(tmp_path: Path) -> None:

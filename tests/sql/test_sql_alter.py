@@ -94,6 +94,37 @@ def test_alter_type_rewrites_rows_and_index_entries(s):
         s.execute("ALTER TABLE big ALTER COLUMN v TYPE FLOAT")
 
 
+def test_alter_type_to_text_needs_no_using_other_conversions_hint_it(s):
+    # PostgreSQL: int -> text is an assignment cast (no USING); text -> int needs USING
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, n INT, s TEXT, d DATE)")
+    s.execute("CREATE INDEX t_n ON t (n)")
+    s.execute("INSERT INTO t VALUES (1, 10, '5', '2024-01-31'), (2, NULL, 'x', NULL)")
+    s.execute("ALTER TABLE t ALTER COLUMN n TYPE TEXT")
+    s.execute("ALTER TABLE t ALTER COLUMN d TYPE VARCHAR(10)")
+    assert rows(s, "SELECT id, n, d FROM t WHERE n = '10'") == [(1, "10", "2024-01-31")]
+    assert plan(s, "SELECT id FROM t WHERE n = '10'").endswith('/Table/100/2/"10"')
+    consistent(s)
+    with pytest.raises(DataError, match='cannot be cast automatically.*USING'):
+        s.execute("ALTER TABLE t ALTER COLUMN s TYPE INT")
+    with pytest.raises(DataError, match="too long"):
+        s.execute("ALTER TABLE t ALTER COLUMN n TYPE VARCHAR(1)")
+
+
+def test_alter_decimal_scale_rewrites_the_values(s):
+    # same kind, new scale: the stored values are rounded (PostgreSQL: 2.25 -> numeric(10,1) is 2.3)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, d DECIMAL(10,2))")
+    s.execute("CREATE INDEX t_d ON t (d) ")
+    s.execute("INSERT INTO t VALUES (1, 2.25), (2, -1.05)")
+    s.execute("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(10,1)")
+    assert [str(r[0]) for r in rows(s, "SELECT d FROM t ORDER BY id")] == ["2.3", "-1.1"]
+    assert rows(s, "SELECT id FROM t WHERE d = 2.3") == [(1,)]
+    s.execute("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(10,3)")
+    assert [str(r[0]) for r in rows(s, "SELECT d FROM t ORDER BY id")] == ["2.300", "-1.100"]
+    consistent(s)
+    with pytest.raises(DataError):
+        s.execute("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(3,3)")
+
+
 def test_add_drop_rename_constraints(s):
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
     s.execute("INSERT INTO t VALUES (1, 1, 5), (2, 1, -5)")
@@ -156,6 +187,13 @@ def test_alter_primary_key_rewrites_keys(s):
     s.execute("ALTER TABLE r ALTER PRIMARY KEY USING COLUMNS (b)")
     assert rows(s, "SELECT column_name FROM information_schema.columns WHERE table_name = 'r'") == [("a",), ("b",)]
     consistent(s)
+    # generated columns cannot be key columns, as in CREATE TABLE (ALTER PRIMARY KEY took them)
+    s.execute("CREATE TABLE g (id INT PRIMARY KEY, n INT NOT NULL, st INT AS (n * 2) STORED, vi INT AS (n + 1))")
+    s.execute("INSERT INTO g (id, n) VALUES (1, 3)")
+    for cols in ("st", "n, vi"):
+        with pytest.raises(NotSupportedError, match="generated column cannot be part of the primary key"):
+            s.execute(f"ALTER TABLE g ALTER PRIMARY KEY USING COLUMNS ({cols})")
+    assert rows(s, "SELECT column_names FROM information_schema.indexes WHERE index_name = 'g_pkey'") == [("id",)]
 
 
 def test_alter_primary_key_of_a_referenced_table(s):

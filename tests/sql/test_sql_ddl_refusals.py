@@ -133,6 +133,7 @@ def test_virtual_index_refusal_survives_reopen(tmp_path):
         ("CREATE TABLE x (a INT, UNIQUE NULLS NOT DISTINCT (a))", "NULLS NOT DISTINCT"),
         ("CREATE TABLE x (a INT UNIQUE NULLS NOT DISTINCT)", "NULLS NOT DISTINCT"),
         ("CREATE TABLE x (a INT, UNIQUE (a) INCLUDE (a))", "INCLUDE"),
+        ("CREATE TABLE x (a INT, CONSTRAINT u UNIQUE (a) WITH (fillfactor = 50))", "fillfactor"),
     ],
 )
 def test_unimplemented_clauses_are_refused(s, sql, clause):
@@ -160,6 +161,8 @@ def test_implemented_variants_still_work(s):
         ("INSERT INTO tables VALUES (1) ON CONFLICT (a) WHERE a > 0 DO NOTHING", "ON CONFLICT"),
         ("DELETE tables FROM tables", "multi-table DELETE"),
         ("DELETE x, y FROM tables", "multi-table DELETE"),  # x, y were dropped: t lost its rows
+        # the WITH (...) was read as a second constraint of the same name: "already exists"
+        ("ALTER TABLE tables ADD CONSTRAINT u UNIQUE (a) WITH (fillfactor = 50)", "fillfactor"),
     ],
 )
 def test_unimplemented_options_of_other_statements_are_refused(s, sql, clause):

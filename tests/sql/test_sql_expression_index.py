@@ -69,6 +69,11 @@ def test_planner_uses_the_index_when_the_expression_matches(s):
     assert plan(s, "SELECT id FROM users AS u WHERE lower(u.email) = 'ann@x'")[-1].startswith("get users@users_email_ci")
     assert plan(s, "SELECT id FROM users WHERE n * 2 > 5")[-1] == "scan users@users_n2 /Table/100/3/6 - /Table/100/4"
     assert plan(s, "DELETE FROM users WHERE lower(email) = 'x'")[-1].startswith("get users@users_email_ci")
+    # written in parentheses, as PostgreSQL users write expression index lookups
+    assert plan(s, "SELECT id FROM users WHERE (n * 2) BETWEEN 6 AND 8")[-1] == \
+        "scan users@users_n2 /Table/100/3/6 - /Table/100/3/9"
+    assert plan(s, "SELECT id FROM users WHERE (lower(email)) = 'ann@x'")[-1].startswith("get users@users_email_ci")
+    assert rows(s, "SELECT id FROM users WHERE (n * 2) BETWEEN 6 AND 8") == [(1,)]
     # another expression is no match: a full scan
     assert "full scan" in plan(s, "SELECT id FROM users WHERE upper(email) = 'ANN@X'")[-1]
     with pytest.raises(UniqueViolation, match=r'"users_email_ci" \(Key \(LOWER\(email\)\)=\(ann@x\) already exists'):

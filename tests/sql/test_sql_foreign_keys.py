@@ -153,6 +153,23 @@ def test_composite_key_and_unique_target(s):
     assert rows(s, "SELECT id FROM c") == [(3,)]
 
 
+def test_composite_on_update_cascade_of_the_primary_key_and_set_default_without_parent(s):
+    run(s, "CREATE TABLE p (a INT, b INT, PRIMARY KEY (a, b))",
+        "CREATE TABLE c (id INT PRIMARY KEY, x INT DEFAULT 0, y INT DEFAULT 0,"
+        " FOREIGN KEY (x, y) REFERENCES p ON UPDATE CASCADE ON DELETE SET DEFAULT)",
+        "CREATE TABLE g (id INT PRIMARY KEY, cx INT, cy INT REFERENCES c ON UPDATE CASCADE)",
+        "INSERT INTO p VALUES (1, 1), (2, 2)", "INSERT INTO c VALUES (1, 1, 1), (2, 2, 2), (3, 2, NULL)",
+        "INSERT INTO g VALUES (10, NULL, 1)")
+    s.execute("UPDATE p SET b = b + 10")  # every referencing (x, y) follows; (2, NULL) references nothing
+    assert rows(s, "SELECT * FROM c ORDER BY id") == [(1, 1, 11), (2, 2, 12), (3, 2, None)]
+    with pytest.raises(ForeignKeyViolation, match=r'"c_x_y_fkey" \(Key \(x, y\)=\(0, 0\) is not present in table "p"'):
+        s.execute("DELETE FROM p WHERE a = 1")  # SET DEFAULT gives (0, 0), which has no parent
+    assert rows(s, "SELECT count(*) FROM p") == [(2,)]
+    s.execute("INSERT INTO p VALUES (0, 0)")
+    s.execute("DELETE FROM p WHERE a = 1")
+    assert rows(s, "SELECT * FROM c ORDER BY id") == [(1, 0, 0), (2, 2, 12), (3, 2, None)]
+
+
 def test_declaration_errors(s):
     run(s, "CREATE TABLE p (id INT PRIMARY KEY, t TEXT, n INT)", "CREATE TABLE nopk (a INT)")
     with pytest.raises(UndefinedTable, match='"missing"'):
@@ -167,9 +184,33 @@ def test_declaration_errors(s):
         s.execute("CREATE TABLE c (x INT REFERENCES nopk)")
     with pytest.raises(NotSupportedError, match="MATCH FULL"):
         s.execute("CREATE TABLE c (x INT REFERENCES p MATCH FULL)")
-    with pytest.raises(ProgrammingError, match="SET NULL"):
+    with pytest.raises(InvalidForeignKey, match='SET NULL cascading action on column "c.x" which has a NOT NULL'):
         s.execute("CREATE TABLE c (x INT NOT NULL REFERENCES p ON DELETE SET NULL)")
     assert rows(s, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'c'") == [(0,)]
+
+
+def test_deferrable_refused_immediate_timing_accepted(s):
+    # sqlkv checks at the end of each statement: what NOT DEFERRABLE / INITIALLY IMMEDIATE name
+    run(s, "CREATE TABLE p (id INT PRIMARY KEY)")
+    for clause in ("DEFERRABLE", "DEFERRABLE INITIALLY DEFERRED", "DEFERRABLE INITIALLY IMMEDIATE",
+                   "INITIALLY DEFERRED", "NOT DEFERRABLE INITIALLY DEFERRED"):
+        with pytest.raises(NotSupportedError, match="DEFERR"):
+            s.execute(f"CREATE TABLE c (x INT REFERENCES p {clause})")
+        with pytest.raises(NotSupportedError, match="DEFERR"):
+            s.execute(f"CREATE TABLE c (x INT, FOREIGN KEY (x) REFERENCES p {clause})")
+    with pytest.raises(NotSupportedError):
+        s.execute("SET CONSTRAINTS ALL DEFERRED")
+    run(s, "CREATE TABLE c1 (x INT REFERENCES p NOT DEFERRABLE)",
+        "CREATE TABLE c2 (x INT, FOREIGN KEY (x) REFERENCES p NOT DEFERRABLE INITIALLY IMMEDIATE ON DELETE CASCADE)",
+        "CREATE TABLE c3 (x INT REFERENCES p INITIALLY IMMEDIATE)",
+        "CREATE TABLE c4 (x INT)",
+        "ALTER TABLE c4 ADD CONSTRAINT c4_fk FOREIGN KEY (x) REFERENCES p NOT DEFERRABLE")
+    for child in ("c1", "c2", "c3", "c4"):
+        with pytest.raises(ForeignKeyViolation):
+            s.execute(f"INSERT INTO {child} VALUES (7)")
+    assert rows(s, "SELECT table_name, delete_rule FROM information_schema.referential_constraints "
+                   "ORDER BY table_name") == [("c1", "NO ACTION"), ("c2", "CASCADE"), ("c3", "NO ACTION"),
+                                              ("c4", "NO ACTION")]
 
 
 def test_referencing_columns_get_an_index(s):
@@ -186,6 +227,16 @@ def test_referencing_columns_get_an_index(s):
     assert plan[1].strip().startswith("fk c_pid_fkey: scan /Table/") and "in c (on delete no action" in plan[1]
     plan = [r[0] for r in rows(s, "EXPLAIN INSERT INTO c VALUES (1, 1)")]
     assert plan[1].strip().startswith("fk check c_pid_fkey: get /Table/") and plan[1].endswith("/(pid) in p")
+    # only the reads a statement can make: a DELETE of a child checks no parent, an UPDATE only
+    # the constraints over the columns it sets
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN DELETE FROM c WHERE id = 1"))
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN UPDATE c SET id = 2 WHERE id = 1"))
+    assert any("fk check c_pid_fkey" in r[0] for r in rows(s, "EXPLAIN UPDATE c SET pid = 2"))
+    run(s, "CREATE TABLE q (id INT PRIMARY KEY, u INT UNIQUE, n INT)", "CREATE TABLE r (qu INT REFERENCES q (u))")
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN UPDATE q SET n = 1"))
+    assert not any("fk" in r[0] for r in rows(s, "EXPLAIN INSERT INTO q VALUES (1, 1, 1)"))
+    assert any("fk r_qu_fkey: scan" in r[0] for r in rows(s, "EXPLAIN UPDATE q SET u = 2"))
+    assert any("fk r_qu_fkey: scan" in r[0] for r in rows(s, "EXPLAIN INSERT OR REPLACE INTO q VALUES (1, 1, 1)"))
 
 
 def test_cascades_through_levels_and_self_reference(s):

@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from sqlkv.errors import GeneratedAlways, InvalidForeignKey, NotSupportedError, ProgrammingError
+from sqlkv.errors import DatatypeMismatch, GeneratedAlways, InvalidForeignKey, NotSupportedError, ProgrammingError
 from sqlkv.sql.session import Database, Session
 from tests.sql.core_support import open_db, rows, same_write_outcome
 
@@ -109,6 +109,9 @@ def test_declaration_rules(s):
         ("CREATE TABLE x (a INT, b INT AS (nope))", ProgrammingError, '"nope"'),
         ("CREATE TABLE x (a INT, b INT AS ((SELECT 1)))", NotSupportedError, "subquery"),
         ("CREATE TABLE x (a INT, b INT AS (a), PRIMARY KEY (b))", NotSupportedError, "primary key"),
+        # the expression's type must fit the column at CREATE, not fail at the first INSERT
+        ("CREATE TABLE x (a INT, b TEXT AS (a + 1) STORED)", DatatypeMismatch, "TEXT but its generation expression is of type INT"),
+        ("CREATE TABLE x (a INT, b INT AS (a || 'x') VIRTUAL)", DatatypeMismatch, "INT but .* TEXT"),
     ]:
         with pytest.raises(cls, match=match):
             s.execute(sql)

@@ -29,6 +29,10 @@ CASES = [
     ("CREATE INDEX t_u_key ON t (s)", errors.DuplicateTable, errors.ProgrammingError, "42P07"),
     ("ALTER TABLE t ADD COLUMN u INT", errors.DuplicateColumn, errors.ProgrammingError, "42701"),
     ("ALTER TABLE t ADD CONSTRAINT t_u_check CHECK (u < 9)", errors.DuplicateObject, errors.ProgrammingError, "42710"),
+    ("INSERT INTO kv VALUES (1, 70000)", errors.NumericValueOutOfRange, errors.DataError, "22003"),  # INT2 column
+    ("SELECT CAST(70000 AS INT2)", errors.NumericValueOutOfRange, errors.DataError, "22003"),
+    ("UPDATE kv SET k.v = 9", errors.UndefinedColumn, errors.ProgrammingError, "42703"),  # no table named k
+    ("CREATE TABLE g (a INT, b TEXT AS (a + 1) STORED)", errors.DatatypeMismatch, errors.ProgrammingError, "42804"),
 ]
 
 
@@ -38,6 +42,7 @@ def cur():
     cur = conn.cursor()
     cur.execute("CREATE TABLE t (id INT PRIMARY KEY, u INT UNIQUE CHECK (u >= 0), s TEXT NOT NULL)")
     cur.execute("CREATE TABLE c (tid INT REFERENCES t)")
+    cur.execute("CREATE TABLE kv (k INT PRIMARY KEY, v INT2)")
     cur.execute("INSERT INTO t VALUES (1, 1, 'a')")
     yield cur
     conn.close()

@@ -76,3 +76,47 @@ def test_shifts_within_the_width(s, sql, want):
 def test_shift_past_the_width_is_refused(s, sql):
     with pytest.raises(DataError, match="shift argument out of range"):
         rows(s, sql)
+
+
+DECIMAL_VS_FLOAT_QUERIES = [
+    "SELECT k FROM d WHERE v = 2.3 ORDER BY k",
+    "SELECT k FROM d WHERE v = 0.1 ORDER BY k",
+    "SELECT k FROM d WHERE v >= 2.3 ORDER BY k",
+    "SELECT k FROM d WHERE v < 2.3 ORDER BY k",
+    "SELECT k FROM d WHERE v IN (2.3, 0.1) ORDER BY k",
+    "SELECT k FROM d WHERE v BETWEEN 0.1 AND 2.3 ORDER BY k",
+    "SELECT d.k, f.k FROM d JOIN f ON d.v = f.x ORDER BY 1, 2",
+    "SELECT d.k, f.k FROM f JOIN d ON f.x = d.v ORDER BY 1, 2",
+    "SELECT k FROM d WHERE v IN (SELECT x FROM f) ORDER BY k",
+    "SELECT k FROM f WHERE x IN (SELECT v FROM d) ORDER BY k",
+    "SELECT k FROM d WHERE EXISTS (SELECT 1 FROM f WHERE f.x = d.v) ORDER BY k",
+    "SELECT k, v = 2.3 FROM d ORDER BY k",
+]
+
+
+@pytest.mark.parametrize("sql", DECIMAL_VS_FLOAT_QUERIES)
+@pytest.mark.parametrize("indexed", [False, True])
+def test_decimal_compared_with_a_float_matches_sqlite(s, sql, indexed):
+    """``v = 2.3`` on a DECIMAL column finds the stored 2.3 (PostgreSQL: the literal is numeric;
+    SQLite: both REAL). A binary float 2.3 is 2.2999...: compared exactly it matched nothing,
+    through a filter, an index span, a hash join or an IN subquery alike."""
+    import sqlite3
+
+    schema = ["CREATE TABLE d (k INT PRIMARY KEY, v DECIMAL(10,1))", "CREATE TABLE f (k INT PRIMARY KEY, x FLOAT)"]
+    data = ["INSERT INTO d VALUES (1, 2.3), (2, 0.1), (3, 7.5), (4, NULL)",
+            "INSERT INTO f VALUES (1, 2.3), (2, 0.1), (3, 0.30000000000000004)"]
+    if indexed:
+        schema.append("CREATE INDEX d_v ON d (v)")
+    lite = sqlite3.connect(":memory:")
+    for stmt in schema + data:
+        s.execute(stmt)
+        lite.execute(stmt)
+    assert rows(s, sql) == [tuple(bool(v) if "v = 2.3" in sql and i == 1 and v is not None else v
+                                  for i, v in enumerate(r)) for r in lite.execute(sql).fetchall()]
+
+
+def test_decimal_compared_with_a_float_parameter(s):
+    s.execute("CREATE TABLE d (k INT PRIMARY KEY, v DECIMAL(10,1))")
+    s.execute("INSERT INTO d VALUES (1, 2.3)")
+    assert rows(s, "SELECT k FROM d WHERE v = ?", (2.3,)) == [(1,)]
+    assert rows(s, "SELECT k FROM d WHERE ? = v", (2.3,)) == [(1,)]

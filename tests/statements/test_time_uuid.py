@@ -87,6 +87,30 @@ def test_interval_columns(s):
         s.execute("INSERT INTO iv VALUES (6, 'nonsense')")
 
 
+def test_interval_scaling_and_aggregates(s):
+    """PostgreSQL's interval * number, number * interval, interval / number (a fractional month
+    carries 30 days, a fractional day 24 hours), sum() and avg() of intervals; by hand."""
+    from sqlkv.sql.expr.dates import Interval
+
+    hour = 3600 * 10**6
+    assert rows(s, "SELECT INTERVAL '1 month' * 2, 2 * INTERVAL '1 hour', INTERVAL '1 hour' / 2, "
+                   "INTERVAL '1 month' * 1.5, INTERVAL '1 day' * 0.5, INTERVAL '1 day' * -1, "
+                   "INTERVAL '3 days' / 0") == [
+        (Interval(2), Interval(0, 0, 2 * hour), Interval(0, 0, hour // 2), Interval(1, 15),
+         Interval(0, 0, 12 * hour), Interval(0, -1), None)]
+    s.execute("CREATE TABLE iv (k INT PRIMARY KEY, d INTERVAL)")
+    s.execute("INSERT INTO iv VALUES (1, '1 day'), (2, '2 hours'), (3, NULL), (4, '1 month')")
+    assert rows(s, "SELECT sum(d), avg(d), min(d), max(d) FROM iv") == [
+        (Interval(1, 1, 2 * hour), Interval(0, 10, 8 * hour + 40 * 60 * 10**6), Interval(0, 0, 2 * hour), Interval(1))]
+    assert rows(s, "SELECT d * k, d * CAST(2.5 AS DECIMAL), ? * d FROM iv WHERE k = 1", (2,)) == [
+        (Interval(0, 1), Interval(0, 2, 12 * hour), Interval(0, 2))]
+    assert rows(s, "SELECT sum(d) FROM iv WHERE k = 3") == [(None,)]
+    with pytest.raises(ProgrammingError, match="INTERVAL \\* INTERVAL"):
+        s.execute("SELECT INTERVAL '1 day' * INTERVAL '1 day'")
+    with pytest.raises(ProgrammingError, match="INT / INTERVAL"):
+        s.execute("SELECT 2 / INTERVAL '1 day'")
+
+
 def test_interval_row_values_round_trip():
     from sqlkv.encoding.values import decode_row_value, encode_row_value
     from sqlkv.sql.expr.dates import Interval

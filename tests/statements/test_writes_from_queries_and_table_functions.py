@@ -145,6 +145,16 @@ def test_generate_series_integers(s):
     assert rows(s, "SELECT * FROM generate_series(?, ?)", (2, 3)) == [(2,), (3,)]
 
 
+def test_generate_series_with_ordinality(a):
+    # PostgreSQL: a second column numbering the rows from 1 (it was silently dropped)
+    assert rows(a, "SELECT * FROM generate_series(10, 30, 10) WITH ORDINALITY") == [(10, 1), (20, 2), (30, 3)]
+    assert rows(a, "SELECT v, i FROM generate_series(10, 30, 10) WITH ORDINALITY AS g(v, i) WHERE i > 1") == \
+        [(20, 2), (30, 3)]
+    assert rows(a, "SELECT k, s.* FROM a, LATERAL generate_series(1, k) WITH ORDINALITY s WHERE k > 1 "
+                   "ORDER BY 1, 3") == [(2, 1, 1), (2, 2, 2), (3, 1, 1), (3, 2, 2), (3, 3, 3)]
+    assert rows(a, "SELECT g, ordinality FROM generate_series(5, 6) WITH ORDINALITY AS g") == [(5, 1), (6, 2)]
+
+
 def test_generate_series_timestamps(s):
     ts = dt.datetime
     # months are added step by step: Jan 31 -> Feb 29 -> Mar 29 (PostgreSQL)
@@ -165,6 +175,7 @@ def test_generate_series_timestamps(s):
     ("SELECT * FROM generate_series(1.5, 3)", ProgrammingError, "does not take FLOAT"),
     ("SELECT * FROM generate_series(1)", ProgrammingError, "syntax error"),
     ("SELECT * FROM unnest(1)", NotSupportedError, "ARRAY"),
+    ("SELECT generate_series(1, 3)", NotSupportedError, "in FROM only"),
 ])
 def test_generate_series_errors(s, sql, error, text):
     with pytest.raises(error, match=text):

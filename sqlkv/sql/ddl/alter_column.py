@@ -34,7 +34,7 @@ from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.plan.foreign_keys import supporting_index
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.writer import RowWriter
-from sqlkv.sql.casts import assign_cast
+from sqlkv.sql.casts import assign_cast, to_text
 from sqlkv.sql.types import type_from_ast
 from sqlkv.storage.kv import prefix_end
 
@@ -96,8 +96,10 @@ def _alter_type(table: TableDescriptor, col, dtype: exp.DataType, using, catalog
         values = [fn(row) for row in rows]
     else:
         values = [row[pos] for row in rows]
-    new_values = [_convert(v, new_type, col.name) for v in values]
-    rewrite = new_type.kind != col.type.kind or using is not None
+    new_values = [_convert(v, new_type, col.name, using is not None) for v in values]
+    # a same-kind change can still change stored values: DECIMAL(10,2) -> (10,1) rounds 2.25
+    changed = any(type(a) is not type(b) or repr(a) != repr(b) for a, b in zip(values, new_values))
+    rewrite = new_type.kind != col.type.kind or using is not None or changed
     col.type = new_type
     if new_type.kind != "INT":
         col.auto_increment = False  # max(key)+1 needs an INT key
@@ -118,9 +120,22 @@ def _alter_type(table: TableDescriptor, col, dtype: exp.DataType, using, catalog
         new_writer.insert(row)
 
 
-def _convert(value, typ, column: str):
-    """The old value as the new type, refusing what would lose information."""
-    new = assign_cast(value, typ, column)
+def _convert(value, typ, column: str, has_using: bool):
+    """The old value as the new type, refusing what would lose information.
+
+    Without USING, any value converts to a string type (PostgreSQL's assignment cast to
+    text: ``INT`` -> ``TEXT`` needs no USING); other conversions are an INSERT's strict ones,
+    and a refused one says to give USING, as PostgreSQL's hint does.
+    """
+    if typ.kind == "TEXT" and value is not None and not isinstance(value, str) and not has_using:
+        value = to_text(value)
+    try:
+        new = assign_cast(value, typ, column)
+    except DataError as exc:
+        if has_using or typ.kind == "TEXT":
+            raise
+        raise type(exc)(f"{exc} (column \"{column}\" cannot be cast automatically to type {typ.sql()}: "
+                        f"give USING expr)") from None
     if typ.kind == "FLOAT" and isinstance(value, int) and not isinstance(value, bool) and int(new) != value:
         raise DataError(f'value {value} of column "{column}" cannot be converted to FLOAT without loss')
     return new
@@ -132,8 +147,13 @@ def alter_primary_key(table: TableDescriptor, keys: list[tuple[str, bool]], cata
     cols = [table.column(name) for name, _ in keys]
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("primary key lists a column twice")
-    if any(c.hidden for c in cols):
-        raise ProgrammingError(f'the hidden column "{cols[0].name}" cannot be the primary key')
+    hidden = [c for c in cols if c.hidden]
+    if hidden:
+        raise ProgrammingError(f'the hidden column "{hidden[0].name}" cannot be the primary key')
+    generated = [c for c in cols if c.computed is not None]
+    if generated:  # as CREATE TABLE: a row's key would change without its key columns being written
+        raise NotSupportedError(f'a generated column cannot be part of the primary key '
+                                f'(column "{generated[0].name}" of table "{table.name}")')
     old_pk = table.primary_index
     if [c.id for c in cols] == old_pk.column_ids and [d for _, d in keys] == old_pk.descending:
         return

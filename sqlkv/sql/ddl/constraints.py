@@ -28,13 +28,17 @@ from sqlkv.sql.ddl.foreign_keys import (
 from sqlkv.sql.ddl.indexes import backfill_index, table_rows
 from sqlkv.sql.ddl.names import check_index_name, ident, refuse_key_options
 from sqlkv.sql.ddl.tables import key_list, validate_expressions
-from sqlkv.sql.expr import compile_expr
+from sqlkv.sql.expr import compile_schema_expr
 from sqlkv.storage.kv import prefix_end
 
 
 def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | None, catalog, env) -> None:
     """ALTER TABLE ... ADD [CONSTRAINT name] FOREIGN KEY | CHECK | UNIQUE, validating the rows."""
     if isinstance(node, exp.Constraint):
+        for inner in node.expressions:
+            if isinstance(inner, exp.Properties):  # UNIQUE (n) WITH (fillfactor = 50)
+                raise NotSupportedError(f"storage parameter {inner.sql()} is not supported "
+                                        f'(constraint "{ident(node.this)}" of table "{table.name}")')
         for inner in node.expressions:
             add_constraint(table, inner, ident(node.this), catalog, env)
         return
@@ -53,7 +57,7 @@ def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | No
         chk = CheckDescriptor(cname or f"{table.name}_check{n}", node.this.sql())
         table.checks.append(chk)
         validate_expressions(table, env)
-        fn = compile_expr(sqlglot.parse_one(chk.expr_sql), Scope(table_scope(table, table.name)), env)
+        fn = compile_schema_expr(sqlglot.parse_one(chk.expr_sql), Scope(table_scope(table, table.name)), env)
         for row in table_rows(table, txn):
             if fn(row) is False:
                 raise CheckViolation(f'check constraint "{chk.name}" of relation "{table.name}" is violated by some row')

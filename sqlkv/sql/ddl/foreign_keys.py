@@ -110,8 +110,11 @@ def declare_foreign_key(table: TableDescriptor, name: str | None, columns: list[
         raise InvalidForeignKey(f'foreign key constraint "{fk_name}": a generated column cannot be changed by '
                                 f"ON DELETE {on_delete} / ON UPDATE {on_update}")
     for action in (on_delete, on_update):
-        if action == "SET NULL" and any(not c.nullable for c in child_cols):
-            raise ProgrammingError(f'foreign key constraint "{fk_name}": SET NULL on NOT NULL column(s) of "{table.name}"')
+        not_null = [c.name for c in child_cols if not c.nullable]
+        if action == "SET NULL" and not_null:
+            # CockroachDB's rule (PostgreSQL accepts it and fails at the first cascade)
+            raise InvalidForeignKey(f'foreign key constraint "{fk_name}": cannot add a SET NULL cascading action '
+                                    f'on column "{table.name}.{not_null[0]}" which has a NOT NULL constraint')
     fk = ForeignKeyDescriptor(fk_name, [c.id for c in child_cols], parent.id, [p.id for p in parent_cols],
                               on_delete, on_update)
     key_lookup(parent, fk.ref_column_ids)  # the referenced columns must be a primary key or unique

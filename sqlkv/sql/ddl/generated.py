@@ -15,9 +15,10 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import ColumnDescriptor, TableDescriptor
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import DatatypeMismatch, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import compile_typed
+from sqlkv.sql.types import common_type
 
 
 # functions whose value changes between calls: a partial index's predicate must not use them
@@ -61,7 +62,11 @@ def check_generated_columns(table: TableDescriptor, env) -> None:
             used = table.find_column(ref.name)
             if used is not None and used.computed is not None:
                 raise ProgrammingError(f'a generation expression cannot use generated column "{used.name}" ({where})')
-        col.computed, _type = immutable_expression(node, table, env, "a generation expression", where)
+        col.computed, typ = immutable_expression(node, table, env, "a generation expression", where)
+        if typ is not None and typ.known and common_type(typ, col.type) is None:
+            # found now, not at the first INSERT (PostgreSQL: no assignment cast between them)
+            raise DatatypeMismatch(f'column "{col.name}" is of type {col.type.sql()} but its generation '
+                                   f"expression is of type {typ.sql()} ({where})")
 
 
 def uses_column(table: TableDescriptor, column: str) -> str | None:

@@ -15,10 +15,12 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 from typing import Any
 
+from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.relational import value_key
+from sqlkv.sql.expr.dates import scale_interval
 
 if TYPE_CHECKING:
     from sqlkv.sql.exec.aggregate_spec import AggregateSpec
@@ -83,6 +85,12 @@ def _numeric(value: Any, func: str) -> Any:
     raise DataError(f"{func}() cannot add a value of type {type(value).__name__}")
 
 
+def _interval_sum(total: Interval | None, value: Any, func: str) -> Interval:
+    if not isinstance(value, Interval) or not (total is None or isinstance(total, Interval)):
+        raise DataError(f"{func}() cannot add INTERVAL and {type(value).__name__} values")
+    return value if total is None else total.plus(value)
+
+
 class Sum(Accumulator):
     """SUM: integers stay integers (64-bit overflow is a DataError), NULL when no values."""
 
@@ -94,6 +102,10 @@ class Sum(Accumulator):
 
     def add(self, value: Any) -> None:
         if value is None:
+            return
+        if isinstance(value, Interval) or isinstance(self.total, Interval):
+            self.total = _interval_sum(self.total if self.seen else None, value, "sum")
+            self.seen = True
             return
         v = _numeric(value, "sum")
         if isinstance(self.total, decimal.Decimal) and isinstance(v, float):
@@ -137,11 +149,17 @@ class Avg(Accumulator):
     def add(self, value: Any) -> None:
         if value is None:
             return
+        if isinstance(value, Interval) or isinstance(self.total, Interval):
+            self.total = _interval_sum(self.total if self.n else None, value, "avg")
+            self.n += 1
+            return
         v = _numeric(value, "avg")
         self.total += float(v) if isinstance(v, decimal.Decimal) else v
         self.n += 1
 
     def result(self) -> Any:
+        if isinstance(self.total, Interval):  # PostgreSQL's avg(interval): the sum divided by n
+            return scale_interval(self.total, 1 / self.n)
         return self.total / self.n if self.n else None
 
 

@@ -149,13 +149,21 @@ class FkPlan:
                 ctx.catalog.touch(table_id)  # a concurrent DROP/ALTER of any of them conflicts
         return FkRun(self, ctx.txn)
 
-    def describe(self) -> list[str]:
-        """EXPLAIN's lines for the checks: the key reads the statement adds to its own."""
+    def describe(self, inserts: bool = True, deletes: bool = True, updated: set[int] | None = None) -> list[str]:
+        """EXPLAIN's lines for the checks: the key reads the statement adds to its own (a DELETE
+        checks no parent key; an UPDATE only the constraints over the columns it changes)."""
+        def changes(positions: list[int]) -> bool:
+            return updated is None or bool(updated.intersection(positions))
+
         lines = []
         for o in self.root.outbound:
+            if not (inserts or changes(o.positions)):
+                continue
             cols = ", ".join(o.table.columns[p].name for p in o.positions)
             lines.append(f"fk check {o.fk.name}: get {o.parent.shown()}/({cols}) in {o.parent.table.name}")
         for i in self.root.inbound:
+            if not (deletes or changes(i.parent_positions)):
+                continue
             cols = ", ".join(i.parent.columns[p].name for p in i.parent_positions)
             lines.append(f"fk {i.fk.name}: scan {i.referencing.shown()}/({cols}) in {i.child.table.name} "
                          f"(on delete {i.fk.on_delete.lower()}, on update {i.fk.on_update.lower()})")

@@ -66,6 +66,11 @@ class Insert(WriteOperator):
     def children(self) -> list[Operator]:
         return [self.query] if self.query is not None else []
 
+    def fk_changes(self) -> tuple[bool, bool, set[int] | None]:
+        if self.mode in ("error", "nothing"):
+            return True, False, set()
+        return True, True, None  # OR REPLACE deletes rows; DO UPDATE / UPSERT change them
+
     def describe(self) -> str:
         text = f"{self.kind.lower()} {self.table.name}"
         if self.mode != "error":

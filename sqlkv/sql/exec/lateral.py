@@ -84,9 +84,14 @@ class Series(Operator):
         if start is None or stop is None or (self.step is not None and step is None):
             return
         if isinstance(start, dt.date):
-            yield from _timestamps(ctx, start, stop, step)
-            return
-        yield from _numbers(ctx, start, stop, 1 if step is None else step)
+            values = _timestamps(ctx, start, stop, step)
+        else:
+            values = _numbers(ctx, start, stop, 1 if step is None else step)
+        if len(self.columns) == 1:
+            yield from values
+        else:  # WITH ORDINALITY
+            for n, (v,) in enumerate(values, 1):
+                yield (v, n)
 
     def describe(self) -> str:
         return f"generate_series({self.text})"

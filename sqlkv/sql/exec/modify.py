@@ -45,6 +45,11 @@ class Update(WriteOperator):
     def children(self) -> list[Operator]:
         return [self.source]
 
+    def fk_changes(self) -> tuple[bool, bool, set[int] | None]:
+        # the assigned columns, and the STORED generated ones computed from them
+        computed = {i for i, c in enumerate(self.table.columns) if c.computed is not None}
+        return False, False, {p for p, _ in self.sets.items} | computed
+
     def describe(self) -> str:
         return f"update {self.table.name} set " + ", ".join(self.table.columns[p].name for p, _ in self.sets.items)
 
@@ -96,6 +101,9 @@ class Delete(WriteOperator):
 
     def children(self) -> list[Operator]:
         return [self.source]
+
+    def fk_changes(self) -> tuple[bool, bool, set[int] | None]:
+        return False, True, set()
 
     def describe(self) -> str:
         return f"delete {self.table.name}"

@@ -27,6 +27,7 @@ from sqlkv.sql.expr.compile import Compiler, predicate_fn
 from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import CompileEnv, Compiled, SubqueryPlanner
 from sqlkv.sql.expr.ordering import compare_values, sort_key
+from sqlkv.sql.timezone import UTC, reset_zone, set_zone
 from sqlkv.sql.types import SqlType
 from sqlkv.sql.expr.subquery import compile_row_subquery as row_subquery
 
@@ -62,6 +63,31 @@ def _number_literal(node: exp.Expression) -> bool:
     return isinstance(node, exp.Literal) and not node.is_string
 
 
+def compile_schema_expr(node: exp.Expression, scope: Scope, env: CompileEnv,
+                        predicate: bool = False) -> Callable[[tuple], object]:
+    """An expression stored in the schema (CHECK, generated column, partial-index predicate),
+    compiled -- and, when it reads a TIMESTAMPTZ, evaluated -- in UTC whatever the session's
+    time zone, so every session computes the same stored values and index entries."""
+    token = set_zone(UTC)
+    try:
+        fn = compile_predicate(node, scope, env) if predicate else compile_expr(node, scope, env)
+    finally:
+        reset_zone(token)
+    tz_columns = {c.name.lower() for c in scope.columns if c.type is not None and c.type.tz}
+    if not any(c.name.lower() in tz_columns for c in node.find_all(exp.Column)) and not any(
+            d.this == exp.DataType.Type.TIMESTAMPTZ for d in node.find_all(exp.DataType)):
+        return fn
+
+    def in_utc(row: tuple) -> object:
+        token = set_zone(UTC)
+        try:
+            return fn(row)
+        finally:
+            reset_zone(token)
+
+    return in_utc
+
+
 def compile_predicate(node: exp.Expression, scope: Scope, env: CompileEnv) -> Callable[[tuple], bool]:
     """A closure returning True exactly when ``node`` is TRUE for the row (FALSE/NULL -> False)."""
     return predicate_fn(Compiler(scope, env), node)
@@ -93,6 +119,7 @@ __all__ = [
     "compile_expr",
     "compile_for_column",
     "compile_row_subquery",
+    "compile_schema_expr",
     "compile_predicate",
     "compile_typed",
     "eval_constant",

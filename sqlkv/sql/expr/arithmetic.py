@@ -17,7 +17,7 @@ from collections.abc import Callable
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from sqlkv.errors import DataError, NumericValueOutOfRange
-from sqlkv.sql.expr.dates import add_interval, Interval
+from sqlkv.sql.expr.dates import add_interval, Interval, scale_interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.expr.operators import (
 
@@ -29,7 +29,7 @@ from sqlkv.sql.expr.operators import (
     to_timestamp,
 )
 from sqlkv.sql.types import (
-    DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, SqlType, exact_decimal,
+    DATE, DECIMAL, EXACT, FLOAT, INT, INT_MAX, INT_MIN, NULLTYPE, TIMESTAMP, TIMESTAMPTZ, SqlType, exact_decimal,
 )
 
 _NUMERIC = NUMERIC_KINDS
@@ -101,6 +101,8 @@ def arith_result_type(op: str, a: SqlType, b: SqlType) -> SqlType:
     temporal = _temporal_type(op, ka, kb)
     if temporal is None:
         raise operator_error(op, a.sql(), b.sql())
+    if temporal.kind == "TIMESTAMP" and (a.tz or b.tz):
+        return TIMESTAMPTZ  # an instant moved by an interval is an instant
     return temporal
 
 
@@ -109,6 +111,8 @@ def _partial_type(op: str, known: SqlType) -> SqlType:
         return known
     if known.kind in ("DATE", "TIMESTAMP", "INTERVAL") and op in "+-":
         return NULLTYPE
+    if known.kind == "INTERVAL" and op in "*/":
+        return INTERVAL
     raise operator_error(op, known.sql(), "NULL")
 
 
@@ -131,6 +135,10 @@ def _temporal_type(op: str, ka: str, kb: str) -> SqlType | None:
             return INTERVAL
         if ka == kb == "INTERVAL":
             return INTERVAL
+    if op == "*" and {ka, kb} in ({"INTERVAL", "INT"}, {"INTERVAL", "FLOAT"}, {"INTERVAL", "DECIMAL"}):
+        return INTERVAL
+    if op == "/" and ka == "INTERVAL" and kb in _NUMERIC:
+        return INTERVAL
     return None
 
 
@@ -160,6 +168,12 @@ def temporal_arith(op: str, a: object, b: object) -> object:
 
 
 def _temporal_arith(op: str, a: object, b: object) -> object:
+    if op == "*":  # an INTERVAL and a number, either way round
+        return scale_interval(a, b) if isinstance(a, Interval) else scale_interval(b, a)
+    if op == "/":
+        if b == 0:
+            return None  # division by zero is NULL in sqlkv (SQLite's rule, expressions.md)
+        return scale_interval(a, 1 / b if isinstance(b, float) else 1 / float(b))
     if isinstance(b, Interval):
         if isinstance(a, Interval):
             return a.plus(b) if op == "+" else a.plus(b.negated())

@@ -16,6 +16,7 @@ from sqlglot import exp
 from sqlkv.errors import DataError, NotSupportedError
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
+from sqlkv.sql.timezone import local_to_utc, session_wall_time, utc_to_session
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
 from sqlkv.sql.expr.rows import rewrite_row_in, row_items
 from sqlkv.sql.expr.subquery import compile_in_subquery
@@ -264,6 +265,14 @@ def _cast(c: Compiler, node: exp.Cast) -> Compiled:
     fn = part.fn
     if part.type == target:
         return Compiled(fn, target, part.const, part.value, column=part.column)
+    if part.type.tz and target.kind in ("DATE", "TIME", "TIMESTAMP", "TEXT"):
+        # TIMESTAMPTZ -> the session's wall time (TEXT: with its offset), as PostgreSQL
+        instant = fn
+        fn = (lambda r: utc_to_session(instant(r))) if target.kind == "TEXT" else \
+            (lambda r: session_wall_time(instant(r)))
+    elif target.tz and part.type.kind == "TIMESTAMP":
+        wall = fn  # TIMESTAMP -> TIMESTAMPTZ: a wall time in the session zone
+        fn = lambda r: None if (v := wall(r)) is None else local_to_utc(v)  # noqa: E731
     if isinstance(node, exp.TryCast):
         def try_cast(r: tuple) -> object:
             try:

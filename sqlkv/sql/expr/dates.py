@@ -12,8 +12,9 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from decimal import Decimal
 
-from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.interval import DAY_MICROS, Interval
 from sqlkv.errors import DataError, ProgrammingError
 
 __all__ = ["Interval"]
@@ -87,6 +88,22 @@ def parse_interval(text: str, unit: str | None = None) -> Interval:
     if pos == 0:
         raise DataError(f'invalid input syntax for type INTERVAL: "{text}"')
     return total
+
+
+def scale_interval(iv: Interval, factor: int | float | Decimal) -> Interval:
+    """``iv * factor`` as PostgreSQL: each field is scaled; a fractional month carries into
+    days (30 a month) and a fractional day into time (``'1 month' * 1.5`` = 1 mon 15 days)."""
+    if isinstance(factor, int):
+        return Interval(iv.months * factor, iv.days * factor, iv.micros * factor)
+    f = float(factor)
+    if f != f or f in (float("inf"), float("-inf")):
+        raise DataError("interval out of range")
+    months = iv.months * f
+    whole_months = int(months)
+    days = iv.days * f + (months - whole_months) * 30
+    whole_days = int(days)
+    micros = round(iv.micros * f + (days - whole_days) * DAY_MICROS)
+    return Interval(whole_months, whole_days, micros)
 
 
 def add_interval(ts: dt.datetime | dt.date, iv: Interval) -> dt.datetime:

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlkv.errors import DataError, ProgrammingError, UndefinedFunction
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError, UndefinedFunction
 from sqlkv.sql.casts import cast, parse_date, parse_timestamp
 from sqlkv.sql.expr import mathfuncs, sequences, strings
 from sqlkv.sql.expr.compile import Compiler, handles
@@ -26,7 +26,8 @@ from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import unify
 from sqlkv.sql.expr.temporal import statement_time
-from sqlkv.sql.types import DATE, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP, value_type
+from sqlkv.sql.types import DATE, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP, TIMESTAMPTZ, value_type
+from sqlkv.sql.timezone import WALL_TIME_FUNCTIONS, local_to_utc, session_wall_time
 
 # Argument kinds: which static types an argument accepts.
 ANY = None
@@ -234,6 +235,9 @@ def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     if fdef is None and not isinstance(node, exp.Anonymous):
         name = node.sql_name().lower()  # the name the user typed: regexp_replace, not regexpreplace
         fdef = c.env.functions.get(name) or FUNCTIONS.get(name)
+    if fdef is None and name == "generate_series":
+        raise NotSupportedError("generate_series() returns a set of rows: sqlkv accepts it in FROM only "
+                                "(SELECT g FROM generate_series(1, 3) AS g), not in a select list")
     if fdef is None:
         raise UndefinedFunction(f"unknown function: {name}()")
     n = len(arg_nodes)
@@ -245,12 +249,24 @@ def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     if fdef.impl is None:
         return _compile_extremum(c, name, parts)
     typ = fdef.result if isinstance(fdef.result, SqlType) else fdef.result([p.type for p in parts])
+    zoned = fdef.name in WALL_TIME_FUNCTIONS and any(p.type.tz for p in parts)
+    if zoned:  # a TIMESTAMPTZ is read as the session's wall time
+        parts = [_wall_time(c, p) if p.type.tz else p for p in parts]
     fn = _call_closure(fdef, [p.fn for p in parts], c.env.ctx)
+    if zoned and typ.kind == "TIMESTAMP":  # date_trunc: the truncated wall time, back to an instant
+        wall_fn = fn
+        fn = lambda r: None if (v := wall_fn(r)) is None else local_to_utc(v)  # noqa: E731
+        typ = TIMESTAMPTZ
     if fdef.volatile or fdef.uses_ctx and not parts:
         return Compiled(fn, typ)
     if fdef.uses_ctx and any(p.const and isinstance(p.value, str) and p.value.strip().lower() == "now" for p in parts):
         return Compiled(fn, typ)  # date('now') reads the statement time: not foldable
     return c.derived(fn, typ, parts)
+
+
+def _wall_time(c: Compiler, part: Compiled) -> Compiled:
+    fn = part.fn
+    return c.derived(lambda r: session_wall_time(fn(r)), TIMESTAMP, [part])
 
 
 def _kind_for(fdef: FunctionDef, i: int) -> frozenset | None:

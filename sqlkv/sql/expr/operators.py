@@ -20,7 +20,7 @@ from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.casts import cast
 from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
-from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, common_type, type_name
+from sqlkv.sql.types import BOOL, DECIMAL, NULLTYPE, SqlType, common_type, float_as_decimal, type_name
 
 from sqlkv.sql.types import INTERVAL  # noqa: E402  (INTERVAL literals, timestamp differences, columns)
 
@@ -68,6 +68,8 @@ def coerce_fn(fn: RowFn, target: SqlType, op: str) -> RowFn:
         if v is None:
             return v
         k = _CATEGORY.get(type(v))
+        if k == "FLOAT" and tk == "DECIMAL":
+            return float_as_decimal(v)
         if k == tk or (k in _NUMERIC and tk in _NUMERIC):
             return v
         if tk == "TIMESTAMP" and k == "DATE":
@@ -98,6 +100,8 @@ def unify(parts: list[Compiled], op: str, for_compare: bool = True) -> tuple[lis
         target = common
     if not target.known and any(p.untyped_text for p in parts):
         target = SqlType("TEXT")
+    if for_compare and target.kind == "FLOAT" and any(p.type.kind == "DECIMAL" for p in parts):
+        target = DECIMAL  # FLOAT operands compare as decimals (float_as_decimal)
     fns = []
     for p in parts:
         fns.append(_convert(p, target, op, for_compare))
@@ -118,6 +122,12 @@ def _convert(p: Compiled, target: SqlType, op: str, for_compare: bool) -> RowFn:
     if src == "DATE" and target.kind == "TIMESTAMP":
         fn = p.fn
         return lambda r: to_timestamp(fn(r))
+    if src == "FLOAT" and target.kind == "DECIMAL":
+        fn = p.fn
+        if p.const:
+            value = None if p.value is None else float_as_decimal(p.value)
+            return lambda r: value
+        return lambda r: None if (v := fn(r)) is None else float_as_decimal(v)
     if for_compare or src == target.kind:
         return p.fn
     fn = p.fn
@@ -139,7 +149,9 @@ COMPARE_OPS: dict[str, Callable[[object, object], bool]] = {
 def generic_compare(op: str, a: object, b: object) -> bool:
     """Compare values whose types were unknown at compile time (checked here)."""
     ka, kb = kind_of(a), kind_of(b)
-    if ka != kb:
+    if {ka, kb} == {"FLOAT", "DECIMAL"}:
+        a, b = (float_as_decimal(a), b) if ka == "FLOAT" else (a, float_as_decimal(b))
+    elif ka != kb:
         if not compatible(ka, kb):
             if ka == "TEXT" and kb in ("DATE", "TIMESTAMP"):
                 a = cast(a, SqlType(kb))

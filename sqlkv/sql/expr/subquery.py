@@ -22,7 +22,7 @@ from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.operator import counted
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import COMPARE_OPS, compatible, generic_compare, to_timestamp
-from sqlkv.sql.types import BOOL, NULLTYPE, SqlType
+from sqlkv.sql.types import BOOL, NULLTYPE, SqlType, float_as_decimal
 
 _NO_ROW = object()
 
@@ -133,6 +133,10 @@ def _check_column(c: Any, left: Compiled, op: Any, what: str) -> Compiled:
     return left
 
 
+def _float_as_decimal_member(v: Any) -> Any:
+    return float_as_decimal(v) if isinstance(v, float) else v
+
+
 def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
     """``x IN (SELECT ...)``: TRUE if found; NULL if not found but x or a subquery value is NULL."""
     left = c.compile(node.this)
@@ -142,6 +146,10 @@ def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
     left = _check_column(c, left, op, "IN")
     runner = _Runner(op, c.env.ctx, c.scope.cell)
     fv = left.fn
+    sub_type = op.columns[0].type
+    kinds = {left.type.kind, sub_type.kind if sub_type is not None else None}
+    # hashed members must be equal exactly when "=" is TRUE: FLOATs meet DECIMALs as decimals
+    member = _float_as_decimal_member if kinds == {"FLOAT", "DECIMAL"} else to_timestamp
 
     def load(r: tuple) -> tuple[set, bool, bool]:
         if runner.fresh():
@@ -153,7 +161,7 @@ def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
             if v is None:
                 has_null = True
             else:
-                members.add(to_timestamp(v))
+                members.add(member(v))
         return runner.remember((members, has_null, bool(members) or has_null))
 
     def in_subquery(r: tuple) -> object:
@@ -163,7 +171,7 @@ def compile_in_subquery(c: Any, node: exp.In) -> Compiled:
             return False
         if v is None:
             return None
-        probe = to_timestamp(v)
+        probe = member(v)
         try:
             if probe in members:
                 return True

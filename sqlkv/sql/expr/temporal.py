@@ -18,6 +18,7 @@ from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import INTERVAL
 from sqlkv.sql.types import DATE, SqlType, TEXT, TIMESTAMP
+from sqlkv.sql.timezone import session_wall_time
 
 
 @handles(exp.Interval)
@@ -37,9 +38,15 @@ def _interval(c: Compiler, node: exp.Interval) -> Compiled:
 
 def statement_time(ctx: ExecContext) -> dt.datetime:
     now = ctx.now
-    if now is None:  # outside a session (tests, eval_constant without a statement): local wall
-        now = ctx.now = dt.datetime.now()  # clock, as the session uses
+    if now is None:  # outside a session (tests, eval_constant without a statement)
+        now = ctx.now = utc_now()  # the clock, as the session reads it
     return now
+
+
+def utc_now() -> dt.datetime:
+    """The statement clock: UTC, naive (SQLite's CURRENT_TIMESTAMP; the instant a TIMESTAMPTZ
+    stores), whatever the machine's local zone."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 @handles(exp.CurrentTimestamp, exp.CurrentDatetime)
@@ -69,6 +76,8 @@ def _extract(c: Compiler, node: exp.Extract) -> Compiled:
     if part.type.known and part.type.kind not in ("DATE", "TIMESTAMP", "INTERVAL"):
         raise ProgrammingError(f"EXTRACT needs a DATE, TIMESTAMP or INTERVAL, not {part.type.sql()}")
     fn = part.fn
+    if part.type.tz and dates.normalize_unit(part_name) != "EPOCH":  # fields of the session's wall time
+        fn = lambda r, instant=fn: session_wall_time(instant(r))  # noqa: E731
     typ = SqlType("FLOAT") if dates.normalize_unit(part_name) in ("SECOND", "EPOCH") else SqlType("INT")
     dates.extract(part_name, dt.datetime(2000, 1, 1))  # reject unknown units now
     return c.derived(lambda r: None if (v := fn(r)) is None else dates.extract(part_name, v), typ, [part])

@@ -20,6 +20,8 @@ from sqlglot import exp
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate_spec import AggregateSpec
+from sqlkv.sql.expr import infer_type
+from sqlkv.sql.types import SqlType
 from sqlkv.sql.plan.names import QUERY_NODES, LazySql
 from sqlkv.sql.exec.aggregate_more import check_percentile_args, refuse_untyped
 
@@ -220,13 +222,21 @@ class GroupingRewriter:
             else:
                 cols.append(Column(f"__grp{pos}", None, None, hidden=True))
         inverse = {call: idx for idx, call in self.bare_columns.items()}
-        for i, _call in enumerate(self.calls):
+        for i, call in enumerate(self.calls):
             if i in inverse:
                 src = self.input_scope.columns[inverse[i]]
                 cols.append(Column(src.name, src.table, src.type, hidden=True))
             else:
-                cols.append(Column(f"__agg{i}", None, None, hidden=True))
+                cols.append(Column(f"__agg{i}", None, self._zoned_type(call), hidden=True))
         return cols
+
+    def _zoned_type(self, call: AggregateCall) -> SqlType | None:
+        """min/max of a TIMESTAMPTZ is a TIMESTAMPTZ (returned in the session time zone)."""
+        if call.func in ("min", "max") and call.arg is not None:
+            typ = infer_type(call.arg, self.input_scope)
+            if typ.tz:
+                return typ
+        return None
 
     def specs(self, compile_arg, compile_constant=None, compile_pred=None) -> list[AggregateSpec]:
         compile_pred = compile_pred or compile_arg

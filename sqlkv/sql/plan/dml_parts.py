@@ -15,12 +15,17 @@ import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.errors import GeneratedAlways, ProgrammingError, SqlSyntaxError, UndefinedTable
+from sqlkv.errors import GeneratedAlways, ProgrammingError, SqlSyntaxError, UndefinedColumn, UndefinedTable
 from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
-from sqlkv.sql.expr import compile_expr, compile_for_column, compile_row_subquery
+from sqlkv.sql.expr import (
+    compile_for_column,
+    compile_row_subquery,
+    compile_schema_expr,
+    compile_typed,
+)
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -68,8 +73,8 @@ def refuse_generated_always(table: TableDescriptor, targets: list[int], value_ro
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
     """The table's CHECK constraints compiled against its scope."""
     scope = Scope(table_scope(table, alias))
-    checks = [(chk.name, compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
-    generated = [(i, compile_expr(sqlglot.parse_one(c.computed), scope, env))
+    checks = [(chk.name, compile_schema_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
+    generated = [(i, compile_schema_expr(sqlglot.parse_one(c.computed), scope, env))
                  for i, c in enumerate(table.columns) if c.computed is not None]
     return RowChecker(table, checks, generated)
 
@@ -115,8 +120,9 @@ def returning(node: exp.Returning | None, table: TableDescriptor, alias: str, en
             continue
         inner = e.this if isinstance(e, exp.Alias) else e
         name = e.alias if isinstance(e, exp.Alias) else (e.name if isinstance(e, exp.Column) else e.sql())
-        cols.append(Column(name, None, None))
-        fns.append(compile_expr(inner, scope, env))
+        compiled = compile_typed(inner, scope, env)
+        cols.append(Column(name, None, compiled.type if compiled.type.tz else None))  # TIMESTAMPTZ: zoned
+        fns.append(compiled.fn)
     return Returning(cols, fns)
 
 
@@ -173,7 +179,7 @@ def _set_targets(node: exp.Expression) -> list[exp.Column]:
 def _set_column(target: exp.Column, table: TableDescriptor, alias: str | None, seen: set[int]):
     qualifier = target.table
     if qualifier and qualifier.lower() not in {table.name.lower(), (alias or table.name).lower()}:
-        raise ProgrammingError(f'column "{qualifier}.{target.name}" of relation "{table.name}" does not exist '
+        raise UndefinedColumn(f'column "{qualifier}.{target.name}" of relation "{table.name}" does not exist '
                                f'(a SET target is qualified only by the table being updated)')
     col = table.column(target.name)
     pos = table.columns.index(col)

@@ -34,8 +34,11 @@ def use_expression_columns(table: TableDescriptor, alias: str, filters: list[exp
     def swap(node: exp.Expression) -> exp.Expression:
         if isinstance(node, (exp.Column, exp.Literal)) or not isinstance(node, exp.Expression):
             return node
-        name = exprs.get(conjunct_key(node))
-        if name is not None and own_columns(node):
+        inner = node
+        while isinstance(inner, exp.Paren):  # (a + b) BETWEEN ...: the column, not (column)
+            inner = inner.this
+        name = exprs.get(conjunct_key(inner))
+        if name is not None and own_columns(inner):
             return exp.column(name, table=alias)
         return node
 

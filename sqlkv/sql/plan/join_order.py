@@ -11,6 +11,7 @@ Outer joins keep the written order (`_plan_written_order`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -20,6 +21,8 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.plan.access import plan_lookup
 from sqlkv.sql.plan.names import LazySql
 from sqlkv.sql.exec.lateral import LateralJoin
+from sqlkv.sql.expr import compile_typed
+from sqlkv.sql.types import float_as_decimal
 
 
 @dataclass
@@ -152,8 +155,9 @@ class JoinOrdering:
         right_op, right_est = self._access(s)
         if eqs:
             residual = self._pred(residual_nodes, both_scope)
-            lkeys = [self._expr(a, left_scope) for _, a, _ in eqs]
-            rkeys = [self._expr(b, right_scope) for _, _, b in eqs]
+            keys = [self._hash_keys(a, b, left_scope, right_scope) for _, a, b in eqs]
+            lkeys = [lk for lk, _ in keys]
+            rkeys = [rk for _, rk in keys]
             text = eq_text([(a, b) for _, a, b in eqs])
             op: Operator = HashJoin(joined.operator, right_op, kind, lkeys, rkeys, residual, text,
                                     build_left=kind == "inner" and joined.est < right_est)
@@ -164,6 +168,18 @@ class JoinOrdering:
             op = NestedLoopJoin(joined.operator, right_op, kind, pred, text)
             est = joined.est * right_est * (0.3 if residual_nodes else 1.0)
         return Joined(op, new_order, est)
+
+    def _hash_keys(self, a: exp.Expression, b: exp.Expression, left_scope: Scope,
+                   right_scope: Scope) -> tuple[Callable, Callable]:
+        """Both sides of ``a = b`` as hash keys that are equal when the comparison is TRUE:
+        a FLOAT against a DECIMAL is hashed as the decimal the comparison uses."""
+        ca, cb = compile_typed(a, left_scope, self.env), compile_typed(b, right_scope, self.env)
+        kinds = (ca.type.kind, cb.type.kind)
+        if kinds == ("FLOAT", "DECIMAL"):
+            return _as_decimal(ca.fn), cb.fn
+        if kinds == ("DECIMAL", "FLOAT"):
+            return ca.fn, _as_decimal(cb.fn)
+        return ca.fn, cb.fn
 
     def _try_lookup(self, joined: Joined, s: int, kind: str, eqs: list, residual_nodes: list,
                     left_scope: Scope, right_scope: Scope, both_scope: Scope) -> Joined | None:
@@ -195,3 +211,7 @@ class JoinOrdering:
             per_key = float(getattr(access, "est_rows_per_key", 1.0) or 1.0)
             return Joined(op, joined.order + [s], joined.est * per_key)
         return None
+
+
+def _as_decimal(fn: Callable) -> Callable:
+    return lambda r: None if (v := fn(r)) is None else float_as_decimal(v)

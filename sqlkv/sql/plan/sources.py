@@ -152,7 +152,7 @@ class SourcePlanning:
         inner = node.this if isinstance(node, exp.Lateral) else node
         func = _table_function(inner)
         if func is not None:
-            op = plan_table_function(func, scope, self.env, alias_name)
+            op = plan_table_function(func, scope, self.env, alias_name, _with_ordinality(node))
             src = self._derived(op, alias_name or op.columns[0].name, col_names)
         elif isinstance(inner, exp.Subquery):
             op = self.plan(inner.this, scope)
@@ -277,6 +277,12 @@ class SourcePlanning:
         return RecursiveUnion(cte.name, base, recursive, working, distinct, cols)
 
     # -- SELECT ----------------------------------------------------------------------------------
+
+
+def _with_ordinality(node: exp.Expression) -> bool:
+    """``generate_series(...) WITH ORDINALITY``: a second column numbering the rows from 1."""
+    inner = node.this if isinstance(node, exp.Lateral) else None
+    return bool(node.args.get("ordinality") or (inner is not None and inner.args.get("ordinality")))
 
 
 def _table_function(node: exp.Expression) -> exp.Expression | None:

@@ -18,11 +18,14 @@ from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.types import SqlType
 
 
-def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str) -> Series:
+def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ordinality: bool = False) -> Series:
     name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
     if isinstance(func, exp.GenerateSeries) or name == "generate_series":
         # the arguments see the preceding FROM items one level out, read from the scope's cell
-        return _generate_series(func, Scope([], scope), env, alias)
+        series = _generate_series(func, Scope([], scope), env, alias)
+        if ordinality:  # WITH ORDINALITY: (value, 1), (value, 2), ... as PostgreSQL
+            series.columns.append(Column("ordinality", None, SqlType("INT")))
+        return series
     if name in ("unnest", "explode"):
         raise NotSupportedError("unnest() needs an ARRAY type, which sqlkv does not have yet")
     raise ProgrammingError(f"function {name}() is not a table function (FROM supports generate_series)")

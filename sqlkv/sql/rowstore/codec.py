@@ -29,7 +29,7 @@ from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_pre
 from sqlkv.encoding.values import decode_row_value, encode_row_value
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
-from sqlkv.sql.expr import CompileEnv, compile_expr
+from sqlkv.sql.expr import CompileEnv, compile_schema_expr
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.casts import assign_cast
 from sqlkv.storage.kv import prefix_end
@@ -264,7 +264,7 @@ def virtual_columns(table: TableDescriptor) -> list[tuple[int, Callable[[list], 
     for i, col in enumerate(table.columns):
         if col.computed is None or not col.virtual:
             continue
-        fn = compile_expr(sqlglot.parse_one(col.computed), Scope(table_scope(table, table.name)), CompileEnv())
+        fn = compile_schema_expr(sqlglot.parse_one(col.computed), Scope(table_scope(table, table.name)), CompileEnv())
         out.append((i, lambda row, fn=fn, typ=col.type, name=col.name: assign_cast(fn(row), typ, name)))
     return out
 

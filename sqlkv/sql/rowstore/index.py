@@ -25,7 +25,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import decode_key, encode_key, index_prefix
 from sqlkv.encoding.values import decode_values, encode_values
 from sqlkv.sql.context import Scope, table_scope
-from sqlkv.sql.expr import CompileEnv, compile_predicate
+from sqlkv.sql.expr import CompileEnv, compile_schema_expr
 
 EMPTY_LIST = encode_values([])
 
@@ -36,7 +36,8 @@ def _index_predicate(table: TableDescriptor, index: IndexDescriptor) -> tuple[An
         return None, set()
     node = sqlglot.parse_one(index.predicate)
     positions = {table.column_index(table.column(c.name).id) for c in node.find_all(exp.Column)}
-    return compile_predicate(node, Scope(table_scope(table, table.name)), CompileEnv()), positions
+    scope = Scope(table_scope(table, table.name))
+    return compile_schema_expr(node, scope, CompileEnv(), predicate=True), positions
 
 
 class IndexCodec:

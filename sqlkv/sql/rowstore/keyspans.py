@@ -32,7 +32,7 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.errors import DataError
 from sqlkv.sql.casts import cast
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.types import INT_MAX, INT_MIN, SqlType
+from sqlkv.sql.types import INT_MAX, INT_MIN, SqlType, float_as_decimal
 from sqlkv.storage.kv import prefix_end
 
 MAX_SPANS = 4096
@@ -125,7 +125,7 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
         if isinstance(v, int) and not isinstance(v, bool):
             return Decimal(v)
         if isinstance(v, float) and math.isfinite(v):
-            return Decimal(v)
+            return float_as_decimal(v)  # as the comparison does: 2.3 is Decimal('2.3')
         raise _Inexact
     if kind == "TEXT":
         if isinstance(v, str):

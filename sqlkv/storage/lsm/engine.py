@@ -75,24 +75,16 @@ _MINIMUMS = {"cache_size": 0, "memtable_size": 1, "block_size": 1, "target_file_
 
 
 def _check_sizes(options: dict[str, Any]) -> None:
-    """A size or count that is not a whole number at least its minimum is refused by name
-    (a text cache_size was a TypeError from deep inside; negative sizes were accepted)."""
-    for name, minimum in _MINIMUMS.items():
-        if name not in options:
-            continue
-        value = options[name]
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ProgrammingError(f"LSM option {name} must be a whole number >= {minimum}, not {value!r}")
-
-
-def _check_sizes(options: dict[str, Any]) -> None:
-    """Sizes and counts are non-negative integers: a URL's ``cache_size=abc`` failed deep in
-    the block cache with a TypeError."""
+    """Sizes and counts are whole numbers at least their minimum, refused by name otherwise (a
+    URL's ``cache_size=abc`` failed deep in the block cache with a TypeError; negative sizes
+    were accepted)."""
     for name, value in options.items():
         if name in _NOT_SIZES or value is None:
             continue
-        if type(value) is not int or value < 0:
-            raise ProgrammingError(f"LSM option {name} must be a non-negative integer, not {value!r}")
+        minimum = _MINIMUMS.get(name, 0)
+        if type(value) is not int or value < minimum:
+            least = f" (at least {minimum})" if minimum else ""
+            raise ProgrammingError(f"LSM option {name} must be a non-negative integer{least}, not {value!r}")
 
 
 def _release(core: LSMCore) -> None:

@@ -30,7 +30,7 @@ SUPPORTED = [
     "precision_numerics_enotation_small", "aggregate_order_by", "percent_schema_names",
     "order_by_label_with_expression", "float_or_double_precision_behaves_generically", "supports_bitwise_and",
     "supports_bitwise_or", "supports_bitwise_not", "supports_bitwise_xor", "supports_bitwise_shift",
-    "skip_autocommit_rollback", "time", "time_microseconds", "time_implicit_bound", "uuid_data_type",
+    "skip_autocommit_rollback", "datetime_timezone_historic", "time", "time_microseconds", "time_implicit_bound", "uuid_data_type",
     "datetime_interval", "computed_columns", "computed_columns_stored", "computed_columns_virtual",
     "computed_columns_reflect_persisted", "identity_columns", "identity_columns_standard", "tuple_in",
     "supports_distinct_on", "regexp_match", "regexp_replace", "update_from", "delete_from",
@@ -84,9 +84,9 @@ OFF = {
     "column_collation_reflection": "text compares by code point: no collations",
     "reflect_indexes_with_ascdesc_as_expression": (
         "DESC index columns reflect as column_sorting, not expressions"),
-    "datetime_timezone": "TIMESTAMPTZ is stored as naive UTC: values read back are naive",
+    "datetime_timezone": ("TIMESTAMPTZ columns round-trip aware values, but a parameter selected "
+                          "back bare (SELECT ?) has no type and returns naive UTC"),
     "time_timezone": NO_TIME_TZ,
-    "datetime_timezone_historic": "TIMESTAMPTZ is stored as naive UTC",
     "legacy_unconditional_json_extract": NO_JSON,
     "json_deserializer_binary": NO_JSON,
     "async_dialect": "the driver is synchronous (PEP 249)",
