@@ -36,8 +36,16 @@ if TYPE_CHECKING:
 
 
 def _gc_horizon(core: LSMCore) -> tuple[list[int], int]:
-    """Live snapshot seqs (sorted) and the published seq, taken under the lock."""
-    return sorted(set(core.snapshots.values())), core.visible_seq
+    """Live snapshot seqs (sorted) and the seq every version above which is kept, taken under
+    the lock: the published seq, or the start of the time-travel window when that is older
+    (history.py) -- so a flush or compaction keeps all a reader within the window may need.
+    It becomes the GC threshold (reads below it are refused) before anything is dropped."""
+    published = core.visible_seq
+    window = core.history.horizon(core.scan_visible)
+    if window is not None:
+        published = min(published, window)
+    core.gc_threshold = max(core.gc_threshold, published)
+    return sorted(set(core.snapshots.values())), published
 
 
 def flush_loop(core: LSMCore) -> None:
@@ -322,6 +330,8 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "memtable_bytes": core.mem.size,
             "immutable_memtables": len(core.imm),
             "open_snapshots": len(core.snapshots),
+            "gc_ttl": core.history.gc_ttl,
+            "gc_threshold_seq": core.gc_threshold,
             "flushes": counters["flushes"],
             "compactions": counters["compactions"],
             "flushes_aborted": counters["flushes_aborted"],

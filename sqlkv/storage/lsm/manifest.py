@@ -12,7 +12,8 @@ The MANIFEST is rewritten whole on every change and replaced atomically: write
     b"SQLKVMAN" | format_version:u32 | length:u32 | crc32(body):u32 | body
     body = msgpack {next_file, log_number, flushed_seq, levels: [[table row...]...],
                     tombstones: [[start, end, seq]...], wal_numbers: [n...],
-                    sealed: [segment, size] | nil, counters: {name: number}}
+                    sealed: [segment, size] | nil, counters: {name: number},
+                    gc_threshold: seq}
 
 A table row is `TableInfo.to_list()`. ``log_number`` is the oldest WAL segment still needed and
 ``wal_numbers`` every live segment: a listed segment that is missing at open is corruption,
@@ -22,6 +23,8 @@ their logs are still checked by the batch-sequence chain, see `core`.) ``counter
 the engine's cumulative figures (bytes written by users, flushes and compactions, bloom
 results...) and ``since``, the time they started counting, across restarts: they are as
 current as the last MANIFEST write (every flush, compaction and clean close).
+``gc_threshold`` is the highest seq flushes and compactions kept every version above (the
+time-travel horizon, history.py); reads at older seqs are refused (absent: 0).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class ManifestState:
     wal_numbers: list[int] | None = None  # None: written before segments were listed
     sealed: list[int] | None = None  # [segment, size]: the newest segment, closed cleanly
     counters: dict[str, float] = field(default_factory=dict)  # figures kept across restarts
+    gc_threshold: int = 0  # reads below this seq may miss versions GC dropped (history.py)
 
 
 def write_manifest(directory: str, state: ManifestState) -> None:
@@ -68,6 +72,7 @@ def write_manifest(directory: str, state: ManifestState) -> None:
             "wal_numbers": list(state.wal_numbers or []),
             "sealed": state.sealed,
             "counters": state.counters,
+            "gc_threshold": state.gc_threshold,
         },
         use_bin_type=True,
     )
@@ -111,6 +116,7 @@ def read_manifest(directory: str) -> ManifestState | None:
             sealed=[int(n) for n in raw["sealed"]] if raw.get("sealed") else None,
             counters={str(k): v for k, v in (raw.get("counters") or {}).items()
                       if isinstance(v, (int, float)) and not isinstance(v, bool)},
+            gc_threshold=int(raw.get("gc_threshold", 0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptionError(f"malformed MANIFEST {path}: {exc}") from None
