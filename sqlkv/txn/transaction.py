@@ -49,6 +49,7 @@ class Transaction(KVReader):
         self.txn_id = txn_id
         self.snapshot_seq: int = snapshot.seq
         self.read_only = read_only
+        self.as_of: float | None = None  # the wall-clock time read at (AS OF SYSTEM TIME), if set
         self._manager = manager
         self._snapshot = snapshot
         self._buffer = WriteBuffer(max_bytes)
