@@ -36,16 +36,20 @@ if TYPE_CHECKING:
 
 
 def _gc_horizon(core: LSMCore) -> tuple[list[int], int]:
-    """Live snapshot seqs (sorted) and the seq every version above which is kept, taken under
-    the lock: the published seq, or the start of the time-travel window when that is older
-    (history.py) -- so a flush or compaction keeps all a reader within the window may need.
-    It becomes the GC threshold (reads below it are refused) before anything is dropped."""
+    """The live snapshot seqs below ``published`` (sorted) and ``published``, the seq every
+    version above which is kept, taken under the lock: the published seq, or the start of the
+    time-travel window when that is older (history.py), so a flush or compaction keeps all a
+    reader within the window may need. It becomes the GC threshold (reads below it are
+    refused) before anything is dropped. Snapshots at or above it need nothing more (every
+    version above it stays, and the newest at or below it); leaving them out keeps them from
+    cutting the stripes gc_entries keeps one version of: a version at or below ``published``
+    covered by a range tombstone at or below it is hidden from every such reader."""
     published = core.visible_seq
     window = core.history.horizon(core.scan_visible)
     if window is not None:
         published = min(published, window)
     core.gc_threshold = max(core.gc_threshold, published)
-    return sorted(set(core.snapshots.values())), published
+    return sorted(s for s in set(core.snapshots.values()) if s < published), published
 
 
 def flush_loop(core: LSMCore) -> None:
