@@ -22,7 +22,7 @@ from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.memory import MemoryEngine
 
-from .conftest import SMALL, apply_ops
+from tests.storage.conftest import SMALL, apply_ops, to_batch
 
 START = 1_700_000_000.0
 
@@ -60,24 +60,12 @@ def _random_ops(rng: random.Random) -> list:
     return ops
 
 
-def _batch(ops: list) -> WriteBatch:
-    batch = WriteBatch()
-    for op in ops:
-        if op[0] == "put":
-            batch.put(op[1], op[2])
-        elif op[0] == "delete":
-            batch.delete(op[1])
-        else:
-            batch.delete_range(op[1], op[2])
-    return batch
-
-
 def _write_history(engine, clock: Clock, rng: random.Random, count: int, model: dict) -> list:
     """Write ``count`` random batches one second apart; [(time, state after)]."""
     states = []
     for _ in range(count):
         ops = _random_ops(rng)
-        engine.write(_batch(ops))
+        engine.write(to_batch(ops))
         apply_ops(model, ops)
         states.append((clock.now, dict(model)))
         clock.now += 1.0
@@ -182,7 +170,7 @@ def test_bad_times_are_refused(kind, tmp_path):
     with pytest.raises(OperationalError, match="nothing is readable yet"):
         engine.snapshot_as_of(clock.now)
     clock.now += 10
-    engine.write(_batch([("put", b"\xf0a", b"1")]))
+    engine.write(to_batch([("put", b"\xf0a", b"1")]))
     with pytest.raises(DataError, match="in the future"):
         engine.snapshot_as_of(clock.now + 1)
     with pytest.raises(OperationalError, match="recorded history, which begins"):
@@ -195,7 +183,7 @@ def test_bad_times_are_refused(kind, tmp_path):
 def test_history_off_refuses_and_keeps_nothing(tmp_path):
     clock = Clock()
     engine = open_lsm(str(tmp_path / "db"), gc_ttl=0, clock=clock)
-    engine.write(_batch([("put", b"\xf0a", b"1")]))
+    engine.write(to_batch([("put", b"\xf0a", b"1")]))
     assert list(engine.scan(TIMELINE, TIMELINE_END)) == []  # nothing stamped
     with pytest.raises(NotSupportedError, match="gc_ttl=0"):
         engine.snapshot_as_of(clock.now)
@@ -207,11 +195,11 @@ def test_a_run_without_history_restarts_the_timeline(tmp_path):
     history must be refused, not mapped to a seq that misses them."""
     clock = Clock()
     engine = _open("lsm", tmp_path, clock)
-    engine.write(_batch([("put", b"\xf0a", b"1")]))
+    engine.write(to_batch([("put", b"\xf0a", b"1")]))
     engine.close()
     clock.now += 5
     engine = open_lsm(str(tmp_path / "db"), gc_ttl=0, clock=clock)
-    engine.write(_batch([("put", b"\xf0a", b"2")]))  # no sample: its time is unknown
+    engine.write(to_batch([("put", b"\xf0a", b"2")]))  # no sample: its time is unknown
     engine.close()
     clock.now += 5
     engine = _open("lsm", tmp_path, clock)
@@ -228,7 +216,7 @@ def test_every_batch_carries_its_sample(tmp_path):
     engine = _open("lsm", tmp_path, clock, gc_ttl=10_000.0)
     seqs = []
     for i in range(5):
-        seqs.append(engine.write(_batch([("put", b"\xf0a", b"%d" % i), ("put", b"\xf0b", b"x")])))
+        seqs.append(engine.write(to_batch([("put", b"\xf0a", b"%d" % i), ("put", b"\xf0b", b"x")])))
         clock.now += 1
     seqs.append(engine.ingest(iter([(b"\xf1a", b"1"), (b"\xf1b", b"2")])))
     engine.close()
