@@ -46,6 +46,7 @@ class MemoryEngine(Engine):
         self.history = History(gc_ttl, clock)
         self._gc_threshold = 0  # the highest horizon versions were pruned at
         self._old_versions: deque[tuple[int, bytes]] = deque()  # (seq written, key) to prune later
+        self._window: tuple[float, int] | None = None  # (clock, horizon) last looked up
         self._lock = threading.RLock()
         self._seq = 0
         self._snapshots: dict[int, int] = {}  # snapshot id -> seq
@@ -148,10 +149,21 @@ class MemoryEngine(Engine):
         horizon = min(self._snapshots.values(), default=seq)
         if self.history.enabled:
             # nothing stamped yet: readers can go back to this batch's own sample, no further
-            window = self.history.horizon(self._scan_latest)
+            window = self._window_horizon()
             horizon = min(horizon, seq - 1 if window is None else window)
         self._gc_threshold = max(self._gc_threshold, horizon)
         return horizon
+
+    def _window_horizon(self) -> int | None:
+        """The time-travel horizon, looked up at most once a second of the engine clock: a
+        horizon up to a second old is lower, so it only keeps more."""
+        now = self.history.clock()
+        if self._window is None or not 0 <= now - self._window[0] < 1.0:
+            horizon = self.history.horizon(self._scan_latest)
+            if horizon is None:
+                return None
+            self._window = (now, horizon)
+        return self._window[1]
 
     def _add_version(self, key: bytes, seq: int, value: bytes | None, horizon: int) -> None:
         versions = self._data.get(key)
