@@ -93,9 +93,23 @@ def parse_as_of_expr(text: str) -> exp.Expression:
     return tree.expressions[0]
 
 
+_EARLIEST = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc).timestamp()  # what datetime can show
+_LATEST = dt.datetime(9999, 12, 30, tzinfo=dt.timezone.utc).timestamp()
+
+
 def as_of_time(value: object, now: float) -> float:
     """The Unix time (seconds) an evaluated AS OF SYSTEM TIME value names; ``now`` is the
     database clock (for intervals)."""
+    try:
+        when = _time_of(value, now)
+    except (ValueError, OverflowError, ArithmeticError):
+        when = float("nan")
+    if not _EARLIEST <= when <= _LATEST:  # also NaN
+        raise DataError(f"AS OF SYSTEM TIME {value!r} is out of range")
+    return when
+
+
+def _time_of(value: object, now: float) -> float:
     if value is None:
         raise DataError("AS OF SYSTEM TIME: the timestamp is NULL")
     if isinstance(value, Interval):
@@ -117,7 +131,7 @@ def as_of_time(value: object, now: float) -> float:
 def _text_time(text: str, now: float) -> float:
     s = text.strip()
     try:
-        return float(decimal.Decimal(s) / 1_000_000_000)
+        return float(decimal.Decimal(s) / 1_000_000_000)  # 'nan' gives NaN: out of range
     except decimal.InvalidOperation:
         pass
     if s.startswith("-") or s.startswith("+"):
@@ -125,9 +139,11 @@ def _text_time(text: str, now: float) -> float:
 
         return _before_now(parse_interval(s), now)
     try:
-        return dt.datetime.fromisoformat(s.replace(" UTC", "+00:00")).timestamp()
+        stamp = dt.datetime.fromisoformat(s.replace(" UTC", "+00:00"))
     except ValueError:
         pass
+    else:
+        return stamp.timestamp()
     raise DataError(f"AS OF SYSTEM TIME: {text!r} is neither a timestamp (such as '2026-01-02 "
                     f"03:04:05'), a negative interval (such as '-5s') nor nanoseconds since the epoch")
 

@@ -166,6 +166,8 @@ class History:
             raise NotSupportedError("AS OF SYSTEM TIME needs the retention window: this database was "
                                     "opened with gc_ttl=0, which keeps no old versions")
         now = self.clock()
+        if when != when or when in (float("inf"), float("-inf")):
+            raise DataError(f"AS OF SYSTEM TIME {when!r} is not a time")
         if when > now:
             raise DataError(f"AS OF SYSTEM TIME {describe_time(when)} is in the future "
                             f"(the database clock says {describe_time(now)})")

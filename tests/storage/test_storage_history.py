@@ -173,6 +173,8 @@ def test_bad_times_are_refused(kind, tmp_path):
     engine.write(to_batch([("put", b"\xf0a", b"1")]))
     with pytest.raises(DataError, match="in the future"):
         engine.snapshot_as_of(clock.now + 1)
+    with pytest.raises(DataError, match="not a time"):
+        engine.snapshot_as_of(float("nan"))
     with pytest.raises(OperationalError, match="recorded history, which begins"):
         engine.snapshot_as_of(clock.now - 5)
     with pytest.raises(OperationalError, match="before the GC threshold"):
