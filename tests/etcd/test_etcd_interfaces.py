@@ -65,3 +65,19 @@ def test_connect_options_that_do_not_apply_are_refused(etcd_url):
         sqlkv.connect(etcd_url, read_only=True)
     with pytest.raises(ProgrammingError, match="do not apply to etcd"):
         sqlkv.connect(etcd_url, memtable_size=1)
+
+
+def test_time_travel_is_refused_on_etcd(etcd_url):
+    from sqlkv.errors import NotSupportedError
+
+    with pytest.raises(NotSupportedError, match="not supported on etcd"):
+        sqlkv.connect(etcd_url, gc_ttl=60)
+    conn = sqlkv.connect(etcd_url, autocommit=True)
+    conn.execute("CREATE TABLE t (k INT PRIMARY KEY)")
+    for sql in ("SELECT * FROM t AS OF SYSTEM TIME '-1s'", "BEGIN AS OF SYSTEM TIME '-1s'"):
+        with pytest.raises(NotSupportedError, match="AS OF SYSTEM TIME is not supported by the EtcdEngine"):
+            conn.execute(sql)
+    assert not conn.in_transaction
+    conn.execute("INSERT INTO t VALUES (1)")
+    assert conn.execute("SELECT k FROM t").fetchall() == [(1,)]
+    conn.close()
