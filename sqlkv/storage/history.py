@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from sqlkv.errors import DataError, NotSupportedError, OperationalError
+from sqlkv.errors import CorruptionError, DataError, NotSupportedError, OperationalError
 from sqlkv.storage.kv import OP_DELETE_RANGE, OP_PUT
 
 TIMELINE = b"\x8c\x89"  # /Table/4/1
@@ -123,7 +123,10 @@ class History:
             self.reset_pending = False
         elif now >= self.next_prune:
             self.next_prune = now + max(self.gc_ttl / 4, 1.0)
-            prune = self._prune_op(scan, now)
+            try:
+                prune = self._prune_op(scan, now)
+            except CorruptionError:  # a damaged table: commits go on, the samples stay
+                prune = None
             if prune is not None:
                 ops.append(prune)
         seq = seq_with(len(ops) + 1)

@@ -253,3 +253,29 @@ def test_gc_ttl_is_checked_and_etcd_refuses_it():
             open_engine(":memory:", gc_ttl=bad)
     with pytest.raises(NotSupportedError, match="not supported on etcd"):
         open_engine("etcd://127.0.0.1:1/x", gc_ttl=60)
+
+
+def test_a_damaged_timeline_is_reported_and_the_store_still_opens(tmp_path):
+    from sqlkv.errors import CorruptionError
+
+    clock = Clock()
+    path = str(tmp_path / "db")
+    engine = open_lsm(path, gc_ttl=100.0, clock=clock)
+    for i in range(20):
+        engine.write(to_batch([("put", b"\xf0k%02d" % i, b"v" * 40)]))
+        clock.now += 1
+    engine.flush()
+    engine.close()
+    table = max((n for n in os.listdir(path) if n.endswith(".sst")), key=lambda n: os.path.getsize(os.path.join(path, n)))
+    with open(os.path.join(path, table), "r+b") as f:  # the first block: the timeline's samples
+        f.seek(20)
+        byte = f.read(1)
+        f.seek(20)
+        f.write(bytes([byte[0] ^ 4]))
+    engine = open_lsm(path, gc_ttl=100.0, clock=clock)
+    assert any(table in problem for problem in engine.verify())
+    with pytest.raises(CorruptionError, match=table):
+        engine.snapshot_as_of(clock.now - 5)
+    engine.write(to_batch([("put", b"\xf1new", b"x")]))  # commits go on
+    assert engine.get(b"\xf1new") == b"x"
+    engine.close()

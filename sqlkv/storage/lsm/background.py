@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.errors import CorruptionError
 from sqlkv.storage.lsm import worker
 from sqlkv.storage.lsm.counters import bloom_totals
 from sqlkv.storage.lsm.compaction import (
@@ -45,7 +46,10 @@ def _gc_horizon(core: LSMCore) -> tuple[list[int], int]:
     cutting the stripes gc_entries keeps one version of: a version at or below ``published``
     covered by a range tombstone at or below it is hidden from every such reader."""
     published = core.visible_seq
-    window = core.history.horizon(core.scan_visible)
+    try:
+        window = core.history.horizon(core.scan_visible)
+    except CorruptionError:  # a damaged table holds the timeline: drop nothing more than before
+        window = core.gc_threshold
     if window is not None:
         published = min(published, window)
     core.gc_threshold = max(core.gc_threshold, published)

@@ -150,7 +150,11 @@ class LSMCore:
             self._lock_file.release()
             raise
         if self.history.enabled and not read_only:
-            self.history.opened(self.scan_latest, self.visible_seq)
+            try:
+                self.history.opened(self.scan_latest, self.visible_seq)
+            except CorruptionError:
+                pass  # a damaged table: the store still opens (CHECK DATABASE names the file),
+                # and time travel reports the damage when it reads the timeline
         # flushes and compactions build their tables in worker processes (worker.py)
         self.builder = BuildPool(path) if background_processes and not read_only else None
         self.ingest_counters = {"ingests": 0, "tables": 0, "bytes": 0}  # ingest.py
