@@ -206,6 +206,12 @@ class History:
                 f"collection already dropped the versions it needs (the oldest readable time is {oldest})")
 
 
+def timeline_samples(reader) -> Iterator[tuple[int, int]]:
+    """``(micros, seq)`` of every sample ``reader`` (a KVReader) holds, oldest first."""
+    for key, value in reader.scan(TIMELINE, TIMELINE_END):
+        yield _micros_of(key), _seq_of(value)
+
+
 def newest_sample(scan: Scan, at_or_before: int | None) -> tuple[int, int] | None:
     """``(micros, seq)`` of the newest sample stamped at or before ``at_or_before`` µs
     (None: the newest of all), or None when there is none."""

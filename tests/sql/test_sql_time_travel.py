@@ -341,3 +341,22 @@ def test_a_dropped_table_stays_readable_in_the_window_then_its_space_is_reclaime
     with pytest.raises(OperationalError, match="GC threshold"):
         conn.execute("SELECT count(*) FROM big AS OF SYSTEM TIME '-101.5s'")
     conn.close()
+
+
+def test_timeline_table_lists_each_commit_and_its_time_reads_it():
+    clock = Clock()
+    conn = _connect("memory", None, clock)
+    conn.execute("CREATE TABLE t (k INT PRIMARY KEY)")
+    for i in range(5):
+        clock.now += 0.25
+        conn.execute("INSERT INTO t VALUES (?)", (i,))
+    clock.now += 1
+    samples = _rows(conn, "SELECT commit_time, seq FROM sqlkv_internal.timeline ORDER BY seq")
+    assert len(samples) == 6 and [s for _, s in samples] == sorted({s for _, s in samples})
+    assert samples[1][0] == dt.datetime.fromtimestamp(START + 0.25)
+    for n, (commit_time, _) in enumerate(samples):
+        assert _rows(conn, "SELECT count(*) FROM t AS OF SYSTEM TIME ?", (commit_time,)) == [(n,)]
+        before = commit_time - dt.timedelta(microseconds=1)
+        if n:
+            assert _rows(conn, "SELECT count(*) FROM t AS OF SYSTEM TIME ?", (before,)) == [(n - 1,)]
+    conn.close()
