@@ -6,8 +6,9 @@ clause, so `cut_as_of` finds it among the statement's tokens, cuts it from the t
 parses and keeps its expression (`parse_as_of_expr`). When the statement runs, the expression
 is evaluated (parameters allowed) and `as_of_time` turns the value into Unix seconds:
 
-- a negative INTERVAL, or text such as ``'-5s'``, ``'-1 minute'``, ``'-00:00:05'``: that long
-  before now (the database clock);
+- a negative INTERVAL, or text such as ``'-5s'``, ``'-1 minute'``, ``'-00:00:05'``,
+  ``'-1h30m'`` (a leading minus negates the whole span): that long before now (the database
+  clock);
 - a TIMESTAMP/TIMESTAMPTZ, or text such as ``'2026-11-26 23:00:00'`` (no offset: local time,
   as ``now()`` gives it) or ``'2026-11-26T23:00:00+00:00'``;
 - a number, or numeric text: nanoseconds since the Unix epoch (CockroachDB's decimal form).
@@ -137,6 +138,12 @@ def _text_time(text: str, now: float) -> float:
     if s.startswith("-") or s.startswith("+"):
         from sqlkv.sql.expr.dates import parse_interval
 
+        body = s[1:]
+        if s[0] == "-" and "-" not in body and "+" not in body:
+            # '-1h30m', '-1 minute 5 seconds': the whole span ago (CockroachDB's reading), not
+            # PostgreSQL's per-field signs, where only the first field would be negative
+            iv = parse_interval(body)
+            return _before_now(Interval(-iv.months, -iv.days, -iv.micros), now)
         return _before_now(parse_interval(s), now)
     try:
         stamp = dt.datetime.fromisoformat(s.replace(" UTC", "+00:00"))

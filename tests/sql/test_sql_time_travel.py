@@ -171,7 +171,8 @@ def test_time_forms_and_parameters():
     clock.now += 10  # the row was inserted 10 s ago; the table created 20 s ago
     then = START + 5
     forms = [
-        ("'-15s'", ()), ("INTERVAL '-15 seconds'", ()), ("'-00:00:15'", ()),
+        ("'-15s'", ()), ("INTERVAL '-15 seconds'", ()), ("'-00:00:15'", ()), ("'-14s1000ms'", ()),
+        ("'-0 minutes 15 seconds'", ()),
         (f"'{dt.datetime.fromtimestamp(then).isoformat(sep=' ')}'", ()),  # local time, as now() gives
         (f"'{dt.datetime.fromtimestamp(then, dt.timezone.utc).isoformat()}'", ()),
         (f"{int(then * 1e9)}", ()), ("?", ("-15s",)), ("?", (dt.datetime.fromtimestamp(then),)),
