@@ -228,7 +228,8 @@ def connect(
     directory becomes a new database; never when read-only; a directory holding other files
     is always refused). ``isolation_level`` as in sqlite3: None means autocommit, "" or
     "DEFERRED" transactions (others are NotSupportedError, as is ``detect_types``). Other
-    keyword options go to the storage engine.
+    keyword options go to the storage engine, among them ``gc_ttl``: the seconds of history
+    ``AS OF SYSTEM TIME`` can read (default 600; 0 turns time travel off; not on etcd).
     """
     from sqlkv.sql import Database, Session  # the SQL layer sits below the driver
 
