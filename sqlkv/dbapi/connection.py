@@ -245,7 +245,8 @@ def connect(
     "DEFERRED" transactions (others are NotSupportedError, as is ``detect_types``).
     ``timeout`` (seconds, default 0) waits that long for another process's write lock before
     raising DatabaseLockedError, as sqlite3's does for its locks. Other keyword options go to
-    the storage engine.
+    the storage engine, among them ``gc_ttl``: the seconds of history ``AS OF SYSTEM TIME``
+    can read (default 600; 0 turns time travel off; not on etcd).
     """
     from sqlkv.sql import Database, Session  # on first connect: `import sqlkv` stays light
 

@@ -4,7 +4,8 @@
 ``/Table/1/1/<name>`` -> the descriptor id) of the statement's transaction;
 ``sqlkv_internal.descriptors`` scans the descriptor table (ID 2: ``/Table/2/1/<id>`` -> the
 msgpack descriptor, shown as JSON); ``sqlkv_internal.sequences`` the counters of ID 3 (the
-descriptor id allocator); ``sqlkv_internal.create_statements`` renders each table or
+descriptor id allocator); ``sqlkv_internal.timeline`` the commit times of system table 4 that
+AS OF SYSTEM TIME maps to seqs (sqlkv.storage.history); ``sqlkv_internal.create_statements`` renders each table or
 view as the CREATE statement that makes it again (what ``SHOW CREATE TABLE t`` selects). They
 are virtual tables (`sqlkv.sql.virtual`): nothing is stored, the rows come from the KV store when
 the scan runs, and writing to them is refused like any virtual table.
@@ -12,6 +13,7 @@ the scan runs, and writing to them is refused like any virtual table.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from collections.abc import Iterator
 
@@ -24,7 +26,8 @@ from sqlkv.encoding.pretty import pretty_key
 from sqlkv.errors import CorruptionError
 from sqlkv.sql.schema_text import column_sql, foreign_key_sql, implicit_pk, key_list
 from sqlkv.sql.schema_text import quote_ident as quote
-from sqlkv.sql.types import INT, TEXT
+from sqlkv.sql.types import INT, TEXT, TIMESTAMP
+from sqlkv.storage.history import timeline_samples
 from sqlkv.storage.kv import prefix_end
 
 SCHEMAS = {
@@ -32,6 +35,7 @@ SCHEMAS = {
     "sqlkv_internal.descriptors": [("id", INT), ("name", TEXT), ("kind", TEXT), ("descriptor", TEXT), ("key", TEXT)],
     "sqlkv_internal.create_statements": [("table_name", TEXT), ("kind", TEXT), ("create_statement", TEXT)],
     "sqlkv_internal.sequences": [("name", TEXT), ("value", TEXT), ("key", TEXT)],
+    "sqlkv_internal.timeline": [("commit_time", TIMESTAMP), ("seq", INT)],
 }
 
 
@@ -78,6 +82,12 @@ def sequence_rows(catalog, only: str | None = None) -> Iterator[tuple]:
             yield (str(name), json.dumps(value, default=_json_default), pretty_key(key))
 
 
+def timeline_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    """The samples still kept: commit time (local, as now() gives it) and the batch seq."""
+    for micros, seq in timeline_samples(catalog.txn):
+        yield (_dt.datetime.fromtimestamp(micros / 1_000_000), seq)
+
+
 def _json_default(v: object) -> object:
     if isinstance(v, bytes):
         return v.hex()
@@ -102,6 +112,7 @@ PRODUCERS = {
     "sqlkv_internal.descriptors": descriptor_rows,
     "sqlkv_internal.create_statements": create_statement_rows,
     "sqlkv_internal.sequences": sequence_rows,
+    "sqlkv_internal.timeline": timeline_rows,
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlkv.catalog.catalog import SCHEMA_SPAN, DescriptorCache
 from sqlkv.storage import open_engine
+from sqlkv.storage.history import DEFAULT_GC_TTL
 from sqlkv.txn import TxnManager
 
 
@@ -45,7 +46,12 @@ class Database:
 
     @classmethod
     def open(cls, path: str = ":memory:", **options: Any) -> Database:
-        """Open (or share) the database at ``path``; ``":memory:"`` is always a fresh one."""
+        """Open (or share) the database at ``path``; ``":memory:"`` is always a fresh one.
+
+        ``gc_ttl`` (seconds) defaults to `DEFAULT_GC_TTL` except on etcd: the window of
+        history ``AS OF SYSTEM TIME`` can read (sqlkv.storage.history)."""
+        if not path.startswith("etcd://"):
+            options.setdefault("gc_ttl", DEFAULT_GC_TTL)
         if path == ":memory:":
             return cls(path, open_engine(path, **options), None)
         key = os.path.realpath(path)

@@ -31,6 +31,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.errors import NotSupportedError, ProgrammingError, SqlSyntaxError
+from sqlkv.sql.asof import find_as_of, parse_as_of_expr
 from sqlkv.sql.depth import too_deep
 from sqlkv.sql.headers import label_select_items
 from sqlkv.sql.parse_alter import alter_table_special
@@ -92,6 +93,7 @@ class ParsedStatement:
     shows: tuple[str, bool] | None = None  # SHOW/DESCRIBE: (relation named, views accepted)
     overriding: bool = False  # INSERT ... OVERRIDING SYSTEM VALUE (values for GENERATED ALWAYS identities)
     zone: str | None = None  # SET TIME ZONE: the zone named (None: the default, UTC)
+    as_of: exp.Expression | None = None  # SELECT/BEGIN ... AS OF SYSTEM TIME <expr> (asof.py)
 
 
 def _tokenize(sql: str) -> list[Token]:
@@ -181,7 +183,7 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     words = [token_word(t) for t in toks[:4]] + ["", "", "", ""]
     w0, w1 = words[0], words[1]
     if w0 in ("BEGIN", "START") and (w0 == "BEGIN" or w1 == "TRANSACTION"):
-        return ParsedStatement("BEGIN", text)
+        return _parse_begin(text, toks)
     if w0 in ("COMMIT", "END"):
         return ParsedStatement("COMMIT", text)
     if w0 == "ROLLBACK":
@@ -207,7 +209,6 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         if w0 == "SET" and len(toks) > 1 and toks[1].token_type == TokenType.COMMAND:
             toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
         return ParsedStatement("SET TIME ZONE", text, zone=parse_set(toks))
-    _refuse_time_travel(toks)
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
     if w0 == "EXPLAIN":
@@ -231,13 +232,41 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     return _parse_sql(text, toks)
 
 
-def _refuse_time_travel(toks: list[Token]) -> None:
-    """``AS OF SYSTEM TIME``: a clear refusal instead of a syntax error (no old versions are kept)."""
-    words = [token_word(t) for t in toks]
-    for i in range(len(words) - 3):
-        if words[i : i + 4] == ["AS", "OF", "SYSTEM", "TIME"]:
-            raise NotSupportedError("AS OF SYSTEM TIME is not supported: no retention window (gc_ttl) keeps "
-                                    "the older versions of keys readable")
+def _parse_begin(text: str, toks: list[Token]) -> ParsedStatement:
+    """``BEGIN [TRANSACTION]`` and ``BEGIN [TRANSACTION] AS OF SYSTEM TIME <expr>`` (a read-only
+    transaction at that time)."""
+    stmt = ParsedStatement("BEGIN", text)
+    clause = find_as_of(toks)
+    if clause is not None:
+        start, end = clause
+        rest = [token_word(t) for t in toks[1:start]]
+        if rest not in ([], ["TRANSACTION"]) or end != len(toks):
+            raise SqlSyntaxError("syntax error: expected BEGIN [TRANSACTION] AS OF SYSTEM TIME <timestamp>")
+        stmt.as_of, stmt.param_count = _as_of_expr(text, toks, start, end, 0)
+    return stmt
+
+
+def _as_of_expr(text: str, toks: list[Token], start: int, end: int, first_param: int) -> tuple[exp.Expression, int]:
+    """The clause's parsed expression and the parameter count after it (its ``?`` numbered
+    from ``first_param``, in statement order)."""
+    base = toks[start + 4].start
+    edits = []
+    n = first_param
+    for tok in toks[start + 4 : end]:
+        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
+            edits.append(Edit(tok.start - base, tok.end + 1 - base, f":{_PARAM_PREFIX}{n}"))
+            n += 1
+    node = parse_as_of_expr(apply_edits(text[base : toks[end - 1].end + 1], edits))
+    _number_placeholders(node)
+    return node, n
+
+
+def _number_placeholders(ast: exp.Expression) -> None:
+    for node in ast.find_all(exp.Placeholder):
+        name = node.this
+        if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
+            node.set("this", None)
+            node.meta["param_index"] = int(name[len(_PARAM_PREFIX) :])
 
 
 def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
@@ -288,6 +317,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     named = False
     n_params = 0
     hex_literals = False
+    clause = find_as_of(toks)
+    if clause is not None:  # cut out; its expression is parsed apart (asof.py)
+        edits.append(Edit(toks[clause[0]].start, toks[clause[1] - 1].end + 1, " "))
     for prev, tok in zip([None, *toks], toks):
         # x'0a1b' / X'0a1b' blob literals: the default dialect has no hex strings, so they are
         # parsed as a marker call and turned into exp.HexString below
@@ -313,6 +345,10 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if tok.token_type == TokenType.TILDE and after_operand(toks, k):
             # PostgreSQL's binary `a ~ 'pattern'` (and `!~`): sqlglot's default dialect reads RLIKE
             edits.append(Edit(tok.start, tok.end + 1, " RLIKE "))
+        if clause is not None and clause[0] <= k < clause[1]:
+            if k == clause[0] + 4:
+                stmt.as_of, n_params = _as_of_expr(text, toks, clause[0], clause[1], n_params)
+            continue
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
             edits.append(Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
             n_params += 1
@@ -321,11 +357,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     rewritten = apply_edits(text, edits)
     ast = sqlglot_parse(rewritten, text, edits)
     refuse_ignored_clauses(ast)
-    for node in ast.find_all(exp.Placeholder):
-        name = node.this
-        if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
-            node.set("this", None)
-            node.meta["param_index"] = int(name[len(_PARAM_PREFIX) :])
+    _number_placeholders(ast)
     if hex_literals:
         for node in list(ast.find_all(exp.Anonymous)):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:
@@ -346,6 +378,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0
     stmt.kind = _kind_of(ast)
+    if stmt.as_of is not None and stmt.kind != "SELECT":
+        raise NotSupportedError(f"AS OF SYSTEM TIME is only allowed on SELECT (and BEGIN): {stmt.kind} "
+                                f"writes, and a read of the past cannot write")
     return stmt
 
 

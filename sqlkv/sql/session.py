@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -34,6 +35,7 @@ from sqlkv.errors import (
     OperationalError,
     ProgrammingError,
 )
+from sqlkv.sql.asof import as_of_time
 from sqlkv.sql.check import check_catalog
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.database import Database
@@ -41,7 +43,7 @@ from sqlkv.sql.ddl import execute_ddl
 from sqlkv.sql.depth import ensure_recursion_headroom
 from sqlkv.sql.exec.write import WriteOperator, WriteResult
 from sqlkv.sql.explain import explain
-from sqlkv.sql.expr import CompileEnv
+from sqlkv.sql.expr import CompileEnv, eval_constant
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
 from sqlkv.sql.pep249 import as_pep249
 from sqlkv.sql.plan.select import QueryPlanner
@@ -190,6 +192,10 @@ class Session:
     def _execute(self, stmt: ParsedStatement, params: Any) -> Result:
         kind = stmt.kind
         state = self.state
+        as_of = stmt.inner.as_of if kind == "EXPLAIN" and stmt.inner is not None else stmt.as_of
+        if kind == "BEGIN" and as_of is not None:
+            state.use_past(self._begin_as_of(as_of, stmt, params), explicit=True)
+            return Result(kind, None, None, -1)
         if kind in TXN_CONTROL:
             state.control(stmt, self.commit, self.rollback)
             return Result(kind, None, None, -1)
@@ -200,11 +206,16 @@ class Session:
         if kind == "SHOW TIME ZONE":
             return Result("SELECT", [Column("timezone", None, TEXT)], [(zone_name(self.time_zone),)], -1)
         self._refuse_write(stmt)
-        if not state.owns_statement:
+        if as_of is not None:  # one read of the past, in a transaction of its own
+            txn = self._begin_as_of(as_of, stmt, params)
+            state.use_past(txn, explicit=False)
+        elif not state.owns_statement:
             txn = state.ensure(read_only=False)
+            self._refuse_write_in_past(txn, stmt)
             return self._run_savepointed(stmt, txn, params)
-        read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
-        txn = state.ensure(read_only=read_only)
+        else:
+            read_only = kind == "SELECT" or (kind == "EXPLAIN" and not stmt.explain_analyze)
+            txn = state.ensure(read_only=read_only)
         try:
             # no savepoint: the transaction is the statement's own, rolled back whole if it fails
             result = self._run_savepointed(stmt, txn, params, savepoint=False)
@@ -229,12 +240,31 @@ class Session:
         if stmt.kind not in _READ_KINDS:
             raise OperationalError(f"database is read-only: cannot run {stmt.kind} on {self.db.path}")
 
+    def _begin_as_of(self, node, stmt: ParsedStatement, params: Any):
+        """A read-only transaction at the time ``node`` (the AS OF SYSTEM TIME expression) names."""
+        check_params(stmt, params)
+        env = CompileEnv(ctx=ExecContext(txn=None, params=() if params is None else params,
+                                         now=utc_now(), catalog=None,
+                                         extra={"sequences": self.sequence_values}),
+                         functions=self.functions)
+        history = getattr(self.db.engine, "history", None)
+        now = history.clock() if history is not None else time.time()
+        return self.db.txn_manager.begin_as_of(as_of_time(eval_constant(node, env), now))
+
+    def _refuse_write_in_past(self, txn, stmt: ParsedStatement) -> None:
+        """Inside BEGIN AS OF SYSTEM TIME only reads run (a clear error before any work)."""
+        if txn.as_of is not None and stmt.kind not in _READ_KINDS and not (
+                stmt.kind == "EXPLAIN" and not stmt.explain_analyze):
+            raise ProgrammingError(f"cannot run {stmt.kind} in a transaction AS OF SYSTEM TIME: it "
+                                   f"reads the past and is read-only")
+
     def _executemany(self, stmt: ParsedStatement, seq_of_params: Iterable[Any]) -> Result:
         if stmt.kind == "SELECT" or stmt.kind in TXN_CONTROL:
             raise ProgrammingError("executemany() is for DML statements")
         self._refuse_write(stmt)
         own = self.state.owns_statement
         txn = self.state.ensure(read_only=False)
+        self._refuse_write_in_past(txn, stmt)
         try:
             # the whole batch is one statement: one savepoint (or its own transaction), all rows or none
             result = self._run_savepointed(stmt, txn, seq_of_params, many=True, savepoint=not own)

@@ -62,8 +62,22 @@ class TxnState:
         """The catalog bound to the current transaction (opens one if needed)."""
         txn = self.ensure(read_only=False)
         if self._catalog is None or self._catalog.txn is not txn:
-            self._catalog = Catalog(txn, self.db.descriptors, virtual_tables=virtual_table)
+            # a read of the past reads the descriptors of then: the shared cache holds today's
+            cache = None if txn.as_of is not None else self.db.descriptors
+            self._catalog = Catalog(txn, cache, virtual_tables=virtual_table)
         return self._catalog
+
+    def use_past(self, txn, explicit: bool) -> None:
+        """Run in ``txn``, a read-only transaction AS OF SYSTEM TIME: for one statement, or until
+        COMMIT/ROLLBACK after ``BEGIN AS OF SYSTEM TIME`` (``explicit``)."""
+        if self.explicit or self.in_transaction:
+            txn.rollback()
+            raise ProgrammingError(
+                "AS OF SYSTEM TIME cannot be used inside a transaction that has already begun: "
+                "COMMIT or ROLLBACK first, or start one with BEGIN AS OF SYSTEM TIME")
+        self.rollback()
+        self.txn = txn
+        self.explicit = explicit
 
     @property
     def current_catalog(self) -> Catalog | None:

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlkv.errors import InterfaceError
+from sqlkv.errors import InterfaceError, NotSupportedError
 from sqlkv.storage.metrics import Latencies
 
 # Operation codes of a WriteBatch (also their tag in the WAL record format).
@@ -183,6 +183,14 @@ class Engine(KVReader):
     @abstractmethod
     def snapshot(self) -> Snapshot:
         """A read view of the current state."""
+
+    def snapshot_as_of(self, when: float) -> Snapshot:
+        """A read view of the state at wall-clock time ``when`` (Unix seconds): the newest
+        commit stamped at or before it (``AS OF SYSTEM TIME``; see history.py). Raises
+        OperationalError before the retention window or the recorded history, DataError in
+        the future, NotSupportedError where the engine keeps no timeline."""
+        raise NotSupportedError(f"AS OF SYSTEM TIME is not supported by the {type(self).__name__} "
+                                f"storage engine: it keeps no timeline of commits")
 
     @property
     def read_only(self) -> bool:

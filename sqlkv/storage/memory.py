@@ -1,9 +1,12 @@
 """The in-memory engine: the KV interface over a SortedDict, for ``:memory:`` and fast tests.
 
 Each key maps to a short list of versions ``[(seq, value_or_None), ...]`` (oldest first; None
-is a tombstone). A snapshot at ``seq`` reads the newest version numbered ``<= seq``. Versions
-that no live snapshot can see are pruned when the key is next written, so a store with no
-snapshots open keeps one version per key.
+is a tombstone). A snapshot at ``seq`` reads the newest version numbered ``<= seq``. The
+*horizon* is the oldest seq a reader may still read at: the oldest live snapshot, or the start
+of the time-travel window (history.py) when that is older. Versions no reader at or above the
+horizon can see are pruned when the key is next written, and keys left holding old versions or
+a tombstone are queued and pruned once the horizon passes their write, so a store with no
+snapshots open and history off keeps one version per key.
 
 Scans walk the SortedDict in pages of keys taken under the lock, so a writer may modify the
 map while a long scan is in progress (the same page-by-page shape a remote store has).
@@ -14,12 +17,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sortedcontainers import SortedDict
 
 from sqlkv.errors import ConditionFailedError, InterfaceError
+from sqlkv.storage.history import History
 from sqlkv.storage.kv import OP_DELETE, OP_DELETE_RANGE, OP_PUT, Engine, Snapshot, WriteBatch
 
 _PAGE = 256
@@ -36,8 +41,12 @@ def _visible(versions: list[tuple[int, bytes | None]], seq: int) -> bytes | None
 class MemoryEngine(Engine):
     """An MVCC SortedDict. Not durable: everything is gone on close."""
 
-    def __init__(self) -> None:
+    def __init__(self, gc_ttl: float = 0.0, clock: Callable[[], float] = time.time) -> None:
         self._data: SortedDict = SortedDict()
+        self.history = History(gc_ttl, clock)
+        self._gc_threshold = 0  # the highest horizon versions were pruned at
+        self._old_versions: deque[tuple[int, bytes]] = deque()  # (seq written, key) to prune later
+        self._window: tuple[float, int] | None = None  # (clock, horizon) last looked up
         self._lock = threading.RLock()
         self._seq = 0
         self._snapshots: dict[int, int] = {}  # snapshot id -> seq
@@ -111,8 +120,12 @@ class MemoryEngine(Engine):
                     raise ConditionFailedError(key, actual)
             self._seq += 1
             seq = self._seq
-            horizon = min(self._snapshots.values(), default=seq)
-            for op, a, b in batch.ops:
+            ops = batch.ops
+            history = self.history
+            if history.enabled:
+                ops = ops + history.stamp(self._scan_latest, lambda n: seq)
+            horizon = self._horizon(seq)
+            for op, a, b in ops:
                 if op == OP_PUT:
                     self._add_version(a, seq, b, horizon)
                 elif op == OP_DELETE:
@@ -122,8 +135,35 @@ class MemoryEngine(Engine):
                         self._add_version(key, seq, None, horizon)
                 else:
                     raise ValueError(f"unknown batch op {op}")
+            self._prune_old_versions(horizon)
             self._writes += 1
             return seq
+
+    def _scan_latest(self, start: bytes, end: bytes | None, reverse: bool,
+                     limit: int | None) -> Iterator[tuple[bytes, bytes]]:
+        return self._scan_at(start, end, reverse, limit, _LATEST)
+
+    def _horizon(self, seq: int) -> int:
+        """The oldest seq a reader may read at (lock held): the oldest snapshot, or the start of
+        the time-travel window; ``seq`` when there is neither."""
+        horizon = min(self._snapshots.values(), default=seq)
+        if self.history.enabled:
+            # nothing stamped yet: readers can go back to this batch's own sample, no further
+            window = self._window_horizon()
+            horizon = min(horizon, seq - 1 if window is None else window)
+        self._gc_threshold = max(self._gc_threshold, horizon)
+        return horizon
+
+    def _window_horizon(self) -> int | None:
+        """The time-travel horizon, looked up at most once a second of the engine clock: a
+        horizon up to a second old is lower, so it only keeps more."""
+        now = self.history.clock()
+        if self._window is None or not 0 <= now - self._window[0] < 1.0:
+            horizon = self.history.horizon(self._scan_latest)
+            if horizon is None:
+                return None
+            self._window = (now, horizon)
+        return self._window[1]
 
     def _add_version(self, key: bytes, seq: int, value: bytes | None, horizon: int) -> None:
         versions = self._data.get(key)
@@ -134,7 +174,12 @@ class MemoryEngine(Engine):
         if versions[-1][0] == seq:  # a later op of the same batch replaces an earlier one
             versions.pop()
         versions.append((seq, value))
-        # Keep the newest version at or below the oldest live snapshot, and everything above.
+        if self._prune_key(key, versions, horizon):
+            self._old_versions.append((seq, key))
+
+    def _prune_key(self, key: bytes, versions: list[tuple[int, bytes | None]], horizon: int) -> bool:
+        """Keep the newest version at or below ``horizon`` and everything above; drop the key
+        if that leaves a lone tombstone. True when old versions or a tombstone remain."""
         keep_from = 0
         for i in range(len(versions) - 1, -1, -1):
             if versions[i][0] <= horizon:
@@ -144,6 +189,17 @@ class MemoryEngine(Engine):
             del versions[:keep_from]
         if len(versions) == 1 and versions[0][1] is None:
             del self._data[key]
+            return False
+        return len(versions) > 1 or versions[-1][1] is None
+
+    def _prune_old_versions(self, horizon: int) -> None:
+        """Prune the queued keys whose write the horizon has passed (lock held)."""
+        queue = self._old_versions
+        while queue and queue[0][0] <= horizon:
+            _, key = queue.popleft()
+            versions = self._data.get(key)
+            if versions is not None:
+                self._prune_key(key, versions, horizon)
 
     # -- snapshots and lifecycle ---------------------------------------------------------
 
@@ -153,6 +209,14 @@ class MemoryEngine(Engine):
             sid = next(self._snapshot_ids)
             self._snapshots[sid] = self._seq
             return _MemorySnapshot(self, sid, self._seq)
+
+    def snapshot_as_of(self, when: float) -> Snapshot:
+        self._check_open()
+        with self._lock:
+            seq = self.history.resolve(self._scan_latest, when, self._gc_threshold, self._seq)
+            sid = next(self._snapshot_ids)
+            self._snapshots[sid] = seq
+            return _MemorySnapshot(self, sid, seq)
 
     def _release(self, sid: int) -> None:
         with self._lock:
@@ -177,6 +241,8 @@ class MemoryEngine(Engine):
                 "keys": len(self._data),
                 "last_seq": self._seq,
                 "open_snapshots": len(self._snapshots),
+                "gc_ttl": self.history.gc_ttl,
+                "gc_threshold_seq": self._gc_threshold,
                 "batches_written": self._writes,
             }
 

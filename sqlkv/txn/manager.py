@@ -152,6 +152,20 @@ class TxnManager:
             self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only, started, weakref.ref(txn))
         return txn
 
+    def begin_as_of(self, when: float) -> Transaction:
+        """A read-only transaction on the state at wall-clock time ``when`` (Unix seconds;
+        ``AS OF SYSTEM TIME``): the engine resolves the time, or refuses it (history.py)."""
+        engine = self._engine()
+        snapshot = engine.snapshot_as_of(when)
+        started = time.time()
+        with self._registry_lock:
+            txn_id = next(self._ids)
+        txn = Transaction(self, txn_id, snapshot, True, self.max_txn_bytes)
+        txn.as_of = when
+        with self._registry_lock:
+            self._active[txn_id] = _ActiveTxn(snapshot.seq, True, started, weakref.ref(txn))
+        return txn
+
     def run(
         self, fn: Callable[[Transaction], T], read_only: bool = False, max_attempts: int = 20
     ) -> T:

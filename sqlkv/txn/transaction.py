@@ -50,6 +50,7 @@ class Transaction(KVReader):
         self.snapshot_seq: int = snapshot.seq
         self.commit_seq: int | None = None  # the engine seq of a commit that wrote something
         self.read_only = read_only
+        self.as_of: float | None = None  # the wall-clock time read at (AS OF SYSTEM TIME), if set
         self._manager = manager
         self._snapshot = snapshot
         self._buffer = WriteBuffer(max_bytes)

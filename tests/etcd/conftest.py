@@ -57,7 +57,7 @@ def etcd_url(etcd_cluster, request) -> str:
 def as_etcd(etcd_cluster, monkeypatch):
     """``:memory:`` opens a fresh etcd database instead of a MemoryEngine (for re-run suites)."""
 
-    def fresh():
+    def fresh(**history):  # gc_ttl/clock: the etcd engine keeps no timeline (no time travel)
         return open_etcd(etcd_cluster.url(fresh_name("m"), max_txn_ops=TEST_MAX_TXN_OPS))
 
     monkeypatch.setattr(sqlkv.storage, "MemoryEngine", fresh)

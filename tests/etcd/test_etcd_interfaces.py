@@ -163,3 +163,19 @@ def test_databases_in_one_cluster_are_separate_key_prefixes(etcd_cluster):
         conn.commit()
     for conn in conns:
         conn.close()
+
+
+def test_time_travel_is_refused_on_etcd(etcd_url):
+    from sqlkv.errors import NotSupportedError
+
+    with pytest.raises(NotSupportedError, match="not supported on etcd"):
+        sqlkv.connect(etcd_url, gc_ttl=60)
+    conn = sqlkv.connect(etcd_url, autocommit=True)
+    conn.execute("CREATE TABLE t (k INT PRIMARY KEY)")
+    for sql in ("SELECT * FROM t AS OF SYSTEM TIME '-1s'", "BEGIN AS OF SYSTEM TIME '-1s'"):
+        with pytest.raises(NotSupportedError, match="AS OF SYSTEM TIME is not supported by the EtcdEngine"):
+            conn.execute(sql)
+    assert not conn.in_transaction
+    conn.execute("INSERT INTO t VALUES (1)")
+    assert conn.execute("SELECT k FROM t").fetchall() == [(1,)]
+    conn.close()

@@ -31,6 +31,21 @@ def apply_ops(model: dict, ops: list) -> None:
                 del model[k]
 
 
+def to_batch(ops: list):
+    """The model's ops ``("put", k, v)``, ``("delete", k)``, ``("range", start, end)`` as a batch."""
+    from sqlkv.storage.kv import WriteBatch
+
+    batch = WriteBatch()
+    for op in ops:
+        if op[0] == "put":
+            batch.put(op[1], op[2])
+        elif op[0] == "delete":
+            batch.delete(op[1])
+        else:
+            batch.delete_range(op[1], op[2])
+    return batch
+
+
 @pytest.fixture
 def small_options() -> dict:
     return dict(SMALL)

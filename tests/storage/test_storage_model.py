@@ -17,7 +17,7 @@ from sqlkv.errors import ConditionFailedError
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.memory import MemoryEngine
-from tests.storage.conftest import SMALL, apply_ops, model_scan
+from tests.storage.conftest import SMALL, apply_ops, model_scan, to_batch
 
 KEYS = [bytes([a]) + bytes([b]) for a in b"abcd" for b in b"\x00ab\xff"] + [b"", b"a", b"b", b"\xff\xff"]
 key_st = st.sampled_from(KEYS) | st.binary(min_size=1, max_size=3)
@@ -27,18 +27,6 @@ op_st = st.one_of(
     st.tuples(st.just("delete"), key_st),
     st.tuples(st.just("range"), key_st, key_st),
 )
-
-
-def to_batch(ops: list) -> WriteBatch:
-    batch = WriteBatch()
-    for op in ops:
-        if op[0] == "put":
-            batch.put(op[1], op[2])
-        elif op[0] == "delete":
-            batch.delete(op[1])
-        else:
-            batch.delete_range(op[1], op[2])
-    return batch
 
 
 class KVMachine(RuleBasedStateMachine):

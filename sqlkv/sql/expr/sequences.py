@@ -14,7 +14,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.catalog.sequences import SequenceDescriptor, advance, assign
-from sqlkv.errors import ObjectNotInPrerequisiteState, UndefinedTable
+from sqlkv.errors import NotSupportedError, ObjectNotInPrerequisiteState, UndefinedTable
 
 
 def changes_sequences(ast: exp.Expression) -> bool:
@@ -34,7 +34,15 @@ def _seen(ctx: Any) -> dict:
     return ctx.extra.setdefault("sequences", {})
 
 
+def _refuse_in_the_past(ctx: Any, fn: str) -> None:
+    """nextval/setval write the current counter: not from a read of the past."""
+    if getattr(ctx.txn, "as_of", None) is not None:
+        raise NotSupportedError(f"{fn}() cannot run in a read AS OF SYSTEM TIME: it writes the "
+                                f"sequence's current counter, and such reads are read-only")
+
+
 def nextval(ctx: Any, name: str) -> int:
+    _refuse_in_the_past(ctx, "nextval")
     desc = _sequence(ctx, name)
     value = advance(ctx.txn.manager, desc)
     seen = _seen(ctx)
@@ -59,6 +67,7 @@ def lastval(ctx: Any) -> int:
 
 
 def setval(ctx: Any, name: str, value: int, called: bool = True) -> int:
+    _refuse_in_the_past(ctx, "setval")
     desc = _sequence(ctx, name)
     assign(ctx.txn.manager, desc, value, bool(called))
     if called:

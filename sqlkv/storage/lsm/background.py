@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sqlkv.errors import CorruptionError
 from sqlkv.storage.lsm import worker
 from sqlkv.storage.lsm.counters import bloom_totals
 from sqlkv.storage.lsm.compaction import (
@@ -37,8 +38,23 @@ if TYPE_CHECKING:
 
 
 def _gc_horizon(core: LSMCore) -> tuple[list[int], int]:
-    """Live snapshot seqs (sorted) and the published seq, taken under the lock."""
-    return sorted(set(core.snapshots.values())), core.visible_seq
+    """The live snapshot seqs below ``published`` (sorted) and ``published``, the seq every
+    version above which is kept, taken under the lock: the published seq, or the start of the
+    time-travel window when that is older (history.py), so a flush or compaction keeps all a
+    reader within the window may need. It becomes the GC threshold (reads below it are
+    refused) before anything is dropped. Snapshots at or above it need nothing more (every
+    version above it stays, and the newest at or below it); leaving them out keeps them from
+    cutting the stripes gc_entries keeps one version of: a version at or below ``published``
+    covered by a range tombstone at or below it is hidden from every such reader."""
+    published = core.visible_seq
+    try:
+        window = core.history.horizon(core.scan_visible)
+    except CorruptionError:  # a damaged table holds the timeline: drop nothing more than before
+        window = core.gc_threshold
+    if window is not None:
+        published = min(published, window)
+    core.gc_threshold = max(core.gc_threshold, published)
+    return sorted(s for s in set(core.snapshots.values()) if s < published), published
 
 
 def flush_loop(core: LSMCore) -> None:
@@ -322,6 +338,8 @@ def engine_stats(core: LSMCore) -> dict[str, Any]:
             "immutable_memtables": len(core.imm),
             "immutable_memtable_bytes": sum(m.size for m in core.imm),  # frozen, waiting for their flush
             "open_snapshots": len(core.snapshots),
+            "gc_ttl": core.history.gc_ttl,
+            "gc_threshold_seq": core.gc_threshold,
             "flushes": counters["flushes"],
             "compactions": counters["compactions"],
             "flushes_aborted": counters["flushes_aborted"],

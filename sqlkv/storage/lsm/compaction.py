@@ -25,7 +25,8 @@ between two consecutive live snapshots are indistinguishable to every reader exc
 newest. A version is also dropped when a range tombstone in the same stripe covers it, and a
 point tombstone is dropped at the bottom (no deeper table overlaps) when no snapshot predates
 it. Versions newer than the last published seq are never dropped (a snapshot may still be
-taken below them). Outputs are cut at ``target_file_size`` between keys.
+taken below them); with time travel on, the caller passes the window's horizon seq as the
+"published" seq, so every version a reader within the window may need stays (history.py). Outputs are cut at ``target_file_size`` between keys.
 """
 
 from __future__ import annotations

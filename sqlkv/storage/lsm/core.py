@@ -21,11 +21,12 @@ import os
 import threading
 import time
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
 
 from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, OperationalError
+from sqlkv.storage.history import History, check_gc_ttl
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import background, counters
 from sqlkv.storage.lsm.cache import BlockCache
@@ -97,7 +98,8 @@ class LSMCore:
                  memtable_size: int = 4 << 20, read_only: bool = False, block_size: int = 8 << 10,
                  target_file_size: int = 4 << 20, level_base_bytes: int = 16 << 20,
                  l0_trigger: int = 4, l0_slowdown: int = 20, l0_stop: int = 36,
-                 background_threads: bool = True, background_processes: bool = True) -> None:
+                 background_threads: bool = True, background_processes: bool = True,
+                 gc_ttl: float = 0.0, clock: Callable[[], float] = time.time) -> None:
         if durability not in DURABILITY_LEVELS:
             raise InterfaceError(f"durability must be one of {', '.join(DURABILITY_LEVELS)}, not {durability!r}")
         self.path = path
@@ -109,6 +111,8 @@ class LSMCore:
                                       l0_stop=l0_stop)
         self.l0_slowdown, self.l0_stop = l0_slowdown, l0_stop
         self.cache = BlockCache(cache_size)
+        self.history = History(check_gc_ttl(gc_ttl), clock)
+        self.gc_threshold = 0  # the highest horizon flushes and compactions dropped versions at
         self.lock = threading.RLock()  # guards state changes: memtables, versions, snapshots
         self.bg_cond = threading.Condition(self.lock)
         self.write_lock = threading.Lock()  # serialises writers
@@ -145,6 +149,12 @@ class LSMCore:
         except BaseException:
             self._lock_file.release()
             raise
+        if self.history.enabled and not read_only:
+            try:
+                self.history.opened(self.scan_latest, self.visible_seq)
+            except CorruptionError:
+                pass  # a damaged table: the store still opens (CHECK DATABASE names the file),
+                # and time travel reports the damage when it reads the timeline
         # flushes and compactions build their tables in worker processes (worker.py)
         self.builder = BuildPool(path) if background_processes and not read_only else None
         self.ingest_counters = {"ingests": 0, "tables": 0, "bytes": 0}  # ingest.py
@@ -154,6 +164,8 @@ class LSMCore:
                 thread = threading.Thread(target=target, args=(self,), name=f"sqlkv-lsm-{name}", daemon=True)
                 thread.start()
                 self.threads.append(thread)
+        if self.history.reset_pending:
+            self.write(WriteBatch())  # clears the samples of the history a gc_ttl=0 run broke
 
     # -- opening and recovery -------------------------------------------------------------
 
@@ -183,6 +195,7 @@ class LSMCore:
         live = {t.number for level in state.levels for t in level}
         self.next_file = max([state.next_file, *[n + 1 for n in logs + tables]])
         self.flushed_seq = state.flushed_seq
+        self.gc_threshold = max(self.gc_threshold, state.gc_threshold)
         if not self.read_only:
             self._remove_leftovers(state, logs, tables, live)
         replay = sorted(n for n in logs if n >= state.log_number)
@@ -347,7 +360,8 @@ class LSMCore:
         state = ManifestState(next_file=self.next_file, log_number=min(wal_numbers, default=0),
                               flushed_seq=self.flushed_seq, levels=self.version.levels,
                               tombstones=self.version.tombstones, wal_numbers=sorted(wal_numbers),
-                              sealed=sealed, wal_sizes=self.wal_sizes, counters=counters.to_save(self))
+                              sealed=sealed, wal_sizes=self.wal_sizes, counters=counters.to_save(self),
+                              gc_threshold=self.gc_threshold)
         write_manifest(self.path, state)
 
     # -- reads ----------------------------------------------------------------------------
@@ -503,8 +517,6 @@ class LSMCore:
         if self.bg_error is not None:
             raise OperationalError(f"database {self.path}: background work failed: {self.bg_error}")
         self._maybe_stall()
-        ops = batch.ops
-        count = max(1, len(ops))
         with self.write_lock:
             self.check_open()
             for key, expected in batch.conditions:
@@ -512,6 +524,10 @@ class LSMCore:
                 if actual != expected:
                     raise ConditionFailedError(key, actual)
             base = self.applied_seq + 1
+            ops = batch.ops
+            if self.history.enabled:
+                ops = ops + self.stamp_ops(ops, base)
+            count = max(1, len(ops))
             last = base + count - 1
             wal = self.wal
             wal.append(encode_record(base, count, ops))  # type: ignore[union-attr]
@@ -535,6 +551,19 @@ class LSMCore:
         if self.imm and not self.threads:
             background.wait_for_flushes(self)
         return last
+
+    def stamp_ops(self, ops: list, base: int) -> list:
+        """The timeline ops (history.py) to append to a batch of ``ops`` numbered from ``base``
+        (write lock held); none while history is off."""
+        if not self.history.enabled:
+            return []
+        return self.history.stamp(self.scan_latest, lambda n: base + len(ops) + n - 1)
+
+    def scan_latest(self, start: bytes, end: bytes | None, reverse: bool,
+                    limit: int | None) -> Iterator[tuple[bytes, bytes]]:
+        """A scan of everything applied (the timeline's reads; the write lock or ``lock`` held
+        keeps what it reads current)."""
+        return self.scan_at(start, end, reverse, limit, self.applied_seq)
 
     def wait_durable(self, seq: int) -> None:
         """Block until batch ``seq`` is durable per the durability mode, then publish it (and
@@ -612,6 +641,24 @@ class LSMCore:
             seq = self.visible_seq
             self.snapshots[sid] = seq
             return sid, seq
+
+    def register_snapshot_as_of(self, when: float) -> tuple[int, int]:
+        """A snapshot at the seq time ``when`` maps to (history.py), registered under the lock
+        flushes and compactions take their horizon under: either it is in their list, or
+        they raised ``gc_threshold`` first and the read is refused."""
+        self.check_open()
+        with self.lock:
+            if self.read_only:
+                self.refresh()
+            seq = self.history.resolve(self.scan_visible, when, self.gc_threshold, self.visible_seq)
+            sid = self._next_snapshot
+            self._next_snapshot += 1
+            self.snapshots[sid] = seq
+            return sid, seq
+
+    def scan_visible(self, start: bytes, end: bytes | None, reverse: bool,
+                     limit: int | None) -> Iterator[tuple[bytes, bytes]]:
+        return self.scan_at(start, end, reverse, limit, None)
 
     def release_snapshot(self, sid: int) -> None:
         with self.lock:

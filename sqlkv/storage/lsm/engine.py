@@ -24,8 +24,9 @@ from sqlkv.storage.lsm.verify import verify_files
 
 _OPTIONS = {"durability", "cache_size", "memtable_size", "read_only", "block_size", "target_file_size",
             "level_base_bytes", "l0_trigger", "l0_slowdown", "l0_stop", "background_threads",
-            "background_processes"}
-_NOT_SIZES = {"durability", "read_only", "background_threads", "background_processes"}
+            "background_processes", "gc_ttl", "clock"}
+# options that are not sizes or counts (gc_ttl is checked by the history window, history.py)
+_NOT_SIZES = {"durability", "read_only", "background_threads", "background_processes", "gc_ttl", "clock"}
 _registry: dict[str, tuple[LSMCore, int]] = {}
 _SAMPLE_MASK = SAMPLE_EVERY - 1
 _registry_lock = threading.Lock()
@@ -40,7 +41,9 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
     Options: ``durability`` ("full" default, "normal", "off"), ``cache_size`` (bytes of block
     cache, default 64 MB), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
     tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``;
-    ``background_processes`` (True): build flushed and compacted tables in worker processes.
+    ``background_processes`` (True): build flushed and compacted tables in worker processes;
+    ``gc_ttl`` (seconds, default 0: off; the SQL layer opens with 600) the time-travel retention window and ``clock``
+    (a ``time.time``-like callable, for tests) the clock commits are stamped with (history.py).
     """
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -156,6 +159,16 @@ class LSMEngine(Engine):
         core = self._live()
         sid, seq = core.register_snapshot()
         return LSMSnapshot(core, sid, seq)
+
+    def snapshot_as_of(self, when: float) -> Snapshot:
+        core = self._live()
+        sid, seq = core.register_snapshot_as_of(when)
+        return LSMSnapshot(core, sid, seq)
+
+    @property
+    def history(self):
+        """The timeline and retention window (history.py)."""
+        return self._core.history
 
     @property
     def last_seq(self) -> int:

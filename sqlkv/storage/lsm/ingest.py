@@ -15,11 +15,12 @@ record per pair, no memtable, no flush, no L0 -> L1 rewrite. Walking one call th
    (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every key. A
    running compaction is waited for first (its outputs may land anywhere in its span); after
    30 s of waiting the tables go to L0, which is always safe.
-4. Append an empty batch at ``S`` to the WAL and fsync it (replay demands consecutive seqs),
-   then install the tables through the MANIFEST and publish ``S``.
+4. Append a batch at ``S`` to the WAL and fsync it (replay demands consecutive seqs): empty,
+   or holding the ingestion's timeline sample when history is on (history.py); then install
+   the tables through the MANIFEST and publish ``S``.
 
 A crash before step 4's MANIFEST write leaves tables no MANIFEST lists (removed at open) and at
-most an empty batch in the WAL: nothing of the ingestion is visible, and nothing was
+most an empty (or timeline-only) batch in the WAL: nothing of the ingestion is visible, and nothing was
 acknowledged. After it, everything is. ``close()`` meanwhile stops the ingestion (it removes
 its tables and raises InterfaceError).
 """
@@ -96,10 +97,16 @@ def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
     settled = core.compaction_mutex.acquire(timeout=COMPACTION_WAIT)
     try:
         wal = core.wal
-        wal.append(encode_record(seq, 1, []))  # type: ignore[union-attr]
-        core.applied_seq = seq
-        wal.note_applied(seq)  # type: ignore[union-attr]
-        wal.sync_seq(seq)  # type: ignore[union-attr]
+        # the record holds the ingestion's timeline sample (history.py), if history is on
+        ops = core.stamp_ops([], seq)
+        end_seq = seq + max(1, len(ops)) - 1
+        wal.append(encode_record(seq, max(1, len(ops)), ops))  # type: ignore[union-attr]
+        if ops:
+            with core.mem.lock:
+                core.mem.apply(ops, seq)
+        core.applied_seq = end_seq
+        wal.note_applied(end_seq)  # type: ignore[union-attr]
+        wal.sync_seq(end_seq)  # type: ignore[union-attr]
         with core.bg_cond:
             version = core.version
             level = _target_level(version, first, last) if settled else 0
@@ -108,7 +115,7 @@ def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
             background._install(core, levels, version.tombstones)  # MANIFEST, read state
             core.bg_cond.notify_all()
         with core._publish_lock:
-            core.visible_seq = max(core.visible_seq, seq)
+            core.visible_seq = max(core.visible_seq, end_seq)
     finally:
         if settled:
             core.compaction_mutex.release()

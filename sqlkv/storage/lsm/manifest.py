@@ -13,7 +13,7 @@ The MANIFEST is rewritten whole on every change and replaced atomically: write
     body = msgpack {next_file, log_number, flushed_seq, levels: [[table row...]...],
                     tombstones: [[start, end, seq]...], wal_numbers: [n...],
                     sealed: [segment, size] | nil, wal_sizes: [[segment, size]...],
-                    counters: {name: number}}
+                    counters: {name: number}, gc_threshold: seq}
 
 A table row is `TableInfo.to_list()`. ``log_number`` is the oldest WAL segment still needed and
 ``wal_numbers`` every live segment: a listed segment that is missing at open is corruption,
@@ -27,6 +27,8 @@ their logs are still checked by the batch-sequence chain, see `core`.) ``counter
 the engine's cumulative figures (bytes written by users, flushes and compactions, bloom
 results...) and ``since``, the time they started counting, across restarts: they are as
 current as the last MANIFEST write (every flush, compaction and clean close).
+``gc_threshold`` is the highest seq flushes and compactions kept every version above (the
+time-travel horizon, history.py); reads at older seqs are refused (absent: 0).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class ManifestState:
     sealed: list[int] | None = None  # [segment, size]: the newest segment, closed cleanly
     wal_sizes: dict[int, int] = field(default_factory=dict)  # finished segment -> its final size
     counters: dict[str, float] = field(default_factory=dict)  # figures kept across restarts
+    gc_threshold: int = 0  # reads below this seq may miss versions GC dropped (history.py)
 
 
 def write_manifest(directory: str, state: ManifestState) -> None:
@@ -75,6 +78,7 @@ def write_manifest(directory: str, state: ManifestState) -> None:
             "sealed": state.sealed,
             "wal_sizes": [[n, size] for n, size in sorted(state.wal_sizes.items())],
             "counters": state.counters,
+            "gc_threshold": state.gc_threshold,
         },
         use_bin_type=True,
     )
@@ -119,6 +123,7 @@ def read_manifest(directory: str) -> ManifestState | None:
             wal_sizes={int(n): int(size) for n, size in raw.get("wal_sizes") or []},
             counters={str(k): v for k, v in (raw.get("counters") or {}).items()
                       if isinstance(v, (int, float)) and not isinstance(v, bool)},
+            gc_threshold=int(raw.get("gc_threshold", 0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptionError(f"malformed MANIFEST {path}: {exc}") from None
