@@ -27,7 +27,9 @@ from sqlglot.tokens import Token, TokenType
 
 from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, NotSupportedError, SqlSyntaxError
+from sqlkv.sql.expr.dates import parse_interval
 from sqlkv.sql.parse_edits import token_word
+from sqlkv.sql.parse_errors import sqlglot_parse
 
 # words that end the clause's expression (the clause sits after FROM, before these)
 _STOP_WORDS = frozenset({"WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT", "OFFSET", "FETCH",
@@ -83,8 +85,6 @@ def _expression_end(toks: list[Token], words: list[str], start: int) -> int:
 
 def parse_as_of_expr(text: str) -> exp.Expression:
     """The clause's expression (``?`` already renamed to the statement's ``:__pN``)."""
-    from sqlkv.sql.parse_errors import sqlglot_parse
-
     try:
         tree = sqlglot_parse(f"SELECT {text}", text)
     except SqlSyntaxError as e:
@@ -136,8 +136,6 @@ def _text_time(text: str, now: float) -> float:
     except decimal.InvalidOperation:
         pass
     if s.startswith("-") or s.startswith("+"):
-        from sqlkv.sql.expr.dates import parse_interval
-
         body = s[1:]
         if s[0] == "-" and "-" not in body and "+" not in body:
             # '-1h30m', '-1 minute 5 seconds': the whole span ago (CockroachDB's reading), not

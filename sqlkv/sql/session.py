@@ -52,7 +52,7 @@ from sqlkv.sql.plancache import PlanCache, Prepared, check_params
 from sqlkv.sql.result import Result
 from sqlkv.sql.stmtstats import StatementTracker
 from sqlkv.sql.expr.temporal import utc_now
-from sqlkv.sql.timezone import UTC, naive_params, reset_zone, set_zone, utc_to_session, zone_name, zone_named
+from sqlkv.sql.timezone import UTC, naive_params, reset_zone, rows_in_zone, set_zone, zone_name, zone_named
 from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 from sqlkv.sql.types import TEXT
 
@@ -399,7 +399,7 @@ class Session:
         if not isinstance(plan, WriteOperator):
             prepared.busy = True
             rows = self._guarded(plan.rows(ctx), ctx, prepared)
-            rows = self._in_zone(rows, plan.columns)
+            rows = rows_in_zone(rows, plan.columns, self.time_zone)
             if prepared.eager:
                 rows = list(rows)  # nextval/setval act when the statement runs, fetched or not
             return Result(
@@ -414,15 +414,8 @@ class Session:
         finally:
             self._current_ctx = None
         kind_name = "UPSERT" if prepared.stmt.upsert else prepared.stmt.kind
-        rows = self._in_zone(res.rows, plan.columns) if res.rows is not None else None
+        rows = rows_in_zone(res.rows, plan.columns, self.time_zone) if res.rows is not None else None
         return Result(kind_name, plan.columns, rows, res.rowcount, res.lastrowid)
-
-    def _in_zone(self, rows: Iterable[tuple], columns: list[Column] | None) -> Iterable[tuple]:
-        """Rows pulled in the session's time zone, TIMESTAMPTZ columns as aware datetimes in it."""
-        tz_cols = [i for i, c in enumerate(columns or []) if c.type is not None and c.type.tz]
-        if not tz_cols and self.time_zone is UTC:
-            return rows  # nothing to convert, and UTC is the zone when none is set
-        return _zoned_rows(rows, self.time_zone, tz_cols)
 
     def _guarded(self, rows: Iterator[tuple], ctx: ExecContext, prepared: Prepared) -> Iterator[tuple]:
         """Rows of a SELECT with unexpected exceptions turned into PEP 249 errors."""
@@ -439,29 +432,3 @@ class Session:
             if self._current_ctx is ctx:
                 self._current_ctx = None
 
-
-_END = object()
-
-
-def _zoned_rows(rows: Iterable[tuple], zone: _dt.tzinfo, tz_cols: list[int]) -> Iterator[tuple]:
-    """Each row computed with ``zone`` as the session zone (rows stream after execute returns)."""
-    it = iter(rows)
-    try:
-        while True:
-            token = set_zone(zone)
-            try:
-                row = next(it, _END)
-                if row is _END:
-                    return
-                if tz_cols:
-                    row = list(row)
-                    for i in tz_cols:
-                        row[i] = utc_to_session(row[i])
-                    row = tuple(row)
-            finally:
-                reset_zone(token)
-            yield row
-    finally:
-        close = getattr(it, "close", None)
-        if close is not None:
-            close()  # a result closed early releases the plan's rows now

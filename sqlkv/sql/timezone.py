@@ -18,6 +18,8 @@ import contextvars
 import datetime as dt
 import re
 import zoneinfo
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from sqlkv.errors import DataError
 
@@ -113,3 +115,38 @@ def session_wall_time(value: object) -> object:
 # session's wall time (date_trunc's result goes back to an instant: a TIMESTAMPTZ)
 WALL_TIME_FUNCTIONS = frozenset({"date", "datetime", "strftime", "date_part", "datepart", "date_trunc",
                                  "to_char", "age", "time", "julianday"})
+
+
+def rows_in_zone(rows: Iterable[tuple], columns: list[Any] | None, zone: dt.tzinfo) -> Iterable[tuple]:
+    """Rows pulled in the session's time ``zone``, TIMESTAMPTZ columns as aware datetimes in it."""
+    tz_cols = [i for i, c in enumerate(columns or []) if c.type is not None and c.type.tz]
+    if not tz_cols and zone is UTC:
+        return rows  # nothing to convert, and UTC is the zone when none is set
+    return _zoned_rows(rows, zone, tz_cols)
+
+
+_END = object()
+
+
+def _zoned_rows(rows: Iterable[tuple], zone: dt.tzinfo, tz_cols: list[int]) -> Iterator[tuple]:
+    """Each row computed with ``zone`` as the session zone (rows stream after execute returns)."""
+    it = iter(rows)
+    try:
+        while True:
+            token = set_zone(zone)
+            try:
+                row = next(it, _END)
+                if row is _END:
+                    return
+                if tz_cols:
+                    row = list(row)
+                    for i in tz_cols:
+                        row[i] = utc_to_session(row[i])
+                    row = tuple(row)
+            finally:
+                reset_zone(token)
+            yield row
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()  # a result closed early releases the plan's rows now

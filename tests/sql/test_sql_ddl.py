@@ -125,7 +125,9 @@ def test_rename_without_the_word_column_renames_the_column(s):
     s.execute("INSERT INTO t VALUES (1, 'x')")
     s.execute("ALTER TABLE t RENAME note TO remark")
     assert rows(s, "SELECT a, remark FROM t") == [(1, "x")]
-    assert rows(s, "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'") == [("t",)]
+    # (the etcd re-run of this module may hand it a session that already holds other tables)
+    tables = "SELECT table_name FROM information_schema.tables WHERE table_name IN ('t', 'note', 'remark')"
+    assert rows(s, tables) == [("t",)]
     with pytest.raises(ProgrammingError, match="note"):
         s.execute("ALTER TABLE t RENAME note TO other")
 
