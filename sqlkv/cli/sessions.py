@@ -29,12 +29,4 @@ def _with_progress(session: Any) -> Any:
 def close_session(session: Any, err: Any = None) -> None:
     """Close a CLI session; a transaction the user left open is rolled back, and said so."""
     err = err or sys.stderr
-    try:
-        if session.in_transaction:
-            err.write("warning: the open transaction was rolled back (no COMMIT)\n")
-            session.rollback()
-    finally:
-        try:
-            session.close()
-        finally:
-            session.db.close()  # databases are shared and reference counted per path
+    session.close_with_database(lambda: err.write("warning: the open transaction was rolled back (no COMMIT)\n"))

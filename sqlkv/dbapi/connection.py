@@ -138,14 +138,7 @@ class Connection(SqliteConveniences):
         self._closed = True
         self._streaming = None
         session, self._session = self._session, None
-        try:
-            if session.in_transaction:
-                session.rollback()
-        finally:
-            try:
-                session.close()
-            finally:
-                session.db.close()  # databases are shared and reference counted per path
+        session.close_with_database()
 
     def __enter__(self) -> Connection:
         self._check_open()

@@ -156,6 +156,20 @@ class Session:
         finally:
             self.closed = True
 
+    def close_with_database(self, on_rollback: Callable[[], None] | None = None) -> None:
+        """Close the session and give back its share of the database (shared and reference
+        counted per path); an open transaction is rolled back, ``on_rollback()`` called first."""
+        try:
+            if self.in_transaction:
+                if on_rollback is not None:
+                    on_rollback()
+                self.rollback()
+        finally:
+            try:
+                self.close()
+            finally:
+                self.db.close()
+
     def forget_plans(self) -> None:
         """Drop cached plans (a user function was defined or replaced)."""
         self.plans.clear()
