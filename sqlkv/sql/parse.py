@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from sqlglot import exp
 from sqlglot.errors import TokenError
-from sqlglot.tokens import Token, Tokenizer, TokenType
+from sqlglot.tokens import Token, TokenType
 
 from sqlkv.errors import NotSupportedError, ProgrammingError, SqlSyntaxError
 from sqlkv.sql.asof import find_as_of, parse_as_of_expr
@@ -47,7 +47,7 @@ from sqlkv.sql.parse_edits import (
     token_ident,
     token_word,
 )
-from sqlkv.sql.parse_errors import located_error, sqlglot_parse
+from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
@@ -98,7 +98,7 @@ class ParsedStatement:
 
 def _tokenize(sql: str) -> list[Token]:
     try:
-        return Tokenizer().tokenize(sql)
+        return SQLGLOT_DIALECT.tokenize(sql)
     except TokenError as e:
         raise SqlSyntaxError(f"syntax error: {e}") from None
 
@@ -142,16 +142,19 @@ def parse_statement(sql: str) -> ParsedStatement:
     if len(pieces) > 1:
         raise ProgrammingError("cannot execute several statements at once; use execute_script")
     toks = pieces[0]
-    text = sql[toks[0].start : toks[-1].end + 1]
+    start = toks[0].start
+    text = sql[start : toks[-1].end + 1]
+    if start != 0:  # tokens carry offsets into the text they were made from
+        toks = _tokenize(text)
     try:
-        return _parse_tokens(text, _tokenize(text))
+        return _parse_tokens(text, toks)
     except RecursionError:
         raise too_deep(text) from None
     except ProgrammingError as e:
         offset = getattr(e, "offset", None)
         if offset is None:
             raise
-        raise located_error(sql, toks[0].start + offset, e.args[0]) from None
+        raise located_error(sql, start + offset, e.args[0]) from None
 
 
 def _refuse_unsupported(tokens: list[Token]) -> None:
@@ -355,7 +358,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         elif tok.token_type == TokenType.COLON:
             named = True
     rewritten = apply_edits(text, edits)
-    ast = sqlglot_parse(rewritten, text, edits)
+    ast = sqlglot_parse(rewritten, text, edits, tokens=None if edits else toks)
     refuse_ignored_clauses(ast)
     _number_placeholders(ast)
     if hex_literals:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import logging
 import re
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token
 
 from sqlkv.errors import ProgrammingError, SqlSyntaxError
 from sqlkv.sql.parse_edits import Edit, original_offset
@@ -25,9 +26,15 @@ def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
     return err
 
 
-def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None) -> exp.Expression:
+SQLGLOT_DIALECT = Dialect.get_or_raise(None)  # sqlglot's default dialect, the one sqlkv reads
+
+
+def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None,
+                  tokens: list[Token] | None = None) -> exp.Expression:
+    """``sql`` parsed by sqlglot; ``tokens``, when given, are sqlglot's tokens of ``sql`` already
+    made (tokenizing is a third of the parse time of a long statement: not done twice)."""
     try:
-        trees = sqlglot.parse(sql)
+        trees = SQLGLOT_DIALECT.parser().parse(tokens, sql) if tokens is not None else SQLGLOT_DIALECT.parse(sql)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
