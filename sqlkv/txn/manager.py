@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from sqlkv.encoding.pretty import pretty_key
 from sqlkv.errors import OperationalError, SerializationFailure
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
@@ -273,9 +274,18 @@ class TxnManager:
                 self._aborts += 1
             # the store found the conflict; it may name the key (etcd does), the read span holding it
             # is then ours
+            key = getattr(exc, "conflict_key", None)
             self.figures.note_failure(txn.txn_id, txn.snapshot_seq, getattr(exc, "conflict_seq", None),
-                                      getattr(exc, "conflict_key", None), reads, _reason(exc))
-            raise
+                                      key, reads, _reason(exc))
+            if key is None:
+                raise
+            # the store names the key as bytes; the user reads it in the key grammar
+            named = SerializationFailure(
+                f"restart transaction: read of key {_show_key(key)} conflicts with a write committed "
+                f"by another client after this transaction's snapshot at revision {txn.snapshot_seq} "
+                f"(SQLSTATE 40001)")
+            named.conflict_key, named.conflict_seq = key, getattr(exc, "conflict_seq", None)
+            raise named from None
         finally:
             self._release_txn(txn.txn_id, None)
         with self._registry_lock:
@@ -365,8 +375,9 @@ class TxnManager:
         }
 
 
-def _show_key(key: bytes, limit: int = 48) -> str:
-    text = repr(key)
+def _show_key(key: bytes, limit: int = 80) -> str:
+    """The key in the pretty key grammar (``/Table/104/1/7/0``), not as raw bytes."""
+    text = pretty_key(key)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -45,8 +45,9 @@ def test_figure_tables_on_etcd(etcd_url):
     assert cur.fetchall() == [(10,)]
     cur.execute("UPDATE t SET v = 0 WHERE k = 2")
     other.cursor().execute("UPDATE t SET v = 11 WHERE k = 1")
-    with pytest.raises(SerializationFailure):
+    with pytest.raises(SerializationFailure, match=r"read of key /Table/\d+/1/1/0 conflicts") as failed:
         conn.commit()
+    assert "b'" not in str(failed.value)  # the key in the key grammar, not as raw bytes
     conn.autocommit = True
     cur.execute("SELECT conflict_key, conflict_span, reason, conflict_seq > snapshot_seq "
                 "FROM sqlkv_internal.transactions WHERE state = 'serialization failure'")
