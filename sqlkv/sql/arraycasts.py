@@ -1,0 +1,187 @@
+"""ARRAY types: their names, PostgreSQL's text form, and the casts to and from them.
+
+``CREATE TABLE t (tags TEXT[])`` hands the parsed ``TEXT[]`` to `array_type`, giving
+``SqlType("ARRAY", element=TEXT)``. ``INSERT INTO t VALUES ('{a,"b c",NULL}')`` assigns the
+untyped literal through `assign_array`, which parses PostgreSQL's text form (`parse_array_text`)
+and assigns each element with the element type's strict rules, naming the column on error;
+``tags::TEXT`` formats it back with `format_array`. Runtime values are `SqlArray`s
+(`sqlkv.encoding.arrays`); a Python ``list`` bound as a parameter is one too (the driver converts).
+
+Only one dimension: ``INT[][]`` and ``'{{1,2}}'`` are refused with NotSupportedError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlkv.encoding.arrays import SqlArray
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
+from sqlkv.catalog.types import SqlType
+
+ARRAY_KIND = "ARRAY"
+_SPECIAL = set('{},"\\') | {" ", "\t", "\n", "\r", "\v", "\f"}
+
+
+def array_of(element: SqlType) -> SqlType:
+    """The type ``element[]``."""
+    if element.kind == ARRAY_KIND:
+        raise NotSupportedError(f"multi-dimensional arrays are not supported: {element.sql()}[]")
+    return SqlType(ARRAY_KIND, element=element)
+
+
+def is_array(typ: SqlType) -> bool:
+    return typ.kind == ARRAY_KIND
+
+
+def element_type(typ: SqlType) -> SqlType:
+    """The element type of an ARRAY type (NULL/unknown when not known statically)."""
+    return typ.element if typ.element is not None else SqlType("NULL")
+
+
+def as_array(value: Any, what: str = "value") -> SqlArray:
+    """A runtime value that must be an array (a Python list/tuple counts, as the driver binds it)."""
+    if isinstance(value, SqlArray):
+        return value
+    if isinstance(value, (list, tuple)):
+        return SqlArray(value)
+    raise ProgrammingError(f"{what} must be an array, not {type(value).__name__}")
+
+
+# ---------------------------------------------------------------- text form
+
+
+def format_array(value: SqlArray) -> str:
+    """PostgreSQL's text form: ``{1,2,NULL}``, strings quoted when they need it (``{"a b",c}``)."""
+    from sqlkv.sql.casts import to_text
+
+    parts = []
+    for item in value.items:
+        if item is None:
+            parts.append("NULL")
+            continue
+        text = ("t" if item else "f") if isinstance(item, bool) else to_text(item)
+        if text == "" or text.upper() == "NULL" or any(ch in _SPECIAL for ch in text):
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        parts.append(text)
+    return "{" + ",".join(parts) + "}"
+
+
+def parse_array_text(text: str, convert: Callable[[str], Any]) -> SqlArray:
+    """Parse ``{a,"b c",NULL}``; each element's text goes through ``convert`` (None stays NULL)."""
+    s = text.strip()
+    if s.startswith("[") or (s.startswith("{") and s[1:].lstrip().startswith("{")):
+        raise NotSupportedError(f'multi-dimensional arrays and array bounds are not supported: "{text}"')
+    if not (s.startswith("{") and s.endswith("}")):
+        raise DataError(f'malformed array literal: "{text}" (an array starts with "{{" and ends with "}}")')
+    items: list[Any] = []
+    body = s[1:-1]
+    if body.strip() == "":
+        return SqlArray()
+    pos = 0
+    while True:
+        element, quoted, pos = _next_element(body, pos, text)
+        items.append(None if not quoted and element.upper() == "NULL" else convert(element))
+        if pos >= len(body):
+            return SqlArray(items)
+        pos += 1  # the comma
+
+
+def _next_element(body: str, pos: int, text: str) -> tuple[str, bool, int]:
+    """One element from ``pos``: (its text, whether it was quoted, the position of the next comma or end)."""
+    n = len(body)
+    while pos < n and body[pos].isspace():
+        pos += 1
+    out: list[str] = []
+    quoted = False
+    if pos < n and body[pos] == '"':
+        quoted = True
+        pos += 1
+        while True:
+            if pos >= n:
+                raise DataError(f'malformed array literal: "{text}" (unterminated quoted element)')
+            ch = body[pos]
+            if ch == "\\" and pos + 1 < n:
+                out.append(body[pos + 1])
+                pos += 2
+            elif ch == '"':
+                pos += 1
+                break
+            else:
+                out.append(ch)
+                pos += 1
+        while pos < n and body[pos].isspace():
+            pos += 1
+    else:
+        while pos < n and body[pos] != ",":
+            ch = body[pos]
+            if ch in '{}"':
+                raise DataError(f'malformed array literal: "{text}" (unexpected "{ch}")')
+            if ch == "\\" and pos + 1 < n:
+                out.append(body[pos + 1])
+                pos += 2
+                continue
+            out.append(ch)
+            pos += 1
+        element = "".join(out).strip()
+        if element == "":
+            raise DataError(f'malformed array literal: "{text}" (empty element)')
+        return element, False, pos
+    if pos < n and body[pos] != ",":
+        raise DataError(f'malformed array literal: "{text}" (junk after a quoted element)')
+    return "".join(out), quoted, pos
+
+
+# ---------------------------------------------------------------- casts
+
+
+def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, SqlType, str], Any]) -> SqlArray:
+    """Strict assignment to an ARRAY column: each element by the element type's assignment rules."""
+    elem = element_type(typ)
+    if isinstance(value, str):  # an untyped literal in PostgreSQL's text form
+        from sqlkv.sql.casts import cast
+
+        try:
+            return parse_array_text(value, lambda t: cast(t, elem))
+        except DataError as exc:
+            raise DataError(f'invalid value for column "{column}" of type {typ.sql()}: {exc}') from None
+    if not isinstance(value, (SqlArray, list, tuple)):
+        shown = value if isinstance(value, str) else repr(value)
+        raise DataError(f'value "{shown}" ({type(value).__name__}) is not valid for column "{column}" '
+                        f"of type {typ.sql()}")
+    out = []
+    for i, item in enumerate(value, start=1):
+        if isinstance(item, (SqlArray, list, tuple)):
+            raise NotSupportedError(f'multi-dimensional arrays are not supported (column "{column}")')
+        try:
+            out.append(assign(item, elem, column) if elem.known else item)
+        except DataError as exc:
+            raise type(exc)(f"array element {i}: {exc} (column type {typ.sql()})") from None
+    return SqlArray(out)
+
+
+def cast_array(value: Any, typ: SqlType, cast: Callable[[Any, SqlType], Any]) -> SqlArray:
+    """CAST(value AS T[]): text parses; an array casts element by element."""
+    elem = element_type(typ)
+    if isinstance(value, str):
+        return parse_array_text(value, lambda t: cast(t, elem))
+    if isinstance(value, (SqlArray, list, tuple)):
+        if any(isinstance(v, (SqlArray, list, tuple)) for v in value):
+            raise NotSupportedError("multi-dimensional arrays are not supported")
+        return SqlArray(cast(v, elem) for v in value)
+    raise DataError(f"cannot cast {type(value).__name__} to {typ.sql()}")
+
+
+def array_value_type(value: SqlArray, value_type: Callable[[Any], SqlType]) -> SqlType:
+    """The type of an array value: the type of its first non-NULL element, ``[]``."""
+    for item in value:
+        if item is not None:
+            return array_of(value_type(item))
+    return SqlType(ARRAY_KIND, element=SqlType("NULL"))
+
+
+def common_array_type(a: SqlType, b: SqlType, common: Callable[[SqlType, SqlType], SqlType | None]) -> SqlType | None:
+    """The common type of two array types (of their elements), None if incompatible."""
+    ea, eb = element_type(a), element_type(b)
+    elem = common(ea, eb)
+    return None if elem is None else SqlType(ARRAY_KIND, element=elem)
