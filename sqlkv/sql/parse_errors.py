@@ -13,6 +13,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from sqlkv.errors import ProgrammingError, SqlSyntaxError
 from sqlkv.sql.parse_edits import Edit, original_offset
+from sqlkv.sql.parse_operators import parse_sql
 
 
 def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
@@ -27,7 +28,7 @@ def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
 
 def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None) -> exp.Expression:
     try:
-        trees = sqlglot.parse(sql)
+        trees = parse_sql(sql)  # sqlglot.parse plus @>, <@ and && (parse_operators.py)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")

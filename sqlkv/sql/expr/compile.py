@@ -212,6 +212,11 @@ def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
     if rows.is_row_comparison(node):
         return c.compile(rows.rewrite_row_comparison(node))
+    from sqlkv.sql.expr import arrays  # x op ANY/ALL(array): arrays.py builds on this module
+
+    quantified = arrays.array_quantifier(node.expression)
+    if quantified is not None:
+        return arrays.compile_array_quantified(c, node, op, *quantified)
     if isinstance(node.expression, (exp.Any, exp.All)):
         return compile_quantified(c, node, op)
     left, right = c.compile(node.this), c.compile(node.expression)
