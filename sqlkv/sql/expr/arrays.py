@@ -311,3 +311,9 @@ def compile_array_quantified(c: Compiler, node: exp.Binary, op_name: str, operan
 
     return c.derived(quantified, BOOL, [left, arr])
 
+
+
+@handles(exp.Unnest)
+def _unnest_in_expression(c: Compiler, node: exp.Unnest) -> Compiled:
+    raise NotSupportedError("unnest() returns a set of rows: sqlkv accepts it in FROM only "
+                            "(SELECT x FROM t, unnest(t.a) AS x), not in an expression")
