@@ -20,6 +20,7 @@ from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
+from sqlkv.sql.plan.array_assign import element_assignment, element_target, is_element_target
 from sqlkv.sql.expr import (
     compile_for_column,
     compile_row_subquery,
@@ -132,10 +133,24 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
     (DEFAULT takes the column default). A qualified target must name the table (or ``alias``)."""
     items: list[tuple[int, Any]] = []
     seen: set[int] = set()
+    elements: dict[int, int] = {}  # column position -> its item, for SET a[1] = x, a[2] = y
     for node in nodes:
         if not isinstance(node, exp.EQ):
             raise ProgrammingError(f"unsupported SET clause: {node.sql()}")
+        if is_element_target(node.this):  # SET tags[3] = 'x' (sqlkv/sql/plan/array_assign.py)
+            target, index = element_target(node.this)
+            pos, col = _set_column(target, table, alias, seen - set(elements))
+            earlier = items[elements[pos]][1] if pos in elements else None
+            fn = element_assignment(col, pos, index, node.expression, scope, env, earlier)
+            if pos in elements:
+                items[elements[pos]] = (pos, fn)
+            else:
+                elements[pos] = len(items)
+                items.append((pos, fn))
+            continue
         targets = _set_targets(node.this)
+        if any(table.columns.index(table.column(t.name)) in elements for t in targets):
+            raise ProgrammingError(f"multiple assignments to same column: {node.this.sql()}")
         cols = [_set_column(t, table, alias, seen) for t in targets]
         value = node.expression
         if isinstance(node.this, exp.Column):
