@@ -83,6 +83,13 @@ class SqlArray:
     def __repr__(self) -> str:
         return f"SqlArray({list(self.items)!r})"
 
+    def __str__(self) -> str:
+        """PostgreSQL's text form ``{1,2,NULL}`` (for messages and the CLI; the SQL layer formats
+        elements, so it is imported here rather than at the top, below it in the layers)."""
+        from sqlkv.sql.arraycasts import format_array
+
+        return format_array(self)
+
 
 def compare_arrays(a: SqlArray, b: SqlArray) -> int:
     """-1, 0 or 1: PostgreSQL's array order (NULL elements last, a prefix first)."""
