@@ -37,6 +37,8 @@ import msgpack
 from wcwidth import wcswidth
 
 from sqlkv.encoding.arrays import SqlArray
+
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.sql.arraycasts import format_array
 
 MODES = ("table", "box", "column", "markdown", "csv", "json", "line", "list", "tabs", "quote",
@@ -85,6 +87,8 @@ def _json_value(value: Any) -> Any:
         return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
     if isinstance(value, Decimal):
         return str(value)
+    if isinstance(value, SqlArray):  # an ARRAY is a JSON array
+        return [_json_value(v) for v in value]
     return format_value(value)
 
 

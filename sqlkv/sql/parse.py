@@ -350,7 +350,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 stmt.as_of, n_params = _as_of_expr(text, toks, clause[0], clause[1], n_params)
             continue
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
-            edits.append(Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
+            # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
+            space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
+            edits.append(Edit(tok.start, tok.end + 1, f"{space}:{_PARAM_PREFIX}{n_params}"))
             n_params += 1
         elif tok.token_type == TokenType.COLON:
             named = True
