@@ -38,9 +38,6 @@ from wcwidth import wcswidth
 
 from sqlkv.encoding.arrays import SqlArray
 
-from sqlkv.encoding.arrays import SqlArray
-from sqlkv.sql.arraycasts import format_array
-
 MODES = ("table", "box", "column", "markdown", "csv", "json", "line", "list", "tabs", "quote",
          "insert", "html", "vertical")
 _ALIGNED = ("table", "box", "column", "markdown")
@@ -74,8 +71,6 @@ def format_value(value: Any, null: str = "NULL") -> str:
         return value.isoformat(sep=" ")
     if isinstance(value, float):
         return repr(value)
-    if isinstance(value, SqlArray):
-        return format_array(value)  # PostgreSQL's text form {1,2,NULL}
     return str(value)
 
 

@@ -86,9 +86,9 @@ class SqlArray:
     def __str__(self) -> str:
         """PostgreSQL's text form ``{1,2,NULL}`` (for messages and the CLI; the SQL layer formats
         elements, so it is imported here rather than at the top, below it in the layers)."""
-        from sqlkv.sql.arraycasts import format_array
+        from sqlkv.sql.casts import to_text
 
-        return format_array(self)
+        return to_text(self)
 
 
 def compare_arrays(a: SqlArray, b: SqlArray) -> int:

@@ -51,10 +51,9 @@ def as_array(value: Any, what: str = "value") -> SqlArray:
 # ---------------------------------------------------------------- text form
 
 
-def format_array(value: SqlArray) -> str:
-    """PostgreSQL's text form: ``{1,2,NULL}``, strings quoted when they need it (``{"a b",c}``)."""
-    from sqlkv.sql.casts import to_text
-
+def format_array(value: SqlArray, to_text: Callable[[Any], str]) -> str:
+    """PostgreSQL's text form: ``{1,2,NULL}``, strings quoted when they need it (``{"a b",c}``);
+    ``to_text`` formats an element (casts.py's)."""
     parts = []
     for item in value.items:
         if item is None:
@@ -135,12 +134,12 @@ def _next_element(body: str, pos: int, text: str) -> tuple[str, bool, int]:
 # ---------------------------------------------------------------- casts
 
 
-def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, SqlType, str], Any]) -> SqlArray:
-    """Strict assignment to an ARRAY column: each element by the element type's assignment rules."""
+def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, SqlType, str], Any],
+                 cast: Callable[[Any, SqlType], Any]) -> SqlArray:
+    """Strict assignment to an ARRAY column: each element by the element type's assignment rules
+    (``assign``: casts.py's assign_cast; ``cast`` parses the elements of a text literal)."""
     elem = element_type(typ)
     if isinstance(value, str):  # an untyped literal in PostgreSQL's text form
-        from sqlkv.sql.casts import cast
-
         try:
             return parse_array_text(value, lambda t: cast(t, elem))
         except DataError as exc:

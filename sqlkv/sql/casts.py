@@ -118,7 +118,7 @@ def to_text(v: object) -> str:
     if isinstance(v, (uuid.UUID, Interval)):
         return str(v)
     if isinstance(v, SqlArray):
-        return format_array(v)
+        return format_array(v, to_text)
     if isinstance(v, (bytes, bytearray, memoryview)):
         try:
             return bytes(v).decode("utf-8")
@@ -147,9 +147,9 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         return None
     kind = typ.kind
     if kind == "ARRAY":
-        return assign_array(value, typ, column, assign_cast)
+        return assign_array(value, typ, column, assign_cast, cast)
     if isinstance(value, SqlArray) and kind != "NULL":
-        raise _assign_error(format_array(value), typ, column)
+        raise _assign_error(str(value), typ, column)
     if kind == "INT":
         if isinstance(value, bool):
             raise _assign_error(value, typ, column)

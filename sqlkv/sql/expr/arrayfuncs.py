@@ -24,6 +24,7 @@ from sqlkv.errors import DataError, NotSupportedError
 from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.casts import to_text
 from sqlkv.sql.expr import regex
+from sqlkv.sql.expr.arrays import element_equal
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled
 from sqlkv.sql.expr.functions import ANY, INTS, TEXTS, call_shape, compile_function, register
@@ -52,8 +53,6 @@ def _element_of_first(types: list[SqlType]) -> SqlType:
 def _not_distinct(a: object, b: object) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    from sqlkv.sql.expr.arrays import element_equal
-
     return element_equal(a, b)
 
 

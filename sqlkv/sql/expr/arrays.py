@@ -22,7 +22,7 @@ from sqlkv.encoding.arrays import SqlArray
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.casts import cast
-from sqlkv.sql.expr.compile import Compiler, handles
+from sqlkv.sql.expr.compile import COMPARISON_HOOKS, Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
 from sqlkv.sql.expr.operators import COMPARE_OPS, generic_compare, operator_error, to_timestamp, unify
 from sqlkv.sql.types import BOOL, INT, NULLTYPE, SqlType, common_type
@@ -272,6 +272,14 @@ def array_quantifier(node: exp.Expression) -> tuple[exp.Expression, bool] | None
             return None
         return inner, node.name.upper() == "ALL"
     return None
+
+
+def _quantified_hook(c: Compiler, node: exp.Binary, op_name: str) -> Compiled | None:
+    quantified = array_quantifier(node.expression)
+    return None if quantified is None else compile_array_quantified(c, node, op_name, *quantified)
+
+
+COMPARISON_HOOKS.append(_quantified_hook)
 
 
 def compile_array_quantified(c: Compiler, node: exp.Binary, op_name: str, operand: exp.Expression,
