@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import re
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 

@@ -11,6 +11,7 @@ is the expression compiler's (sqlkv/sql/expr/arrays.py; JSONB hooks in there).
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.errors import ParseError
 from sqlglot.parser import Parser, binary_range_parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
@@ -42,3 +43,13 @@ def merge_operator_tokens(tokens: list[Token]) -> list[Token]:
 def parse_sql(sql: str) -> list[exp.Expression | None]:
     """`sqlglot.parse` with the array operators (raises sqlglot's ParseError/TokenError)."""
     return SqlkvParser().parse(merge_operator_tokens(Tokenizer().tokenize(sql)), sql)
+
+
+def parse_expression(sql: str) -> exp.Expression:
+    """`sqlglot.parse_one` with the array operators: for the expression texts the catalog stores
+    (CHECK, DEFAULT, generated columns, partial-index predicates), which sqlglot prints back with
+    ``@>``/``<@``/``&&``."""
+    trees = parse_sql(sql)
+    if len(trees) != 1 or trees[0] is None:
+        raise ParseError(f"expected one expression: {sql[:80]}")
+    return trees[0]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
@@ -27,6 +26,7 @@ from sqlkv.sql.expr import (
     compile_schema_expr,
     compile_typed,
 )
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -74,8 +74,8 @@ def refuse_generated_always(table: TableDescriptor, targets: list[int], value_ro
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
     """The table's CHECK constraints compiled against its scope."""
     scope = Scope(table_scope(table, alias))
-    checks = [(chk.name, compile_schema_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
-    generated = [(i, compile_schema_expr(sqlglot.parse_one(c.computed), scope, env))
+    checks = [(chk.name, compile_schema_expr(parse_expression(chk.expr_sql), scope, env)) for chk in table.checks]
+    generated = [(i, compile_schema_expr(parse_expression(c.computed), scope, env))
                  for i, c in enumerate(table.columns) if c.computed is not None]
     return RowChecker(table, checks, generated)
 
@@ -84,7 +84,7 @@ def column_defaults(table: TableDescriptor, env) -> Defaults:
     """Each column's DEFAULT expression compiled (None where the column has none)."""
     empty = Scope([])
     fns = [
-        compile_for_column(sqlglot.parse_one(col.default_sql), col.type, empty, env)
+        compile_for_column(parse_expression(col.default_sql), col.type, empty, env)
         if col.default_sql is not None else None
         for col in table.columns
     ]
