@@ -69,7 +69,7 @@ class INTERVAL(type_api.NativeForEmulated, _AbstractInterval):
 class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
     def visit_ARRAY(self, type_: Any, **kw: Any) -> str:
         if getattr(type_, "dimensions", None) not in (None, 1):
-            raise NotImplementedError("sqlkv arrays have one dimension")
+            raise exc.CompileError("sqlkv arrays have one dimension")
         return self.process(type_.item_type, **kw) + "[]"
 
     def visit_BYTES(self, type_: Any, **kw: Any) -> str:
