@@ -27,6 +27,8 @@ def array_of(element: SqlType) -> SqlType:
     """The type ``element[]``."""
     if element.kind == ARRAY_KIND:
         raise NotSupportedError(f"multi-dimensional arrays are not supported: {element.sql()}[]")
+    if element.tz:  # elements are not converted to the session time zone
+        raise NotSupportedError("TIMESTAMPTZ[] is not supported: use TIMESTAMP[] (UTC values)")
     return SqlType(ARRAY_KIND, element=element)
 
 
