@@ -80,8 +80,8 @@ class SqlArray:
     def __ge__(self, other: SqlArray) -> bool:
         return compare_arrays(self, other) >= 0
 
-    def __repr__(self) -> str:
-        return f"SqlArray({list(self.items)!r})"
+    def __repr__(self) -> str:  # as .kv shows a stored row: {tags: ARRAY['a', None]}
+        return "ARRAY[" + ", ".join(map(repr, self.items)) + "]"
 
     def __str__(self) -> str:
         """PostgreSQL's text form ``{1,2,NULL}`` (for messages and the CLI; the SQL layer formats
