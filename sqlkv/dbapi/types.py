@@ -119,7 +119,7 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         return value
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
-        "str, bytes, bool, date, datetime, time, timedelta or UUID"
+        "str, bytes, bool, date, datetime, time, timedelta, UUID or a list (an ARRAY)"
     )
 
 

@@ -149,7 +149,7 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
     if kind == "ARRAY":
         return assign_array(value, typ, column, assign_cast, cast)
     if isinstance(value, SqlArray) and kind != "NULL":
-        raise _assign_error(str(value), typ, column)
+        raise _assign_error(value, typ, column)
     if kind == "INT":
         if isinstance(value, bool):
             raise _assign_error(value, typ, column)
