@@ -224,6 +224,13 @@ def test_regular_expressions_returning_arrays(s):  # noqa: F811
         ["hello", "world"], ["h", "e", "l", "l", "o", "w", "o", "r", "l", "d"], ["bar"], ["bar", "beque"],
         None, ["B"])
     assert rows(s, "SELECT * FROM regexp_split_to_table('a1b22c', '[0-9]+') AS p") == [("a",), ("b",), ("c",)]
+    assert [(plain(m), n) for m, n in rows(
+        s, "SELECT * FROM regexp_matches('a1b22c', '([a-z])([0-9]+)', 'g') WITH ORDINALITY AS m(x, n)")] == [
+        (["a", "1"], 1), (["b", "22"], 2)]
+    assert rows(s, "SELECT m[1] FROM regexp_matches('a1b22c', '[0-9]+') AS m") == [("1",)]  # no g: the first
+    assert rows(s, "SELECT * FROM regexp_matches('abc', 'x', 'g') AS m") == []
+    with pytest.raises(NotSupportedError, match="in FROM"):
+        rows(s, "SELECT regexp_matches('abc', 'b', 'g')")
 
 
 # ---------------------------------------------------------------- operators
@@ -429,3 +436,16 @@ def test_stored_expressions_keep_array_operators(s):  # noqa: F811
     (_, ddl), = rows(s, "SHOW CREATE TABLE c")
     assert "a @> ARRAY(1)" in ddl and "b && ARRAY(1)" in ddl
     assert rows(s, "CHECK DATABASE") == []
+
+
+def test_iterdump_round_trips_arrays():
+    source = sqlkv.connect(":memory:")
+    source.execute("CREATE TABLE t (id INT PRIMARY KEY, tags TEXT[], d DECIMAL(4,2)[])")
+    source.execute("INSERT INTO t VALUES (1, ARRAY['', 'NULL', 'a b', 'q\"', 'b\\s', '{', ',', NULL], ARRAY[1.5])")
+    source.execute("CREATE UNIQUE INDEX t_tags ON t (tags)")
+    target = sqlkv.connect(":memory:")
+    for statement in source.iterdump():
+        target.execute(statement)
+    query = "SELECT tags, d FROM t WHERE tags = (SELECT tags FROM t)"
+    assert target.execute(query).fetchall() == source.execute(query).fetchall() == [
+        (["", "NULL", "a b", 'q"', "b\\s", "{", ",", None], [Decimal("1.50")])]

@@ -16,11 +16,12 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
-from sqlkv.sql.arraycasts import as_array, element_type, is_array
+from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.context import Column, ExecContext, Scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.expr import compile_typed
-from sqlkv.sql.types import INT
+from sqlkv.sql.expr.arrayfuncs import regexp_matches_rows
+from sqlkv.sql.types import INT, TEXT
 
 RowFn = Callable[[tuple], Any]
 
@@ -45,6 +46,27 @@ class Unnest(Operator):
 
     def describe(self) -> str:
         return f"unnest({self.text}){' with ordinality' if self.ordinality else ''}"
+
+
+def plan_regexp_matches(func: exp.Expression, scope: Scope, env: Any, alias: str, ordinality: bool) -> Unnest:
+    """``regexp_matches(s, re [, flags])`` in FROM: a TEXT[] row per match (all of them with flag g)."""
+    args = list(func.expressions) if isinstance(func, exp.Anonymous) else []
+    if len(args) not in (2, 3):
+        raise ProgrammingError("regexp_matches() takes 2 or 3 arguments: string, pattern [, flags]")
+    parts = [compile_typed(a, scope, env) for a in args]
+    for i, p in enumerate(parts, 1):
+        if p.type.known and p.type.kind != "TEXT":
+            raise ProgrammingError(f"regexp_matches() argument {i} must be TEXT, not type {p.type.sql()}")
+    fns = [p.fn for p in parts]
+
+    def matches(r: tuple) -> object:
+        values = [f(r) for f in fns]
+        return None if any(v is None for v in values) else regexp_matches_rows(*values)
+
+    columns = [Column(alias, None, array_of(TEXT))]
+    if ordinality:
+        columns.append(Column("ordinality", None, INT))
+    return Unnest([matches], columns, ordinality, ", ".join(a.sql() for a in args))
 
 
 def plan_unnest(func: exp.Unnest | exp.Anonymous, scope: Scope, env: Any, alias: str) -> Unnest:

@@ -158,6 +158,14 @@ def regexp_matches_scalar(source: str, pattern: str, flags: str = "") -> SqlArra
     return regexp_match(source, pattern, flags)
 
 
+def regexp_matches_rows(source: str, pattern: str, flags: str = "") -> SqlArray:
+    """regexp_matches in FROM: one TEXT[] per match (every match with flag g, else the first)."""
+    re_flags, every = regex.regex_flags(flags, "regexp_matches")
+    rx = regex.compile_regex(pattern, re_flags)
+    matches = rx.finditer(source) if every else filter(None, [rx.search(source)])
+    return SqlArray(SqlArray(m.groups()) if m.re.groups else SqlArray([m.group(0)]) for m in matches)
+
+
 def regexp_split_to_array(source: str, pattern: str, flags: str = "") -> SqlArray:
     return SqlArray(regexp_split(source, pattern, flags, "regexp_split_to_array"))
 

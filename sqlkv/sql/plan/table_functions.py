@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.lateral import Series
-from sqlkv.sql.exec.unnest import plan_unnest
+from sqlkv.sql.exec.unnest import plan_regexp_matches, plan_unnest
 from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.types import SqlType
 
@@ -34,8 +34,10 @@ def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ord
         return plan_unnest(func, Scope([], scope), env, alias)
     if name == "regexp_split_to_table":
         return plan_unnest(_split_call(func), Scope([], scope), env, alias or name)
+    if name == "regexp_matches":  # one TEXT[] row per match (sqlkv/sql/expr/arrayfuncs.py)
+        return plan_regexp_matches(func, Scope([], scope), env, alias or name, ordinality)
     raise ProgrammingError(f"function {name}() is not a table function "
-                           f"(FROM supports generate_series, unnest and regexp_split_to_table)")
+                           f"(FROM supports generate_series, unnest, regexp_split_to_table and regexp_matches)")
 
 
 def _split_call(func: exp.Expression) -> exp.Unnest:
