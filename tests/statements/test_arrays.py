@@ -449,3 +449,17 @@ def test_iterdump_round_trips_arrays():
     query = "SELECT tags, d FROM t WHERE tags = (SELECT tags FROM t)"
     assert target.execute(query).fetchall() == source.execute(query).fetchall() == [
         (["", "NULL", "a b", 'q"', "b\\s", "{", ",", None], [Decimal("1.50")])]
+
+
+@pytest.mark.parametrize("sql, text", [
+    ("SELECT array_cat(ARRAY[1], ARRAY['a'])", r"array_cat\(INT\[\], TEXT\[\]\) does not exist"),
+    ("SELECT array_append(ARRAY[1], 'x')", r"array_append\(INT\[\], TEXT\) does not exist"),
+    ("SELECT array_length(5, 1)", r"array_length\(INT, INT\) does not exist"),
+    ("SELECT array_position(ARRAY['a'], 1)", r"array_position\(TEXT\[\], INT\) does not exist"),
+    ("SELECT cardinality('x'::TEXT)", r"cardinality\(TEXT\) does not exist"),
+])
+def test_array_function_argument_types_are_checked(s, sql, text):  # noqa: F811
+    with pytest.raises(ProgrammingError, match=text):
+        rows(s, sql)
+    # compatible numbers are fine, as PostgreSQL's anycompatible: INT[] and a FLOAT give FLOAT[]
+    assert one(s, "SELECT array_append(ARRAY[1], 2.5), array_cat(ARRAY[1], ARRAY[2.5])") == ([1, 2.5], [1, 2.5])

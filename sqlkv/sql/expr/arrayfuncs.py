@@ -15,12 +15,13 @@ turns those back into the plain call the function table knows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
 
 from sqlkv.encoding.arrays import SqlArray
-from sqlkv.errors import DataError, NotSupportedError
+from sqlkv.errors import DataError, NotSupportedError, UndefinedFunction
 from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.casts import to_text
 from sqlkv.sql.expr import regex
@@ -28,26 +29,39 @@ from sqlkv.sql.expr.arrays import element_equal
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled
 from sqlkv.sql.expr.functions import ANY, INTS, TEXTS, call_shape, compile_function, register
-from sqlkv.sql.types import INT, NULLTYPE, SqlType, TEXT
+from sqlkv.sql.types import INT, NULLTYPE, SqlType, TEXT, common_type
 
 TEXT_ARRAY = array_of(TEXT)
 INT_ARRAY = array_of(INT)
 
 
-def _same_array(types: list[SqlType]) -> SqlType:
-    for t in types:
-        if is_array(t):
-            return t
-    return SqlType("ARRAY", element=NULLTYPE)
+def signature(name: str, shape: str, result: SqlType | None = None) -> Callable[[list[SqlType]], SqlType]:
+    """The result type of an array function, checking its static argument types.
+
+    ``shape`` has a letter per argument: ``a`` an array, ``e`` a value of its element type, ``-``
+    anything else (checked by the function table). Arrays and elements must share one element
+    type (``array_append(INT[], TEXT)`` does not exist: an untyped literal is not coerced here,
+    write ``5`` or ``'5'::INT``). ``result`` None means the arrays' type.
+    """
+    def result_type(types: list[SqlType]) -> SqlType:
+        elem = NULLTYPE
+        for letter, t in zip(shape, types):
+            if letter == "-" or not t.known:
+                continue
+            if (letter == "a") != is_array(t):
+                raise _no_such_function(name, types)
+            common = common_type(elem, element_type(t) if letter == "a" else t)
+            if common is None:
+                raise _no_such_function(name, types)
+            elem = common
+        return result if result is not None else SqlType("ARRAY", element=elem)
+
+    return result_type
 
 
-def _element_of_first(types: list[SqlType]) -> SqlType:
-    """array_append(a, x): a's type, or x's type [] when a's is unknown."""
-    if types and is_array(types[0]) and element_type(types[0]).known:
-        return types[0]
-    if len(types) > 1 and types[-1].known and not is_array(types[-1]):
-        return array_of(types[-1])
-    return _same_array(types)
+def _no_such_function(name: str, types: list[SqlType]) -> UndefinedFunction:
+    shown = ", ".join(t.sql() if t.known else "unknown" for t in types)
+    return UndefinedFunction(f"function {name}({shown}) does not exist")
 
 
 def _not_distinct(a: object, b: object) -> bool:
@@ -187,16 +201,19 @@ def regexp_split(source: str, pattern: str, flags: str, name: str) -> list[str]:
     return out
 
 
-register("array_length", 2, 2, array_length, INT, (ANY, INTS))
-register("cardinality", 1, 1, cardinality, INT, (ANY,))
-register("array_position", 2, 3, array_position, INT, (ANY, ANY, INTS), null_ok=True)
-register("array_positions", 2, 2, array_positions, INT_ARRAY, (ANY,), null_ok=True)
-register("array_append", 2, 2, array_append, _element_of_first, (ANY,), null_ok=True)
-register("array_prepend", 2, 2, array_prepend, _same_array, (ANY,), null_ok=True)
-register("array_cat", 2, 2, array_cat, _same_array, (ANY,), null_ok=True)
-register("array_remove", 2, 2, array_remove, _same_array, (ANY,), null_ok=True)
-register("array_replace", 3, 3, array_replace, _same_array, (ANY,), null_ok=True)
-register("array_to_string", 2, 3, array_to_string, TEXT, (ANY, TEXTS, TEXTS), null_ok=True)
+register("array_length", 2, 2, array_length, signature("array_length", "a-", INT), (ANY, INTS))
+register("cardinality", 1, 1, cardinality, signature("cardinality", "a", INT), (ANY,))
+register("array_position", 2, 3, array_position, signature("array_position", "ae-", INT), (ANY, ANY, INTS),
+         null_ok=True)
+register("array_positions", 2, 2, array_positions, signature("array_positions", "ae", INT_ARRAY), (ANY,),
+         null_ok=True)
+register("array_append", 2, 2, array_append, signature("array_append", "ae"), (ANY,), null_ok=True)
+register("array_prepend", 2, 2, array_prepend, signature("array_prepend", "ea"), (ANY,), null_ok=True)
+register("array_cat", 2, 2, array_cat, signature("array_cat", "aa"), (ANY,), null_ok=True)
+register("array_remove", 2, 2, array_remove, signature("array_remove", "ae"), (ANY,), null_ok=True)
+register("array_replace", 3, 3, array_replace, signature("array_replace", "aee"), (ANY,), null_ok=True)
+register("array_to_string", 2, 3, array_to_string, signature("array_to_string", "a--", TEXT),
+         (ANY, TEXTS, TEXTS), null_ok=True)
 register("string_to_array", 2, 3, string_to_array, TEXT_ARRAY, (TEXTS,), null_ok=True)
 register("regexp_match", 2, 3, regexp_match, TEXT_ARRAY, (TEXTS,))
 register("regexp_matches", 2, 3, regexp_matches_scalar, TEXT_ARRAY, (TEXTS,))
