@@ -148,6 +148,8 @@ def _from_ext(code: int, data: bytes) -> object:
 
 
 def _pack_array(value: SqlArray) -> bytes:
+    if any(isinstance(v, SqlArray) for v in value.items):  # it could not be read back (one dimension)
+        raise DataError("cannot store a multi-dimensional array")
     # a fresh packer: the thread's own is busy packing the row this array belongs to
     return msgpack.packb(list(value.items), default=_to_ext, use_bin_type=True, datetime=False)
 

@@ -16,6 +16,7 @@ stays string concatenation (binary.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+
 from sqlglot import exp
 
 from sqlkv.encoding.arrays import SqlArray
@@ -60,9 +61,15 @@ def _array_constructor(c: Compiler, node: exp.Array) -> Compiled:
     if any(is_array(p.type) or isinstance(p.value, SqlArray) for p in parts):
         raise NotSupportedError("multi-dimensional arrays are not supported: ARRAY[ARRAY[...]]")
     fns, elem = unify(parts, "ARRAY", for_compare=False) if parts else ([], NULLTYPE)
-    if elem.kind == "TEXT" and all(p.untyped_text for p in parts):
-        elem = SqlType("TEXT")
+    if any(not p.type.known and not p.const for p in parts):  # a parameter could hold an array
+        return c.derived(lambda r: _flat(SqlArray(f(r) for f in fns)), array_of(elem), parts)
     return c.derived(lambda r: SqlArray(f(r) for f in fns), array_of(elem), parts)
+
+
+def _flat(value: SqlArray) -> SqlArray:
+    if any(isinstance(v, SqlArray) for v in value.items):
+        raise NotSupportedError("multi-dimensional arrays are not supported: ARRAY[<an array>]")
+    return value
 
 
 # ---------------------------------------------------------------- subscripts and slices
