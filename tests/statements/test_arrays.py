@@ -463,3 +463,17 @@ def test_array_function_argument_types_are_checked(s, sql, text):  # noqa: F811
         rows(s, sql)
     # compatible numbers are fine, as PostgreSQL's anycompatible: INT[] and a FLOAT give FLOAT[]
     assert one(s, "SELECT array_append(ARRAY[1], 2.5), array_cat(ARRAY[1], ARRAY[2.5])") == ([1, 2.5], [1, 2.5])
+
+
+def test_dimension_functions_fill_and_trim(s):  # noqa: F811
+    assert one(s, "SELECT array_lower(ARRAY[5,6], 1), array_upper(ARRAY[5,6], 1), array_upper(ARRAY[5], 2), "
+                  "array_dims(ARRAY[5,6]), array_dims(ARRAY[]::INT[]), array_ndims(ARRAY[5]), "
+                  "array_fill(7, ARRAY[3]), array_fill(NULL::INT, ARRAY[2], ARRAY[1]), "
+                  "trim_array(ARRAY[1,2,3], 2), trim_array(ARRAY[1], 0)") == (
+        1, 2, None, "[1:2]", None, 1, [7, 7, 7], [None, None], [1], [1])
+    with pytest.raises(NotSupportedError, match="one dimension"):
+        rows(s, "SELECT array_fill(7, ARRAY[2,2])")
+    with pytest.raises(NotSupportedError, match="start at 1"):
+        rows(s, "SELECT array_fill(7, ARRAY[2], ARRAY[0])")
+    with pytest.raises(DataError, match="between 0 and 1"):
+        rows(s, "SELECT trim_array(ARRAY[1], 2)")

@@ -25,7 +25,7 @@ from sqlkv.errors import DataError, NotSupportedError, UndefinedFunction
 from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.casts import to_text
 from sqlkv.sql.expr import regex
-from sqlkv.sql.expr.arrays import element_equal
+from sqlkv.sql.expr.arrays import UNKNOWN_ARRAY, element_equal
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled
 from sqlkv.sql.expr.functions import ANY, INTS, TEXTS, call_shape, compile_function, register
@@ -77,6 +77,41 @@ def array_length(a: Any, dim: int) -> int | None:
 
 def cardinality(a: Any) -> int:
     return len(as_array(a, "cardinality() argument"))
+
+
+def array_lower(a: Any, dim: int) -> int | None:
+    return 1 if dim == 1 and len(as_array(a, "array_lower() argument 1")) else None
+
+
+def array_upper(a: Any, dim: int) -> int | None:
+    return array_length(a, dim)
+
+
+def array_ndims(a: Any) -> int | None:
+    return 1 if len(as_array(a, "array_ndims() argument")) else None
+
+
+def array_dims(a: Any) -> str | None:
+    n = len(as_array(a, "array_dims() argument"))
+    return f"[1:{n}]" if n else None
+
+
+def array_fill(value: object, lengths: Any, lower: Any = None) -> SqlArray:
+    dims = as_array(lengths, "array_fill() argument 2").items
+    if len(dims) != 1 or dims[0] is None:
+        raise NotSupportedError("array_fill(): sqlkv arrays have one dimension: give ARRAY[n]")
+    if lower is not None and as_array(lower, "array_fill() argument 3").items not in ((1,),):
+        raise NotSupportedError("array_fill(): sqlkv arrays start at 1")
+    if not isinstance(dims[0], int) or dims[0] < 0 or dims[0] > 10_000_000:
+        raise DataError(f"array_fill(): invalid length {dims[0]!r}")
+    return SqlArray([value] * dims[0])
+
+
+def trim_array(a: Any, n: int) -> SqlArray:
+    items = as_array(a, "trim_array() argument 1").items
+    if not 0 <= n <= len(items):
+        raise DataError(f"number of elements to trim must be between 0 and {len(items)}")
+    return SqlArray(items[:len(items) - n])
 
 
 def array_position(a: Any, x: object, start: int | None = 1) -> int | None:
@@ -202,6 +237,13 @@ def regexp_split(source: str, pattern: str, flags: str, name: str) -> list[str]:
 
 
 register("array_length", 2, 2, array_length, signature("array_length", "a-", INT), (ANY, INTS))
+register("array_lower", 2, 2, array_lower, signature("array_lower", "a-", INT), (ANY, INTS))
+register("array_upper", 2, 2, array_upper, signature("array_upper", "a-", INT), (ANY, INTS))
+register("array_ndims", 1, 1, array_ndims, signature("array_ndims", "a", INT), (ANY,))
+register("array_dims", 1, 1, array_dims, signature("array_dims", "a", TEXT), (ANY,))
+register("array_fill", 2, 3, array_fill, lambda types: array_of(types[0]) if types[0].known else UNKNOWN_ARRAY,
+         (ANY,), null_ok=True)
+register("trim_array", 2, 2, trim_array, signature("trim_array", "a-"), (ANY, INTS))
 register("cardinality", 1, 1, cardinality, signature("cardinality", "a", INT), (ANY,))
 register("array_position", 2, 3, array_position, signature("array_position", "ae-", INT), (ANY, ANY, INTS),
          null_ok=True)
