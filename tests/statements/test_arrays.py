@@ -477,3 +477,17 @@ def test_dimension_functions_fill_and_trim(s):  # noqa: F811
         rows(s, "SELECT array_fill(7, ARRAY[2], ARRAY[0])")
     with pytest.raises(DataError, match="between 0 and 1"):
         rows(s, "SELECT trim_array(ARRAY[1], 2)")
+
+
+def test_any_over_an_indexed_column(s):  # noqa: F811
+    s.execute("CREATE TABLE k (id INT PRIMARY KEY, v INT)")
+    s.execute("CREATE INDEX k_v ON k (v)")
+    s.execute("INSERT INTO k VALUES (1, 10), (2, 20), (3, 30), (4, NULL)")
+    query = "SELECT id FROM k WHERE v = ANY(ARRAY[10, 30, NULL]) ORDER BY id"
+    assert rows(s, query) == [(1,), (3,)]
+    plan = "\n".join(r[0] for r in rows(s, "EXPLAIN " + query))
+    assert "k@k_v" in plan and "/Table/" in plan and "/10" in plan and "/30" in plan  # an IN list's spans
+    assert rows(s, "SELECT id FROM k WHERE id = ANY(?) ORDER BY id", (SqlArray([1, 3]),)) == [(1,), (3,)]
+    assert rows(s, "SELECT id FROM k WHERE v > ALL(ARRAY[10, 20]) ORDER BY id") == [(3,)]
+    assert rows(s, "SELECT id FROM k WHERE v <> ALL(ARRAY[10]) ORDER BY id") == [(2,), (3,)]
+    assert rows(s, "SELECT id FROM k WHERE id = ANY(ARRAY[]::INT[])") == []
