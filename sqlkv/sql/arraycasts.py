@@ -61,7 +61,12 @@ def format_array(value: SqlArray, to_text: Callable[[Any], str]) -> str:
         if item is None:
             parts.append("NULL")
             continue
-        text = ("t" if item else "f") if isinstance(item, bool) else to_text(item)
+        if isinstance(item, bool):
+            text = "t" if item else "f"
+        elif isinstance(item, bytes):
+            text = "\\x" + item.hex()  # PostgreSQL's bytea output (quoted below: it holds a backslash)
+        else:
+            text = to_text(item)
         if text == "" or text.upper() == "NULL" or any(ch in _SPECIAL for ch in text):
             text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
         parts.append(text)
@@ -136,6 +141,23 @@ def _next_element(body: str, pos: int, text: str) -> tuple[str, bool, int]:
 # ---------------------------------------------------------------- casts
 
 
+def element_parser(elem: SqlType, cast: Callable[[Any, SqlType], Any]) -> Callable[[str], Any]:
+    """How one element's text becomes a value: the element type's cast, and for BYTES also
+    PostgreSQL's ``\\x<hex>`` form, which `format_array` writes."""
+    if elem.kind != "BYTES":
+        return lambda text: cast(text, elem)
+
+    def parse_bytes(text: str) -> Any:
+        if text.startswith("\\x"):
+            try:
+                return bytes.fromhex(text[2:])
+            except ValueError:
+                raise DataError(f'invalid hexadecimal data in array element: "{text}"') from None
+        return cast(text, elem)
+
+    return parse_bytes
+
+
 def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, SqlType, str], Any],
                  cast: Callable[[Any, SqlType], Any]) -> SqlArray:
     """Strict assignment to an ARRAY column: each element by the element type's assignment rules
@@ -143,7 +165,7 @@ def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, S
     elem = element_type(typ)
     if isinstance(value, str):  # an untyped literal in PostgreSQL's text form
         try:
-            return parse_array_text(value, lambda t: cast(t, elem))
+            return parse_array_text(value, element_parser(elem, cast))
         except DataError as exc:
             raise DataError(f'invalid value for column "{column}" of type {typ.sql()}: {exc}') from None
     if not isinstance(value, (SqlArray, list, tuple)):
@@ -165,7 +187,7 @@ def cast_array(value: Any, typ: SqlType, cast: Callable[[Any, SqlType], Any]) ->
     """CAST(value AS T[]): text parses; an array casts element by element."""
     elem = element_type(typ)
     if isinstance(value, str):
-        return parse_array_text(value, lambda t: cast(t, elem))
+        return parse_array_text(value, element_parser(elem, cast))
     if isinstance(value, (SqlArray, list, tuple)):
         if any(isinstance(v, (SqlArray, list, tuple)) for v in value):
             raise NotSupportedError("multi-dimensional arrays are not supported")

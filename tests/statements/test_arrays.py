@@ -491,3 +491,12 @@ def test_any_over_an_indexed_column(s):  # noqa: F811
     assert rows(s, "SELECT id FROM k WHERE v > ALL(ARRAY[10, 20]) ORDER BY id") == [(3,)]
     assert rows(s, "SELECT id FROM k WHERE v <> ALL(ARRAY[10]) ORDER BY id") == [(2,), (3,)]
     assert rows(s, "SELECT id FROM k WHERE id = ANY(ARRAY[]::INT[])") == []
+
+
+def test_bytes_arrays_use_postgresql_hex_text(s):  # noqa: F811
+    text = one(s, "SELECT ARRAY[x'00ff', CAST('ab' AS BYTES), NULL]::TEXT")[0]
+    assert text == '{"\\\\x00ff","\\\\x6162",NULL}'
+    assert one(s, "SELECT CAST(? AS BYTES[]), CAST('{plain}' AS BYTES[])", (text,)) == (
+        [b"\x00\xff", b"ab", None], [b"plain"])
+    with pytest.raises(DataError, match="invalid hexadecimal"):
+        rows(s, "SELECT CAST('{\"\\\\xzz\"}' AS BYTES[])")
