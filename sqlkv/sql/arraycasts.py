@@ -20,7 +20,8 @@ from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.catalog.types import SqlType
 
 ARRAY_KIND = "ARRAY"
-_SPECIAL = set('{},"\\') | {" ", "\t", "\n", "\r", "\v", "\f"}
+_BLANKS = " \t\n\r\v\f"  # PostgreSQL's array_isspace: other characters (U+001F ...) are data
+_SPECIAL = set('{},"\\') | set(_BLANKS)
 
 
 def array_of(element: SqlType) -> SqlType:
@@ -75,14 +76,14 @@ def format_array(value: SqlArray, to_text: Callable[[Any], str]) -> str:
 
 def parse_array_text(text: str, convert: Callable[[str], Any]) -> SqlArray:
     """Parse ``{a,"b c",NULL}``; each element's text goes through ``convert`` (None stays NULL)."""
-    s = text.strip()
-    if s.startswith("[") or (s.startswith("{") and s[1:].lstrip().startswith("{")):
+    s = text.strip(_BLANKS)
+    if s.startswith("[") or (s.startswith("{") and s[1:].lstrip(_BLANKS).startswith("{")):
         raise NotSupportedError(f'multi-dimensional arrays and array bounds are not supported: "{text}"')
     if not (s.startswith("{") and s.endswith("}")):
         raise DataError(f'malformed array literal: "{text}" (an array starts with "{{" and ends with "}}")')
     items: list[Any] = []
     body = s[1:-1]
-    if body.strip() == "":
+    if body.strip(_BLANKS) == "":
         return SqlArray()
     pos = 0
     while True:
@@ -96,7 +97,7 @@ def parse_array_text(text: str, convert: Callable[[str], Any]) -> SqlArray:
 def _next_element(body: str, pos: int, text: str) -> tuple[str, bool, int]:
     """One element from ``pos``: (its text, whether it was quoted, the position of the next comma or end)."""
     n = len(body)
-    while pos < n and body[pos].isspace():
+    while pos < n and body[pos] in _BLANKS:
         pos += 1
     out: list[str] = []
     quoted = False
@@ -116,7 +117,7 @@ def _next_element(body: str, pos: int, text: str) -> tuple[str, bool, int]:
             else:
                 out.append(ch)
                 pos += 1
-        while pos < n and body[pos].isspace():
+        while pos < n and body[pos] in _BLANKS:
             pos += 1
     else:
         while pos < n and body[pos] != ",":
@@ -129,7 +130,7 @@ def _next_element(body: str, pos: int, text: str) -> tuple[str, bool, int]:
                 continue
             out.append(ch)
             pos += 1
-        element = "".join(out).strip()
+        element = "".join(out).strip(_BLANKS)
         if element == "":
             raise DataError(f'malformed array literal: "{text}" (empty element)')
         return element, False, pos

@@ -500,3 +500,17 @@ def test_bytes_arrays_use_postgresql_hex_text(s):  # noqa: F811
         [b"\x00\xff", b"ab", None], [b"plain"])
     with pytest.raises(DataError, match="invalid hexadecimal"):
         rows(s, "SELECT CAST('{\"\\\\xzz\"}' AS BYTES[])")
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sqlkv.sql.arraycasts import format_array, parse_array_text  # noqa: E402
+from sqlkv.sql.casts import to_text  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6), max_size=6))
+def test_text_form_round_trips_any_strings(items):
+    text = format_array(SqlArray(items), to_text)
+    assert list(parse_array_text(text, lambda t: t)) == items
