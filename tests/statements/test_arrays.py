@@ -514,3 +514,15 @@ from sqlkv.sql.casts import to_text  # noqa: E402
 def test_text_form_round_trips_any_strings(items):
     text = format_array(SqlArray(items), to_text)
     assert list(parse_array_text(text, lambda t: t)) == items
+
+
+def test_array_of_a_subquery(t):
+    assert one(t, "SELECT ARRAY(SELECT id FROM t ORDER BY id DESC), ARRAY(SELECT id FROM t WHERE id > 9), "
+                  "cardinality(ARRAY(SELECT tags[1] FROM t))") == ([4, 3, 2, 1], [], 4)
+    # correlated: one array per outer row
+    assert [(i, plain(a)) for i, a in rows(t, "SELECT a.id, ARRAY(SELECT b.id FROM t b WHERE b.id < a.id ORDER BY b.id) "
+                                              "FROM t a WHERE a.id <= 3 ORDER BY a.id")] == [(1, []), (2, [1]), (3, [1, 2])]
+    with pytest.raises(NotSupportedError, match="multi-dimensional"):
+        rows(t, "SELECT ARRAY(SELECT n FROM t)")
+    with pytest.raises(ProgrammingError, match="only one column"):
+        rows(t, "SELECT ARRAY(SELECT id, n FROM t)")

@@ -15,7 +15,7 @@ stays string concatenation (binary.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from sqlglot import exp
 
@@ -25,6 +25,7 @@ from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.casts import cast
 from sqlkv.sql.expr.compile import COMPARISON_HOOKS, Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.subquery import compile_array_subquery
 from sqlkv.sql.expr.operators import COMPARE_OPS, generic_compare, operator_error, to_timestamp, unify
 from sqlkv.sql.types import BOOL, INT, NULLTYPE, SqlType, common_type
 
@@ -55,8 +56,10 @@ def array_part(part: Compiled, other: SqlType | None = None, what: str = "operan
 
 @handles(exp.Array)
 def _array_constructor(c: Compiler, node: exp.Array) -> Compiled:
+    if len(node.expressions) == 1 and isinstance(node.expressions[0], (exp.Select, exp.Subquery, exp.Union)):
+        return compile_array_subquery(c, node.expressions[0], array_of, _flat_values)
     if any(isinstance(e, (exp.Select, exp.Subquery)) for e in node.expressions):
-        raise NotSupportedError("ARRAY(SELECT ...) is not supported; use (SELECT array_agg(...) FROM ...)")
+        raise NotSupportedError("ARRAY(SELECT ...) takes exactly one subquery")
     parts = [c.compile(e) for e in node.expressions]
     if any(is_array(p.type) or isinstance(p.value, SqlArray) for p in parts):
         raise NotSupportedError("multi-dimensional arrays are not supported: ARRAY[ARRAY[...]]")
@@ -64,6 +67,10 @@ def _array_constructor(c: Compiler, node: exp.Array) -> Compiled:
     if any(not p.type.known and not p.const for p in parts):  # a parameter could hold an array
         return c.derived(lambda r: _flat(SqlArray(f(r) for f in fns)), array_of(elem), parts)
     return c.derived(lambda r: SqlArray(f(r) for f in fns), array_of(elem), parts)
+
+
+def _flat_values(values: Iterable) -> SqlArray:
+    return _flat(SqlArray(values))
 
 
 def _flat(value: SqlArray) -> SqlArray:
