@@ -51,6 +51,7 @@ from sqlkv.sql.parse_errors import located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
+from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.show import show_query
 
 
@@ -376,6 +377,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
             dtype.set("kind", "INT4")
     label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
+    if any(isinstance(n, exp.Unnest) for n in ast.find_all(exp.Unnest)):
+        rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

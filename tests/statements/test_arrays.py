@@ -304,9 +304,27 @@ def test_unnest_in_from(t):
     assert rows(t, "SELECT x + 1 FROM unnest(ARRAY[1,2]) AS x WHERE x > 1") == [(3,)]
 
 
+def test_unnest_in_the_select_list(t):
+    """PostgreSQL 10+: one row per element, NULL/empty arrays give none, several calls are zipped."""
+    assert rows(t, "SELECT id, unnest(tags) FROM t ORDER BY id") == [
+        (1, "a"), (1, "b"), (2, "c"), (2, None), (4, "b")]
+    assert rows(t, "SELECT id, unnest(tags), unnest(n) FROM t WHERE id <= 2 ORDER BY 1") == [
+        (1, "a", 1), (1, "b", 2), (1, None, 3), (2, "c", None), (2, None, None)]
+    assert rows(t, "SELECT unnest(ARRAY[1,2]) + 1") == [(2,), (3,)]
+    assert rows(t, "SELECT DISTINCT upper(unnest(tags)) AS x FROM t ORDER BY x") == [(None,), ("A",), ("B",), ("C",)]
+    assert rows(t, "SELECT id FROM t WHERE id IN (SELECT unnest(ARRAY[1,3])) ORDER BY id") == [(1,), (3,)]
+    cur = sqlkv.connect(":memory:").cursor()
+    cur.execute("SELECT unnest(ARRAY['x'])")
+    assert cur.description[0][0] == "unnest(ARRAY['x'])" and cur.fetchall() == [("x",)]
+
+
 def test_unnest_errors(t):
+    with pytest.raises(NotSupportedError, match="GROUP BY, HAVING, aggregates"):
+        rows(t, "SELECT count(*), unnest(n) FROM t")
     with pytest.raises(NotSupportedError, match="in FROM only"):
-        rows(t, "SELECT unnest(n) FROM t")
+        rows(t, "SELECT unnest(n, tags) FROM t")
+    with pytest.raises(NotSupportedError, match="in FROM only"):
+        rows(t, "SELECT id FROM t WHERE unnest(n) = 1")
     with pytest.raises(ProgrammingError, match="must be an array, not type TEXT"):
         rows(t, "SELECT * FROM unnest('x'::TEXT)")
 
