@@ -56,13 +56,20 @@ def array_part(part: Compiled, other: SqlType | None = None, what: str = "operan
 
 @handles(exp.Array)
 def _array_constructor(c: Compiler, node: exp.Array) -> Compiled:
-    if len(node.expressions) == 1 and isinstance(node.expressions[0], (exp.Select, exp.Subquery, exp.Union)):
+    if len(node.expressions) == 1 and isinstance(node.expressions[0], (exp.Select, exp.Subquery, exp.Union,
+                                                                       exp.Values)):
         return compile_array_subquery(c, node.expressions[0], array_of, _flat_values)
     if any(isinstance(e, (exp.Select, exp.Subquery)) for e in node.expressions):
         raise NotSupportedError("ARRAY(SELECT ...) takes exactly one subquery")
     parts = [c.compile(e) for e in node.expressions]
     if any(is_array(p.type) or isinstance(p.value, SqlArray) for p in parts):
         raise NotSupportedError("multi-dimensional arrays are not supported: ARRAY[ARRAY[...]]")
+    seen = NULLTYPE
+    for p in parts:
+        if p.type.known and not p.untyped_text:
+            if common_type(seen, p.type) is None:  # PostgreSQL's wording
+                raise ProgrammingError(f"ARRAY types {seen.sql()} and {p.type.sql()} cannot be matched")
+            seen = common_type(seen, p.type)  # type: ignore[assignment]
     fns, elem = unify(parts, "ARRAY", for_compare=False) if parts else ([], NULLTYPE)
     if any(not p.type.known and not p.const for p in parts):  # a parameter could hold an array
         return c.derived(lambda r: _flat(SqlArray(f(r) for f in fns)), array_of(elem), parts)
