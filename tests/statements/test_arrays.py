@@ -69,6 +69,14 @@ def test_alter_table_add_array_column(t):
     assert [plain(v) for (v,) in rows(t, "SELECT flags FROM t ORDER BY id")] == [[True, False, None], None, None, None]
 
 
+def test_declared_sizes_are_ignored_as_in_postgresql(s):  # noqa: F811
+    s.execute("CREATE TABLE b (id INT PRIMARY KEY, x INT[2], y INT ARRAY[2], z INT ARRAY)")
+    types = dict(rows(s, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'b'"))
+    assert types == {"id": "INT", "x": "INT[]", "y": "INT[]", "z": "INT[]"}
+    s.execute("INSERT INTO b VALUES (1, ARRAY[1,2,3], ARRAY[1,2,3], NULL)")
+    assert one(s, "SELECT x, y FROM b") == ([1, 2, 3], [1, 2, 3])
+
+
 @pytest.mark.parametrize("ddl", ["CREATE TABLE m (a INT[][])", "CREATE TABLE m (a ARRAY<ARRAY<INT>>)"])
 def test_multi_dimensional_types_are_refused(s, ddl):  # noqa: F811
     with pytest.raises(NotSupportedError, match="multi-dimensional"):
