@@ -554,3 +554,25 @@ def test_array_of_a_subquery(t):
         rows(t, "SELECT ARRAY(SELECT n FROM t)")
     with pytest.raises(ProgrammingError, match="only one column"):
         rows(t, "SELECT ARRAY(SELECT id, n FROM t)")
+
+
+def test_array_primary_key_ranges_follow_postgresql_order(s):  # noqa: F811
+    """CockroachDB's logic test (array: t_indexed), expectations from PostgreSQL's array order."""
+    s.execute("CREATE TABLE ti (x INT[] PRIMARY KEY)")
+    s.execute("INSERT INTO ti VALUES (ARRAY[1]), (ARRAY[5]), (ARRAY[4]), (ARRAY[1,4,5]), (ARRAY[1,4,6]), "
+              "(ARRAY[1,NULL,10]), (ARRAY[NULL]), (ARRAY[NULL, NULL, NULL])")
+
+    def xs(sql):
+        return [plain(x) for (x,) in rows(s, sql)]
+
+    assert xs("SELECT x FROM ti ORDER BY x") == [
+        [1], [1, 4, 5], [1, 4, 6], [1, None, 10], [4], [5], [None], [None, None, None]]
+    assert xs("SELECT x FROM ti WHERE x < ARRAY[1, 4, 3] ORDER BY x") == [[1]]
+    assert xs("SELECT x FROM ti WHERE x > ARRAY[1, NULL] ORDER BY x DESC") == [
+        [None, None, None], [None], [5], [4], [1, None, 10]]
+    assert xs("SELECT x FROM ti WHERE x > ARRAY[1, 3] AND x < ARRAY[1, 4, 10] ORDER BY x") == [[1, 4, 5], [1, 4, 6]]
+    assert xs("SELECT x FROM ti WHERE x > ARRAY[NULL, NULL]::INT[]") == [[None, None, None]]
+    plan = rows(s, "EXPLAIN SELECT x FROM ti WHERE x > ARRAY[1, 3] AND x < ARRAY[1, 4, 10]")
+    assert any("/ARRAY[1,3]/PrefixEnd - " in line and "/ARRAY[1,4,10]" in line for (line,) in plan)
+    with pytest.raises(IntegrityError, match="duplicate key"):
+        s.execute("INSERT INTO ti VALUES (ARRAY[NULL])")
