@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SqlType:
-    """A SQL type. ``kind`` is one of INT FLOAT DECIMAL TEXT BOOL BYTES DATE TIMESTAMP NULL."""
+    """A SQL type. ``kind`` is one of INT FLOAT DECIMAL TEXT BOOL BYTES DATE TIMESTAMP NULL ARRAY ..."""
 
     kind: str
     width: int | None = None  # VARCHAR(n)/CHAR(n): maximum length in characters; INT2/INT4: bits
@@ -20,9 +20,12 @@ class SqlType:
     scale: int | None = None  # DECIMAL(p, s): digits after the point
     fixed: bool = False  # CHAR(n): same storage as VARCHAR(n); see grammar-notes/expressions.md
     tz: bool = False  # TIMESTAMPTZ: a TIMESTAMP read and written in the session time zone
+    element: SqlType | None = None  # ARRAY: the element type (one dimension; sqlkv/sql/arraytypes.py)
 
 
     def sql(self) -> str:
+        if self.element is not None:
+            return f"{self.element.sql()}[]"
         if self.kind == "INT" and self.width is not None:
             return f"INT{self.width // 8}"
         if self.kind == "TEXT" and self.width is not None:
@@ -57,6 +60,8 @@ class SqlType:
             d["fixed"] = True
         if self.tz:
             d["tz"] = True
+        if self.element is not None:
+            d["element"] = self.element.to_dict()
         return d
 
     @staticmethod
@@ -68,6 +73,7 @@ class SqlType:
             scale=d.get("scale"),
             fixed=bool(d.get("fixed", False)),
             tz=bool(d.get("tz", False)),
+            element=SqlType.from_dict(d["element"]) if d.get("element") else None,
         )
 
 

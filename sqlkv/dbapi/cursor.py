@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.dbapi.compat import refresh_database
-from sqlkv.dbapi.types import adapt_parameters, description_entry
+from sqlkv.dbapi.types import adapt_parameters, arrays_as_lists, description_entry
 from sqlkv.errors import InterfaceError, ProgrammingError
 
 if TYPE_CHECKING:
@@ -231,11 +231,11 @@ class Cursor:
                 self._description = tuple(description_entry(col) for col in result.columns)
                 self._described = (result.columns, self._description)
             if rows is None:
-                self._rows = iter(result)
+                self._rows = iter(arrays_as_lists(iter(result), result.columns))
                 self._result = result
                 self._connection._streaming_started(self)
             else:
-                self._rows = rows
+                self._rows = iter(arrays_as_lists(rows, result.columns))
 
     def _buffer_remaining(self) -> None:
         """Read the rest of a lazy result now (another statement is about to run)."""

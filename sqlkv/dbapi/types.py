@@ -6,7 +6,8 @@ string, and it compares equal to the type object that covers it (``STRING == "TE
 is all PEP 249 promises about type codes. Parameters go the other way: `adapt_parameter`
 checks each bound value and turns the few Python types sqlkv does not store as such
 (``bytearray``, ``memoryview``) into ones it does; a timezone-aware ``datetime.time`` is refused (TIME
-is without time zone); ``uuid.UUID`` binds as UUID.
+is without time zone); ``uuid.UUID`` binds as UUID; a ``list`` binds as an ARRAY (a `SqlArray`),
+and ARRAY values come back as lists (`arrays_as_lists`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 
@@ -109,14 +111,40 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         return Interval.from_timedelta(value)
     if isinstance(value, Interval):
         return value
+    if isinstance(value, (list, SqlArray)):  # an ARRAY (sqlkv/sql/arraycasts.py)
+        return _array_parameter(value, where)
     if isinstance(value, datetime.time):
         if value.tzinfo is not None:  # TIME is without time zone: dropping the offset would lie
             raise NotSupportedError(f"{where} is a timezone-aware datetime.time; TIME is without time zone")
         return value
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
-        "str, bytes, bool, date, datetime, time, timedelta or UUID"
+        "str, bytes, bool, date, datetime, time, timedelta, UUID or a list (an ARRAY)"
     )
+
+
+def _array_parameter(value: list | SqlArray, where: str) -> SqlArray:
+    items = []
+    for item in value:
+        if isinstance(item, (list, tuple, SqlArray)):
+            raise NotSupportedError(f"{where} is a nested list; multi-dimensional arrays are not supported")
+        items.append(adapt_parameter(item, where))
+    return SqlArray(items)
+
+
+def arrays_as_lists(rows: Any, columns: list[Any]) -> Any:
+    """Rows with each ARRAY value as a Python list (for columns that are, or may be, arrays)."""
+    kinds = [getattr(c.type, "kind", None) for c in columns]
+    positions = [i for i, k in enumerate(kinds) if k in ("ARRAY", "NULL", None)]
+    if not positions:
+        return rows
+    return (_listed(row, positions) for row in rows)
+
+
+def _listed(row: tuple, positions: list[int]) -> tuple:
+    if not any(type(row[i]) is SqlArray for i in positions):
+        return row
+    return tuple(list(v.items) if type(v) is SqlArray else v for v in row)
 
 
 def _plain(value: Any) -> Any:

@@ -9,6 +9,7 @@ payload). Payloads:
     tag 0x02  UUID          its 16 bytes (the order PostgreSQL sorts uuids in)
     tag 0x03  INTERVAL      16 bytes: its length in microseconds (a month = 30 days) + 2**127,
                             then 8 + 8 bytes: months and days + 2**63 (`Interval.sort_key`)
+    tag 0x04  ARRAY         items up to a terminator (variable length; `sqlkv.encoding.arrays`)
 
 Descending values complement the payload bytes. Decoding is canonical: a TIME past 23:59:59.999999
 or a short payload is a CorruptionError.
@@ -20,6 +21,7 @@ import datetime
 import uuid
 
 from sqlkv.encoding import markers as M
+from sqlkv.encoding.arrays import TAG_ARRAY, decode_array
 from sqlkv.encoding.interval import DAY_MICROS, Interval
 from sqlkv.encoding.varint import corrupt
 from sqlkv.errors import DataError
@@ -27,6 +29,7 @@ from sqlkv.errors import DataError
 TAG_TIME = 0x01
 TAG_UUID = 0x02
 TAG_INTERVAL = 0x03
+# TAG_ARRAY (0x04, ARRAY values) is sqlkv/encoding/arrays.py's
 _I128 = 1 << 127
 _I64 = 1 << 63
 _DAY_MICROS = 86_400_000_000
@@ -86,6 +89,8 @@ def decode_extended(data: bytes, off: int) -> tuple[object, int]:
     if off + 1 >= len(data):
         raise corrupt(data, off, "extended-type marker without a tag")
     tag = data[off + 1]
+    if tag == TAG_ARRAY:  # variable length: sqlkv/encoding/arrays.py
+        return decode_array(data, off)
     size = {TAG_TIME: 5, TAG_UUID: 16, TAG_INTERVAL: 32}.get(tag)
     if size is None:
         raise corrupt(data, off, f"unknown extended type tag 0x{tag:02x}")

@@ -16,7 +16,7 @@ type, so only NULL's place matters: first ascending, last descending).
     0x18-0x19   str, desc str
     0x1a-0x1b   date, desc date
     0x1c-0x1d   datetime, desc datetime
-    0x1e-0x1f   extended types (a tag byte follows: TIME, UUID), ascending, descending
+    0x1e-0x1f   extended types (a tag byte follows: TIME, UUID, INTERVAL, ARRAY), ascending, descending
     0x20-0x7f   int, descending (length-in-marker varint, 80 one-byte values)
     0x80-0xfd   int, ascending, and unsigned ids (length-in-marker varint, 110 one-byte values)
     0xfe        reserved

@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.keys import decode_uvarint, decode_value
 from sqlkv.errors import CorruptionError
@@ -60,6 +61,8 @@ def _render(value: object) -> str:
         return value.isoformat(sep=" ")
     if isinstance(value, (int, Decimal, datetime.date, datetime.time, uuid.UUID, Interval)):
         return str(value)
+    if isinstance(value, SqlArray):  # ARRAY["a",NULL]: each element as a key value
+        return "ARRAY[" + ",".join(_render(v) for v in value) + "]"
     return repr(value)
 
 

@@ -19,7 +19,8 @@ import uuid
 from collections.abc import Callable
 from decimal import Decimal
 
-from sqlkv.encoding import extended
+from sqlkv.encoding import arrays, extended
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.scalars import (
@@ -200,6 +201,8 @@ DESC_ENCODERS[datetime.time] = extended.time_desc  # type: ignore[assignment]
 DESC_ENCODERS[uuid.UUID] = extended.uuid_desc  # type: ignore[assignment]
 ASC_ENCODERS[Interval] = extended.interval_asc  # type: ignore[assignment]
 DESC_ENCODERS[Interval] = extended.interval_desc  # type: ignore[assignment]
+ASC_ENCODERS[SqlArray] = arrays.array_asc  # type: ignore[assignment]  (ARRAY: encoding/arrays.py)
+DESC_ENCODERS[SqlArray] = arrays.array_desc  # type: ignore[assignment]
 
 # Checked in this order so that bool wins over int and datetime over date.
 _SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date, datetime.time,

@@ -18,6 +18,8 @@ types with these codes and payloads:
     6  timedelta            ``>iii`` days, seconds, microseconds (timedelta's normal form)
     7  UUID                 16 raw bytes
     8  Interval             ``>qqq`` months, days, microseconds
+    9  SqlArray (ARRAY)     a msgpack array of the elements (nil for a NULL element), each
+                            element in this same format; one dimension (`sqlkv.encoding.arrays`)
 
 Packing uses one ``msgpack.Packer`` per thread (a Packer is not reentrant: its ``default`` hook
 runs Python code, during which another thread could otherwise use the same buffer).
@@ -35,6 +37,7 @@ from typing import Any
 
 import msgpack
 
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.errors import CorruptionError, DataError
 
@@ -46,6 +49,7 @@ EXT_TIME = 5
 EXT_TIMEDELTA = 6
 EXT_UUID = 7
 EXT_INTERVAL = 8
+EXT_ARRAY = 9
 
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
@@ -91,6 +95,8 @@ def _to_ext(value: Any) -> msgpack.ExtType:
             return _ext((EXT_INTERVAL, _THREE_I64.pack(value.months, value.days, value.micros)))
         except struct.error:
             raise DataError(f"interval {value} is out of range") from None
+    if t is SqlArray:
+        return _ext((EXT_ARRAY, _pack_array(value)))
     for base in (Decimal, datetime.datetime, datetime.date, datetime.time, uuid.UUID):
         if isinstance(value, base):  # a subclass: store it as its base type
             return _to_ext(_as_base(value, base))
@@ -134,9 +140,30 @@ def _from_ext(code: int, data: bytes) -> object:
             return uuid.UUID(bytes=data)
         if code == EXT_INTERVAL:
             return Interval(*_THREE_I64.unpack(data))
+        if code == EXT_ARRAY:
+            return _unpack_array(data)
     except (ValueError, OverflowError, struct.error, ArithmeticError) as exc:
         raise CorruptionError(f"corrupt row value: bad ext type {code} payload ({exc})") from None
     raise CorruptionError(f"corrupt row value: unknown ext type {code}")
+
+
+def _pack_array(value: SqlArray) -> bytes:
+    if any(isinstance(v, SqlArray) for v in value.items):  # it could not be read back (one dimension)
+        raise DataError("cannot store a multi-dimensional array")
+    # a fresh packer: the thread's own is busy packing the row this array belongs to
+    return msgpack.packb(list(value.items), default=_to_ext, use_bin_type=True, datetime=False)
+
+
+def _unpack_array(data: bytes) -> SqlArray:
+    try:
+        items = msgpack.unpackb(data, ext_hook=_from_ext, raw=False)
+    except CorruptionError:
+        raise
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise CorruptionError(f"corrupt row value: bad array payload ({type(exc).__name__}: {exc})") from None
+    if type(items) is not list or any(isinstance(v, (SqlArray, list, dict)) for v in items):
+        raise CorruptionError("corrupt row value: an array payload is not a list of scalars")
+    return SqlArray(items)
 
 
 _local = threading.local()

@@ -14,7 +14,9 @@ import math
 import uuid
 from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
 
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
+from sqlkv.sql.arraycasts import assign_array, cast_array, format_array
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
 from sqlkv.sql.expr.dates import parse_interval
@@ -115,6 +117,8 @@ def to_text(v: object) -> str:
         return v.isoformat()
     if isinstance(v, (uuid.UUID, Interval)):
         return str(v)
+    if isinstance(v, SqlArray):
+        return format_array(v, to_text)
     if isinstance(v, (bytes, bytearray, memoryview)):
         try:
             return bytes(v).decode("utf-8")
@@ -142,6 +146,10 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
     if value is None:
         return None
     kind = typ.kind
+    if kind == "ARRAY":
+        return assign_array(value, typ, column, assign_cast, cast)
+    if isinstance(value, SqlArray) and kind != "NULL":
+        raise _assign_error(value, typ, column)
     if kind == "INT":
         if isinstance(value, bool):
             raise _assign_error(value, typ, column)
@@ -270,6 +278,10 @@ def cast(value: object, typ: SqlType) -> object:
     if value is None:
         return None
     kind = typ.kind
+    if kind == "ARRAY":
+        return cast_array(value, typ, cast)
+    if isinstance(value, SqlArray) and kind not in ("TEXT", "NULL"):
+        raise _cast_error(value, typ)
     if kind == "INT":
         return _cast_int(value) if typ.width is None else check_int_width(_cast_int(value), typ)
     if kind == "FLOAT":

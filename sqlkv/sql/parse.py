@@ -51,6 +51,7 @@ from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
+from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.show import show_query
 
 
@@ -353,7 +354,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 stmt.as_of, n_params = _as_of_expr(text, toks, clause[0], clause[1], n_params)
             continue
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
-            edits.append(Edit(tok.start, tok.end + 1, f":{_PARAM_PREFIX}{n_params}"))
+            # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
+            space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
+            edits.append(Edit(tok.start, tok.end + 1, f"{space}:{_PARAM_PREFIX}{n_params}"))
             n_params += 1
         elif tok.token_type == TokenType.COLON:
             named = True
@@ -377,6 +380,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
             dtype.set("kind", "INT4")
     label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
+    if any(isinstance(n, exp.Unnest) for n in ast.find_all(exp.Unnest)):
+        rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

@@ -10,12 +10,12 @@
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from sqlkv.errors import SqlSyntaxError
 from sqlkv.sql.parse_edits import matching_paren, token_ident, token_word
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 def alter_table_special(text: str, toks: list[Token]) -> exp.Alter | None:
@@ -28,7 +28,7 @@ def _add_check(text: str, toks: list[Token]) -> exp.Alter | None:
     words = [token_word(t) for t in toks]
     if words[3:6] != ["ADD", "CHECK", "("] or words[-1] != ")" or matching_paren(toks, 5) != len(toks) - 1:
         return None
-    expr = sqlglot.parse_one(text[toks[5].end + 1: toks[-1].start])
+    expr = parse_expression(text[toks[5].end + 1: toks[-1].start])
     check = exp.CheckColumnConstraint(this=expr)
     return exp.Alter(this=exp.to_table(token_ident(toks[2])), kind="TABLE",
                      actions=[exp.AddConstraint(expressions=[check])])

@@ -14,6 +14,7 @@ from sqlglot.tokens import Token
 
 from sqlkv.errors import ProgrammingError, SqlSyntaxError
 from sqlkv.sql.parse_edits import Edit, original_offset
+from sqlkv.sql.parse_operators import parse_sql
 
 
 def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
@@ -34,7 +35,7 @@ def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None,
     """``sql`` parsed by sqlglot; ``tokens``, when given, are sqlglot's tokens of ``sql`` already
     made (tokenizing is a third of the parse time of a long statement: not done twice)."""
     try:
-        trees = SQLGLOT_DIALECT.parser().parse(tokens, sql) if tokens is not None else SQLGLOT_DIALECT.parse(sql)
+        trees = parse_sql(sql, tokens)  # sqlglot.parse plus @>, <@ and && (parse_operators.py)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")

@@ -25,7 +25,9 @@ from sqlglot import exp
 import uuid
 
 from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
+from sqlkv.sql.arraycasts import array_of, array_value_type, as_array, common_array_type
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 
 TIME = SqlType("TIME")
@@ -92,6 +94,10 @@ def _type_params(dt_node: exp.DataType) -> list[int]:
 
 def type_from_ast(dt_node: exp.DataType) -> SqlType:
     """The SqlType named by a parsed type (INTEGER/BIGINT -> INT, VARCHAR(20), DECIMAL(10,2) ...)."""
+    if dt_node.this == _T.ARRAY:  # T[] / ARRAY<T> (sqlkv/sql/arraycasts.py)
+        if not dt_node.expressions:
+            raise ProgrammingError(f'type "{dt_node.sql()}" needs an element type (INT[], ARRAY<TEXT>)')
+        return array_of(type_from_ast(dt_node.expressions[0]))
     kind = _KIND_BY_AST.get(dt_node.this)
     if kind is None and dt_node.this == _T.USERDEFINED:
         kind = _KIND_BY_NAME.get(str(dt_node.args.get("kind") or "").upper())
@@ -145,6 +151,8 @@ def value_type(v: object) -> SqlType:
         return UUID
     if isinstance(v, Interval):
         return INTERVAL
+    if isinstance(v, (SqlArray, list, tuple)):
+        return array_value_type(as_array(v), value_type)
     raise DataError(f"unsupported value of Python type {type(v).__name__}: {v!r}")
 
 
@@ -234,6 +242,8 @@ def common_type(a: SqlType, b: SqlType) -> SqlType | None:
         return b
     if b.kind == "NULL":
         return a
+    if a.kind == b.kind == "ARRAY" and a != b:
+        return common_array_type(a, b, common_type)
     if a.kind == b.kind:
         return a if a == b else SqlType(a.kind)
     kinds = {a.kind, b.kind}

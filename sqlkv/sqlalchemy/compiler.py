@@ -67,6 +67,11 @@ class INTERVAL(type_api.NativeForEmulated, _AbstractInterval):
 
 
 class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
+    def visit_ARRAY(self, type_: Any, **kw: Any) -> str:
+        if getattr(type_, "dimensions", None) not in (None, 1):
+            raise exc.CompileError("sqlkv arrays have one dimension")
+        return self.process(type_.item_type, **kw) + "[]"
+
     def visit_BYTES(self, type_: Any, **kw: Any) -> str:
         return "BYTES"
 
@@ -273,6 +278,13 @@ class SqlkvCompiler(compiler.SQLCompiler):
         if not element._distinct_on:
             return None
         return "ON (" + ", ".join(self.process(c, **kw) for c in element._distinct_on) + ")"
+
+    # ARRAY subscripts and slices, 1-based as in PostgreSQL: col[i], col[i:j]
+    def visit_getitem_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return f"{self.process(binary.left, **kw)}[{self.process(binary.right, **kw)}]"
+
+    def visit_slice(self, element: Any, **kw: Any) -> str:
+        return f"{self.process(element.start, **kw)}:{self.process(element.stop, **kw)}"
 
     # regular expressions as in PostgreSQL: ~ and ~* (flags "i"), other flags inline as (?flags)
     def _regexp_match(self, operator: str, binary: Any, **kw: Any) -> str:

@@ -41,7 +41,10 @@ _TYPE_SQL = re.compile(r"^(\w+)(?:\((\d+)(?:,\s*(\d+))?\))?$")
 
 
 def reflected_type(data_type: str) -> Any:
-    """``DECIMAL(10,2)`` -> NUMERIC(10, 2); an unknown name is NullType, with a warning."""
+    """``DECIMAL(10,2)`` -> NUMERIC(10, 2), ``TEXT[]`` -> ARRAY(TEXT); an unknown name is
+    NullType, with a warning."""
+    if data_type.strip().endswith("[]"):
+        return sqltypes.ARRAY(reflected_type(data_type.strip()[:-2]))
     match = _TYPE_SQL.match(data_type.strip())
     cls = _TYPES.get(match.group(1).upper()) if match else None
     if cls is None:

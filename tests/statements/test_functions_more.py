@@ -48,8 +48,8 @@ def test_regexp_replace(s):
 @pytest.mark.parametrize("sql, error, text", [
     ("SELECT 'a' ~ '('", DataError, "invalid regular expression"),
     ("SELECT 1 ~ 'a'", ProgrammingError, "needs TEXT operands"),
-    ("SELECT regexp_matches('a', 'b')", NotSupportedError, "ARRAY"),
-    ("SELECT regexp_split_to_array('a b', ' ')", NotSupportedError, "ARRAY"),
+    ("SELECT regexp_matches('a', 'b', 'g')", NotSupportedError, "in FROM"),
+    ("SELECT regexp_split_to_array('a b', ' ', 'g')", DataError, "global"),
     ("SELECT regexp_replace('a', 'b', 'c', 'z')", DataError, "invalid regular expression option"),
     ("SELECT 'a' SIMILAR TO 'a' ESCAPE '#'", NotSupportedError, "ESCAPE"),
 ])

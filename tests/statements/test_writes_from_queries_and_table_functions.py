@@ -174,7 +174,7 @@ def test_generate_series_timestamps(s):
      "needs an INTERVAL step"),
     ("SELECT * FROM generate_series(1.5, 3)", ProgrammingError, "does not take FLOAT"),
     ("SELECT * FROM generate_series(1)", ProgrammingError, "syntax error"),
-    ("SELECT * FROM unnest(1)", NotSupportedError, "ARRAY"),
+    ("SELECT * FROM unnest(1)", ProgrammingError, "must be an array, not type INT"),
     ("SELECT generate_series(1, 3)", NotSupportedError, "in FROM only"),
 ])
 def test_generate_series_errors(s, sql, error, text):

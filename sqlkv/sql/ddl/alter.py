@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
@@ -30,6 +29,7 @@ from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.writer import RowWriter
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 # -- ALTER TABLE -------------------------------------------------------------------------------
 
@@ -128,7 +128,7 @@ def _add_column(table: TableDescriptor, cd: exp.ColumnDef, catalog, env) -> list
     check_generated_columns(table, env)
     default = None
     if col.default_sql is not None:
-        default = assign_cast(compile_expr(sqlglot.parse_one(col.default_sql), Scope([]), env)(()), col.type, col.name)
+        default = assign_cast(compile_expr(parse_expression(col.default_sql), Scope([]), env)(()), col.type, col.name)
     txn = catalog.txn
     new_indexes = [ic for ic in codec_for(table).indexes if col.id in ic.index.column_ids]
     if default is None and not new_indexes and not tb.checks:
@@ -195,11 +195,11 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
 def _mentions(expr_sql: str | None, column: str) -> bool:
     if expr_sql is None:
         return False
-    return any(c.name.lower() == column.lower() for c in sqlglot.parse_one(expr_sql).find_all(exp.Column))
+    return any(c.name.lower() == column.lower() for c in parse_expression(expr_sql).find_all(exp.Column))
 
 
 def _renamed(expr_sql: str, old: str, new: str) -> str:
-    tree = sqlglot.parse_one(expr_sql)
+    tree = parse_expression(expr_sql)
     for c in tree.find_all(exp.Column):
         if c.name.lower() == old.lower():
             c.set("this", exp.to_identifier(new))

@@ -11,7 +11,6 @@ changes only the descriptor. The primary key is changed by ALTER PRIMARY KEY ins
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import CheckDescriptor, IndexDescriptor, TableDescriptor
@@ -30,6 +29,7 @@ from sqlkv.sql.ddl.names import check_index_name, ident, refuse_key_options
 from sqlkv.sql.ddl.tables import key_list, validate_expressions
 from sqlkv.sql.expr import compile_schema_expr
 from sqlkv.storage.kv import prefix_end
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | None, catalog, env) -> None:
@@ -57,7 +57,7 @@ def add_constraint(table: TableDescriptor, node: exp.Expression, cname: str | No
         chk = CheckDescriptor(cname or f"{table.name}_check{n}", node.this.sql())
         table.checks.append(chk)
         validate_expressions(table, env)
-        fn = compile_schema_expr(sqlglot.parse_one(chk.expr_sql), Scope(table_scope(table, table.name)), env)
+        fn = compile_schema_expr(parse_expression(chk.expr_sql), Scope(table_scope(table, table.name)), env)
         for row in table_rows(table, txn):
             if fn(row) is False:
                 raise CheckViolation(f'check constraint "{chk.name}" of relation "{table.name}" is violated by some row')

@@ -19,6 +19,7 @@ from sqlkv.errors import DatatypeMismatch, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.types import common_type
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 # functions whose value changes between calls: a partial index's predicate must not use them
@@ -57,7 +58,7 @@ def check_generated_columns(table: TableDescriptor, env) -> None:
             raise ProgrammingError(f"a generated column cannot have a DEFAULT or be an identity ({where})")
         if col.id in table.primary_index.column_ids:
             raise NotSupportedError(f"a generated column cannot be part of the primary key ({where})")
-        node = sqlglot.parse_one(col.computed)
+        node = parse_expression(col.computed)
         for ref in node.find_all(sqlglot.exp.Column):
             used = table.find_column(ref.name)
             if used is not None and used.computed is not None:
@@ -74,7 +75,7 @@ def uses_column(table: TableDescriptor, column: str) -> str | None:
     lower(email)'; None when nothing does."""
     for col in table.columns:
         if col.computed is not None and any(
-                c.name.lower() == column.lower() for c in sqlglot.parse_one(col.computed).find_all(exp.Column)):
+                c.name.lower() == column.lower() for c in parse_expression(col.computed).find_all(exp.Column)):
             return f"index expression {col.computed}" if col.hidden else f'generated column "{col.name}"'
     return None
 

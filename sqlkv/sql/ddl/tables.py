@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import (
@@ -18,6 +17,7 @@ from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.parse import ParsedStatement, parse_statement
 from sqlkv.sql.types import INT, is_serial, type_from_ast
 from sqlkv.sql.ddl.indexes import create_index
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 # -- CREATE TABLE ------------------------------------------------------------------------------
 
@@ -237,10 +237,10 @@ def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]])
 def validate_expressions(table: TableDescriptor, env) -> None:
     scope = Scope(table_scope(table, table.name))
     for chk in table.checks:
-        compile_expr(sqlglot.parse_one(chk.expr_sql), scope, env)
+        compile_expr(parse_expression(chk.expr_sql), scope, env)
     for col in table.columns:
         if col.default_sql is not None:
-            node = sqlglot.parse_one(col.default_sql)
+            node = parse_expression(col.default_sql)
             if any(isinstance(n, exp.Column) for n in node.walk()):
                 raise ProgrammingError(f'default value of column "{col.name}" cannot reference columns')
             compile_expr(node, Scope([]), env)

@@ -255,8 +255,7 @@ MORE_AGGREGATES: dict[str, Callable[[], Accumulator]] = {
     "mode": lambda: Collect(mode_of),
 }
 ORDERED_SET = {"percentile_cont": percentile_cont, "percentile_disc": percentile_disc, "mode": None}
-NO_TYPE_YET = {"json_agg": "JSON", "jsonb_agg": "JSON", "json_object_agg": "JSON", "jsonb_object_agg": "JSON",
-               "array_agg": "ARRAY"}
+NO_TYPE_YET = {"json_agg": "JSON", "jsonb_agg": "JSON", "json_object_agg": "JSON", "jsonb_object_agg": "JSON"}
 
 
 def refuse_untyped(name: str) -> None:

@@ -28,6 +28,7 @@ from sqlkv.sql.exec.aggregate import (
     Sum,
     Total,
 )
+from sqlkv.sql.exec.aggregate_arrays import ArrayAgg
 from sqlkv.sql.exec.relational import SortKey
 
 
@@ -71,6 +72,9 @@ class AggregateSpec:
             base = lambda: GroupConcat(sep)  # noqa: E731
         elif f == "any_value":
             base = AnyValue
+        elif f == "array_agg":  # DISTINCT keeps one NULL: the accumulator does it (aggregate_arrays.py)
+            distinct = self.distinct and not self.order
+            base = lambda: ArrayAgg(distinct)  # noqa: E731
         else:
             base = self._more_factory()
         return self._wrapped(base)
@@ -93,7 +97,7 @@ class AggregateSpec:
             keys = [SortKey(i + 1, desc, nf) for i, (_, desc, nf) in enumerate(self.order)]
             distinct = self.distinct
             make = lambda: more.OrderedInputs(base(), keys, distinct)  # noqa: E731
-        elif self.distinct and self.arg is not None:
+        elif self.distinct and self.arg is not None and self.func != "array_agg":
             make = lambda: DistinctInputs(base())  # noqa: E731
         if self.filter is not None:
             ordered = make

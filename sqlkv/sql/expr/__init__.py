@@ -16,7 +16,9 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from sqlkv.sql.context import Scope
-from sqlkv.sql.expr import binary as _binary  # noqa: F401  (each module registers
+from sqlkv.sql.expr import arrayfuncs as _arrayfuncs  # noqa: F401  (each module registers
+from sqlkv.sql.expr import arrays as _arrays  # noqa: F401
+from sqlkv.sql.expr import binary as _binary  # noqa: F401
 from sqlkv.sql.expr import conditionals as _conditionals  # noqa: F401
 from sqlkv.sql.expr import functions as _functions  # noqa: F401   its node handlers)
 from sqlkv.sql.expr import functions_more as _functions_more  # noqa: F401

@@ -16,6 +16,8 @@ from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.casts import cast, to_text
 from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.arithmetic import arith, negate
+from sqlkv.sql.arraycasts import is_array
+from sqlkv.sql.expr.arrays import array_concat
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import INTERVAL, null_propagating
@@ -126,6 +128,9 @@ def _bitnot(c: Compiler, node: exp.BitwiseNot) -> Compiled:
 @handles(exp.DPipe)
 def _concat_op(c: Compiler, node: exp.DPipe) -> Compiled:
     left, right = c.compile(node.this), c.compile(node.expression)
+    if is_array(left.type) or is_array(right.type):  # ARRAY || (sqlkv/sql/expr/arrays.py)
+        fn, typ = array_concat(left, right)
+        return c.derived(fn, typ, [left, right])
     fa, fb = left.fn, right.fn
     if left.type.kind == "BYTES" and right.type.kind == "BYTES":
         return c.derived(null_propagating(fa, fb, operator.add), left.type, [left, right])

@@ -203,6 +203,10 @@ def _star(c: Compiler, node: exp.Expression) -> Compiled:
 
 # ---------------------------------------------------------------- arithmetic and strings
 
+# Comparisons other modules compile (they build on this one, so it cannot import them): a hook
+# returns the compiled comparison, or None to leave it to `_comparison`.
+COMPARISON_HOOKS: list[Callable[[Compiler, exp.Binary, str], Compiled | None]] = []
+
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
@@ -212,6 +216,10 @@ def _comparison(c: Compiler, node: exp.Binary) -> Compiled:
     op = _COMPARISONS[type(node)]
     if rows.is_row_comparison(node):
         return c.compile(rows.rewrite_row_comparison(node))
+    for hook in COMPARISON_HOOKS:  # x op ANY/ALL(array): sqlkv/sql/expr/arrays.py
+        compiled = hook(c, node, op)
+        if compiled is not None:
+            return compiled
     if isinstance(node.expression, (exp.Any, exp.All)):
         return compile_quantified(c, node, op)
     left, right = c.compile(node.this), c.compile(node.expression)

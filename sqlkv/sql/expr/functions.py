@@ -98,7 +98,7 @@ register("ascii unicode", 1, 1, strings.ascii_code, INT, (TEXTS,))
 register("chr char", 1, 1, strings.chr_of, TEXT, (INTS,))
 register("initcap", 1, 1, strings.initcap, TEXT, (TEXTS,))
 register("split_part", 3, 3, strings.split_part, TEXT, (TEXTS, TEXTS, INTS))
-register("typeof pg_typeof", 1, 1, lambda v: value_type(v).kind.lower(), TEXT, (ANY,), null_ok=True)
+register("typeof pg_typeof", 1, 1, lambda v: value_type(v).sql().lower(), TEXT, (ANY,), null_ok=True)  # int[] for arrays
 # -- numbers
 register("abs", 1, 1, mathfuncs.absolute, _same, (NUMS,))
 register("round", 1, 2, mathfuncs.round_half_away, _same, (NUMS, INTS))

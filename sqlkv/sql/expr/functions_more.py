@@ -29,15 +29,15 @@ from sqlkv.sql.types import BYTES, DATE, TEXT, TIMESTAMP, SqlType
 
 def _no_array(name: str):
     def result(_types: list[SqlType]) -> SqlType:
-        raise NotSupportedError(f"{name}() returns an ARRAY, and sqlkv has no ARRAY type yet")
+        raise NotSupportedError(f"{name}() returns a set of rows: sqlkv accepts it in FROM only")
 
     return result
 
 
 # -- regular expressions
 register("regexp_replace", 3, 4, regex.regexp_replace, TEXT, (TEXTS,))
-for _name in ("regexp_matches", "regexp_split_to_array", "regexp_split_to_table", "regexp_match"):
-    register(_name, 2, 3, lambda *a: None, _no_array(_name), (TEXTS,))
+# regexp_match(es) and regexp_split_to_array return arrays: sqlkv/sql/expr/arrayfuncs.py
+register("regexp_split_to_table", 2, 3, lambda *a: None, _no_array("regexp_split_to_table"), (TEXTS,))
 
 
 # -- format (PostgreSQL) and printf (SQLite)

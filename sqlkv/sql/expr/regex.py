@@ -210,6 +210,9 @@ def _flags(text: str, fn: str) -> tuple[int, bool]:
     return flags, "g" in text
 
 
+regex_flags = _flags  # for the functions returning arrays (arrayfuncs.py)
+
+
 def _replacement(template: str):
     """PostgreSQL's replacement text: ``\\1``..``\\9`` groups, ``\\&`` the whole match, ``\\\\`` a backslash."""
     parts: list[str | int] = []
@@ -253,10 +256,3 @@ def regexp_replace(source: str, pattern: str, replacement: str, flags: str = "")
     re_flags, every = _flags(flags, "regexp_replace")
     rx = compile_regex(pattern, re_flags)
     return rx.sub(_replacement(replacement), source, count=0 if every else 1)
-
-
-def no_array(name: str):
-    def refuse(*_args: object) -> object:
-        raise NotSupportedError(f"{name}() returns an ARRAY, and sqlkv has no ARRAY type yet")
-
-    return refuse

@@ -82,6 +82,25 @@ def compile_subquery(c: Any, node: exp.Expression) -> Compiled:
     return Compiled(_scalar(runner), typ)
 
 
+def compile_array_subquery(c: Any, node: exp.Expression, array_type: Callable[[SqlType], SqlType],
+                           make: Callable[[Any], Any]) -> Compiled:
+    """``ARRAY(SELECT x ...)``: the one column of every row, in the subquery's order, as one value
+    (``make`` builds it from the values; ``array_type`` names its type; sqlkv/sql/expr/arrays.py)."""
+    if c.typing_only:
+        return Compiled(lambda r: None, array_type(NULLTYPE))
+    op = _plan(c, node)
+    if len(op.columns) != 1:
+        raise ProgrammingError("subquery must return only one column")
+    runner = _Runner(op, c.env.ctx, c.scope.cell)
+
+    def collect(r: tuple) -> object:
+        if runner.fresh():
+            return runner.cached
+        return runner.remember(make(row[0] for row in runner.rows(r)))
+
+    return Compiled(collect, array_type(op.columns[0].type or NULLTYPE))
+
+
 def _exists(runner: _Runner) -> Callable[[tuple], object]:
     def exists(r: tuple) -> object:
         if runner.fresh():

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
@@ -34,6 +33,7 @@ from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constra
 from sqlkv.sql.plan.names import conjunct_key, split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 DEFAULT_TABLE_ROWS = 1000.0
 
@@ -168,7 +168,7 @@ def partial_index_applies(index: IndexDescriptor, filter_keys: set[str]) -> bool
     (so every row the query can return satisfies the predicate and is in the index)."""
 
 
-    pred = sqlglot.parse_one(index.predicate)
+    pred = parse_expression(index.predicate)
     return all(conjunct_key(c) in filter_keys for c in split_conjuncts(pred))
 
 

@@ -21,6 +21,7 @@ from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 from sqlkv.sql.expr import infer_type
+from sqlkv.sql.arraycasts import array_of
 from sqlkv.sql.types import SqlType
 from sqlkv.sql.plan.names import QUERY_NODES, LazySql
 from sqlkv.sql.exec.aggregate_more import check_percentile_args, refuse_untyped
@@ -231,7 +232,10 @@ class GroupingRewriter:
         return cols
 
     def _zoned_type(self, call: AggregateCall) -> SqlType | None:
-        """min/max of a TIMESTAMPTZ is a TIMESTAMPTZ (returned in the session time zone)."""
+        """min/max of a TIMESTAMPTZ is a TIMESTAMPTZ (returned in the session time zone);
+        array_agg(x) is x's type []."""
+        if call.func == "array_agg" and call.arg is not None:
+            return array_of(infer_type(call.arg, self.input_scope))
         if call.func in ("min", "max") and call.arg is not None:
             typ = infer_type(call.arg, self.input_scope)
             if typ.tz:

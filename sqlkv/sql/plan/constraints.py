@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlkv.sql.context import Scope
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.rowstore.keyspans import ColumnBounds
+from sqlkv.sql.expr.arrays import array_quantifier
 
 
 def const_fn(node: exp.Expression, scope: Scope, env):
@@ -65,6 +66,14 @@ def constraints_by_column(filters: list[exp.Expression], scope: Scope) -> dict[i
             cls = type(node)
             if not isinstance(left, exp.Column) and isinstance(right, exp.Column):
                 left, right, cls = right, left, _FLIP[cls]
+            quantified = array_quantifier(right)
+            if quantified is not None:  # col = ANY(ARRAY[1, 2]) is col IN (1, 2); other forms filter
+                array, is_all = quantified
+                pos = column_pos(left, scope)
+                if (cls is exp.EQ and not is_all and pos is not None and isinstance(array, exp.Array)
+                        and array.expressions and all(is_constant_expr(v) for v in array.expressions)):
+                    add(pos, Constraint("in", f, list(array.expressions)))
+                continue
             pos = column_pos(left, scope)
             if pos is None or not is_constant_expr(right):
                 continue

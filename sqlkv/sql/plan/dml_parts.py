@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
@@ -20,12 +19,14 @@ from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.defaults import Defaults
 from sqlkv.sql.exec.insert import DEFAULT
 from sqlkv.sql.exec.write import Assignments, Returning, RowChecker
+from sqlkv.sql.plan.array_assign import element_assignment, element_target, is_element_target
 from sqlkv.sql.expr import (
     compile_for_column,
     compile_row_subquery,
     compile_schema_expr,
     compile_typed,
 )
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 def target_table(node: exp.Expression, catalog) -> tuple[TableDescriptor, str]:
@@ -73,8 +74,8 @@ def refuse_generated_always(table: TableDescriptor, targets: list[int], value_ro
 def row_checker(table: TableDescriptor, alias: str, env) -> RowChecker:
     """The table's CHECK constraints compiled against its scope."""
     scope = Scope(table_scope(table, alias))
-    checks = [(chk.name, compile_schema_expr(sqlglot.parse_one(chk.expr_sql), scope, env)) for chk in table.checks]
-    generated = [(i, compile_schema_expr(sqlglot.parse_one(c.computed), scope, env))
+    checks = [(chk.name, compile_schema_expr(parse_expression(chk.expr_sql), scope, env)) for chk in table.checks]
+    generated = [(i, compile_schema_expr(parse_expression(c.computed), scope, env))
                  for i, c in enumerate(table.columns) if c.computed is not None]
     return RowChecker(table, checks, generated)
 
@@ -83,7 +84,7 @@ def column_defaults(table: TableDescriptor, env) -> Defaults:
     """Each column's DEFAULT expression compiled (None where the column has none)."""
     empty = Scope([])
     fns = [
-        compile_for_column(sqlglot.parse_one(col.default_sql), col.type, empty, env)
+        compile_for_column(parse_expression(col.default_sql), col.type, empty, env)
         if col.default_sql is not None else None
         for col in table.columns
     ]
@@ -132,10 +133,24 @@ def assignments(nodes: list[exp.Expression], table: TableDescriptor, scope: Scop
     (DEFAULT takes the column default). A qualified target must name the table (or ``alias``)."""
     items: list[tuple[int, Any]] = []
     seen: set[int] = set()
+    elements: dict[int, int] = {}  # column position -> its item, for SET a[1] = x, a[2] = y
     for node in nodes:
         if not isinstance(node, exp.EQ):
             raise ProgrammingError(f"unsupported SET clause: {node.sql()}")
+        if is_element_target(node.this):  # SET tags[3] = 'x' (sqlkv/sql/plan/array_assign.py)
+            target, index = element_target(node.this)
+            pos, col = _set_column(target, table, alias, seen - set(elements))
+            earlier = items[elements[pos]][1] if pos in elements else None
+            fn = element_assignment(col, pos, index, node.expression, scope, env, earlier)
+            if pos in elements:
+                items[elements[pos]] = (pos, fn)
+            else:
+                elements[pos] = len(items)
+                items.append((pos, fn))
+            continue
         targets = _set_targets(node.this)
+        if any(table.columns.index(table.column(t.name)) in elements for t in targets):
+            raise ProgrammingError(f"multiple assignments to same column: {node.this.sql()}")
         cols = [_set_column(t, table, alias, seen) for t in targets]
         value = node.expression
         if isinstance(node.this, exp.Column):

@@ -13,16 +13,16 @@ using the index still gives the same rows.
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.sql.plan.names import conjunct_key
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 def use_expression_columns(table: TableDescriptor, alias: str, filters: list[exp.Expression]) -> list[exp.Expression]:
     """``filters`` with sub-expressions matching an expression index's column replaced."""
-    exprs = {conjunct_key(sqlglot.parse_one(c.computed)): c.name
+    exprs = {conjunct_key(parse_expression(c.computed)): c.name
              for c in table.columns if c.hidden and c.computed is not None}
     if not exprs:
         return filters

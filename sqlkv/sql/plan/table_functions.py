@@ -1,4 +1,5 @@
-"""Table functions in FROM: ``generate_series(start, stop [, step])``.
+"""Table functions in FROM: ``generate_series(start, stop [, step])``, ``unnest(a, ...)`` and
+``regexp_split_to_table(s, pattern)`` (arrays: sqlkv/sql/exec/unnest.py).
 
 ``SELECT * FROM generate_series(1, 10, 3) AS g(n)`` plans a `Series` operator whose arguments
 are compiled against the preceding FROM items' columns (a table function is implicitly
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlkv.errors import NotSupportedError, ProgrammingError
+from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.lateral import Series
+from sqlkv.sql.exec.unnest import plan_regexp_matches, plan_unnest
 from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.types import SqlType
 
@@ -26,9 +28,22 @@ def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ord
         if ordinality:  # WITH ORDINALITY: (value, 1), (value, 2), ... as PostgreSQL
             series.columns.append(Column("ordinality", None, SqlType("INT")))
         return series
-    if name in ("unnest", "explode"):
-        raise NotSupportedError("unnest() needs an ARRAY type, which sqlkv does not have yet")
-    raise ProgrammingError(f"function {name}() is not a table function (FROM supports generate_series)")
+    if isinstance(func, exp.Unnest) or name == "unnest":  # sqlkv/sql/exec/unnest.py
+        if ordinality and isinstance(func, exp.Unnest) and not func.args.get("offset"):
+            func.set("offset", True)
+        return plan_unnest(func, Scope([], scope), env, alias)
+    if name == "regexp_split_to_table":
+        return plan_unnest(_split_call(func), Scope([], scope), env, alias or name)
+    if name == "regexp_matches":  # one TEXT[] row per match (sqlkv/sql/expr/arrayfuncs.py)
+        return plan_regexp_matches(func, Scope([], scope), env, alias or name, ordinality)
+    raise ProgrammingError(f"function {name}() is not a table function "
+                           f"(FROM supports generate_series, unnest, regexp_split_to_table and regexp_matches)")
+
+
+def _split_call(func: exp.Expression) -> exp.Unnest:
+    """regexp_split_to_table(s, p [, flags]) as unnest(regexp_split_to_array(s, p [, flags]))."""
+    args = [a.copy() for a in func.expressions] if isinstance(func, exp.Anonymous) else []
+    return exp.Unnest(expressions=[exp.Anonymous(this="regexp_split_to_array", expressions=args)])
 
 
 def _generate_series(func: exp.Expression, scope: Scope, env, alias: str) -> Series:

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 
 import weakref
 
-import sqlglot
-
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
 from sqlkv.encoding.values import decode_row_value, encode_row_value
@@ -33,6 +31,7 @@ from sqlkv.sql.expr import CompileEnv, compile_schema_expr
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.casts import assign_cast
 from sqlkv.storage.kv import prefix_end
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
 @dataclass
@@ -264,7 +263,7 @@ def virtual_columns(table: TableDescriptor) -> list[tuple[int, Callable[[list], 
     for i, col in enumerate(table.columns):
         if col.computed is None or not col.virtual:
             continue
-        fn = compile_schema_expr(sqlglot.parse_one(col.computed), Scope(table_scope(table, table.name)), CompileEnv())
+        fn = compile_schema_expr(parse_expression(col.computed), Scope(table_scope(table, table.name)), CompileEnv())
         out.append((i, lambda row, fn=fn, typ=col.type, name=col.name: assign_cast(fn(row), typ, name)))
     return out
 

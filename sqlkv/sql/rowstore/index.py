@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
@@ -26,6 +25,7 @@ from sqlkv.encoding.keys import decode_key, encode_key, index_prefix
 from sqlkv.encoding.values import decode_values, encode_values
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
+from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 EMPTY_LIST = encode_values([])
 
@@ -34,7 +34,7 @@ def _index_predicate(table: TableDescriptor, index: IndexDescriptor) -> tuple[An
     """A partial index's predicate compiled to a TRUE-only row closure, and the columns it reads."""
     if index.predicate is None:
         return None, set()
-    node = sqlglot.parse_one(index.predicate)
+    node = parse_expression(index.predicate)
     positions = {table.column_index(table.column(c.name).id) for c in node.find_all(exp.Column)}
     scope = Scope(table_scope(table, table.name))
     return compile_schema_expr(node, scope, CompileEnv(), predicate=True), positions

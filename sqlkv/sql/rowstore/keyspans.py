@@ -32,6 +32,7 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.errors import DataError
 from sqlkv.sql.casts import cast
 from sqlkv.sql.context import ExecContext
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.sql.types import INT_MAX, INT_MIN, SqlType, float_as_decimal
 from sqlkv.storage.kv import prefix_end
 
@@ -162,7 +163,30 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
         if isinstance(v, (bytes, bytearray)):
             return bytes(v)
         raise _Inexact
+    if kind == "ARRAY":
+        return _array_key_value(v, typ, bound)
     raise _Inexact
+
+
+def _array_key_value(v: Any, typ: SqlType, bound: str) -> SqlArray:
+    """An ARRAY bound whose every element is exactly a value of the column's element type."""
+    if isinstance(v, str):
+        try:
+            v = cast(v, typ)
+        except DataError:
+            raise _Inexact from None
+    elem = typ.element
+    if not isinstance(v, SqlArray) or elem is None or not elem.known:
+        raise _Inexact
+    out = []
+    for item in v:
+        try:
+            out.append(None if item is None else coerce_key_value(item, elem, "eq"))
+        except _Empty:
+            if bound == "eq":
+                raise
+            raise _Inexact from None
+    return SqlArray(out)
 
 
 @dataclass

@@ -1,0 +1,56 @@
+"""PostgreSQL's array operators ``@>``, ``<@`` and ``&&`` for sqlglot's default dialect.
+
+sqlglot's default parser knows ``@>`` and ``<@`` (token types AT_GT and LT_AT, parsed into
+``exp.ArrayContainsAll`` / ``exp.ArrayContainedBy``) but its default tokenizer reads them as two
+tokens (``@`` ``>``), and it has no parser for ``&&`` (token DAMP). `parse_sql` merges the
+adjacent pairs into the operator tokens and parses with `SqlkvParser`, which adds ``&&`` as
+``exp.ArrayOverlaps``, at the precedence of LIKE and IN. What the operators mean for each type
+is the expression compiler's (sqlkv/sql/expr/arrays.py; JSONB hooks in there).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+from sqlglot.parser import Parser, binary_range_parser
+from sqlglot.tokens import Token, Tokenizer, TokenType
+
+
+class SqlkvParser(Parser):
+    RANGE_PARSERS = {**Parser.RANGE_PARSERS, TokenType.DAMP: binary_range_parser(exp.ArrayOverlaps)}
+
+
+_PAIRS = {
+    (TokenType.PARAMETER, "@", TokenType.GT): (TokenType.AT_GT, "@>"),
+    (TokenType.LT, "<", TokenType.PARAMETER): (TokenType.LT_AT, "<@"),
+}
+
+
+def merge_operator_tokens(tokens: list[Token]) -> list[Token]:
+    """``@`` ``>`` -> ``@>`` and ``<`` ``@`` -> ``<@`` where the two are adjacent in the text."""
+    out: list[Token] = []
+    for tok in tokens:
+        prev = out[-1] if out else None
+        if prev is not None and prev.end + 1 == tok.start:
+            merged = _PAIRS.get((prev.token_type, prev.text, tok.token_type))
+            if merged is not None and (tok.token_type != TokenType.PARAMETER or tok.text == "@"):
+                out[-1] = Token(merged[0], merged[1], prev.line, tok.col, prev.start, tok.end, prev.comments)
+                continue
+        out.append(tok)
+    return out
+
+
+def parse_sql(sql: str, tokens: list[Token] | None = None) -> list[exp.Expression | None]:
+    """`sqlglot.parse` with the array operators (raises sqlglot's ParseError/TokenError);
+    ``tokens``: the tokens of ``sql`` when they are made already."""
+    return SqlkvParser().parse(merge_operator_tokens(Tokenizer().tokenize(sql) if tokens is None else tokens), sql)
+
+
+def parse_expression(sql: str) -> exp.Expression:
+    """`sqlglot.parse_one` with the array operators: for the expression texts the catalog stores
+    (CHECK, DEFAULT, generated columns, partial-index predicates), which sqlglot prints back with
+    ``@>``/``<@``/``&&``."""
+    trees = parse_sql(sql)
+    if len(trees) != 1 or trees[0] is None:
+        raise ParseError(f"expected one expression: {sql[:80]}")
+    return trees[0]
