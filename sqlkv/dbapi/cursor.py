@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.dbapi.compat import refresh_database
-from sqlkv.dbapi.types import adapt_parameters, description_entry
+from sqlkv.dbapi.types import adapt_parameters, description_entry, jsonb_as_python
 from sqlkv.errors import InterfaceError, ProgrammingError
 
 if TYPE_CHECKING:
@@ -236,6 +236,7 @@ class Cursor:
                 self._connection._streaming_started(self)
             else:
                 self._rows = rows
+            self._rows = jsonb_as_python(self._rows, result.columns)
 
     def _buffer_remaining(self) -> None:
         """Read the rest of a lazy result now (another statement is about to run)."""

@@ -15,9 +15,11 @@ import datetime
 import time
 import uuid
 from decimal import Decimal
+from collections.abc import Iterator
 from typing import Any
 
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb, from_python, to_python
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 
 Date = datetime.date
@@ -109,13 +111,15 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         return Interval.from_timedelta(value)
     if isinstance(value, Interval):
         return value
+    if isinstance(value, (dict, list)):  # a JSON document (issue 15): binds to JSONB
+        return from_python(value, where)
     if isinstance(value, datetime.time):
         if value.tzinfo is not None:  # TIME is without time zone: dropping the offset would lie
             raise NotSupportedError(f"{where} is a timezone-aware datetime.time; TIME is without time zone")
         return value
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
-        "str, bytes, bool, date, datetime, time, timedelta or UUID"
+        "str, bytes, bool, date, datetime, time, timedelta, UUID, or a dict or list (JSONB)"
     )
 
 
@@ -154,6 +158,23 @@ def adapt_parameters(params: Any) -> Any:
     if hasattr(params, "keys") and hasattr(params, "__getitem__"):
         return {key: adapt_parameter(params[key], key) for key in params.keys()}
     return tuple(adapt_parameter(value, i) for i, value in enumerate(params, start=1))
+
+
+def jsonb_as_python(rows: Iterator[tuple], columns: list[Any]) -> Iterator[tuple]:
+    """Rows with each JSONB column's value as plain Python (dict, list, str, number, bool, None
+    for JSON null), as PostgreSQL drivers return jsonb; rows pass untouched without one."""
+    positions = [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) == "JSONB"]
+    if not positions:
+        return rows
+    return (_plain_jsonb(row, positions) for row in rows)
+
+
+def _plain_jsonb(row: tuple, positions: list[int]) -> tuple:
+    out = list(row)
+    for i in positions:
+        if isinstance(out[i], Jsonb):
+            out[i] = to_python(out[i].tree)
+    return tuple(out)
 
 
 def description_entry(column: Any) -> tuple:

@@ -18,6 +18,7 @@ types with these codes and payloads:
     6  timedelta            ``>iii`` days, seconds, microseconds (timedelta's normal form)
     7  UUID                 16 raw bytes
     8  Interval             ``>qqq`` months, days, microseconds
+    9  JSONB                its text in UTF-8 (`sqlkv.encoding.jsonb`: normal form, parsed on read)
 
 Packing uses one ``msgpack.Packer`` per thread (a Packer is not reentrant: its ``default`` hook
 runs Python code, during which another thread could otherwise use the same buffer).
@@ -36,6 +37,7 @@ from typing import Any
 import msgpack
 
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb, decode_stored, encode_stored
 from sqlkv.errors import CorruptionError, DataError
 
 EXT_DECIMAL = 1
@@ -46,6 +48,7 @@ EXT_TIME = 5
 EXT_TIMEDELTA = 6
 EXT_UUID = 7
 EXT_INTERVAL = 8
+EXT_JSONB = 9
 
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
@@ -86,6 +89,8 @@ def _to_ext(value: Any) -> msgpack.ExtType:
         return _ext((EXT_TIMEDELTA, packed))
     if t is uuid.UUID:
         return _ext((EXT_UUID, value.bytes))
+    if t is Jsonb:
+        return _ext((EXT_JSONB, encode_stored(value)))
     if t is Interval:
         try:
             return _ext((EXT_INTERVAL, _THREE_I64.pack(value.months, value.days, value.micros)))
@@ -134,6 +139,8 @@ def _from_ext(code: int, data: bytes) -> object:
             return uuid.UUID(bytes=data)
         if code == EXT_INTERVAL:
             return Interval(*_THREE_I64.unpack(data))
+        if code == EXT_JSONB:
+            return decode_stored(data)
     except (ValueError, OverflowError, struct.error, ArithmeticError) as exc:
         raise CorruptionError(f"corrupt row value: bad ext type {code} payload ({exc})") from None
     raise CorruptionError(f"corrupt row value: unknown ext type {code}")

@@ -15,10 +15,12 @@ import uuid
 from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
 
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
 from sqlkv.sql.expr.dates import parse_interval
 from sqlkv.sql.timezone import local_to_utc
+from sqlkv.sql.jsonb_casts import assign_jsonb, cast_jsonb
 
 # ---------------------------------------------------------------- parsing text
 
@@ -113,7 +115,7 @@ def to_text(v: object) -> str:
         return v.isoformat(sep=" ")
     if isinstance(v, (dt.date, dt.time)):
         return v.isoformat()
-    if isinstance(v, (uuid.UUID, Interval)):
+    if isinstance(v, (uuid.UUID, Interval, Jsonb)):
         return str(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         try:
@@ -207,6 +209,8 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if kind == "UUID" and isinstance(value, uuid.UUID) or kind == "INTERVAL" and isinstance(value, Interval):
             return value
         raise _assign_error(value, typ, column)
+    if kind == "JSONB":
+        return assign_jsonb(value, column)
     return value  # NULL type: no constraint
 
 
@@ -270,6 +274,8 @@ def cast(value: object, typ: SqlType) -> object:
     if value is None:
         return None
     kind = typ.kind
+    if kind == "JSONB" or type(value) is Jsonb and kind not in ("TEXT", "NULL"):
+        return cast_jsonb(value, typ)  # issue 15: to and from JSONB (jsonb_casts.py)
     if kind == "INT":
         return _cast_int(value) if typ.width is None else check_int_width(_cast_int(value), typ)
     if kind == "FLOAT":

@@ -26,11 +26,13 @@ import uuid
 
 from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 
 TIME = SqlType("TIME")
 UUID = SqlType("UUID")
 INTERVAL = SqlType("INTERVAL")
+JSONB = SqlType("JSONB")
 
 INT_MIN = -(2**63)
 
@@ -59,6 +61,7 @@ _KIND_BY_AST: dict = {
     _T.TIME: "TIME",  # without time zone
     _T.UUID: "UUID",
     _T.INTERVAL: "INTERVAL",
+    _T.JSONB: "JSONB", _T.JSON: "JSONB",  # JSON is an alias of JSONB (issue 15; sqlkv/encoding/jsonb.py)
 }
 
 
@@ -145,6 +148,8 @@ def value_type(v: object) -> SqlType:
         return UUID
     if isinstance(v, Interval):
         return INTERVAL
+    if isinstance(v, Jsonb):
+        return JSONB
     raise DataError(f"unsupported value of Python type {type(v).__name__}: {v!r}")
 
 

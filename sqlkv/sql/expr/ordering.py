@@ -15,7 +15,9 @@ from decimal import Decimal
 from functools import total_ordering
 from typing import Any
 
-_RANK = {bool: 1, int: 2, float: 2, Decimal: 2, str: 3, bytes: 4, dt.date: 5, dt.datetime: 5}
+from sqlkv.encoding.jsonb import Jsonb
+
+_RANK = {bool: 1, int: 2, float: 2, Decimal: 2, str: 3, bytes: 4, dt.date: 5, dt.datetime: 5, Jsonb: 6}
 
 
 def _rank(v: object) -> int:
