@@ -14,11 +14,13 @@ from sqlglot import exp
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.lateral import Series
+from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.expr import compile_typed
+from sqlkv.sql.plan.jsonb_functions import jsonb_table_function
 from sqlkv.sql.types import SqlType
 
 
-def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ordinality: bool = False) -> Series:
+def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ordinality: bool = False) -> Operator:
     name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
     if isinstance(func, exp.GenerateSeries) or name == "generate_series":
         # the arguments see the preceding FROM items one level out, read from the scope's cell
@@ -26,9 +28,13 @@ def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ord
         if ordinality:  # WITH ORDINALITY: (value, 1), (value, 2), ... as PostgreSQL
             series.columns.append(Column("ordinality", None, SqlType("INT")))
         return series
+    jsonb = jsonb_table_function(name, func, scope, env, alias, ordinality)  # issue 15: jsonb_each, ...
+    if jsonb is not None:
+        return jsonb
     if name in ("unnest", "explode"):
         raise NotSupportedError("unnest() needs an ARRAY type, which sqlkv does not have yet")
-    raise ProgrammingError(f"function {name}() is not a table function (FROM supports generate_series)")
+    raise ProgrammingError(f"function {name}() is not a table function (FROM supports generate_series and "
+                           f"the jsonb_each/jsonb_array_elements family)")
 
 
 def _generate_series(func: exp.Expression, scope: Scope, env, alias: str) -> Series:
