@@ -236,7 +236,7 @@ class Cursor:
                 self._connection._streaming_started(self)
             else:
                 self._rows = rows
-            self._rows = jsonb_as_python(self._rows, result.columns)
+            self._rows = jsonb_as_python(self._rows, result.columns, self._connection.jsonb_as_text)
 
     def _buffer_remaining(self) -> None:
         """Read the rest of a lazy result now (another statement is about to run)."""

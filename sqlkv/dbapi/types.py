@@ -160,20 +160,25 @@ def adapt_parameters(params: Any) -> Any:
     return tuple(adapt_parameter(value, i) for i, value in enumerate(params, start=1))
 
 
-def jsonb_as_python(rows: Iterator[tuple], columns: list[Any]) -> Iterator[tuple]:
+def jsonb_as_python(rows: Iterator[tuple], columns: list[Any], as_text: bool = False) -> Iterator[tuple]:
     """Rows with each JSONB column's value as plain Python (dict, list, str, number, bool, None
-    for JSON null), as PostgreSQL drivers return jsonb; rows pass untouched without one."""
+    for JSON null), as PostgreSQL drivers return jsonb -- or, ``as_text``, as its JSON text.
+    Rows pass untouched without a JSONB column."""
     positions = [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) == "JSONB"]
     if not positions:
         return rows
-    return (_plain_jsonb(row, positions) for row in rows)
+    return (_plain_jsonb(row, positions, str if as_text else _python) for row in rows)
 
 
-def _plain_jsonb(row: tuple, positions: list[int]) -> tuple:
+def _python(value: Jsonb) -> Any:
+    return to_python(value.tree)
+
+
+def _plain_jsonb(row: tuple, positions: list[int], convert: Any) -> tuple:
     out = list(row)
     for i in positions:
         if isinstance(out[i], Jsonb):
-            out[i] = to_python(out[i].tree)
+            out[i] = convert(out[i])
     return tuple(out)
 
 
