@@ -10,11 +10,12 @@ a driver's dict/list (adapted to JSONB before it gets here).
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from sqlkv.catalog.types import SqlType
 from sqlkv.encoding.jsonb import Jsonb, from_python, parse, type_name
 from sqlkv.errors import DataError, NumericValueOutOfRange
+from sqlkv.sql.types import check_int_range, check_int_width, fit_decimal
 
 
 def assign_jsonb(value: object, column: str) -> Jsonb:
@@ -54,11 +55,15 @@ def cast_jsonb(value: object, typ: SqlType) -> object:
 
 
 def _number_as(n: int | Decimal, typ: SqlType) -> object:
-    from sqlkv.sql.casts import cast  # the ordinary numeric casts (casts imports this module)
-
     if typ.kind == "FLOAT":
         f = float(n)
         if math.isinf(f):
             raise NumericValueOutOfRange(f"value {n} is out of range for type FLOAT")
         return f
-    return cast(Decimal(n) if typ.kind == "DECIMAL" else n, typ)
+    if typ.kind == "DECIMAL":
+        return fit_decimal(Decimal(n), typ, "value")
+    if isinstance(n, Decimal):
+        if n.adjusted() > 18:
+            raise NumericValueOutOfRange("integer out of range")
+        n = int(n.to_integral_value(rounding=ROUND_HALF_UP))  # as numeric -> int in PostgreSQL
+    return check_int_range(n) if typ.width is None else check_int_width(n, typ)

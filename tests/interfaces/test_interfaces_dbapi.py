@@ -322,8 +322,10 @@ def test_bad_parameters_are_programming_errors(conn: sqlkv.Connection) -> None:
         conn.execute("INSERT INTO t VALUES (?, ?)", (1,))
     with pytest.raises(sqlkv.ProgrammingError):
         conn.execute("INSERT INTO t VALUES (?, ?)", (1, "a", "b"))
-    with pytest.raises(sqlkv.ProgrammingError, match="parameter 2 has unsupported type list"):
-        conn.execute("INSERT INTO t VALUES (?, ?)", (1, ["a"]))
+    with pytest.raises(sqlkv.ProgrammingError, match="parameter 2 has unsupported type set"):
+        conn.execute("INSERT INTO t VALUES (?, ?)", (1, {"a"}))
+    with pytest.raises(sqlkv.DataError, match='is not valid for column "v" of type TEXT'):
+        conn.execute("INSERT INTO t VALUES (?, ?)", (1, ["a"]))  # a list is a JSONB value (issue 15)
     with pytest.raises(sqlkv.ProgrammingError, match="sequence or a mapping"):
         conn.execute("INSERT INTO t VALUES (?, ?)", "ab")
     with pytest.raises(sqlkv.ProgrammingError, match="must be a str"):

@@ -114,9 +114,10 @@ def _extract(c: Compiler, node: exp.Expression, text: bool) -> Compiled:
     if node.args.get("expressions"):
         raise NotSupportedError(f"{node.sql()[:60]}: several paths at once are not supported")
     doc = c.compile(node.this)
+    what = f"{node.sql_name().lower()}()"  # only calls arrive here: the parser spells -> as OPERATOR(->)
     if not isinstance(node.expression, exp.JSONPath):
-        return _field(c, name, doc, c.compile(node.expression))
-    doc_fn = jsonb_fn(doc, name)
+        return _field(c, name, doc, c.compile(node.expression), what)
+    doc_fn = jsonb_fn(doc, what)
     typ, finish = _field_result(text)
     steps = _path_steps(node.expression)
 
@@ -131,10 +132,12 @@ def _extract(c: Compiler, node: exp.Expression, text: bool) -> Compiled:
     return c.derived(by_steps, typ, [doc])
 
 
-def _field(c: Compiler, op: str, doc: Compiled, key: Compiled) -> Compiled:
-    """``doc -> key`` / ``doc ->> key``."""
+def _field(c: Compiler, op: str, doc: Compiled, key: Compiled, what: str | None = None) -> Compiled:
+    """``doc -> key`` / ``doc ->> key`` (``what`` names it in errors: the operator by default)."""
     typ, finish = _field_result(op == "->>")
-    return _binary(c, [doc, key], typ, lambda j, k: finish(ops.field(j, k)), jsonb_fn(doc, op), _key_fn(key, op))
+    what = what or op
+    return _binary(c, [doc, key], typ, lambda j, k: finish(ops.field(j, k)), jsonb_fn(doc, what),
+                   _key_fn(key, what))
 
 
 def _text_array_fn(part: Compiled, what: str) -> RowFn:

@@ -11,6 +11,7 @@ tree's ``None`` (``Jsonb(None)`` at the top). Errors are PostgreSQL's, as DataEr
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 from typing import Any
 
@@ -296,8 +297,6 @@ def array_items(doc: Jsonb, fname: str) -> list[Any]:
 def sql_value_tree(value: object) -> Any:
     """to_jsonb of a SQL value: numbers, text and booleans as themselves, date/time values as
     their ISO text (PostgreSQL's ``"2024-01-02T03:04:05"``), other values as their text."""
-    import datetime as dt
-
     if value is None or isinstance(value, (bool, str, int, Decimal, Jsonb, float)):
         return tree_of(value, "to_jsonb()")
     if isinstance(value, dt.datetime):
