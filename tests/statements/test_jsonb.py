@@ -367,3 +367,17 @@ def test_expression_index_on_a_jsonb_field(docs):
     plan = "\n".join(r[0] for r in rows(docs, "EXPLAIN SELECT id FROM d WHERE j ->> 's' = 'str'"))
     assert "d_s" in plan
     assert rows(docs, "SELECT id FROM d WHERE j ->> 's' = 'str'") == [(1,)]
+
+
+def test_dump_round_trip_keeps_json_null_apart_from_sql_null():
+    src = sqlkv.connect(":memory:")
+    src.execute("CREATE TABLE t (id INT PRIMARY KEY, j JSONB)")
+    src.execute("""INSERT INTO t VALUES (1, '{"a": "it''s", "b": [1, 2.50]}'), (2, NULL), (3, 'null')""")
+    src.commit()
+    dst = sqlkv.connect(":memory:")
+    for statement in src.iterdump():
+        dst.execute(statement)
+    assert dst.execute("SELECT id, j ->> 'a', j #>> '{b,1}' FROM t ORDER BY id").fetchall() == [
+        (1, "it's", "2.50"), (2, None, None), (3, None, None)]
+    assert dst.execute("SELECT id FROM t WHERE j IS NULL").fetchall() == [(2,)]
+    assert dst.execute("SELECT id FROM t WHERE jsonb_typeof(j) = 'null'").fetchall() == [(3,)]
