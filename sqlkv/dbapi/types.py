@@ -160,13 +160,14 @@ def adapt_parameters(params: Any) -> Any:
     return tuple(adapt_parameter(value, i) for i, value in enumerate(params, start=1))
 
 
-def jsonb_as_python(rows: Iterator[tuple], columns: list[Any], as_text: bool = False) -> Iterator[tuple]:
-    """Rows with each JSONB column's value as plain Python (dict, list, str, number, bool, None
-    for JSON null), as PostgreSQL drivers return jsonb -- or, ``as_text``, as its JSON text.
-    Rows pass untouched without a JSONB column."""
-    positions = [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) == "JSONB"]
-    if not positions:
-        return rows
+def jsonb_positions(columns: list[Any]) -> list[int]:
+    """The result columns of type JSONB."""
+    return [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) == "JSONB"]
+
+
+def jsonb_as_python(rows: Iterator[tuple], positions: list[int], as_text: bool = False) -> Iterator[tuple]:
+    """Rows with the JSONB columns at ``positions`` as plain Python (dict, list, str, number,
+    bool, None for JSON null), as PostgreSQL drivers return jsonb -- or, ``as_text``, as JSON text."""
     return (_plain_jsonb(row, positions, str if as_text else _python) for row in rows)
 
 
