@@ -50,7 +50,7 @@ from sqlkv.sql.parse_edits import (
 from sqlkv.sql.parse_errors import located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
-from sqlkv.sql.parse_jsonb import in_operator_call, jsonb_operator_edit
+from sqlkv.sql.parse_jsonb import arrow_edits, in_operator_call, jsonb_operator_edit
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.show import show_query
 
@@ -350,7 +350,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             if k == clause[0] + 4:
                 stmt.as_of, n_params = _as_of_expr(text, toks, clause[0], clause[1], n_params)
             continue
-        jsonb_edit = jsonb_operator_edit(toks, k)  # issue 15 (parse_jsonb.py)
+        edits.extend(arrow_edits(toks, k))  # issue 15 (parse_jsonb.py): -> ->> #> #>> and the others
+        jsonb_edit = jsonb_operator_edit(toks, k)
         if jsonb_edit is not None:
             edits.append(jsonb_edit)
             if tok.text == "?":

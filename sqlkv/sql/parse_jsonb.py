@@ -10,10 +10,13 @@ default dialect parses into `exp.Operator` at the precedence of LIKE and prints 
   literal (``doc ? 'email'``); everywhere else it is a parameter. With a parameter for the key
   write ``jsonb_exists(doc, ?)`` or ``doc OPERATOR(?) ?`` -- a ``?`` inside ``OPERATOR( )`` is
   never a parameter (the way PostgreSQL drivers with ``?`` placeholders escape it).
-- ``->``, ``->>``, ``#>``, ``#>>`` become ``OPERATOR(->)`` etc. too: the default dialect would
-  read ``doc -> 'a.b'`` as a JSON path of two keys (PostgreSQL: one key ``a.b``) and ``x -> y``
-  inside a function call as a lambda. They then share PostgreSQL's precedence for these
-  operators: tighter than comparison, left-associative (``doc -> 'a' ->> 'b' = 'x'``).
+- ``->``, ``->>``, ``#>``, ``#>>`` keep sqlglot's parsing (JSONExtract, JSONExtractScalar,
+  JSONBExtract, JSONBExtractScalar nodes), which binds them tighter than any other operator, so
+  ``doc ->> 'a' || doc ->> 'b'`` and ``doc -> 'x' ->> 0 = '1'`` read as written. Two edits keep
+  PostgreSQL's meaning: a string literal after ``->``/``->>`` is wrapped in parentheses (the
+  default dialect would read ``'a.b'`` as a JSON path of two keys; PostgreSQL's key is ``a.b``),
+  and a bare name or parenthesised group before ``->`` that starts a function argument is
+  wrapped in a second pair (``f(doc -> 'k')`` would otherwise be a lambda ``doc -> 'k'``).
 - ``?::TYPE`` (one token to sqlglot) is a parameter followed by a cast.
 """
 
@@ -44,12 +47,47 @@ def jsonb_operator_edit(toks: list[Token], k: int) -> Edit | None:
     if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?" and nxt is not None \
             and (nxt.token_type == TokenType.STRING or nxt.text == "?") and after_operand(toks, k):
         return Edit(tok.start, tok.end + 1, " OPERATOR(?) ")
-    if tok.token_type in _ARROWS and not in_operator_call(toks, k):
-        return Edit(tok.start, tok.end + 1, f" OPERATOR({tok.text}) ")
     return None
 
 
-_ARROWS = (TokenType.ARROW, TokenType.DARROW, TokenType.HASH_ARROW, TokenType.DHASH_ARROW)
+def arrow_edits(toks: list[Token], k: int) -> list[Edit]:
+    """Parentheses that keep ``->`` / ``->>`` at token k PostgreSQL's (see the module docstring)."""
+    tok = toks[k]
+    if tok.token_type not in (TokenType.ARROW, TokenType.DARROW) or in_operator_call(toks, k):
+        return []
+    edits = []
+    nxt = toks[k + 1] if k + 1 < len(toks) else None
+    if nxt is not None and nxt.token_type == TokenType.STRING:
+        edits += [Edit(nxt.start, nxt.start, "("), Edit(nxt.end + 1, nxt.end + 1, ")")]
+    first = _lambda_shaped_operand(toks, k) if tok.token_type == TokenType.ARROW else None
+    if first is not None:  # `(x) ->` is still a lambda: a name gets two pairs, a group one more
+        pairs = 1 if toks[k - 1].token_type == TokenType.R_PAREN else 2
+        edits += [Edit(toks[first].start, toks[first].start, "(" * pairs),
+                  Edit(toks[k - 1].end + 1, toks[k - 1].end + 1, ")" * pairs)]
+    return edits
+
+
+def _lambda_shaped_operand(toks: list[Token], k: int) -> int | None:
+    """The first token of the operand before ``->`` at k when the operand is a bare name or a
+    parenthesised group starting a function argument (after ``(`` or ``,``), else None."""
+    j = k - 1
+    if j < 0:
+        return None
+    if toks[j].token_type == TokenType.R_PAREN:
+        depth = 0
+        while j >= 0:
+            depth += {TokenType.R_PAREN: 1, TokenType.L_PAREN: -1}.get(toks[j].token_type, 0)
+            if depth == 0:
+                break
+            j -= 1
+        if j < 0:
+            return None
+    elif toks[j].token_type in (TokenType.STRING, TokenType.NUMBER) or not toks[j].text.isidentifier():
+        return None
+    before = toks[j - 1] if j > 0 else None
+    if before is not None and before.token_type in (TokenType.L_PAREN, TokenType.COMMA):
+        return j
+    return None
 
 
 def in_operator_call(toks: list[Token], k: int) -> bool:

@@ -34,7 +34,8 @@ class JsonbAgg(Accumulator):
         self.items.append(sql_value_tree(value))
 
     def result(self) -> Any:
-        return None if self.items is None else Jsonb(self.items)
+        # a copy: a window frame keeps adding after reading a result
+        return None if self.items is None else Jsonb(list(self.items))
 
 
 class JsonbObjectAgg(Accumulator):

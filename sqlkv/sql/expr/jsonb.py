@@ -1,8 +1,9 @@
 """Compiling JSONB operators and functions (issue 15); the semantics are in `jsonb_ops`.
 
-``doc -> 'a' ->> 0`` parses to ``JSONExtractScalar(JSONExtract(doc, ('a')), JSONPath($[0]))``;
-`_extract` compiles each level into a closure over the operand's closure: the key is text (an
-object key) or an INT (an array subscript, negative from the end), and a missing key gives NULL.
+``doc -> 'a' ->> 0`` parses to ``JSONExtractScalar(JSONExtract(doc, ('a')), JSONPath($[0]))``
+(sqlkv/sql/parse_jsonb.py); `_extract` compiles each level into a closure over the operand's
+closure: the key is text (an object key) or an INT (an array subscript, negative from the end),
+and a missing key gives NULL.
 ``doc @> '{"a":1}'`` arrives as ``OPERATOR(@>)`` (sqlkv/sql/parse_jsonb.py) and resolves here when
 an operand is JSONB. ``||`` and ``-`` on a JSONB operand come here from binary.py. Functions
 (jsonb_set, jsonb_typeof, ...) are registered in the scalar function table.
@@ -114,7 +115,7 @@ def _extract(c: Compiler, node: exp.Expression, text: bool) -> Compiled:
     if node.args.get("expressions"):
         raise NotSupportedError(f"{node.sql()[:60]}: several paths at once are not supported")
     doc = c.compile(node.this)
-    what = f"{node.sql_name().lower()}()"  # only calls arrive here: the parser spells -> as OPERATOR(->)
+    what = f"{name} ({node.sql_name().lower()}())"  # the operator, or sqlglot's json_extract() call
     if not isinstance(node.expression, exp.JSONPath):
         return _field(c, name, doc, c.compile(node.expression), what)
     doc_fn = jsonb_fn(doc, what)
