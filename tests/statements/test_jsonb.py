@@ -320,6 +320,10 @@ def test_driver_binds_and_returns_python_values():
     assert got == [(1, {"a": "x", "z": [1, 2.5, None, True]}), (2, [1, {"b": False}]), (3, "text is JSON text"),
                    (4, None)]
     assert isinstance(got[0][1]["z"][1], float)
+    conn.execute("CREATE TABLE w (id INT PRIMARY KEY, v INT)")
+    conn.execute("INSERT INTO w VALUES (1, 1), (2, NULL)")
+    assert conn.execute("SELECT id, jsonb_agg(v) OVER (ORDER BY id), jsonb_object_agg(id, v) OVER () FROM w").fetchall() \
+        == [(1, [1], {"1": 1, "2": None}), (2, [1, None], {"1": 1, "2": None})]
     assert conn.execute("SELECT id FROM t WHERE j = ?", ({"a": "x", "z": [1, 2.50, None, True]},)).fetchall() == [(1,)]
     assert conn.execute("SELECT id FROM t WHERE j @> ?", ([{"b": False}],)).fetchall() == [(2,)]
     assert conn.execute("SELECT j -> 'z' FROM t WHERE id = 1").fetchone() == ([1, 2.5, None, True],)
@@ -327,10 +331,6 @@ def test_driver_binds_and_returns_python_values():
     assert conn.execute("SELECT j FROM t WHERE id = 1").description[0][1] == "JSONB"
     conn.jsonb_as_text = True
     assert conn.execute("SELECT j FROM t WHERE id = 2").fetchone() == ('[1, {"b": false}]',)
-    conn.execute("CREATE TABLE w (id INT PRIMARY KEY, v INT)")
-    conn.execute("INSERT INTO w VALUES (1, 1), (2, NULL)")
-    assert conn.execute("SELECT id, jsonb_agg(v) OVER (ORDER BY id), jsonb_object_agg(id, v) OVER () FROM w").fetchall() \
-        == [(1, [1], {"1": 1, "2": None}), (2, [1, None], {"1": 1, "2": None})]
     with pytest.raises(sqlkv.DataError, match="keys must be strings"):
         conn.execute("INSERT INTO t VALUES (5, ?)", ({1: "x"},))
     with pytest.raises(sqlkv.DataError, match="parameter 1: nan is not a JSON number"):
