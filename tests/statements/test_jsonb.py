@@ -393,3 +393,19 @@ def test_dump_round_trip_keeps_json_null_apart_from_sql_null():
         (1, "it's", "2.50"), (2, None, None), (3, None, None)]
     assert dst.execute("SELECT id FROM t WHERE j IS NULL").fetchall() == [(2,)]
     assert dst.execute("SELECT id FROM t WHERE jsonb_typeof(j) = 'null'").fetchall() == [(3,)]
+
+
+def test_stored_form_is_ext_9_and_corruption_is_reported():
+    import msgpack
+
+    from sqlkv.encoding.jsonb import parse
+    from sqlkv.encoding.values import decode_row_value, encode_row_value
+    from sqlkv.errors import CorruptionError
+
+    data = encode_row_value({2: parse('{"b": [1, 2.50], "a": null}')})
+    assert msgpack.unpackb(data, strict_map_key=False) == {2: msgpack.ExtType(9, b'{"a": null, "b": [1, 2.50]}')}
+    assert str(decode_row_value(data)[2]) == '{"a": null, "b": [1, 2.50]}'
+    for payload in (b'{"a": ', b"\xff\xfe", b"NaN"):
+        bad = msgpack.packb({2: msgpack.ExtType(9, payload)})
+        with pytest.raises(CorruptionError, match="bad JSONB payload"):
+            decode_row_value(bad)
