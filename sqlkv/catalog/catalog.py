@@ -23,7 +23,7 @@ import msgpack
 
 from sqlkv.catalog.descriptors import TableDescriptor, ViewDescriptor, descriptor_from_dict
 from sqlkv.encoding.keys import encode_key, index_prefix
-from sqlkv.errors import NotSupportedError, ProgrammingError, UndefinedTable
+from sqlkv.errors import ProgrammingError, UndefinedTable
 from sqlkv.storage.kv import prefix_end
 
 NAMESPACE_TABLE_ID = 1
@@ -219,14 +219,12 @@ class Catalog:
 
     def create(self, desc: Descriptor) -> None:
         """Register a new table or view; the caller checked the name is free."""
-        _refuse_unkeyable(desc)
         self._schema_changed()
         self.txn.put(namespace_key(desc.name), msgpack.packb(desc.id))
         self.txn.put(descriptor_key(desc.id), msgpack.packb(desc.to_dict()))
 
     def update(self, desc: Descriptor, old_name: str | None = None) -> None:
         """Store a changed descriptor (bumping a table's version); handle renames."""
-        _refuse_unkeyable(desc)
         self._schema_changed()
         if isinstance(desc, TableDescriptor):
             desc.version += 1
@@ -242,25 +240,6 @@ class Catalog:
 
     def name_taken(self, name: str) -> bool:
         return self._lookup(name) is not None
-
-
-# Column kinds without a key encoding (issue 15: JSONB values live only in row values).
-_UNKEYABLE = frozenset({"JSONB"})
-
-
-def _refuse_unkeyable(desc: Descriptor) -> None:
-    """No index (primary key, UNIQUE, CREATE INDEX) may have a key column of a kind with no
-    order-preserving key encoding: refused before anything is written."""
-    if not isinstance(desc, TableDescriptor):
-        return
-    for index in desc.all_indexes():
-        for column_id in index.column_ids:
-            col = desc.column_by_id(column_id)
-            if col.type.kind in _UNKEYABLE:
-                raise NotSupportedError(
-                    f'index "{index.name}" on table "{desc.name}": column "{col.name}" is {col.type.kind}, '
-                    f"which cannot be an index key column (JSONB values have no key encoding in sqlkv; "
-                    f"index an expression such as (col->>'field') instead)")
 
 
 def system_table_name(table_id: int) -> str | None:

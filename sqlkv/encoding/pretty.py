@@ -26,6 +26,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.encoding.keys import decode_uvarint, decode_value
 from sqlkv.errors import CorruptionError
 from sqlkv.storage.kv import prefix_end
@@ -60,6 +61,8 @@ def _render(value: object) -> str:
         return value.isoformat(sep=" ")
     if isinstance(value, (int, Decimal, datetime.date, datetime.time, uuid.UUID, Interval)):
         return str(value)
+    if isinstance(value, Jsonb):
+        return f"jsonb:{value}"  # its JSON text, told apart from a TEXT key
     return repr(value)
 
 

@@ -22,6 +22,8 @@ from decimal import Decimal
 from sqlkv.encoding import extended
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb
+from sqlkv.encoding.jsonb_keys import jsonb_asc, jsonb_desc
 from sqlkv.encoding.scalars import (
     decode_date,
     decode_decimal,
@@ -200,6 +202,8 @@ DESC_ENCODERS[datetime.time] = extended.time_desc  # type: ignore[assignment]
 DESC_ENCODERS[uuid.UUID] = extended.uuid_desc  # type: ignore[assignment]
 ASC_ENCODERS[Interval] = extended.interval_asc  # type: ignore[assignment]
 DESC_ENCODERS[Interval] = extended.interval_desc  # type: ignore[assignment]
+ASC_ENCODERS[Jsonb] = jsonb_asc  # type: ignore[assignment]  # issue 15 (jsonb_keys.py)
+DESC_ENCODERS[Jsonb] = jsonb_desc  # type: ignore[assignment]
 
 # Checked in this order so that bool wins over int and datetime over date.
 _SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date, datetime.time,

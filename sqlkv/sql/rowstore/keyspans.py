@@ -162,6 +162,15 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
         if isinstance(v, (bytes, bytearray)):
             return bytes(v)
         raise _Inexact
+    if kind == "JSONB":  # issue 15: JSONB keys (sqlkv/encoding/jsonb_keys.py)
+        if isinstance(v, str):
+            try:
+                return cast(v, typ)
+            except DataError:
+                raise _Inexact from None
+        if type(v).__name__ == "Jsonb":
+            return v
+        raise _Inexact
     raise _Inexact
 
 
