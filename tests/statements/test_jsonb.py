@@ -189,6 +189,16 @@ def test_concat_and_delete(s):
         assert text(s, f"SELECT {expr}") == expected, expr
 
 
+def test_text_concatenation_and_generated_columns(s):
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, s TEXT, j JSONB, g TEXT GENERATED ALWAYS AS (j ->> 'a') STORED, "
+              "h INT AS ((j ->> 'n')::INT) VIRTUAL)")
+    s.execute("""INSERT INTO t (id, s, j) VALUES (1, 'x', '{"a": "v", "n": 5}')""")
+    # a TEXT operand makes || text concatenation with the JSON text (PostgreSQL's text || anynonarray)
+    assert rows(s, "SELECT s || j, j || s, g, h FROM t") == [('x{"a": "v", "n": 5}', '{"a": "v", "n": 5}x', "v", 5)]
+    s.execute("""UPSERT INTO t (id, s, j) VALUES (1, 'y', '{"a": "w"}')""")
+    assert rows(s, "SELECT g, h FROM t") == [("w", None)]
+
+
 def test_jsonb_set_and_insert(s):
     doc = """'{"a": {"b": [1, 2]}, "c": 0}'"""
     cases = {

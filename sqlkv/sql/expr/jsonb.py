@@ -222,6 +222,8 @@ def jsonb_binary(c: Compiler, op: str, left: Compiled, right: Compiled) -> Compi
     if not (is_jsonb(left) or is_jsonb(right)):
         return None
     if op == "||":
+        if "TEXT" in (left.type.kind, right.type.kind) and not (left.untyped_text or right.untyped_text):
+            return None  # text || jsonb: text concatenation with the JSON text, as PostgreSQL's
         return _binary(c, [left, right], JSONB, ops.concat, jsonb_fn(left, op), jsonb_fn(right, op))
     if op == "-" and is_jsonb(left):
         return _binary(c, [left, right], JSONB, ops.delete, left.fn, _key_fn(right, "jsonb -"))
