@@ -226,6 +226,9 @@ def jsonb_binary(c: Compiler, op: str, left: Compiled, right: Compiled) -> Compi
             return None  # text || jsonb: text concatenation with the JSON text, as PostgreSQL's
         return _binary(c, [left, right], JSONB, ops.concat, jsonb_fn(left, op), jsonb_fn(right, op))
     if op == "-" and is_jsonb(left):
+        if right.untyped_text and right.value.startswith("{") and right.value.endswith("}"):
+            # jsonb - text[] written as an array literal: delete each key
+            return _binary(c, [left, right], JSONB, ops.delete_keys, left.fn, _text_array_fn(right, "jsonb -"))
         return _binary(c, [left, right], JSONB, ops.delete, left.fn, _key_fn(right, "jsonb -"))
     raise ProgrammingError(f"operator does not exist: {left.type.sql()} {op} {right.type.sql()}")
 
