@@ -144,3 +144,37 @@ def test_kill_keeps_acknowledged_jsonb_updates_whole(tmp_path):
     assert doc["log"] == list(range(1, doc["n"] + 1))
     assert conn.execute("CHECK DATABASE").fetchall() == []
     conn.close()
+
+
+def _reference_key(tree: object, top: bool = True) -> tuple:
+    """PostgreSQL's jsonb btree order, written from its documentation ("jsonb Indexing"):
+    Object > Array > Boolean > Number > String > Null; objects by pair count, then pairs in
+    storage order (shorter keys first); arrays by length, then elements; an empty top-level
+    array below everything."""
+    if top and tree == [] and isinstance(tree, list):
+        return (-1,)
+    if tree is None:
+        return (0,)
+    if isinstance(tree, bool):
+        return (3, tree)
+    if isinstance(tree, str):
+        return (1, tree)
+    if isinstance(tree, (int, float)):
+        return (2, tree)
+    if isinstance(tree, list):
+        return (4, len(tree), tuple(_reference_key(x, False) for x in tree))
+    keys = sorted(tree, key=lambda k: (len(k.encode()), k.encode()))
+    return (5, len(tree), tuple((k, _reference_key(tree[k], False)) for k in keys))
+
+
+@settings(max_examples=40)
+@given(docs=st.lists(DOCS, min_size=1, max_size=12), desc=st.booleans(), indexed=st.booleans())
+def test_order_by_matches_postgresql_order(engines, docs, desc, indexed):
+    _, kv = engines
+    kv.execute("DROP TABLE IF EXISTS ord")
+    key = "j JSONB, id INT, PRIMARY KEY (j, id)" if indexed else "id INT PRIMARY KEY, j JSONB"
+    kv.execute(f"CREATE TABLE ord ({key})")
+    kv.executemany("INSERT INTO ord (id, j) VALUES (?, ?)", [(i, json.dumps(d)) for i, d in enumerate(docs)])
+    got = [j for (j,) in kv.execute(f"SELECT j FROM ord ORDER BY j {'DESC' if desc else ''}, id")]
+    expected = sorted(docs, key=_reference_key, reverse=desc)
+    assert [_reference_key(d) for d in got] == [_reference_key(d) for d in expected]
