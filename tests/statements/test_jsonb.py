@@ -296,6 +296,10 @@ def test_set_returning_functions_in_from(docs):
     assert [(str(v), n) for v, n in got] == [("1", 1), ("[2]", 2), ('{"a": 3}', 3)]
     assert rows(docs, "SELECT e.value FROM d, jsonb_array_elements_text(d.j -> 'tags') AS e") == [("x",), ("y",)]
     assert rows(docs, "SELECT * FROM d, jsonb_array_elements(d.j) AS e WHERE d.id = 4") == []  # NULL: no rows
+    got = rows(docs, "SELECT e.k, e.n FROM d, jsonb_each(d.j) WITH ORDINALITY AS e(k, v, n) WHERE d.id = 5")
+    assert got == [("a", 1), ("tags", 2)]
+    assert rows(docs, "SELECT d.id, e.value FROM d LEFT JOIN LATERAL jsonb_array_elements_text(d.j -> 'tags') AS e "
+                      "ON true WHERE d.id IN (1, 5) ORDER BY d.id, e.value") == [(1, None), (5, "x"), (5, "y")]
     with pytest.raises(DataError, match="cannot extract elements from an object"):
         rows(docs, "SELECT * FROM jsonb_array_elements('{}')")
     with pytest.raises(NotSupportedError, match="in FROM only"):
