@@ -46,26 +46,27 @@ def sorted_object(pairs: dict[str, Any]) -> dict[str, Any]:
     return {k: pairs[k] for k in sorted(pairs, key=storage_key)}
 
 
-def _number(d: Decimal) -> int | Decimal:
-    """A parsed JSON number in normal form: an int when it has no fraction digits."""
+# Integers this long stay Decimals: Python refuses to print ints past 4,300 digits.
+_INT_DIGITS = 4000
+
+
+def number(d: Decimal) -> int | Decimal:
+    """A JSON number in normal form: an int when it has no fraction digits (unless huge)."""
     if not d.is_finite():
         raise DataError(f"invalid input syntax for type JSONB: {d} is not a JSON number")
-    if d.as_tuple().exponent >= 0:  # type: ignore[operator]
+    if d.as_tuple().exponent >= 0 and d.adjusted() < _INT_DIGITS:  # type: ignore[operator]
         return int(d)
     return d
 
 
-def _parse_int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:  # past Python's int-string digit limit: exact through Decimal
-        return int(Decimal(text))
+def _parse_int(text: str) -> int | Decimal:
+    return int(text) if len(text) < _INT_DIGITS else Decimal(text)
 
 
 def parse(text: str) -> Jsonb:
     """JSON text -> Jsonb; DataError naming the position for invalid text."""
     try:
-        tree = json.loads(text, parse_float=lambda s: _number(Decimal(s)), parse_int=_parse_int,
+        tree = json.loads(text, parse_float=lambda s: number(Decimal(s)), parse_int=_parse_int,
                           parse_constant=_reject_constant, object_pairs_hook=lambda p: sorted_object(dict(p)))
     except json.JSONDecodeError as e:
         raise DataError(f"invalid input syntax for type JSONB: {e.msg} at line {e.lineno} column {e.colno} "
@@ -116,9 +117,9 @@ def tree_of(value: Any, where: str) -> Any:
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise DataError(f"{where}: {value} is not a JSON number")
-        return _number(Decimal(repr(value)))
+        return number(Decimal(repr(value)))
     if isinstance(value, Decimal):
-        return _number(value)
+        return number(value)
     if isinstance(value, (list, tuple)):
         return [tree_of(v, where) for v in value]
     if isinstance(value, dict):

@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlkv.encoding import markers as M
-from sqlkv.encoding.jsonb import Jsonb, sorted_object
+from sqlkv.encoding.jsonb import Jsonb, number, sorted_object
 from sqlkv.encoding.scalars import decode_decimal, encode_decimal
 from sqlkv.encoding.varint import corrupt
 from sqlkv.errors import CorruptionError, DataError
@@ -145,7 +145,7 @@ class _Reader:
         if not isinstance(value, Decimal) or not value.is_finite():
             raise self.fail("a number that is not finite")
         self.pos = end
-        return int(value) if value.as_tuple().exponent >= 0 else value  # type: ignore[operator]
+        return number(value)
 
     def value(self, depth: int = 0) -> Any:
         if depth > 10_000:
