@@ -36,6 +36,8 @@ from typing import Any, TextIO
 import msgpack
 from wcwidth import wcswidth
 
+from sqlkv.encoding.jsonb import Jsonb
+
 MODES = ("table", "box", "column", "markdown", "csv", "json", "line", "list", "tabs", "quote",
          "insert", "html", "vertical")
 _ALIGNED = ("table", "box", "column", "markdown")
@@ -80,6 +82,8 @@ def _json_value(value: Any) -> Any:
         return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
     if isinstance(value, Decimal):
         return str(value)
+    if isinstance(value, Jsonb):  # a JSONB document nests as JSON (numbers exact, as text when needed)
+        return json.loads(str(value))
     return format_value(value)
 
 

@@ -449,3 +449,16 @@ def test_stored_form_is_ext_9_and_corruption_is_reported():
         bad = msgpack.packb({2: msgpack.ExtType(9, payload)})
         with pytest.raises(CorruptionError, match="bad JSONB payload"):
             decode_row_value(bad)
+
+
+def test_cli_json_mode_nests_documents(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "s.sql"
+    script.write_text("""CREATE TABLE t (id INT PRIMARY KEY, j JSONB);
+INSERT INTO t VALUES (1, '{"a": [1, "x", null]}'), (2, NULL);""")
+    out = subprocess.run([sys.executable, "-m", "sqlkv.cli", ":memory:", "-c", f".read {script}", "-c",
+                          "SELECT * FROM t ORDER BY id", "--mode", "json"], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [{"id": 1, "j": {"a": [1, "x", None]}}, {"id": 2, "j": None}]

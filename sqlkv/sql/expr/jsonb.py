@@ -23,7 +23,8 @@ from sqlkv.encoding.jsonb import Jsonb, parse, pretty, sorted_object, to_text, t
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.sql.expr import jsonb_ops as ops
 from sqlkv.sql.expr.compile import Compiler, handles
-from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.env import Compiled, RowFn
+from sqlkv.sql.expr.operators import null_propagating
 from sqlkv.sql.expr.functions import ANY, REFUSED_FUNCTIONS, register
 from sqlkv.sql.expr.pg_operators import register_resolver
 from sqlkv.sql.types import BOOL, INT, JSONB, TEXT, SqlType
@@ -74,14 +75,8 @@ def _key_fn(part: Compiled, what: str) -> RowFn:
 
 def _binary(c: Compiler, parts: list[Compiled], typ: SqlType, op: Callable[[Any, Any], Any], fa: RowFn,
             fb: RowFn) -> Compiled:
-    def apply(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        return None if b is None else op(a, b)
-
-    return c.derived(apply, typ, parts)
+    """``op(fa(r), fb(r))`` with NULL in, NULL out; folded when both operands are constant."""
+    return c.derived(null_propagating(fa, fb, op), typ, parts)
 
 
 # ---------------------------------------------------------------- -> ->> #> #>>
