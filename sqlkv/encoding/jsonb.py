@@ -83,25 +83,38 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
-def _check_strings(tree: Any) -> None:
-    """Lone surrogates (``"\\ud800"``) are valid JSON escapes but no Unicode text: refuse them."""
+# Containers nested deeper are refused: every operation on a document recurses through it.
+MAX_DEPTH = 500
+
+
+def _check_strings(tree: Any, depth: int = 0) -> None:
+    """Lone surrogates (``"\\ud800"``) are valid JSON escapes but no Unicode text: refuse them;
+    and refuse documents nested deeper than MAX_DEPTH."""
     if isinstance(tree, str):
         try:
             tree.encode("utf-8")
         except UnicodeEncodeError:
             raise DataError("invalid input syntax for type JSONB: a \\u escape is a lone surrogate") from None
-    elif isinstance(tree, list):
+        return
+    if depth > MAX_DEPTH and isinstance(tree, (list, dict)):
+        raise DataError(f"JSONB value nested more than {MAX_DEPTH} levels deep")
+    if isinstance(tree, list):
         for v in tree:
-            _check_strings(v)
+            _check_strings(v, depth + 1)
     elif isinstance(tree, dict):
         for k, v in tree.items():
             _check_strings(k)
-            _check_strings(v)
+            _check_strings(v, depth + 1)
 
 
 def from_python(value: Any, where: str = "value") -> Jsonb:
     """A Python dict/list/str/number/bool/None (a driver parameter) as a Jsonb value."""
-    return Jsonb(tree_of(value, where))
+    try:
+        tree = tree_of(value, where)
+    except RecursionError:
+        raise DataError(f"{where}: JSONB value nested more than {MAX_DEPTH} levels deep") from None
+    _check_strings(tree)
+    return Jsonb(tree)
 
 
 def tree_of(value: Any, where: str) -> Any:
@@ -306,6 +319,7 @@ class Jsonb:
 
 
 def encode_stored(value: Jsonb) -> bytes:
+    _check_strings(value.tree)  # a value built by operators (jsonb_build_array(doc)...) may nest deeper
     return to_text(value.tree).encode("utf-8")
 
 

@@ -361,6 +361,7 @@ def test_driver_binds_and_returns_python_values():
 @pytest.mark.parametrize("sql, cls, message", [
     ("""SELECT '{"a": }'::JSONB""", DataError, r"invalid input syntax for type JSONB: Expecting value at line 1 "
                                                r"column 7 \(character 7\)"),
+    ("SELECT '" + "[" * 600 + "]" * 600 + "'::JSONB", DataError, "nested more than 500 levels"),
     ("SELECT '[1, 2'::JSONB", DataError, r"Expecting ',' delimiter at line 1 column 6 \(character 6\)"),
     ("SELECT 'NaN'::JSONB", DataError, "invalid input syntax for type JSONB"),
     ("""SELECT '"\\ud800"'::JSONB""", DataError, "lone surrogate"),
