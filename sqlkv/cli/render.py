@@ -37,6 +37,7 @@ import msgpack
 from wcwidth import wcswidth
 
 from sqlkv.encoding.arrays import SqlArray
+from sqlkv.encoding.jsonb import Jsonb
 
 MODES = ("table", "box", "column", "markdown", "csv", "json", "line", "list", "tabs", "quote",
          "insert", "html", "vertical")
@@ -84,6 +85,8 @@ def _json_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, SqlArray):  # an ARRAY is a JSON array
         return [_json_value(v) for v in value]
+    if isinstance(value, Jsonb):  # a JSONB document nests as JSON (numbers exact, as text when needed)
+        return json.loads(str(value))
     return format_value(value)
 
 

@@ -58,6 +58,9 @@ class Connection(SqliteConveniences):
         # The cursor whose rows are still being produced lazily by the session, if any.
         self._streaming: Cursor | None = None
         self.row_factory: Any = None  # e.g. sqlkv.Row; new cursors start with it
+        # JSONB results as their JSON text instead of dict/list/... (SQLAlchemy's JSON type
+        # deserializes text itself, with the engine's json_deserializer)
+        self.jsonb_as_text = False
         self._trace = None
         self._changes = 0
 

@@ -16,10 +16,12 @@ import datetime
 import time
 import uuid
 from decimal import Decimal
+from collections.abc import Iterator
 from typing import Any
 
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb, from_python, to_python
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 
 Date = datetime.date
@@ -111,15 +113,20 @@ def adapt_parameter(value: Any, position: int | str) -> Any:
         return Interval.from_timedelta(value)
     if isinstance(value, Interval):
         return value
-    if isinstance(value, (list, SqlArray)):  # an ARRAY (sqlkv/sql/arraycasts.py)
-        return _array_parameter(value, where)
+    if isinstance(value, dict):  # a JSON document (issue 15): binds to JSONB
+        return from_python(value, where)
+    if isinstance(value, (list, SqlArray)):  # an ARRAY (sqlkv/sql/arraycasts.py); a JSONB column takes it too
+        try:
+            return _array_parameter(value, where)
+        except NotSupportedError:  # nested lists: only a JSONB document holds them
+            return from_python(value, where)
     if isinstance(value, datetime.time):
         if value.tzinfo is not None:  # TIME is without time zone: dropping the offset would lie
             raise NotSupportedError(f"{where} is a timezone-aware datetime.time; TIME is without time zone")
         return value
     raise ProgrammingError(
         f"{where} has unsupported type {type(value).__name__}; use None, int, float, Decimal, "
-        "str, bytes, bool, date, datetime, time, timedelta, UUID or a list (an ARRAY)"
+        "str, bytes, bool, date, datetime, time, timedelta, UUID, a list (an ARRAY, or JSONB) or a dict (JSONB)"
     )
 
 
@@ -182,6 +189,29 @@ def adapt_parameters(params: Any) -> Any:
     if hasattr(params, "keys") and hasattr(params, "__getitem__"):
         return {key: adapt_parameter(params[key], key) for key in params.keys()}
     return tuple(adapt_parameter(value, i) for i, value in enumerate(params, start=1))
+
+
+def jsonb_positions(columns: list[Any]) -> list[int]:
+    """The result columns of type JSONB."""
+    return [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) == "JSONB"]
+
+
+def jsonb_as_python(rows: Iterator[tuple], positions: list[int], as_text: bool = False) -> Iterator[tuple]:
+    """Rows with the JSONB columns at ``positions`` as plain Python (dict, list, str, number,
+    bool, None for JSON null), as PostgreSQL drivers return jsonb -- or, ``as_text``, as JSON text."""
+    return (_plain_jsonb(row, positions, str if as_text else _python) for row in rows)
+
+
+def _python(value: Jsonb) -> Any:
+    return to_python(value.tree)
+
+
+def _plain_jsonb(row: tuple, positions: list[int], convert: Any) -> tuple:
+    out = list(row)
+    for i in positions:
+        if isinstance(out[i], Jsonb):
+            out[i] = convert(out[i])
+    return tuple(out)
 
 
 def description_entry(column: Any) -> tuple:

@@ -10,6 +10,7 @@ payload). Payloads:
     tag 0x03  INTERVAL      16 bytes: its length in microseconds (a month = 30 days) + 2**127,
                             then 8 + 8 bytes: months and days + 2**63 (`Interval.sort_key`)
     tag 0x04  ARRAY         items up to a terminator (variable length; `sqlkv.encoding.arrays`)
+    tag 0x05  JSONB         a self-delimiting payload in PostgreSQL's jsonb order (jsonb_keys.py)
 
 Descending values complement the payload bytes. Decoding is canonical: a TIME past 23:59:59.999999
 or a short payload is a CorruptionError.
@@ -23,6 +24,7 @@ import uuid
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.arrays import TAG_ARRAY, decode_array
 from sqlkv.encoding.interval import DAY_MICROS, Interval
+from sqlkv.encoding.jsonb_keys import TAG_JSONB, decode_jsonb
 from sqlkv.encoding.varint import corrupt
 from sqlkv.errors import DataError
 
@@ -84,13 +86,15 @@ def _decode_interval(data: bytes, off: int, payload: bytes) -> Interval:
 
 
 def decode_extended(data: bytes, off: int) -> tuple[object, int]:
-    """Decode a TIME or UUID at ``off`` (its marker), either direction."""
+    """Decode a TIME, UUID, INTERVAL or JSONB at ``off`` (its marker), either direction."""
     descending = data[off] == M.EXTENDED_DESC
     if off + 1 >= len(data):
         raise corrupt(data, off, "extended-type marker without a tag")
     tag = data[off + 1]
     if tag == TAG_ARRAY:  # variable length: sqlkv/encoding/arrays.py
         return decode_array(data, off)
+    if tag == TAG_JSONB:  # variable length (jsonb_keys.py)
+        return decode_jsonb(data, off + 2, descending)
     size = {TAG_TIME: 5, TAG_UUID: 16, TAG_INTERVAL: 32}.get(tag)
     if size is None:
         raise corrupt(data, off, f"unknown extended type tag 0x{tag:02x}")

@@ -27,6 +27,7 @@ from decimal import Decimal
 
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.encoding.keys import decode_uvarint, decode_value
 from sqlkv.errors import CorruptionError
 from sqlkv.storage.kv import prefix_end
@@ -63,6 +64,8 @@ def _render(value: object) -> str:
         return str(value)
     if isinstance(value, SqlArray):  # ARRAY["a",NULL]: each element as a key value
         return "ARRAY[" + ",".join(_render(v) for v in value) + "]"
+    if isinstance(value, Jsonb):
+        return f"jsonb:{value}"  # its JSON text, told apart from a TEXT key
     return repr(value)
 
 

@@ -23,6 +23,8 @@ from sqlkv.encoding import arrays, extended
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb
+from sqlkv.encoding.jsonb_keys import jsonb_asc, jsonb_desc
 from sqlkv.encoding.scalars import (
     decode_date,
     decode_decimal,
@@ -203,6 +205,8 @@ ASC_ENCODERS[Interval] = extended.interval_asc  # type: ignore[assignment]
 DESC_ENCODERS[Interval] = extended.interval_desc  # type: ignore[assignment]
 ASC_ENCODERS[SqlArray] = arrays.array_asc  # type: ignore[assignment]  (ARRAY: encoding/arrays.py)
 DESC_ENCODERS[SqlArray] = arrays.array_desc  # type: ignore[assignment]
+ASC_ENCODERS[Jsonb] = jsonb_asc  # type: ignore[assignment]  # issue 15 (jsonb_keys.py)
+DESC_ENCODERS[Jsonb] = jsonb_desc  # type: ignore[assignment]
 
 # Checked in this order so that bool wins over int and datetime over date.
 _SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date, datetime.time,

@@ -20,6 +20,7 @@ types with these codes and payloads:
     8  Interval             ``>qqq`` months, days, microseconds
     9  SqlArray (ARRAY)     a msgpack array of the elements (nil for a NULL element), each
                             element in this same format; one dimension (`sqlkv.encoding.arrays`)
+    10 JSONB                its text in UTF-8 (`sqlkv.encoding.jsonb`: normal form, parsed on read)
 
 Packing uses one ``msgpack.Packer`` per thread (a Packer is not reentrant: its ``default`` hook
 runs Python code, during which another thread could otherwise use the same buffer).
@@ -39,6 +40,7 @@ import msgpack
 
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
+from sqlkv.encoding.jsonb import Jsonb, decode_stored, encode_stored
 from sqlkv.errors import CorruptionError, DataError
 
 EXT_DECIMAL = 1
@@ -50,6 +52,7 @@ EXT_TIMEDELTA = 6
 EXT_UUID = 7
 EXT_INTERVAL = 8
 EXT_ARRAY = 9
+EXT_JSONB = 10
 
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
@@ -90,6 +93,8 @@ def _to_ext(value: Any) -> msgpack.ExtType:
         return _ext((EXT_TIMEDELTA, packed))
     if t is uuid.UUID:
         return _ext((EXT_UUID, value.bytes))
+    if t is Jsonb:
+        return _ext((EXT_JSONB, encode_stored(value)))
     if t is Interval:
         try:
             return _ext((EXT_INTERVAL, _THREE_I64.pack(value.months, value.days, value.micros)))
@@ -142,6 +147,8 @@ def _from_ext(code: int, data: bytes) -> object:
             return Interval(*_THREE_I64.unpack(data))
         if code == EXT_ARRAY:
             return _unpack_array(data)
+        if code == EXT_JSONB:
+            return decode_stored(data)
     except (ValueError, OverflowError, struct.error, ArithmeticError) as exc:
         raise CorruptionError(f"corrupt row value: bad ext type {code} payload ({exc})") from None
     raise CorruptionError(f"corrupt row value: unknown ext type {code}")

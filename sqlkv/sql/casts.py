@@ -17,10 +17,12 @@ from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.sql.arraycasts import assign_array, cast_array, format_array
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 from sqlkv.sql.types import INT, INT_MAX, INT_MIN, SqlType, check_int_range, check_int_width, fit_decimal, type_name
 from sqlkv.sql.expr.dates import parse_interval
 from sqlkv.sql.timezone import local_to_utc
+from sqlkv.sql.jsonb_casts import assign_jsonb, cast_jsonb
 
 # ---------------------------------------------------------------- parsing text
 
@@ -115,7 +117,7 @@ def to_text(v: object) -> str:
         return v.isoformat(sep=" ")
     if isinstance(v, (dt.date, dt.time)):
         return v.isoformat()
-    if isinstance(v, (uuid.UUID, Interval)):
+    if isinstance(v, (uuid.UUID, Interval, Jsonb)):
         return str(v)
     if isinstance(v, SqlArray):
         return format_array(v, to_text)
@@ -215,6 +217,8 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
         if kind == "UUID" and isinstance(value, uuid.UUID) or kind == "INTERVAL" and isinstance(value, Interval):
             return value
         raise _assign_error(value, typ, column)
+    if kind == "JSONB":
+        return assign_jsonb(value, column)
     return value  # NULL type: no constraint
 
 
@@ -280,8 +284,10 @@ def cast(value: object, typ: SqlType) -> object:
     kind = typ.kind
     if kind == "ARRAY":
         return cast_array(value, typ, cast)
-    if isinstance(value, SqlArray) and kind not in ("TEXT", "NULL"):
+    if isinstance(value, SqlArray) and kind not in ("TEXT", "NULL", "JSONB"):
         raise _cast_error(value, typ)
+    if kind == "JSONB" or type(value) is Jsonb and kind not in ("TEXT", "NULL"):
+        return cast_jsonb(value, typ)  # issue 15: to and from JSONB (jsonb_casts.py)
     if kind == "INT":
         return _cast_int(value) if typ.width is None else check_int_width(_cast_int(value), typ)
     if kind == "FLOAT":

@@ -50,6 +50,7 @@ from sqlkv.sql.parse_edits import (
 from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
+from sqlkv.sql.parse_jsonb import arrow_edits, in_operator_call, jsonb_operator_edit
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.show import show_query
@@ -353,10 +354,17 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             if k == clause[0] + 4:
                 stmt.as_of, n_params = _as_of_expr(text, toks, clause[0], clause[1], n_params)
             continue
-        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
+        edits.extend(arrow_edits(toks, k))  # issue 15 (parse_jsonb.py): -> ->> #> #>> and the others
+        jsonb_edit = jsonb_operator_edit(toks, k)
+        if jsonb_edit is not None:
+            edits.append(jsonb_edit)
+            if tok.text == "?":
+                continue
+        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?" and not in_operator_call(toks, k) \
+                or tok.token_type == TokenType.QDCOLON:  # `?::JSONB`: a parameter, then a cast
             # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
             space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
-            edits.append(Edit(tok.start, tok.end + 1, f"{space}:{_PARAM_PREFIX}{n_params}"))
+            edits.append(Edit(tok.start, tok.start + 1, f"{space}:{_PARAM_PREFIX}{n_params}"))
             n_params += 1
         elif tok.token_type == TokenType.COLON:
             named = True

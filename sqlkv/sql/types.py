@@ -28,11 +28,13 @@ from sqlkv.catalog.types import BOOL, BYTES, DATE, DECIMAL, FLOAT, INT, NULLTYPE
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.sql.arraycasts import array_of, array_value_type, as_array, common_array_type
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
 
 TIME = SqlType("TIME")
 UUID = SqlType("UUID")
 INTERVAL = SqlType("INTERVAL")
+JSONB = SqlType("JSONB")
 
 INT_MIN = -(2**63)
 
@@ -61,6 +63,7 @@ _KIND_BY_AST: dict = {
     _T.TIME: "TIME",  # without time zone
     _T.UUID: "UUID",
     _T.INTERVAL: "INTERVAL",
+    _T.JSONB: "JSONB", _T.JSON: "JSONB",  # JSON is an alias of JSONB (issue 15; sqlkv/encoding/jsonb.py)
 }
 
 
@@ -153,6 +156,8 @@ def value_type(v: object) -> SqlType:
         return INTERVAL
     if isinstance(v, (SqlArray, list, tuple)):
         return array_value_type(as_array(v), value_type)
+    if isinstance(v, Jsonb):
+        return JSONB
     raise DataError(f"unsupported value of Python type {type(v).__name__}: {v!r}")
 
 

@@ -21,6 +21,7 @@ import sqlkv
 from sqlkv.sqlalchemy.compiler import (
     BYTES, INTERVAL, SqlkvCompiler, SqlkvDDLCompiler, SqlkvTypeCompiler, sequence_literal,
 )
+from sqlkv.sqlalchemy.json import COLSPECS as JSON_COLSPECS
 from sqlkv.sqlalchemy.reflection import ReflectionMixin
 from sqlkv.sqlalchemy.url import connect_arguments
 
@@ -76,9 +77,20 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
     use_insertmanyvalues_wo_returning = False  # executemany: one statement, planned once, true rowcount
     insertmanyvalues_max_parameters = 32700
 
-    colspecs = {sqltypes.LargeBinary: BYTES, sqltypes.Interval: INTERVAL}
+    colspecs = {sqltypes.LargeBinary: BYTES, sqltypes.Interval: INTERVAL, **JSON_COLSPECS}
 
     construct_arguments = [(Index, {"where": None, "include": None})]
+
+    def __init__(self, json_serializer: Any = None, json_deserializer: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._json_serializer = json_serializer  # SQLAlchemy's JSON type uses them (None: json.dumps/loads)
+        self._json_deserializer = json_deserializer
+
+    def on_connect(self) -> Any:
+        def connected(dbapi_connection: Any) -> None:
+            dbapi_connection.jsonb_as_text = True  # JSON's result processor deserializes text (json.py)
+
+        return connected
 
     @classmethod
     def import_dbapi(cls) -> Any:

@@ -4,8 +4,8 @@
 becomes ``CREATE TABLE users (id SERIAL NOT NULL, email VARCHAR(80), PRIMARY KEY (id))``: the
 table's autoincrement column is SERIAL (sqlkv assigns max(key)+1), strings and numbers keep their
 SQL names, binary types are BYTES, DateTime is TIMESTAMP, Interval is INTERVAL (timedelta), Uuid
-is UUID. What sqlkv lacks (JSON, ARRAY, TIME WITH TIME ZONE) is a CompileError raised before any
-statement reaches the database.
+is UUID, JSON is JSONB (json.py). What sqlkv lacks (ARRAY, TIME WITH TIME ZONE) is a CompileError
+raised before any statement reaches the database.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import exc, schema
 from sqlalchemy import types as sqltypes
 from sqlalchemy.sql import coercions, compiler, elements, roles, type_api
+from sqlalchemy.sql.expression import cast as sql_cast
 from sqlalchemy.sql.sqltypes import _AbstractInterval
 
 
@@ -106,6 +107,11 @@ class SqlkvTypeCompiler(compiler.GenericTypeCompiler):
 
     def visit_NCHAR(self, type_: Any, **kw: Any) -> str:
         return self.visit_CHAR(type_, **kw)
+
+    def visit_JSON(self, type_: Any, **kw: Any) -> str:
+        return "JSONB"  # issue 15: JSON is JSONB in sqlkv (sqlkv/sqlalchemy/json.py)
+
+    visit_json = visit_JSONB = visit_JSON
 
 
 _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
@@ -208,6 +214,22 @@ class SqlkvCompiler(compiler.SQLCompiler):
                 and math.isfinite(value)):
             return f"CAST('{value}' AS DECIMAL)"
         return super().render_literal_value(value, type_)
+
+    # JSON element access (issue 15): `->` / `#>` give JSONB; a typed accessor (as_integer()...)
+    # reads the element's text with `->>` / `#>>` and CASTs it, as on PostgreSQL
+    def _json_access(self, binary: Any, json_op: str, text_op: str, cast_applied: bool, **kw: Any) -> str:
+        if not cast_applied and binary.type._type_affinity is not sqltypes.JSON:
+            return self.process(sql_cast(binary, binary.type), _json_cast_applied=True, **kw)
+        kw["eager_grouping"] = True
+        return self._generate_generic_binary(binary, text_op if cast_applied else json_op, **kw)
+
+    def visit_json_getitem_op_binary(self, binary: Any, operator: Any, _json_cast_applied: bool = False,
+                                     **kw: Any) -> str:
+        return self._json_access(binary, " -> ", " ->> ", _json_cast_applied, **kw)
+
+    def visit_json_path_getitem_op_binary(self, binary: Any, operator: Any, _json_cast_applied: bool = False,
+                                          **kw: Any) -> str:
+        return self._json_access(binary, " #> ", " #>> ", _json_cast_applied, **kw)
 
     def visit_sequence(self, sequence: Any, **kw: Any) -> str:
         return f"nextval({sequence_literal(self.preparer, sequence)})"

@@ -34,6 +34,7 @@ _TYPES: dict[str, Any] = {
     "TIMESTAMP": sqltypes.TIMESTAMP,
     "TIME": sqltypes.TIME,
     "UUID": sqltypes.UUID,
+    "JSONB": sqltypes.JSON,  # issue 15: JSON is an alias of JSONB
     "INTERVAL": INTERVAL,
     "TIMESTAMPTZ": functools.partial(sqltypes.TIMESTAMP, timezone=True),
 }

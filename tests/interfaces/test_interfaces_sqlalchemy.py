@@ -197,7 +197,7 @@ def test_time_uuid_and_interval_round_trip(engine) -> None:
 @pytest.mark.parametrize("column, message", [
     (Column("t", Time(timezone=True)), "without time zone"),
     (Column("i", Integer, Identity(start=10, cache=20)), "do not cache"),
-    (Column("j", sa.JSON), "JSON"),
+    (Column("a", sa.ARRAY(Integer)), "ARRAY"),
 ])
 def test_what_sqlkv_lacks_is_a_compile_error(engine, column, message) -> None:
     md = MetaData()
@@ -683,3 +683,24 @@ def test_alembic_autogenerate_sees_no_change_in_a_model_just_created(engine) -> 
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
         assert compare_metadata(context, md) == []
+
+
+def test_json_columns_compile_bind_access_and_reflect(engine) -> None:
+    """JSON is JSONB (issue 15): DDL, dict binding, element access with typed accessors, paths,
+    JSON null vs SQL NULL, reflection."""
+    md = MetaData()
+    docs = Table("docs", md, Column("id", Integer, primary_key=True), Column("data", sa.JSON),
+                 Column("opt", sa.JSON(none_as_null=True)))
+    assert "data JSONB" in str(CreateTable(docs).compile(engine))
+    md.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(docs.insert(), [{"id": 1, "data": {"name": "ann", "n": 5, "tags": ["a", "b"]}, "opt": None},
+                                     {"id": 2, "data": {"name": "bob", "n": 12, "tags": []}, "opt": {"x": 1}}])
+        assert conn.scalar(select(docs.c.data).where(docs.c.id == 1)) == {"name": "ann", "n": 5, "tags": ["a", "b"]}
+        assert conn.scalars(select(docs.c.id).where(docs.c.data["n"].as_integer() > 6)).all() == [2]
+        assert conn.scalars(select(docs.c.data["name"].as_string()).order_by(docs.c.id)).all() == ["ann", "bob"]
+        assert conn.scalar(select(docs.c.data[("tags", 1)].as_string()).where(docs.c.id == 1)) == "b"
+        assert conn.scalars(select(docs.c.id).where(docs.c.opt.is_(None))).all() == [1]  # SQL NULL
+        assert conn.execute(text("SELECT data -> 'tags' FROM docs WHERE id = 2")).scalar() == "[]"  # as JSON text
+    reflected = {c["name"]: c["type"] for c in inspect(engine).get_columns("docs")}
+    assert isinstance(reflected["data"], sa.JSON)

@@ -19,6 +19,7 @@ from typing import Any
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.aggregate import Accumulator, HashAggregate, _no_arg
+from sqlkv.sql.exec.jsonb_aggregates import FACTORIES as JSONB_FACTORIES
 from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.relational import SortKey, sort_rows, value_key
 
@@ -253,9 +254,10 @@ MORE_AGGREGATES: dict[str, Callable[[], Accumulator]] = {
     "bit_xor": lambda: BitAgg(_bit_xor, "bit_xor"),
     "concat_agg": ConcatAgg,
     "mode": lambda: Collect(mode_of),
+    **JSONB_FACTORIES,  # issue 15: jsonb_agg, jsonb_object_agg (jsonb_aggregates.py)
 }
 ORDERED_SET = {"percentile_cont": percentile_cont, "percentile_disc": percentile_disc, "mode": None}
-NO_TYPE_YET = {"json_agg": "JSON", "jsonb_agg": "JSON", "json_object_agg": "JSON", "jsonb_object_agg": "JSON"}
+NO_TYPE_YET: dict[str, str] = {}  # aggregates whose result type sqlkv lacks (none now)
 
 
 def refuse_untyped(name: str) -> None:

@@ -23,6 +23,7 @@ from sqlkv.sql.expr import conditionals as _conditionals  # noqa: F401
 from sqlkv.sql.expr import functions as _functions  # noqa: F401   its node handlers)
 from sqlkv.sql.expr import functions_more as _functions_more  # noqa: F401
 from sqlkv.sql.expr import matching as _matching  # noqa: F401
+from sqlkv.sql.expr import jsonb as _jsonb  # noqa: F401  (issue 15: JSONB operators and functions)
 from sqlkv.sql.expr import regex as _regex  # noqa: F401
 from sqlkv.sql.expr import temporal as _temporal  # noqa: F401
 from sqlkv.sql.expr.compile import Compiler, predicate_fn

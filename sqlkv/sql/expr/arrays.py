@@ -7,10 +7,10 @@ of range; ``tags[1:2]`` is a slice clamped to the array (empty when nothing is l
 and ``x <> ALL(a)`` follow SQL's three-valued logic over the elements. Functions on arrays are
 in `sqlkv.sql.expr.arrayfuncs`.
 
-Dispatch with other structured types: ``@>``, ``<@`` and ``||`` are array operators when an
-operand is an ARRAY. Otherwise ``@>``/``<@`` go to `CONTAINMENT_HANDLERS` (where JSONB registers
-its own, keyed by the sqlglot node class) and are refused when nothing is registered; ``||``
-stays string concatenation (binary.py).
+Dispatch with other structured types: the parser spells ``@>`` and ``<@`` as ``OPERATOR(@>)``
+(sqlkv/sql/parse_jsonb.py), resolved by operand type (sqlkv/sql/expr/pg_operators.py): JSONB
+operands are JSONB's (sqlkv/sql/expr/jsonb.py), any others the array operators here. ``||`` is
+array concatenation when an operand is an ARRAY, else JSONB's or string concatenation (binary.py).
 """
 
 from __future__ import annotations
@@ -25,17 +25,12 @@ from sqlkv.sql.arraycasts import array_of, as_array, element_type, is_array
 from sqlkv.sql.casts import cast
 from sqlkv.sql.expr.compile import COMPARISON_HOOKS, Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.pg_operators import register_resolver
 from sqlkv.sql.expr.subquery import compile_array_subquery
 from sqlkv.sql.expr.operators import COMPARE_OPS, generic_compare, operator_error, to_timestamp, unify
 from sqlkv.sql.types import BOOL, INT, NULLTYPE, SqlType, common_type
 
 UNKNOWN_ARRAY = SqlType("ARRAY", element=NULLTYPE)
-
-# Handlers for @> and <@ whose operands are not arrays, keyed by sqlglot node class: the JSONB
-# module registers ``CONTAINMENT_HANDLERS[exp.ArrayContainsAll] = fn(c, node, left, right)``.
-ContainmentHandler = Callable[[Compiler, exp.Expression, Compiled, Compiled], Compiled]
-CONTAINMENT_HANDLERS: dict[type, ContainmentHandler] = {}
-
 
 def array_part(part: Compiled, other: SqlType | None = None, what: str = "operand") -> Compiled:
     """An operand that must be an array: an untyped ``'{1,2}'`` literal takes ``other``'s array
@@ -155,8 +150,7 @@ def element_equal(a: object, b: object) -> bool:
     return generic_compare("=", to_timestamp(a), to_timestamp(b))
 
 
-def _array_operands(c: Compiler, node: exp.Binary, what: str) -> tuple[Compiled, Compiled]:
-    left, right = c.compile(node.this), c.compile(node.expression)
+def _array_operands(left: Compiled, right: Compiled, what: str) -> tuple[Compiled, Compiled]:
     left = array_part(left, right.type, f"left operand of {what}")
     right = array_part(right, left.type, f"right operand of {what}")
     if element_type(left.type).known and element_type(right.type).known:
@@ -175,8 +169,9 @@ def overlaps(a: SqlArray, b: SqlArray) -> bool:
     return any(x is not None and any(y is not None and element_equal(x, y) for y in b.items) for x in a.items)
 
 
-def _binary_array_op(c: Compiler, node: exp.Binary, what: str, op: Callable[[SqlArray, SqlArray], bool]) -> Compiled:
-    left, right = _array_operands(c, node, what)
+def _binary_array_op(c: Compiler, left: Compiled, right: Compiled, what: str,
+                     op: Callable[[SqlArray, SqlArray], bool]) -> Compiled:
+    left, right = _array_operands(left, right, what)
     fa, fb = left.fn, right.fn
 
     def apply(r: tuple) -> object:
@@ -191,33 +186,32 @@ def _binary_array_op(c: Compiler, node: exp.Binary, what: str, op: Callable[[Sql
     return c.derived(apply, BOOL, [left, right])
 
 
-def _is_array_operand(c: Compiler, node: exp.Binary) -> bool:
-    """Whether ``@>``/``<@`` is the array operator: an operand is an ARRAY (statically), or no
-    other type claims the operator and neither operand is known to be something else."""
-    typing = Compiler(c.scope, c.env, typing_only=True)
-    types = [typing.compile(n).type for n in (node.this, node.expression)]
-    return any(is_array(t) for t in types) or type(node) not in CONTAINMENT_HANDLERS
+_CONTAINMENT = {"@>": contains, "<@": lambda a, b: contains(b, a)}
 
 
-def _containment(c: Compiler, node: exp.Binary, what: str, op: Callable[[SqlArray, SqlArray], bool]) -> Compiled:
-    if _is_array_operand(c, node):
-        return _binary_array_op(c, node, what, op)
-    return CONTAINMENT_HANDLERS[type(node)](c, node, c.compile(node.this), c.compile(node.expression))
+@register_resolver
+def _containment(c: Compiler, op: str, left: Compiled, right: Compiled) -> Compiled | None:
+    """``a OPERATOR(@>) b`` / ``<@`` (the parser's spelling, sqlkv/sql/parse_jsonb.py) when no
+    operand is JSONB: the array operators (JSONB's resolver answers for its own operands)."""
+    test = _CONTAINMENT.get(op)
+    if test is None or "JSONB" in (left.type.kind, right.type.kind):
+        return None
+    return _binary_array_op(c, left, right, op, test)
 
 
 @handles(exp.ArrayContainsAll)
 def _contains_op(c: Compiler, node: exp.ArrayContainsAll) -> Compiled:
-    return _containment(c, node, "@>", contains)
+    return _binary_array_op(c, c.compile(node.this), c.compile(node.expression), "@>", contains)
 
 
 @handles(exp.ArrayContainedBy)
 def _contained_op(c: Compiler, node: exp.ArrayContainedBy) -> Compiled:
-    return _containment(c, node, "<@", lambda a, b: contains(b, a))
+    return _binary_array_op(c, c.compile(node.this), c.compile(node.expression), "<@", _CONTAINMENT["<@"])
 
 
 @handles(exp.ArrayOverlaps)
 def _overlaps_op(c: Compiler, node: exp.ArrayOverlaps) -> Compiled:
-    return _binary_array_op(c, node, "&&", overlaps)
+    return _binary_array_op(c, c.compile(node.this), c.compile(node.expression), "&&", overlaps)
 
 
 # ---------------------------------------------------------------- ||

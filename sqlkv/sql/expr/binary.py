@@ -20,6 +20,7 @@ from sqlkv.sql.arraycasts import is_array
 from sqlkv.sql.expr.arrays import array_concat
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.expr.env import Compiled, constant
+from sqlkv.sql.expr.jsonb import jsonb_binary
 from sqlkv.sql.expr.operators import INTERVAL, null_propagating
 from sqlkv.sql.types import INT_MIN, SqlType, TEXT
 
@@ -30,6 +31,8 @@ _ARITH_OPS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "
 def _arith(c: Compiler, node: exp.Binary) -> Compiled:
     left, right = c.compile(node.this), c.compile(node.expression)
     op = _ARITH_OPS[type(node)]
+    if op == "-" and (jsonb := jsonb_binary(c, op, left, right)) is not None:
+        return jsonb  # issue 15: jsonb - key / index
     left, right = _untyped_as_other(left, right), _untyped_as_other(right, left)
     if isinstance(node, exp.IntDiv) and not (left.type.kind in ("INT", "NULL") and right.type.kind in ("INT", "NULL")):
         raise ProgrammingError("DIV needs INT operands")
@@ -132,6 +135,8 @@ def _concat_op(c: Compiler, node: exp.DPipe) -> Compiled:
         fn, typ = array_concat(left, right)
         return c.derived(fn, typ, [left, right])
     fa, fb = left.fn, right.fn
+    if (jsonb := jsonb_binary(c, "||", left, right)) is not None:
+        return jsonb  # issue 15: jsonb || jsonb
     if left.type.kind == "BYTES" and right.type.kind == "BYTES":
         return c.derived(null_propagating(fa, fb, operator.add), left.type, [left, right])
     return c.derived(null_propagating(fa, fb, lambda a, b: to_text(a) + to_text(b)), TEXT, [left, right])

@@ -26,7 +26,7 @@ from sqlkv.sql.expr.dates import extract, strftime_sqlite
 from sqlkv.sql.expr.env import Compiled, constant
 from sqlkv.sql.expr.operators import unify
 from sqlkv.sql.expr.temporal import statement_time
-from sqlkv.sql.types import DATE, FLOAT, INT, NULLTYPE, SqlType, TEXT, TIMESTAMP, TIMESTAMPTZ, value_type
+from sqlkv.sql.types import DATE, FLOAT, INT, JSONB, NULLTYPE, SqlType, TEXT, TIMESTAMP, TIMESTAMPTZ, value_type
 from sqlkv.sql.timezone import WALL_TIME_FUNCTIONS, local_to_utc, session_wall_time
 
 # Argument kinds: which static types an argument accepts.
@@ -65,6 +65,9 @@ def _float_unless_decimal(types: list[SqlType]) -> SqlType:
 
 
 FUNCTIONS: dict[str, FunctionDef] = {}
+# Names sqlkv knows but does not accept as a scalar call: name -> the NotSupportedError's text
+# (filled by the modules that know why, e.g. jsonb.py's set-returning functions).
+REFUSED_FUNCTIONS: dict[str, str] = {}
 
 
 def register(names: str, min_args: int, max_args: int | None, impl: Callable, result: ResultType,
@@ -238,6 +241,8 @@ def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     if fdef is None and name == "generate_series":
         raise NotSupportedError("generate_series() returns a set of rows: sqlkv accepts it in FROM only "
                                 "(SELECT g FROM generate_series(1, 3) AS g), not in a select list")
+    if fdef is None and name in REFUSED_FUNCTIONS:
+        raise NotSupportedError(REFUSED_FUNCTIONS[name])
     if fdef is None:
         raise UndefinedFunction(f"unknown function: {name}()")
     n = len(arg_nodes)
@@ -280,7 +285,7 @@ def _typed_argument(fdef: FunctionDef, i: int, part: Compiled) -> Compiled:
     if allowed is None or not part.type.known:
         return part
     if part.untyped_text and "TEXT" not in allowed:
-        target = INT if allowed == INTS else FLOAT
+        target = JSONB if "JSONB" in allowed else (INT if allowed == INTS else FLOAT)  # JSONB: issue 15
         return constant(cast(part.value, target), target)
     if part.type.kind not in allowed:
         raise ProgrammingError(

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from sqlkv.encoding.arrays import SqlArray
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.casts import cast
 from sqlkv.sql.expr.dates import Interval
@@ -30,6 +31,7 @@ _CATEGORY = {
     int: "INT", float: "FLOAT", Decimal: "DECIMAL", bool: "BOOL", str: "TEXT", bytes: "BYTES",
     dt.date: "DATE", dt.datetime: "TIMESTAMP", Interval: "INTERVAL", dt.time: "TIME", uuid.UUID: "UUID",
     SqlArray: "ARRAY",
+    Jsonb: "JSONB",
 }
 NUMERIC_KINDS = frozenset({"INT", "FLOAT", "DECIMAL"})
 _NUMERIC = NUMERIC_KINDS
@@ -76,7 +78,7 @@ def coerce_fn(fn: RowFn, target: SqlType, op: str) -> RowFn:
             return v
         if tk == "TIMESTAMP" and k == "DATE":
             return to_timestamp(v)
-        if k == "TEXT" and tk in ("DATE", "TIMESTAMP", "TIME", "UUID", "INTERVAL"):
+        if k == "TEXT" and tk in ("DATE", "TIMESTAMP", "TIME", "UUID", "INTERVAL", "JSONB"):
             return cast(v, target)
         if tk == "DATE" and k == "TIMESTAMP":
             return v

@@ -16,9 +16,10 @@ from functools import total_ordering
 from typing import Any
 
 from sqlkv.encoding.arrays import SqlArray
+from sqlkv.encoding.jsonb import Jsonb
 
 _RANK = {bool: 1, int: 2, float: 2, Decimal: 2, str: 3, bytes: 4, dt.date: 5, dt.datetime: 5,
-         SqlArray: 6}  # arrays order themselves (PostgreSQL's order: sqlkv/encoding/arrays.py)
+         SqlArray: 6, Jsonb: 7}  # arrays order themselves (PostgreSQL's order: sqlkv/encoding/arrays.py)
 
 
 def _rank(v: object) -> int:

@@ -22,9 +22,10 @@ from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate_spec import AggregateSpec
 from sqlkv.sql.expr import infer_type
 from sqlkv.sql.arraycasts import array_of
-from sqlkv.sql.types import SqlType
+from sqlkv.sql.types import JSONB, SqlType
 from sqlkv.sql.plan.names import QUERY_NODES, LazySql
 from sqlkv.sql.exec.aggregate_more import check_percentile_args, refuse_untyped
+from sqlkv.sql.exec.jsonb_aggregates import JSONB_AGGREGATES, pair_argument
 
 SIMPLE_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min",
                exp.Max: "max", exp.GroupConcat: "group_concat", exp.LogicalAnd: "bool_and",
@@ -233,9 +234,11 @@ class GroupingRewriter:
 
     def _zoned_type(self, call: AggregateCall) -> SqlType | None:
         """min/max of a TIMESTAMPTZ is a TIMESTAMPTZ (returned in the session time zone);
-        array_agg(x) is x's type []."""
+        array_agg(x) is x's type []; the JSONB aggregates' results are JSONB (issue 15)."""
         if call.func == "array_agg" and call.arg is not None:
             return array_of(infer_type(call.arg, self.input_scope))
+        if call.func in JSONB_AGGREGATES:
+            return JSONB
         if call.func in ("min", "max") and call.arg is not None:
             typ = infer_type(call.arg, self.input_scope)
             if typ.tz:
@@ -268,6 +271,7 @@ def _describe_call(node: exp.Expression, func: str) -> AggregateCall:
         if contains_aggregate(filter_node):
             raise ProgrammingError("aggregate functions are not allowed in FILTER")
         node = node.this
+    node = pair_argument(node, func)  # issue 15: jsonb_object_agg(k, v) takes one (k, v) pair
     if isinstance(node, exp.WithinGroup):
         inner = node.this
         args = list(inner.iter_expressions())

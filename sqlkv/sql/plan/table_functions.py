@@ -17,10 +17,11 @@ from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.lateral import Series
 from sqlkv.sql.exec.unnest import plan_regexp_matches, plan_unnest
 from sqlkv.sql.expr import compile_typed
+from sqlkv.sql.plan.jsonb_functions import jsonb_table_function
 from sqlkv.sql.types import SqlType
 
 
-def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ordinality: bool = False) -> Series:
+def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ordinality: bool = False) -> Operator:
     name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
     if isinstance(func, exp.GenerateSeries) or name == "generate_series":
         # the arguments see the preceding FROM items one level out, read from the scope's cell
@@ -28,6 +29,9 @@ def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ord
         if ordinality:  # WITH ORDINALITY: (value, 1), (value, 2), ... as PostgreSQL
             series.columns.append(Column("ordinality", None, SqlType("INT")))
         return series
+    jsonb = jsonb_table_function(name, func, scope, env, alias, ordinality)  # issue 15: jsonb_each, ...
+    if jsonb is not None:
+        return jsonb
     if isinstance(func, exp.Unnest) or name == "unnest":  # sqlkv/sql/exec/unnest.py
         if ordinality and isinstance(func, exp.Unnest) and not func.args.get("offset"):
             func.set("offset", True)
@@ -37,7 +41,8 @@ def plan_table_function(func: exp.Expression, scope: Scope, env, alias: str, ord
     if name == "regexp_matches":  # one TEXT[] row per match (sqlkv/sql/expr/arrayfuncs.py)
         return plan_regexp_matches(func, Scope([], scope), env, alias or name, ordinality)
     raise ProgrammingError(f"function {name}() is not a table function "
-                           f"(FROM supports generate_series, unnest, regexp_split_to_table and regexp_matches)")
+                           f"(FROM supports generate_series, unnest, regexp_split_to_table, regexp_matches "
+                           f"and the jsonb_each/jsonb_array_elements family)")
 
 
 def _split_call(func: exp.Expression) -> exp.Unnest:

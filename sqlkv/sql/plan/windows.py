@@ -16,11 +16,13 @@ from sqlglot import exp
 from sqlkv.errors import NotSupportedError, ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate_spec import AggregateSpec
+from sqlkv.sql.exec.jsonb_aggregates import JSONB_AGGREGATES
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.window import (OFFSET_FUNCS, RANKING, VALUE_FUNCS, Frame, FrameBound, Window,
                                    WindowFunc)
 from sqlkv.sql.plan.aggregates import GroupingRewriter, aggregate_name
 from sqlkv.sql.plan.names import QUERY_NODES, LazySql, OrderTerm, SelectItem, ident_name, int_literal
+from sqlkv.sql.types import JSONB, SqlType
 
 if TYPE_CHECKING:
     from sqlkv.sql.plan.select import QueryPlanner
@@ -59,9 +61,16 @@ def plan_windows(p: QueryPlanner, op: Operator, scope: Scope, items: list[Select
     new_order = [OrderTerm(t.item, rewrite(t.node) if t.item is None and t.node is not None else t.node,
                      t.desc, t.nulls_first, t.text) for t in order]
     funcs = [_window_func(p, _resolve_named(w, definitions), scope) for w in found]
-    cols = list(scope.columns) + [Column(f"__win{i}", None, None, hidden=True) for i in range(len(found))]
+    cols = list(scope.columns) + [Column(f"__win{i}", None, _result_type(w), hidden=True) for i, w in enumerate(found)]
     new_scope = Scope(cols, scope.outer)
     return Window(op, funcs, cols), new_scope, new_items, new_order
+
+
+def _result_type(w: exp.Window) -> SqlType | None:
+    """The known result type of a window call: JSONB for jsonb_agg/jsonb_object_agg (issue 15)."""
+    func = w.this.this if isinstance(w.this, exp.Filter) else w.this
+    name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
+    return JSONB if name in JSONB_AGGREGATES else None
 
 
 def _resolve_named(w: exp.Window, definitions: dict[str, exp.Window]) -> exp.Window:

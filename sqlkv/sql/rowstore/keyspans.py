@@ -165,6 +165,15 @@ def coerce_key_value(v: Any, typ: SqlType, bound: str) -> Any:
         raise _Inexact
     if kind == "ARRAY":
         return _array_key_value(v, typ, bound)
+    if kind == "JSONB":  # issue 15: JSONB keys (sqlkv/encoding/jsonb_keys.py)
+        if isinstance(v, str):
+            try:
+                return cast(v, typ)
+            except DataError:
+                raise _Inexact from None
+        if type(v).__name__ == "Jsonb":
+            return v
+        raise _Inexact
     raise _Inexact
 
 

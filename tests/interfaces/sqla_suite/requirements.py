@@ -12,7 +12,6 @@ NO_TEMP = "sqlkv has no TEMPORARY tables or views"
 NO_COMMENTS = "sqlkv stores no table/column comments"
 NO_TIME_TZ = "sqlkv's TIME is without time zone"
 NO_FETCH = "FETCH FIRST is not supported: use LIMIT"
-NO_JSON = "sqlkv has no JSON type yet"
 
 # Features sqlkv has (several of them SuiteRequirements keeps closed by default). Notes: sqlkv
 # keeps UNIQUE constraints as unique indexes, so both unique_*_reflect_as_* are true;
@@ -38,6 +37,8 @@ SUPPORTED = [
     "sequences_optional", "foreign_key_constraint_option_reflection_ondelete",
     "foreign_key_constraint_option_reflection_onupdate", "fk_constraint_option_reflection_ondelete_restrict",
     "fk_constraint_option_reflection_onupdate_restrict", "fk_constraint_option_reflection_ondelete_noaction",
+    "json_type", "json_array_indexes", "json_index_supplementary_unicode_element",
+    "legacy_unconditional_json_extract",
 ]
 
 # Features sqlkv lacks, each with the reason.
@@ -58,7 +59,6 @@ OFF = {
     "constraint_comment_reflection": NO_COMMENTS,
     "date_coerces_from_datetime": (
         "strict types: a datetime is not assignable to a DATE column (no silent truncation)"),
-    "json_type": NO_JSON,
     "array_type": "the suite's ARRAY tables are two-dimensional; sqlkv arrays have one dimension",
     "ctes_on_dml": "a WITH clause may not hold INSERT/UPDATE/DELETE",
     "fetch_first": NO_FETCH,
@@ -87,8 +87,7 @@ OFF = {
     "datetime_timezone": ("TIMESTAMPTZ columns round-trip aware values, but a parameter selected "
                           "back bare (SELECT ?) has no type and returns naive UTC"),
     "time_timezone": NO_TIME_TZ,
-    "legacy_unconditional_json_extract": NO_JSON,
-    "json_deserializer_binary": NO_JSON,
+    "json_deserializer_binary": "the driver hands JSONB to SQLAlchemy as text (str), not bytes",
     "async_dialect": "the driver is synchronous (PEP 249)",
     "computed_columns_default_persisted": "a generated column without STORED is VIRTUAL (SQLite's rule)",
     "reflect_table_options": "sqlkv has no table options",
