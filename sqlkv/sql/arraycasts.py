@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlkv.encoding.arrays import SqlArray
+from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 from sqlkv.catalog.types import SqlType
 
@@ -169,6 +170,9 @@ def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, S
             return parse_array_text(value, element_parser(elem, cast))
         except DataError as exc:
             raise DataError(f'invalid value for column "{column}" of type {typ.sql()}: {exc}') from None
+    if isinstance(value, Jsonb) and isinstance(value.tree, list) and any(isinstance(v, list) for v in value.tree):
+        # the driver binds a nested list as JSONB (no array holds it): say what it was
+        raise NotSupportedError(f'multi-dimensional arrays are not supported (column "{column}")')
     if not isinstance(value, (SqlArray, list, tuple)):
         shown = value if isinstance(value, str) else repr(value)
         raise DataError(f'value "{shown}" ({type(value).__name__}) is not valid for column "{column}" '

@@ -150,7 +150,7 @@ def assign_cast(value: object, typ: SqlType, column: str) -> object:
     kind = typ.kind
     if kind == "ARRAY":
         return assign_array(value, typ, column, assign_cast, cast)
-    if isinstance(value, SqlArray) and kind != "NULL":
+    if isinstance(value, SqlArray) and kind not in ("NULL", "JSONB"):  # JSONB takes it as a JSON array
         raise _assign_error(value, typ, column)
     if kind == "INT":
         if isinstance(value, bool):

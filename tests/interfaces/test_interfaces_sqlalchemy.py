@@ -197,7 +197,7 @@ def test_time_uuid_and_interval_round_trip(engine) -> None:
 @pytest.mark.parametrize("column, message", [
     (Column("t", Time(timezone=True)), "without time zone"),
     (Column("i", Integer, Identity(start=10, cache=20)), "do not cache"),
-    (Column("a", sa.ARRAY(Integer)), "ARRAY"),
+    (Column("a", sa.ARRAY(Integer, dimensions=2)), "one dimension"),
 ])
 def test_what_sqlkv_lacks_is_a_compile_error(engine, column, message) -> None:
     md = MetaData()

@@ -350,7 +350,7 @@ def test_driver_binds_and_returns_python_values():
     assert conn.execute("SELECT j FROM t WHERE id = 2").fetchone() == ('[1, {"b": false}]',)
     with pytest.raises(sqlkv.DataError, match="keys must be strings"):
         conn.execute("INSERT INTO t VALUES (5, ?)", ({1: "x"},))
-    with pytest.raises(sqlkv.DataError, match="parameter 1: nan is not a JSON number"):
+    with pytest.raises(sqlkv.DataError, match="column \"j\": nan is not a JSON number"):
         conn.execute("INSERT INTO t VALUES (5, ?)", ([float("nan")],))
     conn.close()
 

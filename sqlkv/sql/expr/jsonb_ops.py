@@ -15,7 +15,8 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from sqlkv.encoding.jsonb import Jsonb, compare, parse, sorted_object, to_text, tree_of
+from sqlkv.encoding.arrays import SqlArray
+from sqlkv.encoding.jsonb import Jsonb, compare, from_python, parse, sorted_object, to_text, tree_of
 from sqlkv.errors import DataError
 
 _MISSING = object()
@@ -27,6 +28,8 @@ def as_doc(value: object, what: str) -> Jsonb:
         return value
     if isinstance(value, str):
         return parse(value)
+    if isinstance(value, SqlArray):  # a Python list parameter (bound as an ARRAY) as a JSON array
+        return from_python(list(value.items), what)
     raise DataError(f"{what} needs a JSONB value, not {type(value).__name__} {value!r}")
 
 
