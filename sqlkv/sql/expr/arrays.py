@@ -27,7 +27,9 @@ from sqlkv.sql.expr.compile import COMPARISON_HOOKS, Compiler, handles
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
 from sqlkv.sql.expr.pg_operators import register_resolver
 from sqlkv.sql.expr.subquery import compile_array_subquery
-from sqlkv.sql.expr.operators import COMPARE_OPS, generic_compare, operator_error, to_timestamp, unify
+from sqlkv.sql.expr.operators import (
+    COMPARE_OPS, generic_compare, null_propagating, operator_error, to_timestamp, unify,
+)
 from sqlkv.sql.types import BOOL, INT, NULLTYPE, SqlType, common_type
 
 UNKNOWN_ARRAY = SqlType("ARRAY", element=NULLTYPE)
@@ -172,18 +174,7 @@ def overlaps(a: SqlArray, b: SqlArray) -> bool:
 def _binary_array_op(c: Compiler, left: Compiled, right: Compiled, what: str,
                      op: Callable[[SqlArray, SqlArray], bool]) -> Compiled:
     left, right = _array_operands(left, right, what)
-    fa, fb = left.fn, right.fn
-
-    def apply(r: tuple) -> object:
-        a = fa(r)
-        if a is None:
-            return None
-        b = fb(r)
-        if b is None:
-            return None
-        return op(a, b)
-
-    return c.derived(apply, BOOL, [left, right])
+    return c.derived(null_propagating(left.fn, right.fn, op), BOOL, [left, right])
 
 
 _CONTAINMENT = {"@>": contains, "<@": lambda a, b: contains(b, a)}

@@ -211,14 +211,19 @@ def _delete_at(tree: Any, path: list[str], position: int) -> Any:
     return tree
 
 
-def set_path(doc: Jsonb, path: list[str], new: Jsonb, create_missing: bool = True) -> Jsonb:
-    """jsonb_set: replace the value at ``path``; with ``create_missing`` add a missing last key
-    (or an array element past either end); a missing step before the last changes nothing."""
+def _settable(doc: Jsonb, path: list[str]) -> bool:
+    """Checks shared by jsonb_set and jsonb_insert; False for an empty path (nothing to do)."""
     if not isinstance(doc.tree, (dict, list)):
         raise DataError("cannot set path in scalar")
     if any(p is None for p in path):
         raise DataError("path element must not be NULL")
-    if not path:
+    return bool(path)
+
+
+def set_path(doc: Jsonb, path: list[str], new: Jsonb, create_missing: bool = True) -> Jsonb:
+    """jsonb_set: replace the value at ``path``; with ``create_missing`` add a missing last key
+    (or an array element past either end); a missing step before the last changes nothing."""
+    if not _settable(doc, path):
         return doc
     return Jsonb(_set_at(doc.tree, path, new.tree, create_missing, 1, insert=None))
 
@@ -226,11 +231,7 @@ def set_path(doc: Jsonb, path: list[str], new: Jsonb, create_missing: bool = Tru
 def insert_path(doc: Jsonb, path: list[str], new: Jsonb, after: bool = False) -> Jsonb:
     """jsonb_insert: into an array before (or ``after``) the element at the path's last
     subscript; into an object under a new key (an existing key is an error)."""
-    if not isinstance(doc.tree, (dict, list)):
-        raise DataError("cannot set path in scalar")
-    if any(p is None for p in path):
-        raise DataError("path element must not be NULL")
-    if not path:
+    if not _settable(doc, path):
         return doc
     return Jsonb(_set_at(doc.tree, path, new.tree, True, 1, insert="after" if after else "before"))
 
