@@ -230,7 +230,9 @@ class Cursor:
             else:
                 self._description = tuple(description_entry(col) for col in result.columns)
                 self._described = (result.columns, self._description)
-            if rows is None:
+            if rows is None and result.ready is not None:
+                self._rows = iter(result.ready)  # computed in full: nothing streams
+            elif rows is None:
                 self._rows = iter(result)
                 self._result = result
                 self._connection._streaming_started(self)

@@ -158,7 +158,7 @@ class StatementTracker:
         or the result is closed."""
         if not result.streaming:
             _record(self.figures, self.state.last_txn, self.before, self.base, self.started,
-                    result.rowcount if result.rowcount > 0 else 0, None)
+                    result.rowcount if result.rowcount > 0 else result.produced, None)
             return result
         cleanup = result._cleanup
         txn = self.state.last_txn

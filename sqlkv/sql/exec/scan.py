@@ -133,6 +133,25 @@ class IndexScan(Operator):
                 if limit is not None and produced >= limit:
                     return
 
+    @property
+    def point_gettable(self) -> bool:
+        """``pk = value`` on a one-column primary key of a one-family table (`point_get`)."""
+        return (self.primary and self.codec.single_family and self.builder._single_point
+                and (self.limit is None or self.limit > 0))
+
+    def point_get(self, ctx: ExecContext) -> list[tuple] | None:
+        """The rows of a `point_gettable` scan without spans or generators: encode the key,
+        one get, decode. None when the value has to widen the span (the caller runs `rows`)."""
+        builder = self.builder
+        try:
+            value = coerce_key_value(builder.bounds[0].eq[0][1](()), builder.types[0], "eq")  # type: ignore[index]
+        except _Empty:
+            return []  # NULL, or 1.5 for an INT key: no row
+        except _Inexact:
+            return None
+        row = self.codec.fetch(ctx.txn, encode_key([value], builder.desc, builder.prefix), self.decoder)
+        return [] if row is None else [row]
+
     def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
         codec = self.codec
         decoder = self.decoder
