@@ -128,6 +128,12 @@ class KVReader(ABC):
     ) -> Iterator[tuple[bytes, bytes]]:
         """Yield ``(key, value)`` for ``start <= key < end`` in key order, lazily."""
 
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        """The values of ``keys``, None for each absent one (sorted keys let an engine share
+        more work between neighbours). Engines override it to read them against one state."""
+        get = self.get
+        return [get(key) for key in keys]
+
 
 class Snapshot(KVReader):
     """A read view fixed at a sequence number. Close it (or use ``with``) to release it."""

@@ -133,6 +133,24 @@ class Transaction(KVReader):
         tally[prefix] = tally.get(prefix, 0) + 1
         return self._snapshot.get(key)
 
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        """`get` of each of ``keys``: from the snapshot in one call when this transaction has
+        written nothing (else key by key, its own writes winning)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        entries = buffer.entries
+        if entries or buffer.ranges:
+            return [self.get(key) for key in keys]  # own writes to merge in: key by key
+        if not self.read_only:
+            self._reads.add_points(keys)
+        self.kv_gets += len(keys)
+        tally = self._tally
+        for key in keys:
+            prefix = key[:PREFIX_LEN]
+            tally[prefix] = tally.get(prefix, 0) + 1
+        return self._snapshot.get_many(keys)
+
     def scan(
         self,
         start: bytes,

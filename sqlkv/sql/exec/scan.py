@@ -19,12 +19,13 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec, codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
 
 _CANCEL_EVERY = 512
+FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
 
 
 class _Counter:
@@ -54,6 +55,13 @@ class _Counter:
                 self.st.kv_keys_read += 1
         return value
 
+    def get_many(self, txn, keys: list[bytes]):
+        values = txn.get_many(keys)
+        if self.st is not None:
+            self.st.kv_gets += len(keys)
+            self.st.kv_keys_read += sum(1 for v in values if v is not None)
+        return values
+
 
 class _CountingReader:
     def __init__(self, txn, counter: _Counter) -> None:
@@ -62,6 +70,9 @@ class _CountingReader:
 
     def get(self, key: bytes):
         return self.counter.get(self.txn, key)
+
+    def get_many(self, keys: list[bytes]):
+        return self.counter.get_many(self.txn, keys)
 
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
@@ -175,15 +186,7 @@ class IndexScan(Operator):
             for key, value in pairs:
                 yield tuple(ic.decode(key, value))
             return
-        table_prefix = codec.prefix
-        for key, value in pairs:
-            row_prefix = ic.row_key_prefix(key, table_prefix)
-            if row_prefix is None:
-                partial = ic.decode(key, value)
-                row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
-            row = codec.fetch(reader, row_prefix, decoder)
-            if row is not None:
-                yield row
+        yield from fetched_rows(codec, decoder, reader, row_prefixes(codec, ic, pairs))
 
     # -- EXPLAIN -------------------------------------------------------------------------
 
@@ -233,6 +236,37 @@ class IndexScan(Operator):
         return ("" if exact else "(widened) ") + ", ".join(shown) + more
 
 
+def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
+    """The primary-key prefix of the row each secondary index entry points at."""
+    table_prefix = codec.prefix
+    for key, value in pairs:
+        row_prefix = ic.row_key_prefix(key, table_prefix)
+        if row_prefix is None:
+            partial = ic.decode(key, value)
+            row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
+        yield row_prefix
+
+
+def fetched_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: Iterator[bytes]) -> Iterator[tuple]:
+    """The rows at ``prefixes`` in their order, fetched in batches (`TableCodec.fetch_many`)
+    growing from 1 to `FETCH_BATCH` rows, so a LIMIT that stops early reads few rows ahead."""
+    fetch_many = codec.fetch_many
+    batch: list[bytes] = []
+    size = 1
+    for prefix in prefixes:
+        batch.append(prefix)
+        if len(batch) >= size:
+            yield from _present(fetch_many(reader, batch, decoder))
+            batch = []
+            size = min(size * 2, FETCH_BATCH)
+    if batch:
+        yield from _present(fetch_many(reader, batch, decoder))
+
+
+def _present(rows: list[tuple | None]) -> Iterator[tuple]:
+    return (row for row in rows if row is not None)
+
+
 def all_points(spans: list[Span] | None) -> bool:
     return bool(spans) and all(s.point for s in spans)  # type: ignore[union-attr]
 
@@ -256,14 +290,49 @@ class IndexLookup(Operator):
         self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
         self.decoder = self.codec.decoder(None)
 
-    def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
+    def _base(self, key: tuple) -> bytes | None:
+        """The encoded index prefix of ``key``; None when no row can match it."""
         try:
             vals = [coerce_key_value(key[i], t, "eq") for i, t in zip(self.order, self.types)]
         except (_Empty, _Inexact):
-            return  # NULL never joins; a value of another type never equals a key value
-        base = encode_key(vals, self.desc, self.prefix)
+            return None  # NULL never joins; a value of another type never equals a key value
+        return encode_key(vals, self.desc, self.prefix)
+
+    def _reader(self, ctx: ExecContext):
         st = ctx.stats_for(self)
-        reader = ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
+        return ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
+
+    def lookup_many(self, ctx: ExecContext, keys: list[tuple]) -> list[list[tuple]]:
+        """The rows of each of ``keys``, as `lookup` gives them, with the rows of the whole
+        batch fetched by one ``get_many`` (a lookup join's batch of outer rows)."""
+        if self.primary and not self.full:
+            return [list(self.lookup(ctx, key)) for key in keys]
+        reader = self._reader(ctx)
+        bases = [self._base(key) for key in keys]
+        if self.primary:
+            per_key = [[] if base is None else [base] for base in bases]
+        elif self.full:  # a unique index: one entry per key, read together
+            present = [base for base in bases if base is not None]
+            entries = dict(zip(present, reader.get_many(present)))
+            per_key = [[] if base is None or entries[base] is None
+                       else list(row_prefixes(self.codec, self.icodec, [(base, entries[base])])) for base in bases]
+        else:
+            per_key = [[] if base is None else
+                       list(row_prefixes(self.codec, self.icodec, reader.scan(base, prefix_end(base), False, None)))
+                       for base in bases]
+        rows = self.codec.fetch_many(reader, [p for prefixes in per_key for p in prefixes], self.decoder)
+        out = []
+        at = 0
+        for prefixes in per_key:
+            out.append([row for row in rows[at:at + len(prefixes)] if row is not None])
+            at += len(prefixes)
+        return out
+
+    def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
+        base = self._base(key)
+        if base is None:
+            return
+        reader = self._reader(ctx)
         if self.primary:
             if self.full:
                 row = self.codec.fetch(reader, base, self.decoder)
@@ -272,21 +341,12 @@ class IndexLookup(Operator):
                 return
             yield from self.decoder.rows(reader.scan(base, prefix_end(base), False, None))
             return
-        ic = self.icodec
         if self.full:
             value = reader.get(base)
             pairs = [] if value is None else [(base, value)]
         else:
             pairs = reader.scan(base, prefix_end(base), False, None)
-        codec = self.codec
-        for k, v in pairs:
-            row_prefix = ic.row_key_prefix(k, codec.prefix)
-            if row_prefix is None:
-                partial = ic.decode(k, v)
-                row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
-            row = codec.fetch(reader, row_prefix, self.decoder)
-            if row is not None:
-                yield row
+        yield from fetched_rows(self.codec, self.decoder, reader, row_prefixes(self.codec, self.icodec, pairs))
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         raise NotImplementedError("IndexLookup produces rows through lookup(ctx, key)")

@@ -244,6 +244,9 @@ class LookupAccess:
     def lookup(self, ctx, key: tuple):
         return self.lookup_op.lookup(ctx, key)
 
+    def lookup_many(self, ctx, keys: list[tuple]) -> list[list[tuple]]:
+        return self.lookup_op.lookup_many(ctx, keys)
+
     def describe(self) -> str:
         return self.lookup_op.describe()
 

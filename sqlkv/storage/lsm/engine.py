@@ -236,6 +236,13 @@ class LSMSnapshot(Snapshot):
             return core.get_at(key, self.seq)
         return core.timed_get(key, self.seq)
 
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        core = self._core
+        core.check_open()
+        return core.get_many_at(keys, self.seq)
+
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
         if self._closed:
