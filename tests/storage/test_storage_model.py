@@ -83,6 +83,11 @@ class KVMachine(RuleBasedStateMachine):
     def scan(self, start, end, reverse, limit):
         got = list(self.engine.scan(start, end, reverse=reverse, limit=limit))
         assert got == model_scan(self.model, start, end, reverse, limit)
+        snap = self.engine.snapshot()
+        try:  # the same pairs read at once (LSMCore.read_range_at)
+            assert snap.read_range(start, end, reverse, limit) == got
+        finally:
+            snap.close()
 
     @precondition(lambda self: len(self.snapshots) < 3)
     @rule()
@@ -97,6 +102,7 @@ class KVMachine(RuleBasedStateMachine):
         snap, model = self.snapshots[i % len(self.snapshots)]
         assert snap.get(key) == model.get(key)
         assert snap.get_many([start, key, start]) == [model.get(start), model.get(key), model.get(start)]
+        assert snap.read_range(start, None, reverse) == model_scan(model, start, None, reverse, None)
         assert list(snap.scan(start, None, reverse=reverse)) == model_scan(model, start, None, reverse, None)
 
     @precondition(lambda self: self.snapshots)

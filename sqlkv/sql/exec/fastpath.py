@@ -4,14 +4,17 @@
 Run the normal way, each execution stacks five generators (the result's, the time-zone
 wrapper, the error guard, the projection, the scan) and a streaming result with its callbacks.
 `compile_index_read` recognises such plans when they are cached and gives the session a
-function that runs the scan itself and returns the (few) rows as a list: encode the key, get,
-decode, pick the columns.
+function that runs the scan itself and returns the (few) rows as a list: for a primary key,
+encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality on an
+index, read its entries at once and fetch their rows with one ``get_many``
+(`IndexScan.equality_rows`).
 
 It applies only where the shortcut cannot change what the statement does: the span values are
 parameters or literals (no function that reads the clock or a sequence), the projection picks
-columns (nothing that can fail or read the context), and the scan is exact or re-checks its own
-filters as it always does. A scan that finds more than `MAX_READY_ROWS` rows gives up (returns
-None): such a result streams through the normal path, which does not hold it all in memory.
+columns (nothing that can fail or read the context), and the span is exact. A value that has
+to widen the span (the text '7' for an INT key: the scan then re-checks its filters) or more
+than `MAX_READY_ROWS` matching rows make the function return None: the statement then runs the
+normal way, streaming, without holding its rows in memory.
 """
 
 from __future__ import annotations
@@ -45,10 +48,9 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
         scan = plan.child
     if type(scan) is not IndexScan or not _equality_on_constants(scan):
         return None
-    generic = _reader(scan, picks)
     if scan.point_gettable:
-        return _primary_get(scan, picks, generic)
-    return generic
+        return _primary_get(scan, picks)
+    return _reader(scan, picks)
 
 
 def _equality_on_constants(scan: IndexScan) -> bool:
@@ -66,15 +68,13 @@ def _constant(node: exp.Expression) -> bool:
 
 
 def _reader(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
-    rows_of = scan.rows
-    limit = MAX_READY_ROWS
+    equality_rows = scan.equality_rows
+    most = MAX_READY_ROWS
 
     def read(ctx: ExecContext) -> list[tuple] | None:
-        rows = []
-        for row in rows_of(ctx):
-            if len(rows) == limit:
-                return None  # a long result: let it stream
-            rows.append(row)
+        rows = equality_rows(ctx, most)
+        if rows is None:  # widened (the scan re-checks its filters), or long: the normal path
+            return None
         if picks is None:
             return rows
         if len(picks) == 1:
@@ -85,14 +85,13 @@ def _reader(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> I
     return read
 
 
-def _primary_get(scan: IndexScan, picks: list[Callable[[tuple], object]] | None,
-                 generic: IndexRead) -> IndexRead:
+def _primary_get(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
     get = scan.point_get
 
     def read(ctx: ExecContext) -> list[tuple] | None:
         rows = get(ctx)
         if rows is None:
-            return generic(ctx)  # a value to widen for: the scan re-checks, as it always does
+            return None  # a value to widen for: the normal path's scan re-checks it
         if picks is None or not rows:
             return rows
         row = rows[0]

@@ -163,6 +163,39 @@ class IndexScan(Operator):
         row = self.codec.fetch(ctx.txn, encode_key([value], builder.desc, builder.prefix), self.decoder)
         return [] if row is None else [row]
 
+    def equality_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+        """The rows of a scan over one equality span, read at once (``read_range`` and one
+        ``get_many``) instead of streamed; None when the span widened (the filters must be
+        re-checked) or more than ``most`` rows match: the caller then runs `rows`."""
+        spans, exact = self.builder.spans(ctx)
+        if not exact or len(spans) > 1:
+            return None
+        if not spans:
+            return []
+        span = spans[0]
+        txn = ctx.txn
+        codec = self.codec
+        if self.primary and span.point:
+            row = codec.fetch(txn, span.start, self.decoder)
+            return [] if row is None else [row]
+        if self.primary and not codec.single_family:
+            return None
+        limit = most + 1 if self.limit is None else min(self.limit, most + 1)
+        if span.point:
+            value = txn.get(span.start)
+            pairs = [] if value is None else [(span.start, value)]
+        else:
+            pairs = txn.read_range(span.start, span.end, self.reverse, limit)
+        if len(pairs) > most:
+            return None
+        if self.primary:
+            return list(self.decoder.rows(pairs))
+        ic = self.icodec
+        if self.index_only:
+            return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]
+        fetched = codec.fetch_many(txn, list(row_prefixes(codec, ic, pairs)), self.decoder)  # type: ignore[arg-type]
+        return [row for row in fetched if row is not None]
+
     def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
         codec = self.codec
         decoder = self.decoder

@@ -464,6 +464,26 @@ class LSMCore:
         next(scan)  # prime: the version is released when the generator ends or is collected
         return islice(scan, limit) if limit is not None else scan
 
+    def read_range_at(self, start: bytes, end: bytes | None, reverse: bool, limit: int | None,
+                      seq: int) -> list[tuple[bytes, bytes]]:
+        """`scan_at`'s pairs read at once: the version stays pinned only while they are read,
+        with no generator holding it."""
+        self.check_open()
+        if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return []
+        with self.lock:
+            state = self.read_state
+            state.version.pins += 1
+            self.pinned[id(state.version)] = state.version
+        try:
+            cursors, tombs = self._cursors(state, start, end, reverse)
+            if not cursors:
+                return []
+            pairs = merge(cursors, seq, tombs, reverse)
+            return list(pairs if limit is None else islice(pairs, limit))
+        finally:
+            self.unpin(state.version)
+
     def _cursors(self, state: ReadState, start: bytes, end: bytes | None, reverse: bool) -> tuple[list, list]:
         """One cursor per source that can hold a key of ``[start, end)``: memtables holding
         one, L0 tables whose key range meets it, and per level the tables found by bisect (a

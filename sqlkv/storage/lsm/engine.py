@@ -249,6 +249,12 @@ class LSMSnapshot(Snapshot):
             raise InterfaceError("snapshot is closed")
         return self._core.scan_at(start, end, reverse, limit, self.seq)
 
+    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False,
+                   limit: int | None = None) -> list[tuple[bytes, bytes]]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        return self._core.read_range_at(start, end, reverse, limit, self.seq)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
