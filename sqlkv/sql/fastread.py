@@ -10,12 +10,13 @@ no callbacks, no savepoint (the statement writes nothing, so a failure has nothi
 
 from __future__ import annotations
 
+from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plancache import check_params
 from sqlkv.sql.result import Result
-from sqlkv.sql.stmtstats import StatementTracker
+from sqlkv.sql.stmtstats import figures_for, kv_counts, record
 from sqlkv.sql.timezone import UTC, naive_params, rows_in_zone
 
 if TYPE_CHECKING:
@@ -33,9 +34,11 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
         return None
     state = session.state
     own = state.owns_statement
-    tracker = StatementTracker(session, stmt)
+    figures = figures_for(session, stmt)
+    started = perf_counter_ns()
     txn = state.ensure(read_only=own)
-    state.last_txn = txn  # what statement_stats counts
+    state.last_txn = txn
+    base = kv_counts(txn)  # statement_stats: what this statement adds to the counts
     prepared = session.plans.lookup(stmt, state.catalog(), session.db.schema_version)
     rows = None
     if prepared is not None and prepared.read is not None:
@@ -53,7 +56,7 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
             error = state.undo_statement(stmt, txn, None, exc)
             if own:
                 state.rollback()
-            tracker.failed(error)
+            record(figures, txn, base, started, 0, error)
             raise error  # noqa: B904 - undo_statement chains it
         finally:
             session._current_ctx = None
@@ -66,4 +69,5 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     columns = prepared.plan.columns  # type: ignore[union-attr]
     if prepared.zoned or session.time_zone is not UTC:  # type: ignore[union-attr]
         rows = list(rows_in_zone(rows, columns, session.time_zone))
-    return tracker.finished(Result("SELECT", columns, ready=rows))
+    record(figures, txn, base, started, len(rows))
+    return Result("SELECT", columns, ready=rows)
