@@ -94,3 +94,25 @@ def test_explain_analyze_counts_every_row_read(pair) -> None:
     matched = lite.execute("SELECT count(*) FROM o WHERE cid BETWEEN 100 AND 399").fetchone()[0]
     # one get per order row found through the index (batched or not, each key is one get)
     assert f"kv_gets={matched} " in total, lines
+
+
+def test_order_by_indexed_column_limit_reads_little_ahead(pair) -> None:
+    s, lite = pair
+    s.execute("CREATE INDEX o_q_code ON o (code DESC)")
+    for direction in ("ASC", "DESC"):
+        sql = f"SELECT id, code, q FROM o WHERE code IS NOT NULL ORDER BY code {direction} LIMIT 10"
+        lines = [r[0] for r in s.execute("EXPLAIN ANALYZE " + sql).fetchall()]
+        assert not any("sort" in line for line in lines), lines  # the index gives the order
+        gets = int(lines[-1].split("kv_gets=")[1].split()[0])
+        assert 10 <= gets < 20, lines  # batches of 1, 2, 4, 8 rows: less than twice what is returned
+        got = s.execute(sql).fetchall()
+        assert [r[1] for r in got] == [r[1] for r in lite.execute(sql).fetchall()]
+
+
+def test_lookup_join_under_limit_reads_little_ahead(pair) -> None:
+    s, _ = pair
+    sql = "SELECT c.id, o.id FROM c JOIN o ON o.cid = c.id WHERE c.id >= 1 LIMIT 2"
+    assert len(s.execute(sql).fetchall()) == 2
+    total = [r[0] for r in s.execute("EXPLAIN ANALYZE " + sql).fetchall()][-1]
+    gets = int(total.split("kv_gets=")[1].split()[0])
+    assert 2 <= gets <= 3 * 8  # a few small first batches, not 256 customers' orders
