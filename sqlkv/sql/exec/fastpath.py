@@ -5,11 +5,11 @@ Run the normal way, each execution stacks five generators (the result's, the tim
 wrapper, the error guard, the projection, the scan) and a streaming result with its callbacks.
 `compile_index_read` recognises such plans when they are cached and gives the session a
 function that runs the scan itself and returns the (few) rows as a list: for a primary key,
-encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality on an
-index, read its entries at once and fetch their rows with one ``get_many``
-(`IndexScan.equality_rows`).
+encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality or a
+range on an index, read its entries at once and fetch their rows with one ``get_many``; for
+``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`).
 
-It applies only where the shortcut cannot change what the statement does: the span values are
+It applies only where the shortcut cannot change what the statement does: the span bounds are
 parameters or literals (no function that reads the clock or a sequence), the projection picks
 columns (nothing that can fail or read the context), and the span is exact. A value that has
 to widen the span (the text '7' for an INT key: the scan then re-checks its filters) or more
@@ -46,19 +46,24 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
             return None
         picks = list(plan.exprs)
         scan = plan.child
-    if type(scan) is not IndexScan or not _equality_on_constants(scan):
+    if type(scan) is not IndexScan or not _bounds_on_constants(scan):
         return None
     if scan.point_gettable:
         return _primary_get(scan, picks)
     return _reader(scan, picks)
 
 
-def _equality_on_constants(scan: IndexScan) -> bool:
-    """One equality span whose values are parameters or literals."""
-    builder = scan.builder
-    if not builder.bounds or not (builder._single_point or builder._one_prefix):
-        return False
-    return all(_constant(node) for b in builder.bounds for node, _fn in b.eq or ())
+def _bounds_on_constants(scan: IndexScan) -> bool:
+    """Spans computed from parameters and literals only (equalities, IN lists, ranges)."""
+    bounds = scan.builder.bounds
+    if not bounds:
+        return False  # a full scan: it streams
+    for b in bounds:
+        nodes = [node for node, _fn in b.eq or ()]
+        nodes += [bound[0] for bound in (b.lo, b.hi) if bound is not None]
+        if not all(_constant(node) for node in nodes):
+            return False
+    return True
 
 
 def _constant(node: exp.Expression) -> bool:
@@ -68,11 +73,11 @@ def _constant(node: exp.Expression) -> bool:
 
 
 def _reader(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
-    equality_rows = scan.equality_rows
+    ready_rows = scan.ready_rows
     most = MAX_READY_ROWS
 
     def read(ctx: ExecContext) -> list[tuple] | None:
-        rows = equality_rows(ctx, most)
+        rows = ready_rows(ctx, most)
         if rows is None:  # widened (the scan re-checks its filters), or long: the normal path
             return None
         if picks is None:

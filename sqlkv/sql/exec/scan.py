@@ -163,13 +163,16 @@ class IndexScan(Operator):
         row = self.codec.fetch(ctx.txn, encode_key([value], builder.desc, builder.prefix), self.decoder)
         return [] if row is None else [row]
 
-    def equality_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
-        """The rows of a scan over one equality span, read at once (``read_range`` and one
-        ``get_many``) instead of streamed; None when the span widened (the filters must be
-        re-checked) or more than ``most`` rows match: the caller then runs `rows`."""
+    def ready_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+        """The rows of a scan over one span (an equality, a range) or over primary-key points
+        (``IN``), read at once (``read_range``, ``get_many``) instead of streamed; None when
+        the span widened (the filters must be re-checked), the spans are of another kind, or
+        more than ``most`` rows match: the caller then runs `rows`."""
         spans, exact = self.builder.spans(ctx)
-        if not exact or len(spans) > 1:
+        if not exact:
             return None
+        if len(spans) > 1:
+            return self._point_rows(ctx, spans, most)
         if not spans:
             return []
         span = spans[0]
@@ -195,6 +198,16 @@ class IndexScan(Operator):
             return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]
         fetched = codec.fetch_many(txn, list(row_prefixes(codec, ic, pairs)), self.decoder)  # type: ignore[arg-type]
         return [row for row in fetched if row is not None]
+
+    def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
+        """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
+        if not (self.primary and self.codec.single_family) or len(spans) > most \
+                or not all(span.point for span in spans):
+            return None
+        ordered = reversed(spans) if self.reverse else spans
+        rows = [row for row in self.codec.fetch_many(ctx.txn, [span.start for span in ordered], self.decoder)
+                if row is not None]
+        return rows if self.limit is None else rows[:self.limit]
 
     def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
         codec = self.codec
