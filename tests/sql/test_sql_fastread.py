@@ -261,3 +261,23 @@ def test_ranges_and_in_lists_as_the_normal_path(pair, monkeypatch) -> None:
     for sql, params in RANGE_STATEMENTS[:12]:  # and sqlite3 agrees (the tables it has)
         assert sorted(s.execute(sql, params).fetchall(), key=repr) == \
             sorted(lite.execute(sql, params).fetchall(), key=repr), (sql, params)
+
+
+@pytest.mark.parametrize("sql, params, other", [
+    ("SELECT id FROM o WHERE id BETWEEN ? AND ?", (100, 120), "INSERT INTO o VALUES (100000, 1, 'x', 1, NULL)"),
+    ("SELECT id FROM o WHERE id BETWEEN ? AND ?", (100, 120), "DELETE FROM o WHERE id = 110"),
+    ("SELECT id FROM o WHERE cust = ?", (3,), "INSERT INTO o VALUES (100001, 3, 'y', 1, NULL)"),
+    ("SELECT * FROM o WHERE id IN (?, ?)", (5, 100002), "INSERT INTO o VALUES (100002, 1, 'z', 1, NULL)"),
+])
+def test_fast_reads_guard_against_phantoms(pair, sql, params, other) -> None:
+    s, _ = pair
+    if "100000" in other:  # a key inside the range read, not yet there
+        other = other.replace("100000", "115")
+        s.execute("DELETE FROM o WHERE id = 115")
+    s.execute(sql, params).fetchall()
+    s.execute("BEGIN")
+    assert s.execute(sql, params).ready is not None  # read through the fast path
+    Session(s.db).execute(other)  # commits a write the read depended on
+    s.execute("UPDATE o SET amount = 0 WHERE id = 1")
+    with pytest.raises(SerializationFailure):
+        s.execute("COMMIT")
