@@ -281,3 +281,28 @@ def test_fast_reads_guard_against_phantoms(pair, sql, params, other) -> None:
     s.execute("UPDATE o SET amount = 0 WHERE id = 1")
     with pytest.raises(SerializationFailure):
         s.execute("COMMIT")
+
+
+LIMIT_STATEMENTS = [
+    ("SELECT id, sku FROM o ORDER BY sku LIMIT 5", ()),
+    ("SELECT id, sku FROM o ORDER BY sku DESC LIMIT 5 OFFSET 2", ()),
+    ("SELECT id FROM o ORDER BY id DESC LIMIT 3", ()),
+    ("SELECT id FROM o ORDER BY id LIMIT 0", ()),
+    ("SELECT id FROM o ORDER BY id LIMIT ?", (4,)),
+    ("SELECT id FROM o ORDER BY id LIMIT ? OFFSET ?", (4, ROWS - 2)),
+    ("SELECT id FROM o WHERE cust = ? LIMIT 2", (3,)),
+    ("SELECT id FROM o WHERE cust = ? LIMIT 2 OFFSET 1", (3,)),
+    ("SELECT id FROM o WHERE id BETWEEN ? AND ? LIMIT 300", (0, ROWS)),
+]
+
+
+def test_order_by_limit_on_an_index_as_the_normal_path(pair, monkeypatch) -> None:
+    s, lite = pair
+    fast = _outcomes(s, LIMIT_STATEMENTS)
+    for i in (0, 2, 3):  # ORDER BY k LIMIT n: the fast path (with an OFFSET the scan is not limited)
+        assert s.plans.get(LIMIT_STATEMENTS[i][0]).read is not None, LIMIT_STATEMENTS[i]
+    monkeypatch.setattr("sqlkv.sql.plancache.compile_index_read", lambda plan: None)
+    s.forget_plans()
+    assert _outcomes(s, LIMIT_STATEMENTS) == fast
+    for sql, params in LIMIT_STATEMENTS[:6]:
+        assert s.execute(sql, params).fetchall() == lite.execute(sql, params).fetchall(), sql

@@ -26,7 +26,7 @@ from sqlglot import exp
 
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.relational import Project
+from sqlkv.sql.exec.relational import Limit, Project
 from sqlkv.sql.exec.scan import IndexScan
 
 MAX_READY_ROWS = 256
@@ -38,7 +38,10 @@ _PICK = operator.itemgetter
 
 def compile_index_read(plan: Operator) -> IndexRead | None:
     """A function running ``plan`` to a list of rows, or None when ``plan`` is not one
-    equality read of an index (see the module docstring)."""
+    read of an index (see the module docstring), under a LIMIT/OFFSET or not."""
+    if type(plan) is Limit:
+        read = compile_index_read(plan.child)
+        return None if read is None else _limited(plan, read)
     picks = None
     scan = plan
     if type(plan) is Project:
@@ -56,8 +59,8 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
 def _bounds_on_constants(scan: IndexScan) -> bool:
     """Spans computed from parameters and literals only (equalities, IN lists, ranges)."""
     bounds = scan.builder.bounds
-    if not bounds:
-        return False  # a full scan: it streams
+    if not bounds:  # a whole index: only its first rows (ORDER BY k LIMIT n)
+        return scan.limit is not None and scan.limit <= MAX_READY_ROWS
     for b in bounds:
         nodes = [node for node, _fn in b.eq or ()]
         nodes += [bound[0] for bound in (b.lo, b.hi) if bound is not None]
@@ -70,6 +73,23 @@ def _constant(node: exp.Expression) -> bool:
     if isinstance(node, exp.Neg):
         node = node.this
     return isinstance(node, (exp.Placeholder, exp.Literal, exp.Boolean))
+
+
+def _limited(limit: Limit, read: IndexRead) -> IndexRead:
+    """``read`` cut to LIMIT/OFFSET, evaluated per execution as `Limit.rows` does."""
+    count_of, offset_of = limit.limit, limit.offset
+
+    def limited(ctx: ExecContext) -> list[tuple] | None:
+        n = count_of(ctx)
+        off = offset_of(ctx)
+        if n is not None and n <= 0:
+            return []
+        rows = read(ctx)
+        if rows is None:
+            return None
+        return rows[off:] if n is None else rows[off:off + n]
+
+    return limited
 
 
 def _reader(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:

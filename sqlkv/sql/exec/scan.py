@@ -168,7 +168,10 @@ class IndexScan(Operator):
         (``IN``), read at once (``read_range``, ``get_many``) instead of streamed; None when
         the span widened (the filters must be re-checked), the spans are of another kind, or
         more than ``most`` rows match: the caller then runs `rows`."""
-        spans, exact = self.builder.spans(ctx)
+        if self.builder.bounds:
+            spans, exact = self.builder.spans(ctx)
+        else:  # the whole index (a LIMIT bounds the scan)
+            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
         if not exact:
             return None
         if len(spans) > 1:
