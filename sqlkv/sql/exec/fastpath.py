@@ -7,7 +7,9 @@ wrapper, the error guard, the projection, the scan) and a streaming result with 
 function that runs the scan itself and returns the (few) rows as a list: for a primary key,
 encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality or a
 range on an index, read its entries at once and fetch their rows with one ``get_many``; for
-``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`).
+``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`). A LIMIT/OFFSET above cuts the
+list; ``ORDER BY k LIMIT n`` on an indexed column is a whole-index scan the planner limited to
+n rows, read the same way.
 
 It applies only where the shortcut cannot change what the statement does: the span bounds are
 parameters or literals (no function that reads the clock or a sequence), the projection picks
