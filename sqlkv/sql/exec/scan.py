@@ -55,6 +55,13 @@ class _Counter:
                 self.st.kv_keys_read += 1
         return value
 
+    def read_range(self, txn, start: bytes, end: bytes | None):
+        pairs = txn.read_range(start, end)
+        if self.st is not None:
+            self.st.kv_scans += 1
+            self.st.kv_keys_read += len(pairs)
+        return pairs
+
     def get_many(self, txn, keys: list[bytes]):
         values = txn.get_many(keys)
         if self.st is not None:
@@ -73,6 +80,9 @@ class _CountingReader:
 
     def get_many(self, keys: list[bytes]):
         return self.counter.get_many(self.txn, keys)
+
+    def read_range(self, start: bytes, end: bytes | None):
+        return self.counter.read_range(self.txn, start, end)
 
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
@@ -367,7 +377,7 @@ class IndexLookup(Operator):
                        else list(row_prefixes(self.codec, self.icodec, [(base, entries[base])])) for base in bases]
         else:
             per_key = [[] if base is None else
-                       list(row_prefixes(self.codec, self.icodec, reader.scan(base, prefix_end(base), False, None)))
+                       list(row_prefixes(self.codec, self.icodec, reader.read_range(base, prefix_end(base))))
                        for base in bases]
         rows = self.codec.fetch_many(reader, [p for prefixes in per_key for p in prefixes], self.decoder)
         out = []
