@@ -11,6 +11,7 @@ import pytest
 
 from sqlkv.sql import Database, Session
 from sqlkv.sql.exec.join import LOOKUP_BATCH
+from sqlkv.sql.exec.lookup import LOOKUP_KEY_ROWS
 
 SCHEMA = [
     "CREATE TABLE c (id INT PRIMARY KEY, name TEXT, code TEXT)",
@@ -116,3 +117,23 @@ def test_lookup_join_under_limit_reads_little_ahead(pair) -> None:
     total = [r[0] for r in s.execute("EXPLAIN ANALYZE " + sql).fetchall()][-1]
     gets = int(total.split("kv_gets=")[1].split()[0])
     assert 2 <= gets <= 3 * 8  # a few small first batches, not 256 customers' orders
+
+
+def test_keys_with_many_matches_stream_and_match_sqlite(pair) -> None:
+    s, lite = pair
+    for db_ in (s, lite):
+        db_.execute("CREATE TABLE g (id INT PRIMARY KEY, grp INT)")
+        db_.execute("CREATE INDEX g_grp ON g (grp)")
+        db_.execute("CREATE TABLE pairs (a INT, b INT, v TEXT, PRIMARY KEY (a, b))")
+    groups = [(i, 1 if i % 3 else i % 7) for i in range(3 * LOOKUP_KEY_ROWS + 10)]
+    pairs = [(a, b, f"{a}.{b}") for a in range(4) for b in range(2 * LOOKUP_KEY_ROWS)]
+    for db_ in (s, lite):
+        db_.executemany("INSERT INTO g VALUES (?, ?)", groups)
+        db_.executemany("INSERT INTO pairs VALUES (?, ?, ?)", pairs)
+    lite.commit()
+    for sql in ("SELECT c.id, g.id FROM c JOIN g ON g.grp = c.id WHERE c.id < 9",  # grp 1: many rows
+                "SELECT c.id, p.b, p.v FROM c JOIN pairs p ON p.a = c.id WHERE c.id < 6",  # a pk prefix
+                "SELECT c.id, g.id FROM c LEFT JOIN g ON g.grp = c.id WHERE c.id BETWEEN 1 AND 3"):
+        plan = "\n".join(r[0] for r in s.execute("EXPLAIN " + sql).fetchall())
+        assert "lookup join" in plan, plan
+        _same(s, lite, sql)

@@ -1,4 +1,5 @@
-"""Leaf operators that read KV: index scans (incl. point gets), index lookups, virtual tables.
+"""Leaf operators that read KV: index scans (incl. point gets) and virtual tables (index
+lookups, the inner side of lookup joins, are in lookup.py).
 
 ``SELECT * FROM users WHERE id IN (3, 7)`` plans to an `IndexScan` of ``users@users_pkey``
 whose `SpanBuilder` yields two point spans at execution time; each becomes one ``txn.get`` of
@@ -6,7 +7,8 @@ the row's family-0 key (or a scan of the row's prefix when the table has several
 decoded by the table's `RowDecoder` into a tuple of all columns (it can fill only the columns
 the query reads, leaving the others None: see `access.DECODE_ONLY_NEEDED`). A range span becomes a lazy ``txn.scan``; for a
 secondary index each entry is decoded and, unless the index covers the query (index-only), the
-row is fetched by primary key (whose bytes a non-unique entry key already ends with). KV operations and rows are counted into
+row is fetched by primary key (whose bytes a non-unique entry key already ends with), in
+batches of growing size by one ``get_many`` each (`fetched_rows`). KV operations and rows are counted into
 ``ctx.stats_for(op)`` for EXPLAIN ANALYZE; long scans call ``ctx.check_cancelled()``.
 """
 
@@ -55,8 +57,8 @@ class _Counter:
                 self.st.kv_keys_read += 1
         return value
 
-    def read_range(self, txn, start: bytes, end: bytes | None):
-        pairs = txn.read_range(start, end)
+    def read_range(self, txn, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
+        pairs = txn.read_range(start, end, reverse, limit)
         if self.st is not None:
             self.st.kv_scans += 1
             self.st.kv_keys_read += len(pairs)
@@ -81,11 +83,17 @@ class _CountingReader:
     def get_many(self, keys: list[bytes]):
         return self.counter.get_many(self.txn, keys)
 
-    def read_range(self, start: bytes, end: bytes | None):
-        return self.counter.read_range(self.txn, start, end)
+    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
+        return self.counter.read_range(self.txn, start, end, reverse, limit)
 
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
+
+
+def reader_for(ctx: ExecContext, op: Operator):
+    """The transaction, or under EXPLAIN ANALYZE a reader counting ``op``'s KV requests."""
+    st = ctx.stats_for(op)
+    return ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
 
 
 class IndexScan(Operator):
@@ -126,9 +134,8 @@ class IndexScan(Operator):
         spans, exact = self.builder.spans(ctx)
         if not self.builder.bounds:
             spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
-        st = ctx.stats_for(self)
         # counting wrappers only under EXPLAIN ANALYZE: plain runs read the transaction directly
-        reader = ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
+        reader = reader_for(ctx, self)
         checks = None if exact else self.residual
         limit = self.limit
         produced = 0
@@ -328,91 +335,6 @@ def _present(rows: list[tuple | None]) -> Iterator[tuple]:
 
 def all_points(spans: list[Span] | None) -> bool:
     return bool(spans) and all(s.point for s in spans)  # type: ignore[union-attr]
-
-
-class IndexLookup(Operator):
-    """Rows whose leading index columns equal a given key (the inner side of lookup joins)."""
-
-    def __init__(self, table: TableDescriptor, alias: str, columns: list[Column], index: IndexDescriptor, order: list[int]) -> None:
-        self.table = table
-        self.alias = alias
-        self.columns = columns
-        self.index = index
-        self.order = order  # position in the caller's key tuple of each leading index column
-        self.primary = index.id == 1
-        self.codec = codec_for(table)
-        self.icodec = None if self.primary else self.codec.index_codec(index.id)
-        self.prefix = self.codec.prefix if self.primary else self.icodec.prefix  # type: ignore[union-attr]
-        positions = [table.column_index(c) for c in index.column_ids][: len(order)]
-        self.types = [table.columns[p].type for p in positions]
-        self.desc = list(index.descending[: len(order)])
-        self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
-        self.decoder = self.codec.decoder(None)
-
-    def _base(self, key: tuple) -> bytes | None:
-        """The encoded index prefix of ``key``; None when no row can match it."""
-        try:
-            vals = [coerce_key_value(key[i], t, "eq") for i, t in zip(self.order, self.types)]
-        except (_Empty, _Inexact):
-            return None  # NULL never joins; a value of another type never equals a key value
-        return encode_key(vals, self.desc, self.prefix)
-
-    def _reader(self, ctx: ExecContext):
-        st = ctx.stats_for(self)
-        return ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
-
-    def lookup_many(self, ctx: ExecContext, keys: list[tuple]) -> list[list[tuple]]:
-        """The rows of each of ``keys``, as `lookup` gives them, with the rows of the whole
-        batch fetched by one ``get_many`` (a lookup join's batch of outer rows)."""
-        if self.primary and not self.full:
-            return [list(self.lookup(ctx, key)) for key in keys]
-        reader = self._reader(ctx)
-        bases = [self._base(key) for key in keys]
-        if self.primary:
-            per_key = [[] if base is None else [base] for base in bases]
-        elif self.full:  # a unique index: one entry per key, read together
-            present = [base for base in bases if base is not None]
-            entries = dict(zip(present, reader.get_many(present)))
-            per_key = [[] if base is None or entries[base] is None
-                       else list(row_prefixes(self.codec, self.icodec, [(base, entries[base])])) for base in bases]
-        else:
-            per_key = [[] if base is None else
-                       list(row_prefixes(self.codec, self.icodec, reader.read_range(base, prefix_end(base))))
-                       for base in bases]
-        rows = self.codec.fetch_many(reader, [p for prefixes in per_key for p in prefixes], self.decoder)
-        out = []
-        at = 0
-        for prefixes in per_key:
-            out.append([row for row in rows[at:at + len(prefixes)] if row is not None])
-            at += len(prefixes)
-        return out
-
-    def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
-        base = self._base(key)
-        if base is None:
-            return
-        reader = self._reader(ctx)
-        if self.primary:
-            if self.full:
-                row = self.codec.fetch(reader, base, self.decoder)
-                if row is not None:
-                    yield row
-                return
-            yield from self.decoder.rows(reader.scan(base, prefix_end(base), False, None))
-            return
-        if self.full:
-            value = reader.get(base)
-            pairs = [] if value is None else [(base, value)]
-        else:
-            pairs = reader.scan(base, prefix_end(base), False, None)
-        yield from fetched_rows(self.codec, self.decoder, reader, row_prefixes(self.codec, self.icodec, pairs))
-
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        raise NotImplementedError("IndexLookup produces rows through lookup(ctx, key)")
-
-    def describe(self) -> str:
-        cols = ", ".join(self.table.column_by_id(c).name for c in self.index.column_ids[: len(self.order)])
-        return f"lookup {self.table.name}@{self.index.name} ({cols})"
 
 
 class VirtualScan(Operator):
