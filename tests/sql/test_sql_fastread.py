@@ -293,6 +293,7 @@ LIMIT_STATEMENTS = [
     ("SELECT id FROM o WHERE cust = ? LIMIT 2", (3,)),
     ("SELECT id FROM o WHERE cust = ? LIMIT 2 OFFSET 1", (3,)),
     ("SELECT id FROM o WHERE id BETWEEN ? AND ? LIMIT 300", (0, ROWS)),
+    ("SELECT id FROM o WHERE cust = ? LIMIT (SELECT count(*) FROM named) - 27", (3,)),
 ]
 
 
@@ -301,6 +302,7 @@ def test_order_by_limit_on_an_index_as_the_normal_path(pair, monkeypatch) -> Non
     fast = _outcomes(s, LIMIT_STATEMENTS)
     for i in (0, 2, 3):  # ORDER BY k LIMIT n: the fast path (with an OFFSET the scan is not limited)
         assert s.plans.get(LIMIT_STATEMENTS[i][0]).read is not None, LIMIT_STATEMENTS[i]
+    assert s.plans.get(LIMIT_STATEMENTS[-1][0]).read is None  # a LIMIT computed by a query: not here
     monkeypatch.setattr("sqlkv.sql.plancache.compile_index_read", lambda plan: None)
     s.forget_plans()
     assert _outcomes(s, LIMIT_STATEMENTS) == fast

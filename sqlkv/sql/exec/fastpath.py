@@ -42,6 +42,8 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
     """A function running ``plan`` to a list of rows, or None when ``plan`` is not one
     read of an index (see the module docstring), under a LIMIT/OFFSET or not."""
     if type(plan) is Limit:
+        if not _constant_limit(plan):
+            return None
         read = compile_index_read(plan.child)
         return None if read is None else _limited(plan, read)
     picks = None
@@ -75,6 +77,12 @@ def _constant(node: exp.Expression) -> bool:
     if isinstance(node, exp.Neg):
         node = node.this
     return isinstance(node, (exp.Placeholder, exp.Literal, exp.Boolean))
+
+
+def _constant_limit(limit: Limit) -> bool:
+    """LIMIT and OFFSET are parameters or literals (nothing that reads the clock or a table)."""
+    nodes = getattr(limit.text, "nodes", None)  # the LazySql the planner labels it with
+    return nodes is not None and all(isinstance(n, str) or _constant(n) for n in nodes)
 
 
 def _limited(limit: Limit, read: IndexRead) -> IndexRead:
