@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--only", default=None,
                         help=f"comma-separated workloads (names or numbers 1-{len(WORKLOADS)}): {names}")
     parser.add_argument("--profile", default=None, metavar="WORKLOAD",
-                        help="profile this workload (cProfile top 30 cumulative; pyinstrument "
+                        help="profile this workload (cProfile top 30 cumulative, top 20 own time; pyinstrument "
                         "too if installed); implies --only WORKLOAD unless --only is given")
     parser.add_argument("--profile-engine", default="sqlkv",
                         help="the engine --profile profiles (default sqlkv)")

@@ -49,12 +49,14 @@ class Profiler:
             self._pyinstrument_started = False
 
     def report(self, top: int = 30) -> str:
-        """The ``top`` functions by cumulative time, then pyinstrument's call tree if it ran."""
+        """The ``top`` functions by cumulative time, the 20 with the most time of their own,
+        then pyinstrument's call tree if it ran."""
         if not self.ran:
             return "(nothing to show: the profiled workload did not run)"
         buffer = io.StringIO()
         stats = pstats.Stats(self.cprofile, stream=buffer)
         stats.strip_dirs().sort_stats("cumulative").print_stats(top)
+        stats.sort_stats("tottime").print_stats(20)  # where the time itself goes
         text = buffer.getvalue()
         if self.pyinstrument is not None and self.pyinstrument.last_session is not None:
             text += "\n" + self.pyinstrument.output_text(unicode=False, color=False)

@@ -231,7 +231,9 @@ class Cursor:
                 self._description = tuple(description_entry(col) for col in result.columns)
                 jsonb_columns = jsonb_positions(result.columns)
                 self._described = (result.columns, self._description, jsonb_columns)
-            if rows is None:
+            if rows is None and result.ready is not None:
+                self._rows = iter(arrays_as_lists(result.ready, result.columns))  # computed in full: nothing streams
+            elif rows is None:
                 self._rows = iter(arrays_as_lists(iter(result), result.columns))
                 self._result = result
                 self._connection._streaming_started(self)

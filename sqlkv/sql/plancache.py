@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.fastpath import IndexRead, compile_index_read
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.expr import CompileEnv
 from sqlkv.sql.expr.sequences import changes_sequences
@@ -36,6 +37,11 @@ class Prepared:
         # a SELECT calling nextval/setval runs to the end when executed (as in PostgreSQL), not
         # only as far as its rows are fetched
         self.eager = stmt.ast is not None and changes_sequences(stmt.ast)
+        # a SELECT that is one equality read of an index: the session runs it directly
+        self.read: IndexRead | None = (
+            compile_index_read(plan) if stmt.kind == "SELECT" and not self.eager else None)
+        # TIMESTAMPTZ columns: rows are shown in the session's time zone (timezone.rows_in_zone)
+        self.zoned = any(c.type is not None and c.type.tz for c in plan.columns or ())
 
 
 class PlanCache:

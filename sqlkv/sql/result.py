@@ -24,6 +24,7 @@ class Result:
         lastrowid: int | None = None,
         on_done: Callable[[], None] | None = None,
         cleanup: Callable[[], None] | None = None,
+        ready: list[tuple] | None = None,
     ) -> None:
         self.kind = kind
         self.columns = columns
@@ -33,6 +34,10 @@ class Result:
         self._on_done = on_done
         self._cleanup = cleanup  # releases the plan's context (runs even if never iterated)
         self.produced = 0  # rows handed out so far (statement_stats)
+        # rows computed in full already (the session's fast paths): no streaming, no callbacks
+        self.ready = ready
+        if ready is not None:
+            self.produced = len(ready)
 
     @property
     def streaming(self) -> bool:
@@ -45,6 +50,9 @@ class Result:
 
     def __iter__(self) -> Iterator[tuple]:
         if self._rows is None:
+            ready, self.ready = self.ready, None
+            if ready is not None:
+                yield from ready
             return
         try:
             for row in self._rows:

@@ -43,6 +43,7 @@ from sqlkv.sql.ddl import execute_ddl
 from sqlkv.sql.depth import ensure_recursion_headroom
 from sqlkv.sql.exec.write import WriteOperator, WriteResult
 from sqlkv.sql.explain import explain
+from sqlkv.sql.fastread import fast_read
 from sqlkv.sql.expr import CompileEnv, eval_constant
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
 from sqlkv.sql.pep249 import as_pep249
@@ -112,7 +113,7 @@ class Session:
             stmt = parse_statement(sql)
             token = set_zone(self.time_zone)
             try:
-                return self._tracked(stmt, self._execute, params)
+                return fast_read(self, stmt, params) or self._tracked(stmt, self._execute, params)
             finally:
                 reset_zone(token)
 

@@ -136,10 +136,7 @@ class StatementTracker:
     __slots__ = ("figures", "state", "before", "base", "started")
 
     def __init__(self, session: Any, stmt: Any) -> None:
-        stats = session.__dict__.get("_statement_stats")
-        if stats is None:
-            stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
-        self.figures = stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+        self.figures = figures_for(session, stmt)
         self.state = state = session.state
         before = state.txn
         if before is not None and not before.active:
@@ -158,7 +155,7 @@ class StatementTracker:
         or the result is closed."""
         if not result.streaming:
             _record(self.figures, self.state.last_txn, self.before, self.base, self.started,
-                    result.rowcount if result.rowcount > 0 else 0, None)
+                    result.rowcount if result.rowcount > 0 else result.produced, None)
             return result
         cleanup = result._cleanup
         txn = self.state.last_txn
@@ -170,6 +167,27 @@ class StatementTracker:
 
         result._cleanup = finish
         return result
+
+
+def figures_for(session: Any, stmt: Any) -> StatementFigures:
+    """The entry ``stmt`` counts into (its normalized text's) in the session's database."""
+    stats = session.__dict__.get("_statement_stats")
+    if stats is None:
+        stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
+    return stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+
+
+def kv_counts(txn: Any) -> tuple[int, int, int, int]:
+    """A transaction's KV request counts now (`record` adds what a statement added to them)."""
+    return txn.kv_gets, txn.kv_scans, txn.kv_keys_read, txn.kv_puts
+
+
+def record(figures: StatementFigures, txn: Any, base: tuple, started: int, rows: int,
+           error: BaseException | None = None) -> None:
+    """Add one execution that ran in ``txn`` from ``started`` (perf_counter_ns), its KV
+    requests those beyond ``base`` (`kv_counts` when it began): the statement fast path's
+    lean form of `StatementTracker`."""
+    _record(figures, txn, txn, base, started, rows, error)
 
 
 def _record(figures: StatementFigures, txn: Any, before_txn: Any, base: tuple | None, started: int,

@@ -128,6 +128,18 @@ class KVReader(ABC):
     ) -> Iterator[tuple[bytes, bytes]]:
         """Yield ``(key, value)`` for ``start <= key < end`` in key order, lazily."""
 
+    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False,
+                   limit: int | None = None) -> list[tuple[bytes, bytes]]:
+        """`scan`'s pairs as a list: for a short range read whole (an equality on an index),
+        engines skip the machinery a lazy scan needs."""
+        return list(self.scan(start, end, reverse, limit))
+
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        """The values of ``keys``, None for each absent one (sorted keys let an engine share
+        more work between neighbours). Engines override it to read them against one state."""
+        get = self.get
+        return [get(key) for key in keys]
+
 
 class Snapshot(KVReader):
     """A read view fixed at a sequence number. Close it (or use ``with``) to release it."""

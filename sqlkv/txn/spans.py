@@ -57,6 +57,9 @@ class ReadSet:
     def add_point(self, key: bytes) -> None:
         self.points.append(key)
 
+    def add_points(self, keys: list[bytes]) -> None:
+        self.points.extend(keys)
+
     def open_scan(self, start: bytes, end: bytes | None, reverse: bool) -> ScanRead:
         scan = ScanRead(start, end, reverse)
         self.scans.append(scan)

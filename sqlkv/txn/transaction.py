@@ -133,6 +133,47 @@ class Transaction(KVReader):
         tally[prefix] = tally.get(prefix, 0) + 1
         return self._snapshot.get(key)
 
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        """`get` of each of ``keys``: from the snapshot in one call when this transaction has
+        written nothing (else key by key, its own writes winning)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        entries = buffer.entries
+        if entries or buffer.ranges:
+            return [self.get(key) for key in keys]  # own writes to merge in: key by key
+        if not self.read_only:
+            self._reads.add_points(keys)
+        self.kv_gets += len(keys)
+        tally = self._tally
+        for key in keys:
+            prefix = key[:PREFIX_LEN]
+            tally[prefix] = tally.get(prefix, 0) + 1
+        return self._snapshot.get_many(keys)
+
+    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False,
+                   limit: int | None = None) -> list[tuple[bytes, bytes]]:
+        """`scan`'s pairs as a list, read from the snapshot in one call when this transaction
+        has written nothing (else through the merging scan)."""
+        self._check_active()
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or (limit is not None and limit <= 0) \
+                or (end is not None and end <= start):
+            return list(self.scan(start, end, reverse, limit))
+        pairs = self._snapshot.read_range(start, end, reverse, limit)
+        if not self.read_only:
+            scan = self._reads.open_scan(start, end, reverse)
+            if limit is not None and len(pairs) >= limit:
+                scan.last = pairs[-1][0]  # read up to there, as a scan stopped by its limit
+            else:
+                scan.exhausted = True
+        self.kv_scans += 1
+        self.kv_keys_read += len(pairs)
+        prefix = start[:PREFIX_LEN]
+        tally = self._tally
+        tally[prefix] = tally.get(prefix, 0) + len(pairs)
+        return pairs
+
     def scan(
         self,
         start: bytes,

@@ -71,10 +71,23 @@ class KVMachine(RuleBasedStateMachine):
     def get(self, key):
         assert self.engine.get(key) == self.model.get(key)
 
+    @rule(keys=st.lists(key_st | st.sampled_from([b"a%04d" % i for i in (0, 1, 7, 399)]), max_size=25))
+    def get_many(self, keys):
+        snap = self.engine.snapshot()
+        try:  # several keys against one read state (multiget.py on the LSM), repeats and all
+            assert snap.get_many(keys) == [self.model.get(key) for key in keys]
+        finally:
+            snap.close()
+
     @rule(start=key_st, end=st.none() | key_st, reverse=st.booleans(), limit=st.none() | st.integers(0, 50))
     def scan(self, start, end, reverse, limit):
         got = list(self.engine.scan(start, end, reverse=reverse, limit=limit))
         assert got == model_scan(self.model, start, end, reverse, limit)
+        snap = self.engine.snapshot()
+        try:  # the same pairs read at once (LSMCore.read_range_at)
+            assert snap.read_range(start, end, reverse, limit) == got
+        finally:
+            snap.close()
 
     @precondition(lambda self: len(self.snapshots) < 3)
     @rule()
@@ -88,6 +101,8 @@ class KVMachine(RuleBasedStateMachine):
     def read_snapshot(self, i, key, start, reverse):
         snap, model = self.snapshots[i % len(self.snapshots)]
         assert snap.get(key) == model.get(key)
+        assert snap.get_many([start, key, start]) == [model.get(start), model.get(key), model.get(start)]
+        assert snap.read_range(start, None, reverse) == model_scan(model, start, None, reverse, None)
         assert list(snap.scan(start, None, reverse=reverse)) == model_scan(model, start, None, reverse, None)
 
     @precondition(lambda self: self.snapshots)

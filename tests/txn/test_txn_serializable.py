@@ -30,6 +30,8 @@ KEY = st.sampled_from(KEYS)
 
 TXN_OP = st.one_of(
     st.tuples(st.just("get"), KEY),
+    st.tuples(st.just("get_many"), st.lists(KEY, max_size=4)),
+    st.tuples(st.just("read_range"), KEY, st.sampled_from(KEYS + [None]), st.booleans(), st.none() | st.integers(1, 3)),
     st.tuples(st.just("scan"), KEY, st.sampled_from(KEYS + [None]), st.booleans(), st.none() | st.integers(1, 3)),
     st.tuples(st.just("put"), KEY),
     st.tuples(st.just("delete"), KEY),
@@ -57,6 +59,9 @@ class DictTxn:
 
     def get(self, key: bytes) -> bytes | None:
         return self.state.get(key)
+
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        return [self.state.get(key) for key in keys]
 
     def scan(self, start, end, reverse=False, limit=None) -> Iterator[tuple[bytes, bytes]]:
         keys = sorted((k for k in self.state if k >= start and (end is None or k < end)), reverse=reverse)
@@ -94,6 +99,12 @@ def perform(txn: Transaction | DictTxn, op: tuple, value: bytes, savepoints: dic
         return None
     if kind == "get":
         return txn.get(op[1])
+    if kind == "get_many":  # one call: its keys join the read set like single gets
+        return txn.get_many(op[1])
+    if kind == "read_range":  # a scan read whole: its span joins the read set as a scan's does
+        if isinstance(txn, DictTxn):
+            return list(txn.scan(op[1], op[2], reverse=op[3], limit=op[4]))
+        return txn.read_range(op[1], op[2], op[3], op[4])
     if kind == "scan":
         return list(txn.scan(op[1], op[2], reverse=op[3], limit=op[4]))
     if kind == "put":

@@ -129,13 +129,27 @@ def backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContex
     ic = IndexCodec(table, idx, codec.pk_positions)
     txn = ctx.txn
     # Streams the primary index: the entries written go to another key range, which the
-    # transaction's merged scan tolerates (it re-positions after buffer changes).
+    # transaction's merged scan tolerates (it re-positions after buffer changes). They are
+    # written a chunk of rows at a time, so it re-positions once per chunk, not once per row.
+    chunk: list[tuple] = []
     with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
-        for n, row in enumerate(wrap(table_rows(table, txn), label="rows")):
-            if n % 512 == 0:
-                ctx.check_cancelled()
+        for row in wrap(table_rows(table, txn), label="rows"):
             if ic.holds(row):
-                _write_entry(table, idx, ic, txn, row)
+                chunk.append(row)
+                if len(chunk) == _BACKFILL_CHUNK:
+                    _write_entries(table, idx, ic, txn, chunk, ctx)
+                    chunk = []
+    _write_entries(table, idx, ic, txn, chunk, ctx)
+
+
+_BACKFILL_CHUNK = 512
+
+
+def _write_entries(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, txn, rows: list[tuple],
+                   ctx: ExecContext) -> None:
+    ctx.check_cancelled()
+    for row in rows:
+        _write_entry(table, idx, ic, txn, row)
 
 
 def _write_entry(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, txn, row: tuple) -> None:

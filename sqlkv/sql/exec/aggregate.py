@@ -68,6 +68,9 @@ class Count(Accumulator):
         return self.n
 
 
+_PLAIN_NUMBERS = (int, float)
+
+
 def _numeric(value: Any, func: str) -> Any:
     if isinstance(value, bool):
         return int(value)
@@ -101,6 +104,13 @@ class Sum(Accumulator):
         self.seen = False
 
     def add(self, value: Any) -> None:
+        if type(value) is int and type(self.total) is int:  # the common case, without the checks below
+            total = self.total + value
+            if not INT64_MIN <= total <= INT64_MAX:
+                raise DataError("integer overflow in sum()")
+            self.total = total
+            self.seen = True
+            return
         if value is None:
             return
         if isinstance(value, Interval) or isinstance(self.total, Interval):
@@ -147,6 +157,11 @@ class Avg(Accumulator):
         self.n = 0
 
     def add(self, value: Any) -> None:
+        kind = type(value)
+        if (kind is int or kind is float) and type(self.total) in _PLAIN_NUMBERS:  # the common case
+            self.total += value
+            self.n += 1
+            return
         if value is None:
             return
         if isinstance(value, Interval) or isinstance(self.total, Interval):
@@ -174,6 +189,12 @@ class Extreme(Accumulator):
         self.want_max = want_max
 
     def add(self, value: Any) -> None:
+        kind = type(value)
+        if kind is type(self.best) and (kind is int or kind is str):
+            # the common case: same-typed ints or strings compare as themselves (value_key's order)
+            if value > self.best if self.want_max else value < self.best:
+                self.best, self.best_key = value, value_key(value)
+            return
         if value is None:
             return
         k = value_key(value)
@@ -277,13 +298,16 @@ class HashAggregate(Operator):
         if not keys:
             return self._accumulate_scalar(ctx, args)
         n = 0
+        adders: dict[tuple, list] = {}  # per group: (accumulator's add, its argument) pairs
+        single = keys[0] if len(keys) == 1 else None
         for row in counted(self.child, ctx):
-            key = tuple([k(row) for k in keys])
-            accs = groups.get(key)
-            if accs is None:
+            key = (single(row),) if single is not None else tuple([k(row) for k in keys])
+            adds = adders.get(key)
+            if adds is None:
                 accs = groups[key] = [spec.factory() for spec in specs]
-            for acc, arg in zip(accs, args):
-                acc.add(arg(row))
+                adds = adders[key] = list(zip([acc.add for acc in accs], args))
+            for add, arg in adds:
+                add(arg(row))
             n += 1
             if not n & 4095:
                 ctx.check_cancelled()

@@ -176,6 +176,9 @@ class HashJoin(JoinBase):
         return f"hash join ({self.kind}{build}) on {self.text}"
 
 
+LOOKUP_BATCH = 256  # outer rows of a lookup join whose lookups are read together
+
+
 class LookupJoin(JoinBase):
     """For each left row, looks its key up in an index of the right table (inner or left join)."""
 
@@ -196,30 +199,39 @@ class LookupJoin(JoinBase):
         return [self.access.lookup_op]
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        # Outer rows are looked up in batches (their inner rows read by one get_many), the
+        # batches growing from 1 to LOOKUP_BATCH so a LIMIT that stops early reads little ahead.
+        batch: list[tuple] = []
+        size = 1
+        for lrow in counted(self.left, ctx):
+            batch.append(lrow)
+            if len(batch) >= size:
+                yield from self._joined(ctx, batch)
+                ctx.check_cancelled()  # each batch is KV reads: check once per batch
+                batch = []
+                size = min(size * 2, LOOKUP_BATCH)
+        if batch:
+            yield from self._joined(ctx, batch)
+
+    def _joined(self, ctx: ExecContext, lrows: list[tuple]) -> Iterator[tuple]:
+        """The joined rows of a batch of outer rows, in their order."""
         keep_left = self.kind == "left"
-        fns = self.left_keys
         rfilter = self.right_filter
         residual = self.residual
-        lookup = self.access.lookup
-        n = 0
-        for lrow in counted(self.left, ctx):
-            key = _key(fns, lrow)
+        keys = [_key(self.left_keys, lrow) for lrow in lrows]
+        found = iter(self.access.lookup_many(ctx, [key for key in keys if key is not None]))
+        for lrow, key in zip(lrows, keys):
             matched = False
-            if key is not None:
-                for rrow in lookup(ctx, key):
-                    if rfilter is not None and not rfilter(rrow):
-                        continue
-                    row = lrow + tuple(rrow)
-                    if residual is not None and not residual(row):
-                        continue
-                    matched = True
-                    yield row
+            for rrow in next(found) if key is not None else ():
+                if rfilter is not None and not rfilter(rrow):
+                    continue
+                row = lrow + tuple(rrow)
+                if residual is not None and not residual(row):
+                    continue
+                matched = True
+                yield row
             if keep_left and not matched:
                 yield lrow + self.right_nulls
-            n += 1
-            if n >= CANCEL_CHECK_ROWS // 16:  # each lookup is a KV read: check more often
-                n = 0
-                ctx.check_cancelled()
 
     def describe(self) -> str:
         target = self.access.describe()

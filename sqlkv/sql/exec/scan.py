@@ -1,4 +1,5 @@
-"""Leaf operators that read KV: index scans (incl. point gets), index lookups, virtual tables.
+"""Leaf operators that read KV: index scans (incl. point gets) and virtual tables (index
+lookups, the inner side of lookup joins, are in lookup.py).
 
 ``SELECT * FROM users WHERE id IN (3, 7)`` plans to an `IndexScan` of ``users@users_pkey``
 whose `SpanBuilder` yields two point spans at execution time; each becomes one ``txn.get`` of
@@ -6,7 +7,8 @@ the row's family-0 key (or a scan of the row's prefix when the table has several
 decoded by the table's `RowDecoder` into a tuple of all columns (it can fill only the columns
 the query reads, leaving the others None: see `access.DECODE_ONLY_NEEDED`). A range span becomes a lazy ``txn.scan``; for a
 secondary index each entry is decoded and, unless the index covers the query (index-only), the
-row is fetched by primary key (whose bytes a non-unique entry key already ends with). KV operations and rows are counted into
+row is fetched by primary key (whose bytes a non-unique entry key already ends with), in
+batches of growing size by one ``get_many`` each (`fetched_rows`). KV operations and rows are counted into
 ``ctx.stats_for(op)`` for EXPLAIN ANALYZE; long scans call ``ctx.check_cancelled()``.
 """
 
@@ -19,12 +21,13 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec, codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
 
 _CANCEL_EVERY = 512
+FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
 
 
 class _Counter:
@@ -54,6 +57,20 @@ class _Counter:
                 self.st.kv_keys_read += 1
         return value
 
+    def read_range(self, txn, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
+        pairs = txn.read_range(start, end, reverse, limit)
+        if self.st is not None:
+            self.st.kv_scans += 1
+            self.st.kv_keys_read += len(pairs)
+        return pairs
+
+    def get_many(self, txn, keys: list[bytes]):
+        values = txn.get_many(keys)
+        if self.st is not None:
+            self.st.kv_gets += len(keys)
+            self.st.kv_keys_read += sum(1 for v in values if v is not None)
+        return values
+
 
 class _CountingReader:
     def __init__(self, txn, counter: _Counter) -> None:
@@ -63,8 +80,20 @@ class _CountingReader:
     def get(self, key: bytes):
         return self.counter.get(self.txn, key)
 
+    def get_many(self, keys: list[bytes]):
+        return self.counter.get_many(self.txn, keys)
+
+    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
+        return self.counter.read_range(self.txn, start, end, reverse, limit)
+
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
+
+
+def reader_for(ctx: ExecContext, op: Operator):
+    """The transaction, or under EXPLAIN ANALYZE a reader counting ``op``'s KV requests."""
+    st = ctx.stats_for(op)
+    return ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
 
 
 class IndexScan(Operator):
@@ -105,9 +134,8 @@ class IndexScan(Operator):
         spans, exact = self.builder.spans(ctx)
         if not self.builder.bounds:
             spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
-        st = ctx.stats_for(self)
         # counting wrappers only under EXPLAIN ANALYZE: plain runs read the transaction directly
-        reader = ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
+        reader = reader_for(ctx, self)
         checks = None if exact else self.residual
         limit = self.limit
         produced = 0
@@ -133,6 +161,74 @@ class IndexScan(Operator):
                 if limit is not None and produced >= limit:
                     return
 
+    @property
+    def point_gettable(self) -> bool:
+        """``pk = value`` on a one-column primary key of a one-family table (`point_get`)."""
+        return (self.primary and self.codec.single_family and self.builder._single_point
+                and (self.limit is None or self.limit > 0))
+
+    def point_get(self, ctx: ExecContext) -> list[tuple] | None:
+        """The rows of a `point_gettable` scan without spans or generators: encode the key,
+        one get, decode. None when the value has to widen the span (the caller runs `rows`)."""
+        builder = self.builder
+        try:
+            value = coerce_key_value(builder.bounds[0].eq[0][1](()), builder.types[0], "eq")  # type: ignore[index]
+        except _Empty:
+            return []  # NULL, or 1.5 for an INT key: no row
+        except _Inexact:
+            return None
+        row = self.codec.fetch(ctx.txn, encode_key([value], builder.desc, builder.prefix), self.decoder)
+        return [] if row is None else [row]
+
+    def ready_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+        """The rows of a scan over one span (an equality, a range) or over primary-key points
+        (``IN``), read at once (``read_range``, ``get_many``) instead of streamed; None when
+        the span widened (the filters must be re-checked), the spans are of another kind, or
+        more than ``most`` rows match: the caller then runs `rows`."""
+        if self.builder.bounds:
+            spans, exact = self.builder.spans(ctx)
+        else:  # the whole index (a LIMIT bounds the scan)
+            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+        if not exact:
+            return None
+        if len(spans) > 1:
+            return self._point_rows(ctx, spans, most)
+        if not spans:
+            return []
+        span = spans[0]
+        txn = ctx.txn
+        codec = self.codec
+        if self.primary and span.point:
+            row = codec.fetch(txn, span.start, self.decoder)
+            return [] if row is None else [row]
+        if self.primary and not codec.single_family:
+            return None
+        limit = most + 1 if self.limit is None else min(self.limit, most + 1)
+        if span.point:
+            value = txn.get(span.start)
+            pairs = [] if value is None else [(span.start, value)]
+        else:
+            pairs = txn.read_range(span.start, span.end, self.reverse, limit)
+        if len(pairs) > most:
+            return None
+        if self.primary:
+            return list(self.decoder.rows(pairs))
+        ic = self.icodec
+        if self.index_only:
+            return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]
+        fetched = codec.fetch_many(txn, list(row_prefixes(codec, ic, pairs)), self.decoder)  # type: ignore[arg-type]
+        return [row for row in fetched if row is not None]
+
+    def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
+        """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
+        if not (self.primary and self.codec.single_family) or len(spans) > most \
+                or not all(span.point for span in spans):
+            return None
+        ordered = reversed(spans) if self.reverse else spans
+        rows = [row for row in self.codec.fetch_many(ctx.txn, [span.start for span in ordered], self.decoder)
+                if row is not None]
+        return rows if self.limit is None else rows[:self.limit]
+
     def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
         codec = self.codec
         decoder = self.decoder
@@ -156,15 +252,7 @@ class IndexScan(Operator):
             for key, value in pairs:
                 yield tuple(ic.decode(key, value))
             return
-        table_prefix = codec.prefix
-        for key, value in pairs:
-            row_prefix = ic.row_key_prefix(key, table_prefix)
-            if row_prefix is None:
-                partial = ic.decode(key, value)
-                row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
-            row = codec.fetch(reader, row_prefix, decoder)
-            if row is not None:
-                yield row
+        yield from fetched_rows(codec, decoder, reader, row_prefixes(codec, ic, pairs))
 
     # -- EXPLAIN -------------------------------------------------------------------------
 
@@ -214,67 +302,39 @@ class IndexScan(Operator):
         return ("" if exact else "(widened) ") + ", ".join(shown) + more
 
 
+def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
+    """The primary-key prefix of the row each secondary index entry points at."""
+    table_prefix = codec.prefix
+    for key, value in pairs:
+        row_prefix = ic.row_key_prefix(key, table_prefix)
+        if row_prefix is None:
+            partial = ic.decode(key, value)
+            row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
+        yield row_prefix
+
+
+def fetched_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: Iterator[bytes]) -> Iterator[tuple]:
+    """The rows at ``prefixes`` in their order, fetched in batches (`TableCodec.fetch_many`)
+    growing from 1 to `FETCH_BATCH` rows, so a LIMIT that stops early reads few rows ahead."""
+    fetch_many = codec.fetch_many
+    batch: list[bytes] = []
+    size = 1
+    for prefix in prefixes:
+        batch.append(prefix)
+        if len(batch) >= size:
+            yield from _present(fetch_many(reader, batch, decoder))
+            batch = []
+            size = min(size * 2, FETCH_BATCH)
+    if batch:
+        yield from _present(fetch_many(reader, batch, decoder))
+
+
+def _present(rows: list[tuple | None]) -> Iterator[tuple]:
+    return (row for row in rows if row is not None)
+
+
 def all_points(spans: list[Span] | None) -> bool:
     return bool(spans) and all(s.point for s in spans)  # type: ignore[union-attr]
-
-
-class IndexLookup(Operator):
-    """Rows whose leading index columns equal a given key (the inner side of lookup joins)."""
-
-    def __init__(self, table: TableDescriptor, alias: str, columns: list[Column], index: IndexDescriptor, order: list[int]) -> None:
-        self.table = table
-        self.alias = alias
-        self.columns = columns
-        self.index = index
-        self.order = order  # position in the caller's key tuple of each leading index column
-        self.primary = index.id == 1
-        self.codec = codec_for(table)
-        self.icodec = None if self.primary else self.codec.index_codec(index.id)
-        self.prefix = self.codec.prefix if self.primary else self.icodec.prefix  # type: ignore[union-attr]
-        positions = [table.column_index(c) for c in index.column_ids][: len(order)]
-        self.types = [table.columns[p].type for p in positions]
-        self.desc = list(index.descending[: len(order)])
-        self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
-        self.decoder = self.codec.decoder(None)
-
-    def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
-        try:
-            vals = [coerce_key_value(key[i], t, "eq") for i, t in zip(self.order, self.types)]
-        except (_Empty, _Inexact):
-            return  # NULL never joins; a value of another type never equals a key value
-        base = encode_key(vals, self.desc, self.prefix)
-        st = ctx.stats_for(self)
-        reader = ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
-        if self.primary:
-            if self.full:
-                row = self.codec.fetch(reader, base, self.decoder)
-                if row is not None:
-                    yield row
-                return
-            yield from self.decoder.rows(reader.scan(base, prefix_end(base), False, None))
-            return
-        ic = self.icodec
-        if self.full:
-            value = reader.get(base)
-            pairs = [] if value is None else [(base, value)]
-        else:
-            pairs = reader.scan(base, prefix_end(base), False, None)
-        codec = self.codec
-        for k, v in pairs:
-            row_prefix = ic.row_key_prefix(k, codec.prefix)
-            if row_prefix is None:
-                partial = ic.decode(k, v)
-                row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
-            row = codec.fetch(reader, row_prefix, self.decoder)
-            if row is not None:
-                yield row
-
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        raise NotImplementedError("IndexLookup produces rows through lookup(ctx, key)")
-
-    def describe(self) -> str:
-        cols = ", ".join(self.table.column_by_id(c).name for c in self.index.column_ids[: len(self.order)])
-        return f"lookup {self.table.name}@{self.index.name} ({cols})"
 
 
 class VirtualScan(Operator):

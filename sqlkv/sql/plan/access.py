@@ -26,7 +26,8 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import IndexLookup, IndexScan, VirtualScan
+from sqlkv.sql.exec.lookup import IndexLookup
+from sqlkv.sql.exec.scan import IndexScan, VirtualScan
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
@@ -243,6 +244,9 @@ class LookupAccess:
 
     def lookup(self, ctx, key: tuple):
         return self.lookup_op.lookup(ctx, key)
+
+    def lookup_many(self, ctx, keys: list[tuple]) -> list:
+        return self.lookup_op.lookup_many(ctx, keys)
 
     def describe(self) -> str:
         return self.lookup_op.describe()

@@ -180,6 +180,16 @@ class TableCodec:
             return row
         return None
 
+    def fetch_many(self, reader, pk_prefixes: list[bytes], decoder: RowDecoder) -> list[tuple | None]:
+        """The row of each of ``pk_prefixes`` (None where there is none): one ``get_many``
+        when the table has a single family (the reader shares its work between the keys)."""
+        if not self.single_family:
+            return [self.fetch(reader, prefix, decoder) for prefix in pk_prefixes]
+        suffix = self.fam0_suffix
+        keys = [prefix + suffix for prefix in pk_prefixes]
+        one = decoder.one
+        return [None if value is None else one(key, value) for key, value in zip(keys, reader.get_many(keys))]
+
     def decoder(self, needed: set[int] | None) -> RowDecoder:
         """A decoder filling only the ``needed`` row positions (others None); cached."""
         key = None if needed is None or len(needed) >= self.ncols or self.virtual else frozenset(needed)

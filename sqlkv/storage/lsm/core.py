@@ -35,6 +35,7 @@ from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, mer
 from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
+from sqlkv.storage.lsm.multiget import get_many, visible_value
 from sqlkv.storage.lsm.sstable.reader import TableReader
 from sqlkv.storage.lsm.worker import BuildPool
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
@@ -401,14 +402,11 @@ class LSMCore:
                         break
         if found is None:
             found = self._get_from_tables(state, key, seq)
-        if found is None or found[1] is None:
-            return None
-        if state.has_tombstones and state.version.tomb_index.covers(key, found[0], seq):
-            return None
-        for mem in state.mems:
-            if mem.range_tombstones and mem.tombstone_index().covers(key, found[0], seq):
-                return None
-        return found[1]
+        return visible_value(state, key, found, seq)
+
+    def get_many_at(self, keys: list[bytes], seq: int) -> list[bytes | None]:
+        """`get_at` of each of ``keys``, against one read state (multiget.py)."""
+        return get_many(self.read_state, keys, seq, self.stats_counters)
 
     def timed_get(self, key: bytes, seq: int, state: ReadState | None = None) -> bytes | None:
         """`get_at`, timed into the ``get`` histogram (the handles call it for one get in
@@ -465,6 +463,26 @@ class LSMCore:
         scan = pinned_scan(self, state.version, sources, seq, reverse)
         next(scan)  # prime: the version is released when the generator ends or is collected
         return islice(scan, limit) if limit is not None else scan
+
+    def read_range_at(self, start: bytes, end: bytes | None, reverse: bool, limit: int | None,
+                      seq: int) -> list[tuple[bytes, bytes]]:
+        """`scan_at`'s pairs read at once: the version stays pinned only while they are read,
+        with no generator holding it."""
+        self.check_open()
+        if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return []
+        with self.lock:
+            state = self.read_state
+            state.version.pins += 1
+            self.pinned[id(state.version)] = state.version
+        try:
+            cursors, tombs = self._cursors(state, start, end, reverse)
+            if not cursors:
+                return []
+            pairs = merge(cursors, seq, tombs, reverse)
+            return list(pairs if limit is None else islice(pairs, limit))
+        finally:
+            self.unpin(state.version)
 
     def _cursors(self, state: ReadState, start: bytes, end: bytes | None, reverse: bool) -> tuple[list, list]:
         """One cursor per source that can hold a key of ``[start, end)``: memtables holding

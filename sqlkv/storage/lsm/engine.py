@@ -236,11 +236,24 @@ class LSMSnapshot(Snapshot):
             return core.get_at(key, self.seq)
         return core.timed_get(key, self.seq)
 
+    def get_many(self, keys: list[bytes]) -> list[bytes | None]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        core = self._core
+        core.check_open()
+        return core.get_many_at(keys, self.seq)
+
     def scan(self, start: bytes, end: bytes | None, reverse: bool = False,
              limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
         if self._closed:
             raise InterfaceError("snapshot is closed")
         return self._core.scan_at(start, end, reverse, limit, self.seq)
+
+    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False,
+                   limit: int | None = None) -> list[tuple[bytes, bytes]]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        return self._core.read_range_at(start, end, reverse, limit, self.seq)
 
     def close(self) -> None:
         if not self._closed:

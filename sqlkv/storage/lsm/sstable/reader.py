@@ -108,6 +108,16 @@ class TableReader:
         self.cache.put((self.number, offset), blk, blk.size)
         return blk
 
+    def may_contain(self, key: bytes) -> bool:
+        """The bloom filter's answer for ``key`` (True when the table has none), counted."""
+        if not self._bloom_nbits:
+            return True
+        if self.bloom.may_contain(key):
+            self.bloom_positives += 1
+            return True
+        self.bloom_negatives += 1
+        return False
+
     def get(self, key: bytes, seq: int) -> tuple[int, bytes | None] | None:
         """``(version seq, value)`` of the newest version of ``key`` at or below ``seq``.
 

@@ -1,0 +1,135 @@
+"""Fast paths for prepared statements whose plan is one index read.
+
+``SELECT id, sku FROM orders WHERE id = ?`` plans to ``Project(IndexScan)`` with a point span.
+Run the normal way, each execution stacks five generators (the result's, the time-zone
+wrapper, the error guard, the projection, the scan) and a streaming result with its callbacks.
+`compile_index_read` recognises such plans when they are cached and gives the session a
+function that runs the scan itself and returns the (few) rows as a list: for a primary key,
+encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality or a
+range on an index, read its entries at once and fetch their rows with one ``get_many``; for
+``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`). A LIMIT/OFFSET above cuts the
+list; ``ORDER BY k LIMIT n`` on an indexed column is a whole-index scan the planner limited to
+n rows, read the same way.
+
+It applies only where the shortcut cannot change what the statement does: the span bounds are
+parameters or literals (no function that reads the clock or a sequence), the projection picks
+columns (nothing that can fail or read the context), and the span is exact. A value that has
+to widen the span (the text '7' for an INT key: the scan then re-checks its filters) or more
+than `MAX_READY_ROWS` matching rows make the function return None: the statement then runs the
+normal way, streaming, without holding its rows in memory.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.relational import Limit, Project
+from sqlkv.sql.exec.scan import IndexScan
+
+MAX_READY_ROWS = 256
+
+IndexRead = Callable[[ExecContext], "list[tuple] | None"]
+
+_PICK = operator.itemgetter
+
+
+def compile_index_read(plan: Operator) -> IndexRead | None:
+    """A function running ``plan`` to a list of rows, or None when ``plan`` is not one
+    read of an index (see the module docstring), under a LIMIT/OFFSET or not."""
+    if type(plan) is Limit:
+        if not _constant_limit(plan):
+            return None
+        read = compile_index_read(plan.child)
+        return None if read is None else _limited(plan, read)
+    picks = None
+    scan = plan
+    if type(plan) is Project:
+        if not all(type(f) is _PICK for f in plan.exprs):
+            return None
+        picks = list(plan.exprs)
+        scan = plan.child
+    if type(scan) is not IndexScan or not _bounds_on_constants(scan):
+        return None
+    if scan.point_gettable:
+        return _primary_get(scan, picks)
+    return _reader(scan, picks)
+
+
+def _bounds_on_constants(scan: IndexScan) -> bool:
+    """Spans computed from parameters and literals only (equalities, IN lists, ranges)."""
+    bounds = scan.builder.bounds
+    if not bounds:  # a whole index: only its first rows (ORDER BY k LIMIT n)
+        return scan.limit is not None and scan.limit <= MAX_READY_ROWS
+    for b in bounds:
+        nodes = [node for node, _fn in b.eq or ()]
+        nodes += [bound[0] for bound in (b.lo, b.hi) if bound is not None]
+        if not all(_constant(node) for node in nodes):
+            return False
+    return True
+
+
+def _constant(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Neg):
+        node = node.this
+    return isinstance(node, (exp.Placeholder, exp.Literal, exp.Boolean))
+
+
+def _constant_limit(limit: Limit) -> bool:
+    """LIMIT and OFFSET are parameters or literals (nothing that reads the clock or a table)."""
+    nodes = getattr(limit.text, "nodes", None)  # the LazySql the planner labels it with
+    return nodes is not None and all(isinstance(n, str) or _constant(n) for n in nodes)
+
+
+def _limited(limit: Limit, read: IndexRead) -> IndexRead:
+    """``read`` cut to LIMIT/OFFSET, evaluated per execution as `Limit.rows` does."""
+    count_of, offset_of = limit.limit, limit.offset
+
+    def limited(ctx: ExecContext) -> list[tuple] | None:
+        n = count_of(ctx)
+        off = offset_of(ctx)
+        if n is not None and n <= 0:
+            return []
+        rows = read(ctx)
+        if rows is None:
+            return None
+        return rows[off:] if n is None else rows[off:off + n]
+
+    return limited
+
+
+def _reader(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
+    ready_rows = scan.ready_rows
+    most = MAX_READY_ROWS
+
+    def read(ctx: ExecContext) -> list[tuple] | None:
+        rows = ready_rows(ctx, most)
+        if rows is None:  # widened (the scan re-checks its filters), or long: the normal path
+            return None
+        if picks is None:
+            return rows
+        if len(picks) == 1:
+            pick = picks[0]
+            return [(pick(row),) for row in rows]
+        return [tuple([pick(row) for pick in picks]) for row in rows]
+
+    return read
+
+
+def _primary_get(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
+    get = scan.point_get
+
+    def read(ctx: ExecContext) -> list[tuple] | None:
+        rows = get(ctx)
+        if rows is None:
+            return None  # a value to widen for: the normal path's scan re-checks it
+        if picks is None or not rows:
+            return rows
+        row = rows[0]
+        return [tuple([pick(row) for pick in picks])]
+
+    return read
