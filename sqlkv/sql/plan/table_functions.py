@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.lateral import Series
+from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.unnest import plan_regexp_matches, plan_unnest
 from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.plan.jsonb_functions import jsonb_table_function
