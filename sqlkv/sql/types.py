@@ -29,7 +29,7 @@ from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.sql.arraycasts import array_of, array_value_type, as_array, common_array_type
 from sqlkv.encoding.jsonb import Jsonb
-from sqlkv.errors import DataError, NumericValueOutOfRange, ProgrammingError
+from sqlkv.errors import DataError, NotSupportedError, NumericValueOutOfRange, ProgrammingError
 
 TIME = SqlType("TIME")
 UUID = SqlType("UUID")
@@ -104,6 +104,9 @@ def type_from_ast(dt_node: exp.DataType) -> SqlType:
     kind = _KIND_BY_AST.get(dt_node.this)
     if kind is None and dt_node.this == _T.USERDEFINED:
         kind = _KIND_BY_NAME.get(str(dt_node.args.get("kind") or "").upper())
+    if kind is None and dt_node.this == _T.MAP:  # a JSONB object is sqlkv's map (expressions.md, "JSONB")
+        raise NotSupportedError(f'type "{dt_node.sql()}" is not supported: use JSONB, whose objects are '
+                                f"maps from text keys (doc -> 'key', doc ? 'key', jsonb_each(doc))")
     if kind is None:
         raise ProgrammingError(f'type "{dt_node.sql()}" does not exist or is not supported')
     if kind in ("INT2", "INT4") or dt_node.this == _T.SMALLINT:

@@ -463,3 +463,17 @@ INSERT INTO t VALUES (1, '{"a": [1, "x", null]}'), (2, NULL);""")
     out = subprocess.run([sys.executable, "-m", "sqlkv.cli", ":memory:", "-c", f".read {script}", "-c",
                           "SELECT * FROM t ORDER BY id", "--mode", "json"], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [{"id": 1, "j": {"a": [1, "x", None]}}, {"id": 2, "j": None}]
+
+
+def test_map_types_point_to_jsonb():
+    """No MAP<TEXT, T>: JSONB objects are sqlkv's maps (grammar-notes/expressions.md)."""
+    conn = sqlkv.connect(":memory:")
+    for ddl in ("CREATE TABLE m (k INT PRIMARY KEY, attrs MAP<TEXT, INT>)",
+                "CREATE TABLE m (k INT PRIMARY KEY, attrs MAP(TEXT, INT))"):
+        with pytest.raises(sqlkv.NotSupportedError, match="use JSONB"):
+            conn.execute(ddl)
+    conn.execute("CREATE TABLE m (k INT PRIMARY KEY, attrs JSONB)")
+    conn.execute("""INSERT INTO m VALUES (1, '{"color": "red", "size": 3}')""")
+    assert conn.execute("SELECT attrs ->> 'size', attrs ? 'color', attrs - 'color' FROM m").fetchall() == [
+        ("3", True, {"size": 3})]
+    conn.close()
