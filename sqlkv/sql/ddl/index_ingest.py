@@ -7,7 +7,7 @@ as Pebble and CockroachDB build an index. ``CREATE INDEX ix ON t (k)`` on an aut
 statement walks these steps, each in a transaction of its own:
 
 1. **Reserve** (`_reserve`, committed): bump ``t``'s ``next_index_id`` and write a *pending
-   backfill* marker ``/Table/4/1/<t>/<ix id>``. The id is never handed out again, so no other
+   backfill* marker ``/Table/5/1/<t>/<ix id>``. The id is never handed out again, so no other
    CREATE INDEX -- concurrent, retried, or after a crash -- writes under it, and cleaning it up
    deletes nobody else's entries.
 2. **Fence** ``t``'s keys (`TxnManager.fence`): commits writing into ``t`` wait until the
@@ -58,7 +58,7 @@ ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
 RUN_ENTRIES = 65_536  # entries sorted in memory at once; more spill to a temporary file per run
 _SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run
 
-PENDING_TABLE_ID = 4  # the pending-backfill system table (below the first user table id, 100)
+PENDING_TABLE_ID = 5  # the pending-backfill system table (4 is the history timeline, history.py)
 _PENDING = index_prefix(PENDING_TABLE_ID, 1)
 
 _live_lock = threading.Lock()
