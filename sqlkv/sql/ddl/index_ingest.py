@@ -55,7 +55,7 @@ from sqlkv.storage.kv import Engine, prefix_end
 
 # Off switch (tests compare both paths; a user can set SQLKV_BULK_INDEX=0).
 ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
-RUN_ENTRIES = 65_536  # entries sorted in memory at once; more spill to a temporary file per run
+RUN_ENTRIES = 200_000  # entries sorted in memory at once (~30-60 MB); more spill to a temporary file per run
 _SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run
 
 PENDING_TABLE_ID = 5  # the pending-backfill system table (4 is the history timeline, history.py)
@@ -156,11 +156,12 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         codec = codec_for(table)
         ic = IndexCodec(table, idx, codec.pk_positions)
         start = index_prefix(table.id, idx.id)
-        rows = codec.decode_rows(snap.scan(codec.prefix, prefix_end(codec.prefix)))
+        pairs = snap.scan(codec.prefix, prefix_end(codec.prefix))
         with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
             with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
-                runs = _sorted_runs(wrap(rows, label="rows"), ic, ctx, spill_dir)
-                duplicate = _ingest_checked(manager, heapq.merge(*runs), start, prefix_end(start))
+                runs = _sorted_runs(_rows_with_pk(codec, wrap(pairs, label="rows")), ic, ctx, spill_dir)
+                merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
+                duplicate = _ingest_checked(manager, merged, start, prefix_end(start))
         if duplicate is not None:
             from sqlkv.sql.ddl.indexes import unique_violation  # noqa: PLC0415 - indexes.py imports us
 
@@ -186,14 +187,26 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         raise
 
 
+def _rows_with_pk(codec, pairs) -> Iterator[tuple[tuple, bytes | None]]:
+    """``(row, its encoded primary key)`` per row; the key bytes save `IndexCodec.entry`
+    encoding the key again (single-family tables: one KV per row, key = prefix + PK + family 0)."""
+    if not codec.single_family:
+        for row in codec.decode_rows(pairs):
+            yield row, None
+        return
+    single, start, cut = codec._single, len(codec.prefix), -len(codec.fam0_suffix)
+    for key, value in pairs:
+        yield single(key, value), key[start:cut]
+
+
 def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str) -> list[Iterator[tuple]]:
     """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
     in primary key order). Runs but the last are spilled, so memory holds one run."""
     runs: list[Iterator[tuple]] = []
     run: list[tuple] = []
-    for ordinal, row in enumerate(rows):
+    for ordinal, (row, pk_bytes) in enumerate(rows):
         if ic.holds(row):
-            key, value, _conditional = ic.entry(row)
+            key, value, _conditional = ic.entry(row, pk_bytes)
             run.append((key, ordinal, value))
             if len(run) == RUN_ENTRIES:
                 ctx.check_cancelled()
