@@ -201,3 +201,72 @@ def test_writes_during_the_backfill_reach_the_index(tmp_path, monkeypatch):
     assert conn.execute("SELECT id FROM t WHERE k = 5 AND id > 90000").fetchall() == [(99999,)]
     assert conn.execute("SELECT id FROM t WHERE k = 77 AND id = 13").fetchall() == []
     assert "@ix" in "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM t WHERE k = 5").fetchall())
+
+
+def test_two_builds_on_one_table_at_once_get_their_own_ids(tmp_path, monkeypatch):
+    """A second CREATE INDEX starting (and finishing) while the first is sorting: each keeps
+    its reserved id, both are published, and neither's entries are touched by the other."""
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._sorted_runs
+    second: dict = {}
+
+    def build_second():
+        try:
+            _open(path).execute("CREATE INDEX ix_b ON t (name, k)")
+            second["ok"] = True
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            second["error"] = exc
+
+    def runs_with_a_second_build(*args):
+        if not second:
+            second["started"] = True
+            thread = threading.Thread(target=build_second)
+            thread.start()
+            thread.join(30)
+        return original(*args)
+
+    monkeypatch.setattr(index_ingest, "_sorted_runs", runs_with_a_second_build)
+    conn.execute("CREATE INDEX ix_a ON t (k)")
+    assert second.get("ok"), second
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert _leftovers(path, 99) == []  # no pending marker is left
+    for q, name in (("SELECT id FROM t WHERE k = 5 ORDER BY id", "@ix_a"),
+                    ("SELECT id FROM t WHERE name = 'name3' ORDER BY id", "@ix_b")):
+        assert name in "\n".join(r[0] for r in conn.execute("EXPLAIN " + q).fetchall())
+        oracle = sqlite3.connect(":memory:")
+        oracle.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, name TEXT, x FLOAT, flag BOOL)")
+        oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ROWS)
+        assert conn.execute(q).fetchall() == oracle.execute(q).fetchall()
+
+
+def test_check_database_during_a_build_accepts_its_pending_range(tmp_path, monkeypatch):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._ingest_checked
+    seen: dict = {}
+
+    def ingest_then_check(manager, *args):
+        result = original(manager, *args)
+        seen["pending"] = _leftovers(path, 2) != []  # entries and marker exist, index not public
+        seen["problems"] = _open(path).execute("CHECK DATABASE").fetchall()
+        return result
+
+    monkeypatch.setattr(index_ingest, "_ingest_checked", ingest_then_check)
+    conn.execute("CREATE INDEX ix ON t (k)")
+    assert seen == {"pending": True, "problems": []}
+
+
+def test_inside_a_transaction_the_build_stays_transactional(tmp_path):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    before = _ingests(path)
+    conn.execute("BEGIN")
+    conn.execute("CREATE INDEX ix ON t (k)")
+    conn.execute("ROLLBACK")
+    assert _ingests(path) == before
+    assert "@ix" not in "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM t WHERE k = 5").fetchall())
+    assert _leftovers(path, 2) == [] and conn.execute("CHECK DATABASE").fetchall() == []

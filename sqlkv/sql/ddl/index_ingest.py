@@ -95,8 +95,11 @@ def build_by_ingest(table: TableDescriptor, idx: IndexDescriptor, catalog: Catal
     """Steps 1-5. ``table`` is the statement's copy (with any expression column the index
     added); ``idx`` its new index, whose id is replaced by the reserved one."""
     manager = ctx.txn.manager
-    base_version = table.version
-    index_id = _reserve(manager, catalog, table.id, base_version)
+    stored = catalog.table_by_id(table.id)  # as the statement found it (before its changes)
+    if stored is None or stored.version != table.version:
+        raise SerializationFailure(f'restart transaction: table "{table.name}" changed (SQLSTATE 40001)')
+    shape = _shape(stored)
+    index_id = _reserve(manager, catalog, table.id, shape)
     idx = replace(idx, id=index_id)
     live = (_database_key(manager), table.id, index_id)
     with _live_lock:
@@ -105,7 +108,7 @@ def build_by_ingest(table: TableDescriptor, idx: IndexDescriptor, catalog: Catal
         start = table_prefix(table.id)
         with manager.fence(start, prefix_end(start)) as fence:
             try:
-                _backfill_and_publish(table, idx, catalog, ctx, fence, base_version + 1)
+                _backfill_and_publish(table, idx, catalog, ctx, fence, shape)
             except BaseException:
                 _abandon(manager, table.id, index_id, fence)
                 raise
@@ -114,13 +117,13 @@ def build_by_ingest(table: TableDescriptor, idx: IndexDescriptor, catalog: Catal
             _live.discard(live)
 
 
-def _reserve(manager, catalog: Catalog, table_id: int, base_version: int) -> int:
+def _reserve(manager, catalog: Catalog, table_id: int, shape: dict) -> int:
     """Step 1, committed; a commit conflict is retried (a changed table then fails the check)."""
     for attempt in range(20):
         txn = manager.begin()
         try:
             cat = Catalog(txn, catalog.cache)
-            desc = _same_table(cat, table_id, base_version)
+            desc = _same_table(cat, table_id, shape)
             index_id = desc.next_index_id
             desc.next_index_id += 1
             cat.update(desc)
@@ -137,22 +140,31 @@ def _reserve(manager, catalog: Catalog, table_id: int, base_version: int) -> int
     raise AssertionError("unreachable")
 
 
-def _same_table(cat: Catalog, table_id: int, version: int) -> TableDescriptor:
+def _shape(desc: TableDescriptor) -> dict:
+    """The descriptor but for what another CREATE INDEX (or DROP INDEX) changes: those may
+    run meanwhile; this index is published onto the indexes the table then has."""
+    d = desc.to_dict()
+    for changed in ("version", "next_index_id", "indexes"):
+        d.pop(changed, None)
+    return d
+
+
+def _same_table(cat: Catalog, table_id: int, shape: dict) -> TableDescriptor:
     desc = cat.table_by_id(table_id)
     if desc is None:
         raise UndefinedTable(f"table {table_id} was dropped while CREATE INDEX ran")
-    if desc.version != version:
+    if _shape(desc) != shape:
         raise SerializationFailure(f'restart transaction: table "{desc.name}" was changed by another '
                                    f"statement while CREATE INDEX ran (SQLSTATE 40001)")
     return desc
 
 
 def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog: Catalog, ctx: ExecContext,
-                          fence, version: int) -> None:
+                          fence, shape: dict) -> None:
     manager = ctx.txn.manager
     snap = manager.begin()
     try:
-        _same_table(Catalog(snap, catalog.cache), table.id, version)
+        _same_table(Catalog(snap, catalog.cache), table.id, shape)
         codec = codec_for(table)
         ic = IndexCodec(table, idx, codec.pk_positions)
         start = index_prefix(table.id, idx.id)
@@ -172,13 +184,13 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
     manager.pass_fence(publish, fence)
     try:
         cat = Catalog(publish, catalog.cache)
-        _same_table(cat, table.id, version)
+        current = _same_table(cat, table.id, shape)
         for other in cat.list_tables():
             if other.find_index(idx.name) is not None:
                 raise DuplicateTable(f'index "{idx.name}" already exists')
-        table.version = version
-        table.next_index_id = idx.id + 1
-        table.indexes.append(idx)
+        table.version = current.version
+        table.next_index_id = max(current.next_index_id, idx.id + 1)
+        table.indexes = [*current.indexes, idx]
         cat.update(table)
         publish.delete(pending_key(table.id, idx.id))
         publish.commit()
