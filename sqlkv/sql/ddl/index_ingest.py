@@ -171,7 +171,8 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         pairs = snap.scan(codec.prefix, prefix_end(codec.prefix))
         with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
             with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
-                runs = _sorted_runs(_rows_with_pk(codec, wrap(pairs, label="rows")), ic, ctx, spill_dir)
+                rows = _rows_with_pk(codec, ic, wrap(pairs, label="rows"))
+                runs = _sorted_runs(rows, ic, ctx, spill_dir)
                 merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
                 duplicate = _ingest_checked(manager, merged, start, prefix_end(start))
         if duplicate is not None:
@@ -199,16 +200,17 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         raise
 
 
-def _rows_with_pk(codec, pairs) -> Iterator[tuple[tuple, bytes | None]]:
-    """``(row, its encoded primary key)`` per row; the key bytes save `IndexCodec.entry`
-    encoding the key again (single-family tables: one KV per row, key = prefix + PK + family 0)."""
+def _rows_with_pk(codec, ic: IndexCodec, pairs) -> Iterator[tuple[tuple, bytes | None]]:
+    """``(row, its encoded primary key)`` per row, with only the columns the index reads
+    decoded; the key bytes save `IndexCodec.entry` encoding the primary key again
+    (single-family tables: one KV per row, key = prefix + primary key + family 0)."""
     if not codec.single_family:
         for row in codec.decode_rows(pairs):
             yield row, None
         return
-    single, start, cut = codec._single, len(codec.prefix), -len(codec.fam0_suffix)
+    one, start, cut = codec.decoder(set(ic.all_positions)).one, len(codec.prefix), -len(codec.fam0_suffix)
     for key, value in pairs:
-        yield single(key, value), key[start:cut]
+        yield one(key, value), key[start:cut]
 
 
 def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str) -> list[Iterator[tuple]]:
@@ -217,11 +219,12 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str) -> list
     runs: list[Iterator[tuple]] = []
     run: list[tuple] = []
     for ordinal, (row, pk_bytes) in enumerate(rows):
+        if not ordinal & 0xFFF:
+            ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
         if ic.holds(row):
             key, value, _conditional = ic.entry(row, pk_bytes)
             run.append((key, ordinal, value))
             if len(run) == RUN_ENTRIES:
-                ctx.check_cancelled()
                 run.sort()
                 runs.append(_spill(run, os.path.join(spill_dir, f"run{len(runs)}")))
                 run = []
