@@ -306,7 +306,10 @@ def _abandon(manager, table_id: int, index_id: int, fence=None) -> None:
         if fence is not None:
             manager.pass_fence(txn, fence)
         try:
-            txn.delete_range(start, prefix_end(start))
+            desc = Catalog(txn).table_by_id(table_id)
+            # a publication whose commit raised after applying (a failed fsync wait) keeps its entries
+            if desc is None or all(i.id != index_id for i in desc.indexes):
+                txn.delete_range(start, prefix_end(start))
             txn.delete(pending_key(table_id, index_id))
             txn.commit()
             return

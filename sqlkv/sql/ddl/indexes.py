@@ -109,7 +109,8 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     where = params.args.get("where")
     predicate = _index_predicate(where.this, table, env) if where is not None else None
     idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], desc, unique, storing, predicate)
-    if index_ingest.applies(env.ctx, catalog):  # bulk backfill by SSTable ingestion (index_ingest.py)
+    # bulk backfill by SSTable ingestion (index_ingest.py): ordered indexes only (one entry per row)
+    if (params is None or params.args.get("using") is None) and index_ingest.applies(env.ctx, catalog):
         index_ingest.build_by_ingest(table, idx, catalog, env.ctx)
         return
     table.next_index_id += 1
