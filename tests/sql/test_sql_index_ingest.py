@@ -270,3 +270,30 @@ def test_inside_a_transaction_the_build_stays_transactional(tmp_path):
     assert _ingests(path) == before
     assert "@ix" not in "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM t WHERE k = 5").fetchall())
     assert _leftovers(path, 2) == [] and conn.execute("CHECK DATABASE").fetchall() == []
+
+
+@pytest.mark.parametrize("meanwhile, error", [
+    ("CREATE TABLE u (a INT PRIMARY KEY); CREATE INDEX ix ON u (a)", "already exists"),
+    ("ALTER TABLE t ADD COLUMN extra INT", "SQLSTATE 40001"),
+])
+def test_a_build_overtaken_by_other_ddl_fails_and_leaves_nothing(tmp_path, monkeypatch, meanwhile, error):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._sorted_runs
+
+    def runs_after_other_ddl(*args):
+        other = _open(path)
+        for sql in meanwhile.split("; "):
+            other.execute(sql)
+        return original(*args)
+
+    monkeypatch.setattr(index_ingest, "_sorted_runs", runs_after_other_ddl)
+    with pytest.raises(sqlkv.Error, match=error):
+        conn.execute("CREATE INDEX ix ON t (k)")
+    monkeypatch.setattr(index_ingest, "_sorted_runs", original)
+    assert _leftovers(path, 2) == []
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    conn.execute("CREATE INDEX ix_again ON t (k)")
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert conn.execute("SELECT count(*) FROM t WHERE k = 5").fetchall() == [(sum(1 for r in ROWS if r[1] == 5),)]
