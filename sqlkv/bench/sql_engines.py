@@ -60,6 +60,12 @@ class BenchEngine:
     def settle(self) -> None:
         """Finish background work a load left behind (sqlkv's flushes and compactions)."""
 
+    def run_ddl(self, sql: str) -> None:
+        """Run one schema statement on its own and commit it (sqlite3 and DuckDB run DDL
+        outside a transaction here anyway)."""
+        self.cursor().execute(sql)
+        self.commit()
+
     def commit(self) -> None:
         self.connection.commit()
 
@@ -107,6 +113,16 @@ class SqlkvEngine(BenchEngine):
 
     def settle(self) -> None:
         self.connection.session.db.engine.finish_background_work()
+
+    def run_ddl(self, sql: str) -> None:
+        """In autocommit mode, as the shell and scripts run it: CREATE INDEX on the LSM then
+        builds by ingestion (sqlkv/sql/ddl/index_ingest.py)."""
+        self.connection.commit()
+        self.connection.autocommit = True
+        try:
+            self.cursor().execute(sql)
+        finally:
+            self.connection.autocommit = False
 
     def version(self) -> str:
         return f"sqlkv {sqlkv.__version__}"

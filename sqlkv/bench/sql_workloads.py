@@ -244,6 +244,21 @@ def reopen(engine: BenchEngine, data: Dataset, watch: Stopwatch, rep: int) -> Re
     return [rows]
 
 
+# 11. Index build on the populated table ---------------------------------------------------------
+
+CREATE_INDEX = "CREATE INDEX orders_amount ON orders (amount, quantity)"
+INDEX_CHECK = "SELECT COUNT(*), SUM(quantity), MIN(id) FROM orders WHERE amount BETWEEN 1000 AND 1100"
+
+
+def create_index(engine: BenchEngine, data: Dataset, watch: Stopwatch, rep: int) -> Results:
+    """Last in the list, so the extra index changes no other workload's figures."""
+    engine.run_ddl("DROP INDEX IF EXISTS orders_amount")  # an earlier repetition's
+    engine.settle()
+    with watch:
+        engine.run_ddl(CREATE_INDEX)
+    return []
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("bulk_insert", "bulk insert (executemany, 1 txn)", "rows",
              lambda d: d.scale + d.customers, bulk_insert, writes=True, repeatable=False,
@@ -264,6 +279,8 @@ WORKLOADS: tuple[Workload, ...] = (
              writes=True, check=(TOTALS_CHECK, "SELECT COUNT(*) FROM orders WHERE id <= 1000")),
     Workload("order_limit", "ORDER BY indexed col LIMIT 10", "queries", _order_limits, order_limit),
     Workload("reopen", "close + connect + first query", "reopens", lambda d: 1, reopen),
+    Workload("create_index", "CREATE INDEX on the populated table", "indexes", lambda d: 1, create_index,
+             writes=True, check=(INDEX_CHECK,)),
 )
 
 WORKLOADS_BY_NAME: dict[str, Workload] = {w.name: w for w in WORKLOADS}

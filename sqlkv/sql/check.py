@@ -18,6 +18,7 @@ from sqlkv.encoding.keys import decode_uvarint, table_prefix
 from sqlkv.encoding.pretty import pretty_key
 from sqlkv.errors import CorruptionError
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.ddl.index_ingest import pending_index_ids
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.display import names_lookup
 from sqlkv.storage.kv import prefix_end
@@ -73,6 +74,7 @@ def _check_table(txn, table, names, ctx) -> list[str]:
             out.append(f"{table.name}: index {ic.name}: missing entry {pretty_key(key, names)}")
     # keys under the table prefix that belong to no index
     known = {1} | {ic.index.id for ic in codec.indexes}
+    known |= pending_index_ids(txn, table.id)  # a CREATE INDEX building by ingestion (not yet public)
     start = table_prefix(table.id)
     for key, _ in txn.scan(start, prefix_end(start)):
         _t, off = decode_uvarint(key, 0)

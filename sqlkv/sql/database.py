@@ -61,6 +61,11 @@ class Database:
                 db._refs += 1
                 return db
             db = cls(path, open_engine(path, **options), key)
+            if not db.engine.shared:
+                # what a CREATE INDEX killed mid-ingestion left (sqlkv/sql/ddl/index_ingest.py)
+                from sqlkv.sql.ddl.index_ingest import collect_abandoned  # noqa: PLC0415 - import cycle
+
+                collect_abandoned(db)
             cls._registry[key] = db
             return db
 

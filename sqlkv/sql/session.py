@@ -75,6 +75,7 @@ class Session:
         self.time_zone: _dt.tzinfo = UTC  # SET TIME ZONE (sqlkv/sql/timezone.py)
         self._pending: Result | None = None
         self._current_ctx: ExecContext | None = None
+        self._owns_txn = False  # the running statement has its transaction to itself
         # progress(title) -> context manager yielding wrap(rows, total=, label=): the shell's
         # bars for long loops (CREATE INDEX backfill, CHECK DATABASE); None draws nothing
         self.progress: Any = None
@@ -297,6 +298,7 @@ class Session:
         the caller as a PEP 249 error (`TxnState.undo_statement`). A statement running in a
         transaction of its own (``savepoint=False``) needs none: its caller rolls that back."""
         state = self.state
+        self._owns_txn = not savepoint and not many  # the statement's own autocommit transaction
         token = state.begin_statement(txn, savepoint)
         try:
             result = self._run_many(stmt, params) if many else self._run(stmt, params)
@@ -364,6 +366,7 @@ class Session:
         check_params(stmt, params)
         catalog = self.catalog()
         env = self._new_env(catalog, params)
+        env.ctx.extra["owns_txn"] = self._owns_txn  # CREATE INDEX may then commit steps of its own
         self._current_ctx = env.ctx
         try:
             execute_ddl(stmt, catalog, env)

@@ -38,8 +38,9 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlkv.encoding.pretty import pretty_key
@@ -47,7 +48,7 @@ from sqlkv.errors import OperationalError, SerializationFailure
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
 from sqlkv.txn.figures import TxnFigures, describe_active
-from sqlkv.txn.spans import KeySpans
+from sqlkv.txn.spans import Intervals, KeySpans
 from sqlkv.txn.transaction import Transaction
 
 T = TypeVar("T")
@@ -67,6 +68,14 @@ class _LoggedCommit:
     seq: int
     writes: KeySpans
     foreign: bool = False  # written around the manager: treated as writing every key
+
+
+@dataclass
+class _Fence:
+    """A key span whose commits wait (`TxnManager.fence`), but for the listed transactions."""
+
+    spans: KeySpans
+    passes: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -100,6 +109,8 @@ class TxnManager:
         self._log_keys = 0
         self._log_floor = 0  # commits numbered <= this were dropped from a still-needed log
         self._last_seen_seq = engine.last_seq
+        self._fences: list[_Fence] = []  # spans whose commits wait (a bulk index backfill)
+        self._fence_released = threading.Condition(self._commit_lock)
         self._commits = 0
         self._trivial_commits = 0
         self._aborts = 0
@@ -238,6 +249,8 @@ class TxnManager:
         reads = txn._read_spans() if engine.last_seq > txn.snapshot_seq else None
         writes = txn._write_spans() if self._others_active(txn.txn_id) else None
         with self._commit_lock:
+            if self._fences and self._wait_for_fences(txn):
+                writes = None  # others may have come and gone while this commit waited
             self._log_foreign_writes(engine.last_seq)
             if self._needs_validation(txn.snapshot_seq):
                 if reads is None:
@@ -344,6 +357,58 @@ class TxnManager:
         log = self._log
         while log and (horizon is None or log[0].seq <= horizon):
             self._log_keys -= len(log.popleft().writes)
+
+    # -- bulk ingestion (CREATE INDEX backfill, sqlkv/sql/ddl/index_ingest.py) -------------
+
+    @contextmanager
+    def fence(self, start: bytes, end: bytes) -> Iterator[_Fence]:
+        """Make every commit writing into ``[start, end)`` wait until the block exits.
+
+        A commit validated and applied before the fence went up is in every snapshot taken
+        after this returns; one arriving later waits (before validating), then validates
+        against what committed meanwhile. Transactions marked with `pass_fence` (the fence
+        holder's own) are not held."""
+        fence = _Fence(KeySpans([], Intervals.from_spans([(start, end)])))
+        with self._commit_lock:
+            self._fences.append(fence)
+        try:
+            yield fence
+        finally:
+            with self._commit_lock:
+                self._fences.remove(fence)
+                self._fence_released.notify_all()
+
+    def pass_fence(self, txn: Transaction, fence: _Fence) -> None:
+        fence.passes.add(txn.txn_id)
+
+    def _wait_for_fences(self, txn: Transaction) -> bool:
+        """Wait (commit lock held, released while waiting) while a fence covers a write of
+        ``txn``; True when it waited."""
+        writes = txn._write_spans()
+        waited = False
+        while any(txn.txn_id not in f.passes and f.spans.first_overlap(writes) is not None for f in self._fences):
+            self._fence_released.wait()
+            waited = True
+        return waited
+
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], start: bytes, end: bytes) -> int:
+        """`Engine.ingest` the sorted ``pairs`` (all inside ``[start, end)``) as a commit of
+        this manager: transactions that read that span and began before it conflict with it,
+        as with any commit, and nothing else does (a write around the manager would count as
+        writing every key). The engine holds its write lock for the whole ingestion anyway,
+        so holding the commit lock meanwhile costs other commits nothing more."""
+        engine = self._engine()
+        with self._commit_lock:
+            self._log_foreign_writes(engine.last_seq)
+            seq = engine.ingest(pairs)
+            if seq <= self._last_seen_seq:
+                return seq  # nothing was ingested
+            self._last_applied_seq = seq
+            self._last_seen_seq = seq
+            if self._horizon() is not None:
+                self._append(_LoggedCommit(seq, KeySpans([], Intervals.from_spans([(start, end)]))))
+            self._prune()
+        return seq
 
     # -- figures -------------------------------------------------------------------------
 

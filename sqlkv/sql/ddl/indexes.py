@@ -19,6 +19,7 @@ from sqlkv.errors import (
     UniqueViolation,
 )
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.ddl import index_ingest
 from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
 from sqlkv.sql.ddl.generated import drop_unused_expression_columns, expression_column, immutable_expression
 from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
@@ -108,6 +109,10 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     where = params.args.get("where")
     predicate = _index_predicate(where.this, table, env) if where is not None else None
     idx = IndexDescriptor(table.next_index_id, iname, [c.id for c in cols], desc, unique, storing, predicate)
+    # bulk backfill by SSTable ingestion (index_ingest.py): ordered indexes only (one entry per row)
+    if (params is None or params.args.get("using") is None) and index_ingest.applies(env.ctx, catalog):
+        index_ingest.build_by_ingest(table, idx, catalog, env.ctx)
+        return
     table.next_index_id += 1
     table.indexes.append(idx)
     catalog.update(table)
@@ -160,12 +165,17 @@ def _write_entry(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, t
     try:
         txn.put_if_absent(key, value)
     except ConditionFailedError:
-        names = ", ".join(table.columns[p].name for p in ic.key_positions)
-        vals = ", ".join(str(row[p]) for p in ic.key_positions)
-        raise UniqueViolation(
-            f'could not create unique index "{idx.name}": duplicate key value violates unique '
-            f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
-        ) from None
+        raise unique_violation(table, idx, ic, row) from None
+
+
+def unique_violation(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, row: tuple) -> UniqueViolation:
+    """The error of a unique index whose backfill met ``row`` repeating an earlier row's key."""
+    names = ", ".join(table.columns[p].name for p in ic.key_positions)
+    vals = ", ".join(str(row[p]) for p in ic.key_positions)
+    return UniqueViolation(
+        f'could not create unique index "{idx.name}": duplicate key value violates unique '
+        f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
+    )
 
 
 def drop_index(ast: exp.Drop, catalog) -> None:

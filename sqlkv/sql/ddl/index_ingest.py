@@ -1,0 +1,342 @@
+"""CREATE INDEX on a populated table by bulk ingestion (LSM engine): sort, write tables, install.
+
+The transactional backfill (indexes.py) puts every entry through the statement's write buffer,
+the WAL and the memtable. Here the entries are sorted and handed to `Engine.ingest`, which
+writes them straight into SSTables installed by one MANIFEST write (storage/lsm/ingest.py),
+as Pebble and CockroachDB build an index. ``CREATE INDEX ix ON t (k)`` on an autocommit
+statement walks these steps, each in a transaction of its own:
+
+1. **Reserve** (`_reserve`, committed): bump ``t``'s ``next_index_id`` and write a *pending
+   backfill* marker ``/Table/5/1/<t>/<ix id>``. The id is never handed out again, so no other
+   CREATE INDEX -- concurrent, retried, or after a crash -- writes under it, and cleaning it up
+   deletes nobody else's entries.
+2. **Fence** ``t``'s keys (`TxnManager.fence`): commits writing into ``t`` wait until the
+   index is published. Then take the snapshot the backfill reads: every write to ``t`` is either
+   in it or waits, and once released it fails its commit check (it read ``t``'s descriptor,
+   which the publication changed) and is re-run by its caller against the new descriptor, which
+   maintains the index. Why not CockroachDB's write-only state, where writers maintain the index
+   during the backfill: an ingested key gets the *newest* sequence number here (there are no
+   MVCC timestamps to ingest at the snapshot's), so a row deleted during the backfill would
+   have its stale entry ingested on top of the deletion's. Blocking writers of that one table
+   for the backfill's length is the price; readers, and writers of other tables, go on.
+3. **Build** the entries from a scan at that snapshot, sorted in runs of `RUN_ENTRIES` (spilled
+   to temporary files past the first) and merged (`sorted_entries`); equal adjacent keys are a
+   unique violation, reported as the transactional path reports it (the first row, in primary
+   key order, that repeats an earlier row's key), and nothing is ingested.
+4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST).
+5. **Publish** (committed): the descriptor gains the index, the marker goes.
+
+A failure after step 1 removes the id's key range and the marker (`_abandon`). A crash leaves
+the marker: `collect_abandoned` (run when a database is opened) removes the range and the
+marker, and CHECK DATABASE skips the key range of a pending backfill meanwhile. Other engines,
+explicit transactions, and a statement whose transaction already wrote something use the
+transactional backfill.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import pickle
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from sqlkv.catalog.catalog import Catalog
+from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.encoding.keys import decode_key, encode_key, index_prefix, table_prefix
+from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.storage.kv import Engine, prefix_end
+
+# Off switch (tests compare both paths; a user can set SQLKV_BULK_INDEX=0).
+ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
+RUN_ENTRIES = 200_000  # entries sorted in memory at once (~30-60 MB); more spill to a temporary file per run
+_SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run
+
+PENDING_TABLE_ID = 5  # the pending-backfill system table (4 is the history timeline, history.py)
+_PENDING = index_prefix(PENDING_TABLE_ID, 1)
+
+_live_lock = threading.Lock()
+_live: set[tuple[str, int, int]] = set()  # (database, table id, index id) being built here
+
+
+def applies(ctx: ExecContext, catalog: Catalog) -> bool:
+    """Whether this CREATE INDEX may build by ingestion (see the module docstring)."""
+    txn = ctx.txn
+    if not ENABLED or not ctx.extra.get("owns_txn") or catalog.dirty or txn.write_count or txn.shared:
+        return False
+    return type(txn.manager.engine).ingest is not Engine.ingest
+
+
+def pending_key(table_id: int, index_id: int) -> bytes:
+    return _PENDING + encode_key([table_id, index_id])
+
+
+def pending_index_ids(txn: Any, table_id: int) -> set[int]:
+    """Ids of ``table_id``'s indexes being built (or abandoned by a crash, not yet collected)."""
+    start = _PENDING + encode_key([table_id])
+    return {_decode_pending(key)[1] for key, _ in txn.scan(start, prefix_end(start))}
+
+
+def _decode_pending(key: bytes) -> tuple[int, int]:
+    (table_id, index_id), _end = decode_key(key, 2, offset=len(_PENDING))
+    return table_id, index_id  # type: ignore[return-value]
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def build_by_ingest(table: TableDescriptor, idx: IndexDescriptor, catalog: Catalog, ctx: ExecContext) -> None:
+    """Steps 1-5. ``table`` is the statement's copy (with any expression column the index
+    added); ``idx`` its new index, whose id is replaced by the reserved one."""
+    manager = ctx.txn.manager
+    stored = catalog.table_by_id(table.id)  # as the statement found it (before its changes)
+    if stored is None or stored.version != table.version:
+        raise SerializationFailure(f'restart transaction: table "{table.name}" changed (SQLSTATE 40001)')
+    shape = _shape(stored)
+    index_id = _reserve(manager, catalog, table.id, shape)
+    idx = replace(idx, id=index_id)
+    live = (_database_key(manager), table.id, index_id)
+    with _live_lock:
+        _live.add(live)
+    try:
+        start = table_prefix(table.id)
+        with manager.fence(start, prefix_end(start)) as fence:
+            try:
+                _backfill_and_publish(table, idx, catalog, ctx, fence, shape)
+            except BaseException:
+                _abandon(manager, table.id, index_id, fence)
+                raise
+    finally:
+        with _live_lock:
+            _live.discard(live)
+
+
+def _reserve(manager, catalog: Catalog, table_id: int, shape: dict) -> int:
+    """Step 1, committed; a commit conflict is retried (a changed table then fails the check)."""
+    for attempt in range(20):
+        txn = manager.begin()
+        try:
+            cat = Catalog(txn, catalog.cache)
+            desc = _same_table(cat, table_id, shape)
+            index_id = desc.next_index_id
+            desc.next_index_id += 1
+            cat.update(desc)
+            txn.put(pending_key(table_id, index_id), b"")
+        except BaseException:
+            txn.rollback()
+            raise
+        try:
+            txn.commit()
+            return index_id
+        except SerializationFailure:
+            if attempt == 19:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _shape(desc: TableDescriptor) -> dict:
+    """The descriptor but for what another CREATE INDEX (or DROP INDEX) changes: those may
+    run meanwhile; this index is published onto the indexes the table then has."""
+    d = desc.to_dict()
+    for changed in ("version", "next_index_id", "indexes"):
+        d.pop(changed, None)
+    return d
+
+
+def _same_table(cat: Catalog, table_id: int, shape: dict) -> TableDescriptor:
+    desc = cat.table_by_id(table_id)
+    if desc is None:
+        raise UndefinedTable(f"table {table_id} was dropped while CREATE INDEX ran")
+    if _shape(desc) != shape:
+        raise SerializationFailure(f'restart transaction: table "{desc.name}" was changed by another '
+                                   f"statement while CREATE INDEX ran (SQLSTATE 40001)")
+    return desc
+
+
+def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog: Catalog, ctx: ExecContext,
+                          fence, shape: dict) -> None:
+    manager = ctx.txn.manager
+    snap = manager.begin()
+    try:
+        _same_table(Catalog(snap, catalog.cache), table.id, shape)
+        codec = codec_for(table)
+        ic = IndexCodec(table, idx, codec.pk_positions)
+        start = index_prefix(table.id, idx.id)
+        pairs = snap.scan(codec.prefix, prefix_end(codec.prefix))
+        with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
+            with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
+                rows = _rows_with_pk(codec, ic, wrap(pairs, label="rows"))
+                runs = _sorted_runs(rows, ic, ctx, spill_dir)
+                merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
+                duplicate = _ingest_checked(manager, merged, start, prefix_end(start))
+        if duplicate is not None:
+            from sqlkv.sql.ddl.indexes import unique_violation  # noqa: PLC0415 - indexes.py imports us
+
+            raise unique_violation(table, idx, ic, _row_at(codec, snap, ic, duplicate))
+    finally:
+        snap.rollback()
+    publish = manager.begin()
+    manager.pass_fence(publish, fence)
+    try:
+        cat = Catalog(publish, catalog.cache)
+        current = _same_table(cat, table.id, shape)
+        for other in cat.list_tables():
+            if other.find_index(idx.name) is not None:
+                raise DuplicateTable(f'index "{idx.name}" already exists')
+        table.version = current.version
+        table.next_index_id = max(current.next_index_id, idx.id + 1)
+        table.indexes = [*current.indexes, idx]
+        cat.update(table)
+        publish.delete(pending_key(table.id, idx.id))
+        publish.commit()
+    except BaseException:
+        publish.rollback()
+        raise
+
+
+def _rows_with_pk(codec, ic: IndexCodec, pairs) -> Iterator[tuple[tuple, bytes | None]]:
+    """``(row, its encoded primary key)`` per row, with only the columns the index reads
+    decoded; the key bytes save `IndexCodec.entry` encoding the primary key again
+    (single-family tables: one KV per row, key = prefix + primary key + family 0)."""
+    if not codec.single_family:
+        for row in codec.decode_rows(pairs):
+            yield row, None
+        return
+    one, start, cut = codec.decoder(set(ic.all_positions)).one, len(codec.prefix), -len(codec.fam0_suffix)
+    for key, value in pairs:
+        yield one(key, value), key[start:cut]
+
+
+def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str) -> list[Iterator[tuple]]:
+    """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
+    in primary key order). Runs but the last are spilled, so memory holds one run."""
+    runs: list[Iterator[tuple]] = []
+    run: list[tuple] = []
+    for ordinal, (row, pk_bytes) in enumerate(rows):
+        if not ordinal & 0xFFF:
+            ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
+        if ic.holds(row):
+            key, value, _conditional = ic.entry(row, pk_bytes)
+            run.append((key, ordinal, value))
+            if len(run) == RUN_ENTRIES:
+                run.sort()
+                runs.append(_spill(run, os.path.join(spill_dir, f"run{len(runs)}")))
+                run = []
+    run.sort()
+    runs.append(iter(run))
+    return runs
+
+
+def _spill(run: list[tuple], path: str) -> Iterator[tuple]:
+    with open(path, "wb") as f:
+        for i in range(0, len(run), _SPILL_CHUNK):
+            pickle.dump(run[i:i + _SPILL_CHUNK], f, protocol=pickle.HIGHEST_PROTOCOL)
+    return _read_run(path)
+
+
+def _read_run(path: str) -> Iterator[tuple]:
+    with open(path, "rb") as f:
+        while True:
+            try:
+                chunk = pickle.load(f)
+            except EOFError:
+                return
+            yield from chunk
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _ingest_checked(manager, merged: Iterator[tuple], start: bytes, end: bytes) -> int | None:
+    """Ingest the merged entries; on equal adjacent keys ingest nothing and return the ordinal
+    of the row the transactional backfill would have reported (the smallest second ordinal of
+    any group of equal keys: the first row in primary key order repeating an earlier key)."""
+    first_dup: list[int] = []
+
+    def pairs() -> Iterator[tuple[bytes, bytes]]:
+        prev = None
+        for key, ordinal, value in merged:
+            if key == prev:
+                first_dup.append(ordinal)
+                raise _Duplicate
+            prev = key
+            yield key, value
+
+    try:
+        manager.ingest(pairs(), start, end)
+        return None
+    except _Duplicate:
+        pass
+    # finish the pass to find the reported row (the error path only)
+    best = first_dup[0]
+    prev, seen_second = None, True
+    for key, ordinal, _value in merged:
+        if key != prev:
+            prev, seen_second = key, False
+        elif not seen_second:
+            seen_second = True
+            best = min(best, ordinal)
+    return best
+
+
+def _row_at(codec, snap, ic: IndexCodec, ordinal: int) -> tuple:
+    rows = codec.decode_rows(snap.scan(codec.prefix, prefix_end(codec.prefix)))
+    for n, row in enumerate(rows):
+        if n == ordinal:
+            return row
+    raise AssertionError("the duplicate's row vanished from the snapshot")  # the snapshot is fixed
+
+
+# -- failure and crash -------------------------------------------------------------------------
+
+
+def _abandon(manager, table_id: int, index_id: int, fence=None) -> None:
+    """Remove an unpublished index's key range and its pending marker (best effort: what a
+    failure here leaves, `collect_abandoned` removes at the next open)."""
+    start = index_prefix(table_id, index_id)
+    for _attempt in range(5):
+        txn = manager.begin()
+        if fence is not None:
+            manager.pass_fence(txn, fence)
+        try:
+            desc = Catalog(txn).table_by_id(table_id)
+            # a publication whose commit raised after applying (a failed fsync wait) keeps its entries
+            if desc is None or all(i.id != index_id for i in desc.indexes):
+                txn.delete_range(start, prefix_end(start))
+            txn.delete(pending_key(table_id, index_id))
+            txn.commit()
+            return
+        except SerializationFailure:
+            txn.rollback()
+        except Exception:  # noqa: BLE001 - the statement's own error is what the user must see
+            txn.rollback()
+            return
+
+
+def collect_abandoned(db) -> int:
+    """Remove what crashed ingestion backfills left (run at open); returns how many."""
+    if db.read_only:
+        return 0
+    manager = db.txn_manager
+    txn = manager.begin(read_only=True)
+    try:
+        found = [_decode_pending(key) for key, _ in txn.scan(_PENDING, prefix_end(_PENDING))]
+    finally:
+        txn.rollback()
+    here = _database_key(manager)
+    with _live_lock:
+        found = [(t, i) for t, i in found if (here, t, i) not in _live]
+    for table_id, index_id in found:
+        _abandon(manager, table_id, index_id)
+    return len(found)
+
+
+def _database_key(manager) -> str:
+    return str(id(manager))

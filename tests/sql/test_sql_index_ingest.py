@@ -1,0 +1,299 @@
+"""CREATE INDEX by bulk ingestion (sqlkv/sql/ddl/index_ingest.py) against the transactional
+backfill: the same keys, the same errors, nothing left by a failure or a crash, and writes made
+during the backfill reach the index."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+import sqlkv
+from sqlkv.errors import IntegrityError, OperationalError
+from sqlkv.sql.database import Database
+from sqlkv.sql.ddl import index_ingest
+from sqlkv.storage.kv import prefix_end
+from sqlkv.encoding.keys import index_prefix, table_prefix
+
+ROWS = [(i, (i * 37) % 101 if i % 13 else None, f"name{(i * 7) % 50}", float(i % 9) / 4, i % 3 == 0)
+        for i in range(3000)]
+INDEXES = [
+    "CREATE INDEX ix_k ON t (k)",
+    "CREATE INDEX ix_kd ON t (k DESC, name)",
+    "CREATE INDEX ix_st ON t (name) STORING (x)",
+    "CREATE INDEX ix_part ON t (x) WHERE flag",
+    "CREATE INDEX ix_expr ON t ((k * 2))",
+    "CREATE UNIQUE INDEX ux_id ON t (k, id)",
+]
+QUERIES = [
+    "SELECT id FROM t WHERE k = 5 ORDER BY id",
+    "SELECT k, name FROM t WHERE k BETWEEN 10 AND 20 ORDER BY k DESC, name, id",
+    "SELECT name, x FROM t WHERE name = 'name7' ORDER BY id",
+    "SELECT id FROM t WHERE flag AND x > 1 ORDER BY id",
+    "SELECT id FROM t WHERE k * 2 = 40 ORDER BY id",
+    "SELECT count(*) FROM t WHERE k IS NULL",
+]
+
+
+def _open(path):
+    return sqlkv.connect(path, autocommit=True)
+
+
+def _db(path) -> Database:
+    return Database._registry[os.path.realpath(path)]
+
+
+def _load(conn):
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, name TEXT, x FLOAT, flag BOOL)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ROWS)
+
+
+def _table_kvs(path):
+    db = _db(path)
+    start = table_prefix(100)
+    return list(db.engine.snapshot().scan(start, prefix_end(start)))
+
+
+@pytest.fixture
+def small_runs(monkeypatch):
+    monkeypatch.setattr(index_ingest, "RUN_ENTRIES", 700)  # several spilled runs to merge
+
+
+def _ingests(path) -> int:
+    return _db(path).engine._core.ingest_counters["ingests"]
+
+
+def test_ingested_indexes_equal_transactional_ones(tmp_path, monkeypatch, small_runs):
+    paths = {}
+    for mode in (True, False):
+        monkeypatch.setattr(index_ingest, "ENABLED", mode)
+        path = paths[mode] = str(tmp_path / f"db{mode}")
+        conn = _open(path)
+        _load(conn)
+        before = _ingests(path)
+        for sql in INDEXES:
+            conn.execute(sql)
+        assert _ingests(path) - before == (len(INDEXES) if mode else 0)
+        assert conn.execute("CHECK DATABASE").fetchall() == []
+        conn.close()
+    reopened = {mode: _open(path) for mode, path in paths.items()}
+    for again in reopened.values():
+        assert again.execute("CHECK DATABASE").fetchall() == []
+    assert _table_kvs(paths[True]) == _table_kvs(paths[False])
+    oracle = sqlite3.connect(":memory:")
+    oracle.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, name TEXT, x FLOAT, flag BOOL)")
+    oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ROWS)
+    conn = reopened[True]
+    for q in QUERIES:
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + q).fetchall())
+        assert "@ix_" in plan or "count" in q, plan
+        assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+
+
+def _leftovers(path, index_id: int) -> list:
+    snap = _db(path).engine.snapshot()
+    start = index_prefix(100, index_id)
+    pending = index_ingest._PENDING
+    return list(snap.scan(start, prefix_end(start))) + list(snap.scan(pending, prefix_end(pending)))
+
+
+def test_unique_violation_is_reported_alike_and_leaves_nothing(tmp_path, monkeypatch, small_runs):
+    errors = {}
+    for mode in (True, False):
+        monkeypatch.setattr(index_ingest, "ENABLED", mode)
+        path = str(tmp_path / f"db{mode}")
+        conn = _open(path)
+        _load(conn)
+        with pytest.raises(IntegrityError) as info:
+            conn.execute("CREATE UNIQUE INDEX ux ON t (name, flag)")
+        errors[mode] = str(info.value)
+        assert conn.execute("CHECK DATABASE").fetchall() == []
+        assert _leftovers(path, 2) == []
+        conn.execute("CREATE UNIQUE INDEX ux ON t (id, name)")  # the name is free, the next build works
+        assert conn.execute("CHECK DATABASE").fetchall() == []
+        assert conn.execute("SELECT count(*) FROM t WHERE id = 7 AND name = 'name49'").fetchall() == [(1,)]
+    assert errors[True] == errors[False]
+    assert "Key (name, flag)=(" in errors[True]
+
+
+CRASH_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    import sqlkv
+    from sqlkv.sql.ddl import index_ingest
+    path, point = sys.argv[1], sys.argv[2]
+    target = {"after_ingest": "_ingest_checked", "while_sorting": "_sorted_runs"}[point]
+    original = getattr(index_ingest, target)
+    def killing(*args):
+        if point == "while_sorting":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = original(*args)
+        sys.stdout.write("ingested\\n"); sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    setattr(index_ingest, target, killing)
+    conn = sqlkv.connect(path, autocommit=True)
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, v TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, i % 97, "v%d" % i) for i in range(5000)])
+    sys.stdout.write("loaded\\n"); sys.stdout.flush()
+    conn.execute("CREATE INDEX ix ON t (k, v)")
+    sys.stdout.write("returned\\n"); sys.stdout.flush()
+    """
+)
+
+
+@pytest.mark.parametrize("point", ["after_ingest", "while_sorting"])
+def test_kill_during_backfill_leaves_no_index_and_a_later_build_works(tmp_path, point):
+    path = str(tmp_path / "db")
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    child = subprocess.run([sys.executable, "-c", CRASH_CHILD, path, point], capture_output=True, env=env,
+                           timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    lines = child.stdout.decode().split()
+    assert lines == (["loaded", "ingested"] if point == "after_ingest" else ["loaded"])
+    conn = _open(path)  # opening collects the abandoned build
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert _leftovers(path, 2) == []
+    with pytest.raises(Exception):
+        conn.execute("SELECT * FROM t@ix")
+    conn.execute("CREATE INDEX ix ON t (k, v)")
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert conn.execute("SELECT count(*) FROM t WHERE k = 5").fetchall() == [(sum(1 for i in range(5000) if i % 97 == 5),)]
+    assert "@ix" in "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM t WHERE k = 5").fetchall())
+
+
+def test_writes_during_the_backfill_reach_the_index(tmp_path, monkeypatch):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._sorted_runs
+    outcome: dict = {}
+
+    def writer():
+        other = _open(path)
+        for _attempt in range(50):
+            try:
+                other.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", (99999, 5, "late", 1.0, True))
+                other.execute("DELETE FROM t WHERE id = 13")  # k = 13*37 % 101 = 77
+                outcome["done"] = True
+                return
+            except OperationalError as exc:  # the 40001 of a write held by the fence: re-run it
+                outcome.setdefault("restarts", []).append(str(exc))
+
+    thread = threading.Thread(target=writer)
+
+    def runs_while_writing(*args):
+        thread.start()
+        thread.join(0.5)  # the writer is held by the fence meanwhile
+        outcome["held"] = thread.is_alive()
+        return original(*args)
+
+    monkeypatch.setattr(index_ingest, "_sorted_runs", runs_while_writing)
+    conn.execute("CREATE INDEX ix ON t (k)")
+    thread.join(30)
+    assert outcome.get("done") and outcome["held"], outcome
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert conn.execute("SELECT id FROM t WHERE k = 5 AND id > 90000").fetchall() == [(99999,)]
+    assert conn.execute("SELECT id FROM t WHERE k = 77 AND id = 13").fetchall() == []
+    assert "@ix" in "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM t WHERE k = 5").fetchall())
+
+
+def test_two_builds_on_one_table_at_once_get_their_own_ids(tmp_path, monkeypatch):
+    """A second CREATE INDEX starting (and finishing) while the first is sorting: each keeps
+    its reserved id, both are published, and neither's entries are touched by the other."""
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._sorted_runs
+    second: dict = {}
+
+    def build_second():
+        try:
+            _open(path).execute("CREATE INDEX ix_b ON t (name, k)")
+            second["ok"] = True
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            second["error"] = exc
+
+    def runs_with_a_second_build(*args):
+        if not second:
+            second["started"] = True
+            thread = threading.Thread(target=build_second)
+            thread.start()
+            thread.join(30)
+        return original(*args)
+
+    monkeypatch.setattr(index_ingest, "_sorted_runs", runs_with_a_second_build)
+    conn.execute("CREATE INDEX ix_a ON t (k)")
+    assert second.get("ok"), second
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert _leftovers(path, 99) == []  # no pending marker is left
+    for q, name in (("SELECT id FROM t WHERE k = 5 ORDER BY id", "@ix_a"),
+                    ("SELECT id FROM t WHERE name = 'name3' ORDER BY id", "@ix_b")):
+        assert name in "\n".join(r[0] for r in conn.execute("EXPLAIN " + q).fetchall())
+        oracle = sqlite3.connect(":memory:")
+        oracle.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, name TEXT, x FLOAT, flag BOOL)")
+        oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ROWS)
+        assert conn.execute(q).fetchall() == oracle.execute(q).fetchall()
+
+
+def test_check_database_during_a_build_accepts_its_pending_range(tmp_path, monkeypatch):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._ingest_checked
+    seen: dict = {}
+
+    def ingest_then_check(manager, *args):
+        result = original(manager, *args)
+        seen["pending"] = _leftovers(path, 2) != []  # entries and marker exist, index not public
+        seen["problems"] = _open(path).execute("CHECK DATABASE").fetchall()
+        return result
+
+    monkeypatch.setattr(index_ingest, "_ingest_checked", ingest_then_check)
+    conn.execute("CREATE INDEX ix ON t (k)")
+    assert seen == {"pending": True, "problems": []}
+
+
+def test_inside_a_transaction_the_build_stays_transactional(tmp_path):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    before = _ingests(path)
+    conn.execute("BEGIN")
+    conn.execute("CREATE INDEX ix ON t (k)")
+    conn.execute("ROLLBACK")
+    assert _ingests(path) == before
+    assert "@ix" not in "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM t WHERE k = 5").fetchall())
+    assert _leftovers(path, 2) == [] and conn.execute("CHECK DATABASE").fetchall() == []
+
+
+@pytest.mark.parametrize("meanwhile, error", [
+    ("CREATE TABLE u (a INT PRIMARY KEY); CREATE INDEX ix ON u (a)", "already exists"),
+    ("ALTER TABLE t ADD COLUMN extra INT", "SQLSTATE 40001"),
+])
+def test_a_build_overtaken_by_other_ddl_fails_and_leaves_nothing(tmp_path, monkeypatch, meanwhile, error):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    original = index_ingest._sorted_runs
+
+    def runs_after_other_ddl(*args):
+        other = _open(path)
+        for sql in meanwhile.split("; "):
+            other.execute(sql)
+        return original(*args)
+
+    monkeypatch.setattr(index_ingest, "_sorted_runs", runs_after_other_ddl)
+    with pytest.raises(sqlkv.Error, match=error):
+        conn.execute("CREATE INDEX ix ON t (k)")
+    monkeypatch.setattr(index_ingest, "_sorted_runs", original)
+    assert _leftovers(path, 2) == []
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    conn.execute("CREATE INDEX ix_again ON t (k)")
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert conn.execute("SELECT count(*) FROM t WHERE k = 5").fetchall() == [(sum(1 for r in ROWS if r[1] == 5),)]
