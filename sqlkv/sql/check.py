@@ -18,7 +18,7 @@ from sqlkv.encoding.keys import decode_uvarint, table_prefix
 from sqlkv.encoding.pretty import pretty_key
 from sqlkv.errors import CorruptionError
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.ddl.index_ingest import pending_index_ids
+from sqlkv.catalog.pending_builds import pending_index_ids
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.display import names_lookup
 from sqlkv.storage.kv import prefix_end

@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from sqlkv.catalog.catalog import SCHEMA_SPAN, DescriptorCache
+from sqlkv.catalog.pending_builds import collect_abandoned
 from sqlkv.storage import open_engine
 from sqlkv.storage.history import DEFAULT_GC_TTL
 from sqlkv.txn import TxnManager
@@ -62,10 +63,7 @@ class Database:
                 return db
             db = cls(path, open_engine(path, **options), key)
             if not db.engine.shared:
-                # what a CREATE INDEX killed mid-ingestion left (sqlkv/sql/ddl/index_ingest.py)
-                from sqlkv.sql.ddl.index_ingest import collect_abandoned  # noqa: PLC0415 - import cycle
-
-                collect_abandoned(db)
+                collect_abandoned(db.txn_manager, db.read_only)  # left by a CREATE INDEX killed mid-build
             cls._registry[key] = db
             return db
 

@@ -97,6 +97,13 @@ class ParsedStatement:
     zone: str | None = None  # SET TIME ZONE: the zone named (None: the default, UTC)
     as_of: exp.Expression | None = None  # SELECT/BEGIN ... AS OF SYSTEM TIME <expr> (asof.py)
 
+    @property
+    def writes(self) -> bool:
+        """Whether running it may write (an EXPLAIN only when ANALYZE runs a writing statement)."""
+        if self.kind == "EXPLAIN":
+            return self.explain_analyze and (self.inner is None or self.inner.writes)
+        return self.kind not in ("SELECT", "CHECK DATABASE")
+
 
 def _tokenize(sql: str) -> list[Token]:
     try:

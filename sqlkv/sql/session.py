@@ -58,7 +58,6 @@ from sqlkv.sql.txnstate import TXN_CONTROL, TxnState
 from sqlkv.sql.types import TEXT
 
 _DDL_PREFIXES = ("CREATE ", "DROP ", "ALTER ")
-_READ_KINDS = {"SELECT", "CHECK DATABASE"}
 _DML_KINDS = {"INSERT", "UPDATE", "DELETE"}
 
 
@@ -247,14 +246,9 @@ class Session:
         return result
 
     def _refuse_write(self, stmt: ParsedStatement) -> None:
-        if not self.db.read_only:
-            return
-        if stmt.kind == "EXPLAIN" and stmt.inner is not None:
-            if not stmt.explain_analyze:
-                return
-            stmt = stmt.inner
-        if stmt.kind not in _READ_KINDS:
-            raise OperationalError(f"database is read-only: cannot run {stmt.kind} on {self.db.path}")
+        if self.db.read_only and stmt.writes:
+            kind = stmt.inner.kind if stmt.kind == "EXPLAIN" and stmt.inner is not None else stmt.kind
+            raise OperationalError(f"database is read-only: cannot run {kind} on {self.db.path}")
 
     def _begin_as_of(self, node, stmt: ParsedStatement, params: Any):
         """A read-only transaction at the time ``node`` (the AS OF SYSTEM TIME expression) names."""
@@ -269,8 +263,7 @@ class Session:
 
     def _refuse_write_in_past(self, txn, stmt: ParsedStatement) -> None:
         """Inside BEGIN AS OF SYSTEM TIME only reads run (a clear error before any work)."""
-        if txn.as_of is not None and stmt.kind not in _READ_KINDS and not (
-                stmt.kind == "EXPLAIN" and not stmt.explain_analyze):
+        if txn.as_of is not None and stmt.writes:
             raise ProgrammingError(f"cannot run {stmt.kind} in a transaction AS OF SYSTEM TIME: it "
                                    f"reads the past and is read-only")
 

@@ -17,6 +17,7 @@ import pytest
 import sqlkv
 from sqlkv.errors import IntegrityError, OperationalError
 from sqlkv.sql.database import Database
+from sqlkv.catalog import pending_builds
 from sqlkv.sql.ddl import index_ingest
 from sqlkv.storage.kv import prefix_end
 from sqlkv.encoding.keys import index_prefix, table_prefix
@@ -99,7 +100,7 @@ def test_ingested_indexes_equal_transactional_ones(tmp_path, monkeypatch, small_
 def _leftovers(path, index_id: int) -> list:
     snap = _db(path).engine.snapshot()
     start = index_prefix(100, index_id)
-    pending = index_ingest._PENDING
+    pending = pending_builds.PENDING
     return list(snap.scan(start, prefix_end(start))) + list(snap.scan(pending, prefix_end(pending)))
 
 

@@ -39,18 +39,17 @@ import heapq
 import os
 import pickle
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 from sqlkv.catalog.catalog import Catalog
+from sqlkv.catalog.pending_builds import abandon, mark_live, pending_key, unmark_live
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
-from sqlkv.encoding.keys import decode_key, encode_key, index_prefix, table_prefix
+from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.rowstore.codec import codec_for
-from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.index import IndexCodec, unique_violation
 from sqlkv.storage.kv import Engine, prefix_end
 
 # Off switch (tests compare both paths; a user can set SQLKV_BULK_INDEX=0).
@@ -58,34 +57,12 @@ ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
 RUN_ENTRIES = 200_000  # entries sorted in memory at once (~30-60 MB); more spill to a temporary file per run
 _SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run
 
-PENDING_TABLE_ID = 5  # the pending-backfill system table (4 is the history timeline, history.py)
-_PENDING = index_prefix(PENDING_TABLE_ID, 1)
-
-_live_lock = threading.Lock()
-_live: set[tuple[str, int, int]] = set()  # (database, table id, index id) being built here
-
-
 def applies(ctx: ExecContext, catalog: Catalog) -> bool:
     """Whether this CREATE INDEX may build by ingestion (see the module docstring)."""
     txn = ctx.txn
     if not ENABLED or not ctx.extra.get("owns_txn") or catalog.dirty or txn.write_count or txn.shared:
         return False
     return type(txn.manager.engine).ingest is not Engine.ingest
-
-
-def pending_key(table_id: int, index_id: int) -> bytes:
-    return _PENDING + encode_key([table_id, index_id])
-
-
-def pending_index_ids(txn: Any, table_id: int) -> set[int]:
-    """Ids of ``table_id``'s indexes being built (or abandoned by a crash, not yet collected)."""
-    start = _PENDING + encode_key([table_id])
-    return {_decode_pending(key)[1] for key, _ in txn.scan(start, prefix_end(start))}
-
-
-def _decode_pending(key: bytes) -> tuple[int, int]:
-    (table_id, index_id), _end = decode_key(key, 2, offset=len(_PENDING))
-    return table_id, index_id  # type: ignore[return-value]
 
 
 # -- the steps ---------------------------------------------------------------------------------
@@ -101,20 +78,17 @@ def build_by_ingest(table: TableDescriptor, idx: IndexDescriptor, catalog: Catal
     shape = _shape(stored)
     index_id = _reserve(manager, catalog, table.id, shape)
     idx = replace(idx, id=index_id)
-    live = (_database_key(manager), table.id, index_id)
-    with _live_lock:
-        _live.add(live)
+    live = mark_live(manager, table.id, index_id)
     try:
         start = table_prefix(table.id)
         with manager.fence(start, prefix_end(start)) as fence:
             try:
                 _backfill_and_publish(table, idx, catalog, ctx, fence, shape)
             except BaseException:
-                _abandon(manager, table.id, index_id, fence)
+                abandon(manager, table.id, index_id, fence)
                 raise
     finally:
-        with _live_lock:
-            _live.discard(live)
+        unmark_live(live)
 
 
 def _reserve(manager, catalog: Catalog, table_id: int, shape: dict) -> int:
@@ -176,7 +150,6 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
                 merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
                 duplicate = _ingest_checked(manager, merged, start, prefix_end(start))
         if duplicate is not None:
-            from sqlkv.sql.ddl.indexes import unique_violation  # noqa: PLC0415 - indexes.py imports us
 
             raise unique_violation(table, idx, ic, _row_at(codec, snap, ic, duplicate))
     finally:
@@ -297,46 +270,3 @@ def _row_at(codec, snap, ic: IndexCodec, ordinal: int) -> tuple:
 # -- failure and crash -------------------------------------------------------------------------
 
 
-def _abandon(manager, table_id: int, index_id: int, fence=None) -> None:
-    """Remove an unpublished index's key range and its pending marker (best effort: what a
-    failure here leaves, `collect_abandoned` removes at the next open)."""
-    start = index_prefix(table_id, index_id)
-    for _attempt in range(5):
-        txn = manager.begin()
-        if fence is not None:
-            manager.pass_fence(txn, fence)
-        try:
-            desc = Catalog(txn).table_by_id(table_id)
-            # a publication whose commit raised after applying (a failed fsync wait) keeps its entries
-            if desc is None or all(i.id != index_id for i in desc.indexes):
-                txn.delete_range(start, prefix_end(start))
-            txn.delete(pending_key(table_id, index_id))
-            txn.commit()
-            return
-        except SerializationFailure:
-            txn.rollback()
-        except Exception:  # noqa: BLE001 - the statement's own error is what the user must see
-            txn.rollback()
-            return
-
-
-def collect_abandoned(db) -> int:
-    """Remove what crashed ingestion backfills left (run at open); returns how many."""
-    if db.read_only:
-        return 0
-    manager = db.txn_manager
-    txn = manager.begin(read_only=True)
-    try:
-        found = [_decode_pending(key) for key, _ in txn.scan(_PENDING, prefix_end(_PENDING))]
-    finally:
-        txn.rollback()
-    here = _database_key(manager)
-    with _live_lock:
-        found = [(t, i) for t, i in found if (here, t, i) not in _live]
-    for table_id, index_id in found:
-        _abandon(manager, table_id, index_id)
-    return len(found)
-
-
-def _database_key(manager) -> str:
-    return str(id(manager))

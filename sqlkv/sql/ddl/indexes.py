@@ -25,7 +25,7 @@ from sqlkv.sql.ddl.generated import drop_unused_expression_columns, expression_c
 from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.rowstore.codec import codec_for
-from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.index import IndexCodec, unique_violation
 from sqlkv.storage.kv import prefix_end
 
 _NULLS_ORDER = re.compile(r"\bNULLS\s+(FIRST|LAST)\b", re.IGNORECASE)
@@ -166,16 +166,6 @@ def _write_entry(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, t
         txn.put_if_absent(key, value)
     except ConditionFailedError:
         raise unique_violation(table, idx, ic, row) from None
-
-
-def unique_violation(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, row: tuple) -> UniqueViolation:
-    """The error of a unique index whose backfill met ``row`` repeating an earlier row's key."""
-    names = ", ".join(table.columns[p].name for p in ic.key_positions)
-    vals = ", ".join(str(row[p]) for p in ic.key_positions)
-    return UniqueViolation(
-        f'could not create unique index "{idx.name}": duplicate key value violates unique '
-        f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
-    )
 
 
 def drop_index(ast: exp.Drop, catalog) -> None:

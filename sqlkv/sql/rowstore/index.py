@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import decode_key, encode_key, index_prefix
 from sqlkv.encoding.values import decode_values, encode_values
+from sqlkv.errors import UniqueViolation
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
@@ -116,3 +117,13 @@ class IndexCodec:
         for p, v in zip(self.storing_positions, stored):
             row[p] = v
         return row
+
+
+def unique_violation(table: TableDescriptor, idx: IndexDescriptor, ic: IndexCodec, row: tuple) -> UniqueViolation:
+    """The error of a unique index whose backfill met ``row`` repeating an earlier row's key."""
+    names = ", ".join(table.columns[p].name for p in ic.key_positions)
+    vals = ", ".join(str(row[p]) for p in ic.key_positions)
+    return UniqueViolation(
+        f'could not create unique index "{idx.name}": duplicate key value violates unique '
+        f'constraint "{idx.name}" (Key ({names})=({vals}) is duplicated)'
+    )
