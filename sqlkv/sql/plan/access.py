@@ -132,7 +132,7 @@ def plan_table_access(
     needed = all_positions if needed is None else needed
     candidates = []
     filter_keys: set[str] | None = None
-    for index in table.all_indexes():
+    for index in table.ordered_indexes():
         primary = index is table.primary_index
         if index.predicate is not None:
             if filter_keys is None:
@@ -258,7 +258,7 @@ def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scop
         return None
     want = set(key_columns)
     best = None
-    for index in table.all_indexes():
+    for index in table.ordered_indexes():
         primary = index is table.primary_index
         if index.predicate is not None:
             continue  # a lookup has no filter that could imply a partial index's predicate
