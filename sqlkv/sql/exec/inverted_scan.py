@@ -18,13 +18,15 @@ table instead -- still correct, and EXPLAIN says so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import decode_key
-from sqlkv.encoding.pretty import pretty_span
+from sqlkv.encoding.jsonb import Jsonb
+from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.scan import fetched_rows, reader_for
@@ -102,6 +104,19 @@ class InvertedScan(Operator):
                 out.add(key[end:])
         return out
 
+    def _shown(self, span: InvertedSpan) -> str:
+        """A span in key grammar; the prefix of an object key (``doc ? 'k'``), which is no
+        whole key, as ``jsonb:{"k": …}``."""
+        prefix = self.inverted.prefix
+        try:
+            (doc,), end = decode_key(span.start + b"\x01", 1, _ASC, len(prefix))  # complete it with a null
+        except Exception:  # a whole element key
+            return pretty_span(span.start, span.end)
+        tree = doc.tree if isinstance(doc, Jsonb) else None
+        if end != len(span.start) + 1 or not isinstance(tree, dict) or len(tree) != 1 or None not in tree.values():
+            return pretty_span(span.start, span.end)
+        return f"{pretty_key(prefix)}/jsonb:{{{json.dumps(next(iter(tree)))}: …}}"
+
     def describe(self) -> str:
         line = f"inverted scan {self.table.name}@{self.index.name} ({self.probe_sql})"
         try:
@@ -113,7 +128,7 @@ class InvertedScan(Operator):
         if not groups or any(not g for g in groups):
             return line + " spans: (empty)"
         shown = " AND ".join(
-            ("(" + " OR ".join(pretty_span(s.start, s.end) for s in g) + ")") if len(g) > 1
-            else pretty_span(g[0].start, g[0].end) for g in groups[:8])
+            ("(" + " OR ".join(self._shown(s) for s in g) + ")") if len(g) > 1 else self._shown(g[0])
+            for g in groups[:8])
         more = f" (+{len(groups) - 8} more)" if len(groups) > 8 else ""
         return f"{line} spans: {shown}{more}"
