@@ -114,8 +114,15 @@ def test_sqlalchemy_reflection_lists_the_index():
         found = sa.inspect(conn).get_indexes("t")
         meta = sa.MetaData()
         meta.reflect(conn)
-    assert [(i["name"], i["column_names"], i["unique"]) for i in found] == [("t_tags_idx", ["tags"], False)]
-    assert {i.name for i in meta.tables["t"].indexes} == {"t_tags_idx"}
+    assert [(i["name"], i["column_names"], i["unique"], i["dialect_options"].get("sqlkv_inverted"))
+            for i in found] == [("t_tags_idx", ["tags"], False, True)]
+    # the reflected table creates the same inverted index again
+    other = sa.create_engine("sqlkv:///:memory:")
+    with other.begin() as conn:
+        meta.create_all(conn)
+        got = conn.exec_driver_sql("SELECT index_name, index_type FROM information_schema.indexes "
+                                   "WHERE table_name = 't' ORDER BY index_id").fetchall()
+    assert got == [("t_pkey", "btree"), ("t_tags_idx", "inverted")]
 
 
 # ---------------------------------------------------------------- keys and maintenance
@@ -192,6 +199,33 @@ def test_backfill_upsert_pk_change_and_failed_statements(s):  # noqa: F811
     s.execute("TRUNCATE t")
     assert rows(s, "CHECK DATABASE") == []
     assert ids(s, "SELECT id FROM t WHERE tags @> ARRAY[1]") == []
+
+
+def test_update_and_delete_read_through_the_index_they_change(s):  # noqa: F811
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, tags TEXT[], INVERTED INDEX t_inv (tags))")
+    s.execute("INSERT INTO t SELECT g, ARRAY['a', (g % 3)::TEXT] FROM generate_series(1, 300) g")
+    assert "inverted scan t@t_inv" in plan_text(s, "DELETE FROM t WHERE '2' = ANY(tags)")
+    # moves rows (new primary keys) and adds an element while reading the index by that element
+    s.execute("UPDATE t SET tags = tags || 'z'::TEXT, id = id + 5000 WHERE tags @> ARRAY['1']")
+    assert rows(s, "SELECT count(*) FROM t WHERE tags @> ARRAY['z']") == [(100,)]
+    assert rows(s, "SELECT min(id) FROM t WHERE tags @> ARRAY['z']") == [(5001,)]
+    s.execute("DELETE FROM t WHERE '2' = ANY(tags)")
+    assert rows(s, "SELECT count(*) FROM t") == [(200,)]
+    assert rows(s, "CHECK DATABASE") == []
+
+
+def test_families_and_alter_primary_key_keep_entries_exact(s):  # noqa: F811
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, tags INT[], n INT, "
+              "FAMILY f1 (id, k, tags), FAMILY f2 (n))")
+    s.execute("INSERT INTO t VALUES (1, 10, ARRAY[1, 2], 5), (2, 20, ARRAY[2], NULL)")
+    s.execute("CREATE INVERTED INDEX ti ON t (tags)")
+    s.execute("UPDATE t SET tags = ARRAY[3], n = 1 WHERE id = 2")
+    assert rows(s, "CHECK DATABASE") == []
+    s.execute("ALTER TABLE t ALTER PRIMARY KEY USING COLUMNS (k)")  # every entry ends with the new key
+    assert rows(s, "CHECK DATABASE") == []
+    assert [r[0] for r in rows(s, "SELECT key FROM sqlkv_internal.kv WHERE index_name = 'ti'")] == [
+        "/t/ti/1/10", "/t/ti/2/10", "/t/ti/3/20"]
+    assert ids(s, "SELECT id FROM t WHERE tags && ARRAY[2, 3]") == [1, 2]
 
 
 def inject(session, index: str, deleted: list[list], added: list[list]) -> None:
