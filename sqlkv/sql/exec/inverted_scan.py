@@ -14,6 +14,10 @@ is a superset of the matching rows: the planner leaves every filter to be checke
 rows fetched, so the results are exactly those of a full scan. A probe that cannot constrain
 anything (``tags @> '{}'``, a value of another type, a top-level JSON scalar) reads the whole
 table instead -- still correct, and EXPLAIN says so.
+
+Memory: the encoded primary keys found for one group plus the running intersection, so a
+probe matching most of a big table holds that many keys (rows themselves are fetched in
+batches, `fetched_rows`).
 """
 
 from __future__ import annotations
@@ -63,7 +67,6 @@ class InvertedScan(Operator):
         self.codec = codec_for(table)
         self.inverted = InvertedCodec(table, index, self.codec.pk_positions)
         self.decoder = self.codec.decoder(needed)
-        self.describe_ctx: ExecContext | None = None
 
     def _groups(self) -> list[list[InvertedSpan]] | None:
         starts = probe_groups(self.probe, self.inverted, self.operand(()))
