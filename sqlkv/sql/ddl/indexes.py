@@ -43,7 +43,8 @@ def _refuse_index_clauses(stmt: ParsedStatement, params: Any, table: str) -> Non
         return
     using = params.args.get("using")
     if using is not None and ident(using).upper() not in (*_ORDERED_METHODS, *INVERTED_METHODS):
-        raise NotSupportedError(f'index method USING {ident(using).upper()} is not supported (only ordered indexes, and GIN / INVERTED on ARRAY and JSONB columns)')
+        raise NotSupportedError(f'index method USING {ident(using).upper()} is not supported '
+                                "(only ordered indexes, and GIN / INVERTED on ARRAY and JSONB columns)")
     if params.args.get("with_storage"):
         raise NotSupportedError(f"storage parameters WITH (...) on an index are not supported (index on \"{table}\")")
     if params.args.get("tablespace") is not None:

@@ -26,6 +26,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.encoding.keys import encode_key, index_prefix
 from sqlkv.encoding.values import encode_values
+from sqlkv.errors import CorruptionError
 
 EMPTY_LIST = encode_values([])
 _ASC = [False]
@@ -76,7 +77,11 @@ class InvertedCodec:
         self.prefix = index_prefix(table.id, index.id)
         self.position = table.column_index(index.column_ids[0])
         col_type = table.columns[self.position].type
-        self.kind = inverted_column_kind(col_type.kind, col_type.element is not None) or "ARRAY"
+        kind = inverted_column_kind(col_type.kind, col_type.element is not None)
+        if kind is None:  # CREATE refuses it and ALTER COLUMN TYPE is refused under the index
+            raise CorruptionError(f'inverted index "{index.name}" of table "{table.name}" is on column '
+                                  f'"{table.columns[self.position].name}" of type {col_type.sql()}')
+        self.kind = kind
         self.element_type = col_type.element
         self.pk_positions = pk_positions
         self.pk_desc = list(table.primary_index.descending)

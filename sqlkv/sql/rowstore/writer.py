@@ -5,7 +5,9 @@ tuple; it issues ``put_if_absent(/Table/104/1/10/0, ...)`` (a duplicate primary 
 condition) and one entry per secondary index, conditional for unique indexes. A failed
 condition becomes an IntegrityError naming the constraint. Updates are split in two phases
 (`remove_changed` for all rows, then `add_changed`) so that statements such as
-``UPDATE t SET id = id + 1`` do not trip over rows they are about to move.
+``UPDATE t SET id = id + 1`` do not trip over rows they are about to move. An inverted index
+(`InvertedCodec`) has a set of entries per row: an update deletes the old set minus the new and
+writes the new minus the old.
 """
 
 from __future__ import annotations
