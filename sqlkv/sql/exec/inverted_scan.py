@@ -108,17 +108,21 @@ class InvertedScan(Operator):
         return out
 
     def _shown(self, span: InvertedSpan) -> str:
-        """A span in key grammar; the prefix of an object key (``doc ? 'k'``), which is no
-        whole key, as ``jsonb:{"k": …}``."""
-        prefix = self.inverted.prefix
-        try:
-            (doc,), end = decode_key(span.start + b"\x01", 1, _ASC, len(prefix))  # complete it with a null
-        except Exception:  # a whole element key
+        """A span in key grammar. A JSONB prefix that is no whole key is shown by what follows
+        it: ``jsonb:{"k": …}`` (any value under key k: ``doc ? 'k'``) or ``jsonb:{"a": […]}``
+        (any array at "a": ``doc @> '{"a": []}'``)."""
+        if self.inverted.kind != "JSONB" or _decoded(self.inverted.prefix, span.start, b"") is not None:
             return pretty_span(span.start, span.end)
-        tree = doc.tree if isinstance(doc, Jsonb) else None
-        if end != len(span.start) + 1 or not isinstance(tree, dict) or len(tree) != 1 or None not in tree.values():
-            return pretty_span(span.start, span.end)
-        return f"{pretty_key(prefix)}/jsonb:{{{json.dumps(next(iter(tree)))}: …}}"
+        where = pretty_key(self.inverted.prefix)
+        tree = _decoded(self.inverted.prefix, span.start, b"\x01")  # completed with a null
+        if isinstance(tree, dict) and len(tree) == 1 and None in tree.values():
+            return f"{where}/jsonb:{{{json.dumps(next(iter(tree)))}: …}}"
+        tree = _decoded(self.inverted.prefix, span.start, b"\x00" * 4)  # completed with a count of 0
+        if tree is not None:
+            text = str(Jsonb(tree))
+            cut = max(text.rfind("[]"), text.rfind("{}"))
+            return f"{where}/jsonb:{text[:cut + 1]}…{text[cut + 1:]}"
+        return pretty_span(span.start, span.end)
 
     def describe(self) -> str:
         line = f"inverted scan {self.table.name}@{self.index.name} ({self.probe_sql})"
@@ -135,3 +139,13 @@ class InvertedScan(Operator):
             for g in groups[:8])
         more = f" (+{len(groups) - 8} more)" if len(groups) > 8 else ""
         return f"{line} spans: {shown}{more}"
+
+
+def _decoded(prefix: bytes, start: bytes, completion: bytes):
+    """The JSONB tree that ``start + completion`` encodes exactly after ``prefix``, else None."""
+    key = start + completion
+    try:
+        (doc,), end = decode_key(key, 1, _ASC, len(prefix))
+    except Exception:  # not a whole key: the caller tries another completion
+        return None
+    return doc.tree if isinstance(doc, Jsonb) and end == len(key) else None

@@ -124,13 +124,24 @@ def _jsonb_groups(op: str, inv: InvertedCodec, value: Any) -> Groups | None:
     if not isinstance(tree, (dict, list)):
         # a scalar is contained in itself and in a top-level array holding it
         return [[element_key(inv.prefix, Jsonb(tree)), element_key(inv.prefix, Jsonb([tree]))]]
-    docs = {element_key(inv.prefix, Jsonb(d)) for d in minimal_documents(tree) if not _empty_leaf(d)}
-    return [[k] for k in sorted(docs)] or None
+    starts = set()
+    for doc in minimal_documents(tree):
+        key = element_key(inv.prefix, Jsonb(doc))
+        if _empty_leaf(doc):
+            if doc == []:
+                continue  # the query is a top-level []: any array, whose entries share no prefix
+            # {"a": []} asks for any array at "a": every entry of one starts with the encoding
+            # of {"a": []} without its 4-byte element count (as does that of {"a": {}} for objects)
+            key = key[:-_COUNT_BYTES]
+        starts.add(key)
+    return [[k] for k in sorted(starts)] or None
+
+
+_COUNT_BYTES = 4  # a container's element count in the JSONB key encoding (jsonb_keys.py)
 
 
 def _empty_leaf(doc: Any) -> bool:
-    """Whether a minimal document ends in an empty array or object: ``{"a": []}`` in a query
-    asks for any array at "a", which the entry ``{"a": []}`` alone does not express."""
+    """Whether a minimal document ends in an empty array or object."""
     while isinstance(doc, (dict, list)):
         if not doc:
             return True
