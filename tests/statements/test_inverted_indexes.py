@@ -373,6 +373,36 @@ def test_indexed_plans_return_exactly_the_full_scan_rows(data, queries, updates)
         db.close()
 
 
+_PARAM_QUERIES = st.one_of(
+    st.tuples(st.just("a @> ?"), _OPERANDS), st.tuples(st.just("? <@ a"), _OPERANDS),
+    st.tuples(st.just("a && ?"), _OPERANDS), st.tuples(st.just("? = ANY(a)"), _ELEMENTS),
+    st.tuples(st.just("d @> ?::JSONB"), _DOCS.map(json.dumps)), st.tuples(st.just("d OPERATOR(?) ?"), st.sampled_from(["a", "b", "x"])),
+    st.tuples(st.just("d ?| ?"), st.lists(st.sampled_from(["a", "b", "x"]), max_size=3)),
+    st.tuples(st.just("d ?& ?"), st.lists(st.sampled_from(["a", "b", "x"]), max_size=3)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_ARRAYS, _DOCS), min_size=4, max_size=12), st.lists(_PARAM_QUERIES, min_size=1, max_size=6))
+def test_parameters_give_the_full_scan_rows(data, queries):
+    """One plan per SQL text, spans computed from each execution's parameters."""
+    db = Database.open(":memory:")
+    session = Session(db, autocommit=True)
+    try:
+        session.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT[], d JSONB, INVERTED INDEX (a), INVERTED INDEX (d))")
+        session.execute("CREATE TABLE f (id INT PRIMARY KEY, a INT[], d JSONB)")
+        for name in ("t", "f"):
+            for i, (arr, doc) in enumerate(data):
+                session.execute(f"INSERT INTO {name} VALUES (?, ?, ?::JSONB)", (i, arr, json.dumps(doc)))
+        for q, value in queries:
+            assert "inverted scan" in plan_text(session, f"SELECT id FROM t WHERE {q}", (value,)), q
+            assert ids(session, f"SELECT id FROM t WHERE {q}", (value,)) == \
+                ids(session, f"SELECT id FROM f WHERE {q}", (value,)), (q, value)
+    finally:
+        session.close()
+        db.close()
+
+
 # ---------------------------------------------------------------- crash and reopen (LSM)
 
 _CHILD = r"""
