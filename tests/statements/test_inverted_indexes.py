@@ -168,7 +168,9 @@ def test_update_of_one_element_writes_only_that_entry():
     trace = KVTrace()
     try:
         trace.run("CREATE TABLE t (id INT PRIMARY KEY, tags INT[], INVERTED INDEX t_tags_idx (tags))")
-        trace.run("INSERT INTO t VALUES (1, ARRAY[10, 20, 30])")
+        assert trace.run("INSERT INTO t VALUES (1, ARRAY[]::INT[])") == [
+            "put /t/t_pkey/1/0 -> {tags: ARRAY[]}", "put /t/t_tags_idx/ARRAY[]/1 -> []"]
+        trace.run("UPDATE t SET tags = ARRAY[10, 20, 30]")
         assert trace.run("UPDATE t SET tags[2] = 25 WHERE id = 1") == [
             "put /t/t_pkey/1/0 -> {tags: ARRAY[10, 25, 30]}", "del /t/t_tags_idx/20/1", "put /t/t_tags_idx/25/1 -> []"]
     finally:
@@ -278,6 +280,9 @@ def test_explain_shows_inverted_spans_and_parameters_work(s):  # noqa: F811
     assert "inverted scan" in plan_text(s, "SELECT id FROM t WHERE doc ?& ARRAY['k']")
     assert "inverted scan" in plan_text(s, "SELECT id FROM t WHERE 'a' = ANY(tags)")
     assert "inverted scan" in plan_text(s, "SELECT id FROM t WHERE ARRAY['a'] <@ tags")
+    # contained by: the value's elements, or the empty array's entry
+    assert f'spans: ({p}2/"a" OR {p}2/"z" OR {p}2/ARRAY[])' in plan_text(
+        s, "SELECT id FROM t WHERE tags <@ ARRAY['a', 'z']")
     # parameters: spans computed per execution
     assert ids(s, "SELECT id FROM t WHERE tags @> ?", (["b"],)) == [1, 2]
     assert ids(s, "SELECT id FROM t WHERE tags @> ?", (["a"],)) == [1]
@@ -288,7 +293,7 @@ def test_explain_shows_inverted_spans_and_parameters_work(s):  # noqa: F811
     assert "full table" in plan_text(s, "SELECT id FROM t WHERE tags @> ARRAY[]::TEXT[]")
     assert ids(s, "SELECT id FROM t WHERE tags @> ARRAY[]::TEXT[]") == [1, 2]
     # forms the index cannot serve fall back to the ordinary plans
-    assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE tags <@ ARRAY['a', 'b']")
+    assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE doc <@ '{\"k\": 1}'")
     assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE tags @> ARRAY[n::TEXT]")
     assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE id = 1 AND tags @> ARRAY['a']")  # a point get wins
     assert ids(s, "SELECT id FROM t WHERE id = 1 AND tags @> ARRAY['a']") == [1]
@@ -331,6 +336,8 @@ _ARRAY_QUERIES = st.one_of(
     _OPERANDS.map(lambda v: f"a @> {_array_sql(v)}"),
     _OPERANDS.map(lambda v: f"{_array_sql(v)} <@ a"),
     _OPERANDS.map(lambda v: f"a && {_array_sql(v)}"),
+    _OPERANDS.map(lambda v: f"a <@ {_array_sql(v)}"),
+    _OPERANDS.map(lambda v: f"{_array_sql(v)} @> a"),
     _ELEMENTS.map(lambda v: f"{'NULL' if v is None else v} = ANY(a)"),
 )
 _JSONB_QUERIES = st.one_of(
@@ -375,7 +382,7 @@ def test_indexed_plans_return_exactly_the_full_scan_rows(data, queries, updates)
 
 _PARAM_QUERIES = st.one_of(
     st.tuples(st.just("a @> ?"), _OPERANDS), st.tuples(st.just("? <@ a"), _OPERANDS),
-    st.tuples(st.just("a && ?"), _OPERANDS), st.tuples(st.just("? = ANY(a)"), _ELEMENTS),
+    st.tuples(st.just("a && ?"), _OPERANDS), st.tuples(st.just("a <@ ?"), _OPERANDS), st.tuples(st.just("? = ANY(a)"), _ELEMENTS),
     st.tuples(st.just("d @> ?::JSONB"), _DOCS.map(json.dumps)), st.tuples(st.just("d OPERATOR(?) ?"), st.sampled_from(["a", "b", "x"])),
     st.tuples(st.just("d ?| ?"), st.lists(st.sampled_from(["a", "b", "x"]), max_size=3)),
     st.tuples(st.just("d ?& ?"), st.lists(st.sampled_from(["a", "b", "x"]), max_size=3)),

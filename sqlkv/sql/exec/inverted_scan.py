@@ -9,7 +9,7 @@ entry key, intersects the two sets, and fetches those rows by primary key (in ke
 Probes are in conjunctive normal form: a list of *groups*, each a list of spans; a row
 qualifies when, for every group, one of the group's spans holds an entry of it. ``@>`` gives a
 group per element (or per minimal JSON document), ``&&`` and ``= ANY`` one group with a span per
-element, ``?`` one group of two spans (the object key, the string inside an array). The result
+element (``<@`` too, plus the empty array's entry), ``?`` one group of two spans (the object key, the string inside an array). The result
 is a superset of the matching rows: the planner leaves every filter to be checked again on the
 rows fetched, so the results are exactly those of a full scan. A probe that cannot constrain
 anything (``tags @> '{}'``, a value of another type, a top-level JSON scalar) reads the whole

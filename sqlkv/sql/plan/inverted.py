@@ -3,7 +3,7 @@
 A filter conjunct can use an inverted index on column c when it has one of these shapes, with a
 constant (or parameter) on the other side:
 
-    ARRAY columns: c @> v, v <@ c, c && v, v && c, v = ANY(c)
+    ARRAY columns: c @> v, v <@ c, c <@ v, v @> c, c && v, v && c, v = ANY(c)
     JSONB columns: c @> v, v <@ c, c ? k, c ?| ks, c ?& ks, jsonb_exists(c, k)
 
 The scan returns a superset of the matching rows (exec/inverted_scan.py), so every filter stays
@@ -25,10 +25,10 @@ from sqlkv.sql.plan.constraints import column_pos, const_fn, is_constant_expr
 from sqlkv.sql.rowstore.inverted import inverted_column_kind
 from sqlkv.sql.rowstore.inverted_probe import Probe
 
-_ARRAY_OPS = ("contains", "element", "overlaps")
+_ARRAY_OPS = ("contains", "element", "overlaps", "contained_by")
 _JSONB_OPS = ("contains", "has_key", "has_all", "has_any")
 # preference among several usable conjuncts: the narrower probe first
-_RANK = {"element": 0, "contains": 1, "has_all": 2, "has_key": 3, "overlaps": 4, "has_any": 5}
+_RANK = {"element": 0, "contains": 1, "has_all": 2, "has_key": 3, "overlaps": 4, "has_any": 5, "contained_by": 6}
 # the estimate of an inverted scan, as a fraction of the table (that of one btree equality)
 SELECTIVITY = 0.05
 
@@ -45,16 +45,12 @@ def _shape(node: exp.Expression) -> _Match | None:
     if isinstance(node, exp.Operator):
         op = node.args.get("operator")
         this, other = node.this, node.expression
-        if op == "@>":
-            return _Match("contains", this, other)
-        if op == "<@":
-            return _Match("contains", other, this)
+        if op in ("@>", "<@"):
+            return _containment(op == "@>", this, other)
         named = {"?": "has_key", "?|": "has_any", "?&": "has_all", "&&": "overlaps"}.get(op)  # type: ignore[arg-type]
         return _Match(named, this, other) if named else None
-    if isinstance(node, exp.ArrayContainsAll):
-        return _Match("contains", node.this, node.expression)
-    if isinstance(node, exp.ArrayContainedBy):
-        return _Match("contains", node.expression, node.this)
+    if isinstance(node, (exp.ArrayContainsAll, exp.ArrayContainedBy)):
+        return _containment(isinstance(node, exp.ArrayContainsAll), node.this, node.expression)
     if isinstance(node, exp.ArrayOverlaps):
         if isinstance(node.this, exp.Column):
             return _Match("overlaps", node.this, node.expression)
@@ -66,6 +62,14 @@ def _shape(node: exp.Expression) -> _Match | None:
         inner = inner.this if isinstance(inner, exp.Paren) else inner
         return _Match("element", inner, node.this)
     return None
+
+
+def _containment(left_contains: bool, left: exp.Expression, right: exp.Expression) -> _Match:
+    """``left @> right`` (or ``left <@ right``) from the column's side: c @> v and v <@ c are
+    "contains", c <@ v and v @> c "contained_by"."""
+    if isinstance(left, exp.Column):
+        return _Match("contains" if left_contains else "contained_by", left, right)
+    return _Match("contained_by" if left_contains else "contains", right, left)
 
 
 def _inverted_on(table: TableDescriptor, position: int) -> IndexDescriptor | None:

@@ -3,7 +3,9 @@
 ``CREATE INVERTED INDEX t_tags_idx ON t (tags)`` (table 104, index 2) gives the row
 ``(7, ARRAY['a', 'b', 'a'])`` the entries ``/Table/104/2/"a"/7`` and ``/Table/104/2/"b"/7``: the
 key is the index prefix, one distinct non-NULL element in the order-preserving key codec, then
-the primary key exactly as the primary index encodes it; the value is an empty msgpack list.
+the primary key exactly as the primary index encodes it; the value is an empty msgpack list. An
+empty array has the one entry ``/Table/104/2/ARRAY[]/7`` (so that ``tags <@ v``, true for it,
+can find it); a NULL array, or one of NULLs only, has none.
 
 A JSONB value has one entry per path to a scalar, and one per path to an empty array or object.
 Each is written as the *minimal document* holding that path, in the JSONB key codec (so
@@ -23,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.encoding.keys import encode_key, index_prefix
 from sqlkv.encoding.values import encode_values
@@ -59,12 +62,17 @@ def element_key(prefix: bytes, element: Any) -> bytes:
     return encode_key([element], _ASC, prefix)
 
 
+# the one entry of an empty array: an array-typed key, apart from every element's key, so that
+# ``tags <@ v`` (true for the empty array) can find those rows
+EMPTY_ARRAY = SqlArray([])
+
+
 def value_elements(value: Any, kind: str) -> list[Any]:
     """The distinct-able elements an indexed value contributes (NULL: none)."""
     if value is None:
         return []
     if kind == "ARRAY":
-        return [v for v in value if v is not None]
+        return [v for v in value if v is not None] if len(value) else [EMPTY_ARRAY]
     return [Jsonb(doc) for doc in minimal_documents(value.tree)]
 
 

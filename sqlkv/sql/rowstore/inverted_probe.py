@@ -16,12 +16,12 @@ from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.jsonb import Jsonb, parse
 from sqlkv.errors import Error
 from sqlkv.sql.expr.jsonb_ops import text_array
-from sqlkv.sql.rowstore.inverted import InvertedCodec, element_key, minimal_documents
+from sqlkv.sql.rowstore.inverted import EMPTY_ARRAY, InvertedCodec, element_key, minimal_documents
 from sqlkv.sql.rowstore.keyspans import _Empty, _Inexact, coerce_key_value
 
-# contains: col @> value; overlaps: col && value; element: value = ANY(col);
+# contains: col @> value; contained_by: col <@ value; overlaps: col && value; element: value = ANY(col);
 # has_key: col ? value; has_any: col ?| value; has_all: col ?& value
-OPS = ("contains", "overlaps", "element", "has_key", "has_any", "has_all")
+OPS = ("contains", "contained_by", "overlaps", "element", "has_key", "has_any", "has_all")
 
 Groups = list[list[bytes]]
 
@@ -69,6 +69,8 @@ def _array_groups(op: str, inv: InvertedCodec, value: Any) -> Groups | None:
     keys = [_element(inv, v) for v in value]
     if op == "overlaps":
         return [sorted({k for k in keys if k is not None})]
+    if op == "contained_by":  # every element among the value's, or no element at all
+        return [sorted({k for k in keys if k is not None} | {element_key(inv.prefix, EMPTY_ARRAY)})]
     if op == "contains":
         if any(k is None for k in keys):
             return []  # a NULL element is never contained
