@@ -78,6 +78,9 @@ class IndexDescriptor:
     # A partial index's WHERE predicate (SQL text over the table's column names): only rows
     # for which it is TRUE have an entry, and a unique partial index constrains only those.
     predicate: str | None = None
+    # An inverted index (ARRAY / JSONB column): one entry per element or JSON path, keyed
+    # element then primary key (sqlkv/sql/rowstore/inverted.py); never unique, partial or STORING.
+    inverted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -90,12 +93,15 @@ class IndexDescriptor:
         }
         if self.predicate is not None:
             d["where"] = self.predicate
+        if self.inverted:
+            d["inverted"] = True
         return d
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> IndexDescriptor:
         return IndexDescriptor(
-            d["id"], d["name"], list(d["columns"]), list(d["desc"]), d["unique"], list(d["storing"]), d.get("where")
+            d["id"], d["name"], list(d["columns"]), list(d["desc"]), d["unique"], list(d["storing"]), d.get("where"),
+            bool(d.get("inverted", False)),
         )
 
 
@@ -197,6 +203,11 @@ class TableDescriptor:
 
     def all_indexes(self) -> list[IndexDescriptor]:
         return [self.primary_index, *self.indexes]
+
+    def ordered_indexes(self) -> list[IndexDescriptor]:
+        """The primary and secondary btree indexes (not the inverted ones): those a span over
+        column values, a lookup by key or a uniqueness check can use."""
+        return [i for i in self.all_indexes() if not i.inverted]
 
     def find_index(self, name: str) -> IndexDescriptor | None:
         lname = name.lower()

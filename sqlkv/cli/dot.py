@@ -154,7 +154,8 @@ def cmd_indexes(shell: Any, args: list[str]) -> None:
                 for c, d in zip(index.column_ids, index.descending)
             )
             storing = ", ".join(table.column_by_id(c).name for c in index.storing)
-            kind = "primary" if index is table.primary_index else ("unique" if index.unique else "")
+            kind = "primary" if index is table.primary_index else ("unique" if index.unique else
+                                                                   "inverted" if index.inverted else "")
             rows.append((table.name, index.name, index.id, kind, cols, storing))
     _write_table(shell, ["table", "index", "id", "kind", "columns", "storing"], rows)
 

@@ -153,7 +153,7 @@ def _reloaded_sequence_name(desc: Any, tables: dict[int, Any]) -> str:
 
 
 def create_index_sql(table: Any, index: Any) -> str:
-    unique = "UNIQUE " if index.unique else ""
+    unique = "UNIQUE " if index.unique else "INVERTED " if getattr(index, "inverted", False) else ""
     text = f"CREATE {unique}INDEX {quote_ident(index.name)} ON {quote_ident(table.name)} ({key_list(table, index)})"
     if index.storing:
         stored = ", ".join(quote_ident(table.column_by_id(c).name) for c in index.storing)

@@ -128,7 +128,8 @@ def create_table_sql(t: TableDescriptor, sequences: dict, tables: dict[int, Tabl
     for idx in t.indexes:
         if _made_by_foreign_key(t, idx):
             continue  # the FOREIGN KEY below creates it again
-        text = f"{'UNIQUE ' if idx.unique else ''}INDEX {quote(idx.name)} ({key_list(t, idx)})"
+        kind = "UNIQUE " if idx.unique else "INVERTED " if idx.inverted else ""
+        text = f"{kind}INDEX {quote(idx.name)} ({key_list(t, idx)})"
         if idx.storing:
             text += " STORING (" + ", ".join(quote(t.column_by_id(c).name) for c in idx.storing) + ")"
         if idx.predicate:

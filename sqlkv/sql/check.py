@@ -1,7 +1,8 @@
 """The consistency checker behind ``CHECK DATABASE`` and ``sqlkv check DB``.
 
 For every table it walks the primary index once, and for each row computes the entry every
-secondary index must hold (`IndexCodec.entry`); it then walks each secondary index and checks
+secondary index must hold (`IndexCodec.entry`; one per distinct element for an inverted index,
+`InvertedCodec.entries`); it then walks each secondary index and checks
 that every entry is exactly one of those expected. Problems are reported as text naming the
 table, the index and the key in key grammar:
 
@@ -21,6 +22,7 @@ from sqlkv.sql.context import ExecContext
 from sqlkv.catalog.pending_builds import pending_index_ids
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.display import names_lookup
+from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.storage.kv import prefix_end
 
 
@@ -55,15 +57,15 @@ def _check_table(txn, table, names, ctx) -> list[str]:
         for key, value in codec.primary_kvs(row):
             if key.endswith(codec.fam0_suffix) and value is None:
                 out.append(f"{table.name}: row {pretty_key(key, names)} has no family-0 key")
-    for ic in codec.indexes:
+    for ic in [*codec.indexes, *codec.inverted]:
         expected = {}
         for row in rows:
             if not ic.holds(row):
                 continue  # a partial index holds only the rows its predicate accepts
-            key, value, _cond = ic.entry(row)
-            if key in expected:
-                out.append(f"{table.name}: index {ic.name}: two rows map to entry {pretty_key(key, names)}")
-            expected[key] = value
+            for key, value in _entries(ic, row):
+                if key in expected:
+                    out.append(f"{table.name}: index {ic.name}: two rows map to entry {pretty_key(key, names)}")
+                expected[key] = value
         for key, value in txn.scan(ic.prefix, prefix_end(ic.prefix)):
             want = expected.pop(key, None)
             if want is None:
@@ -73,7 +75,7 @@ def _check_table(txn, table, names, ctx) -> list[str]:
         for key in expected:
             out.append(f"{table.name}: index {ic.name}: missing entry {pretty_key(key, names)}")
     # keys under the table prefix that belong to no index
-    known = {1} | {ic.index.id for ic in codec.indexes}
+    known = {1} | {ic.index.id for ic in [*codec.indexes, *codec.inverted]}
     known |= pending_index_ids(txn, table.id)  # a CREATE INDEX building by ingestion (not yet public)
     start = table_prefix(table.id)
     for key, _ in txn.scan(start, prefix_end(start)):
@@ -83,6 +85,15 @@ def _check_table(txn, table, names, ctx) -> list[str]:
             out.append(f"{table.name}: key {pretty_key(key, names)} belongs to no index")
             break
     return out
+
+
+def _entries(ic, row: tuple) -> list[tuple[bytes, bytes]]:
+    """The entries a row must have in one index: one for a btree index, one per distinct
+    element for an inverted index."""
+    if isinstance(ic, InvertedCodec):
+        return list(ic.entries(row).items())
+    key, value, _cond = ic.entry(row)
+    return [(key, value)]
 
 
 def check_database(session) -> list[str]:

@@ -42,6 +42,7 @@ from sqlkv.sql.parse_edits import (
     cut_immediate_timing,
     cut_overriding,
     cut_sequence_defaults,
+    cut_inverted,
     cut_storing,
     cut_table_extras,
     token_ident,
@@ -88,6 +89,7 @@ class ParsedStatement:
     explain_analyze: bool = False
     inner: ParsedStatement | None = None  # the statement under EXPLAIN
     storing: list[str] = field(default_factory=list)
+    inverted: bool = False  # CREATE INVERTED INDEX (the word is cut before sqlglot parses)
     families: list[tuple[str, list[str]]] = field(default_factory=list)
     key_directions: dict[str, bool] = field(default_factory=dict)  # column -> desc, table-level PK/UNIQUE
     # CREATE TABLE t (..., INDEX i (a), UNIQUE INDEX (b)): cut out, run after as CREATE INDEX texts
@@ -314,6 +316,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         words = [token_word(t) for t in toks[:4]]
         if "INDEX" in words:
             edits.extend(cut_storing(toks, stmt))
+            edits.extend(cut_inverted(toks, stmt))
         elif "TABLE" in words:
             edits.extend(cut_table_extras(toks, stmt, text))
         elif "SEQUENCE" in words:

@@ -99,6 +99,15 @@ def cut_storing(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
     return []
 
 
+def cut_inverted(toks: list[Token], stmt: ParsedStatement) -> list[Edit]:
+    """``CREATE [UNIQUE] INVERTED INDEX``: record it and cut the word (sqlglot has no such node)."""
+    for tok in toks[1:3]:
+        if token_word(tok) == "INVERTED":
+            stmt.inverted = True
+            return [Edit(tok.start, tok.end + 1, "")]
+    return []
+
+
 def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -> list[Edit]:
     """Cut ``FAMILY f (cols)`` and ``[UNIQUE] INDEX`` elements; record and drop ASC/DESC in
     table-level key lists."""
@@ -125,8 +134,8 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -
         if not elem:
             continue
         words = [token_word(t) for t in elem]
-        if words[0] == "INDEX" or words[:2] == ["UNIQUE", "INDEX"]:
-            stmt.table_indexes.append(inline_index(text, toks, open_i, elem, words[0] == "UNIQUE"))
+        if words[0] == "INDEX" or words[:2] in (["UNIQUE", "INDEX"], ["INVERTED", "INDEX"]):
+            stmt.table_indexes.append(inline_index(text, toks, open_i, elem, words[0]))
             cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
             edits.append(Edit(cut_start, elem[-1].end + 1, ""))
             continue
@@ -191,8 +200,9 @@ def cut_generated_always(toks: list[Token]) -> list[Edit]:
     return edits
 
 
-def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], unique: bool) -> str:
-    """``INDEX i (a) STORING (b)`` inside CREATE TABLE t as ``CREATE INDEX i ON t (a) STORING (b)``."""
+def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], lead: str) -> str:
+    """``INDEX i (a) STORING (b)`` inside CREATE TABLE t as ``CREATE INDEX i ON t (a) STORING (b)``
+    (``lead``: the element's first word, UNIQUE / INVERTED / INDEX)."""
     def text_of(a: Token, b: Token) -> str:
         return text[a.start : b.end + 1]
 
@@ -200,7 +210,7 @@ def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], u
     if [token_word(t) for t in toks[start : start + 3]] == ["IF", "NOT", "EXISTS"]:
         start += 3
     table = text_of(toks[start], toks[open_i - 1])
-    body = elem[2:] if unique else elem[1:]
+    body = elem[2:] if lead in ("UNIQUE", "INVERTED") else elem[1:]
     if not body:
         raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
     name = ""
@@ -208,7 +218,8 @@ def inline_index(text: str, toks: list[Token], open_i: int, elem: list[Token], u
         name, body = text_of(body[0], body[0]), body[1:]
     if not body:
         raise ProgrammingError("syntax error: INDEX in CREATE TABLE needs a column list")
-    return f"CREATE {'UNIQUE ' if unique else ''}INDEX {name} ON {table} {text_of(body[0], body[-1])}"
+    kind = f"{lead} " if lead in ("UNIQUE", "INVERTED") else ""
+    return f"CREATE {kind}INDEX {name} ON {table} {text_of(body[0], body[-1])}"
 
 
 def cut_immediate_timing(toks: list[Token]) -> list[Edit]:

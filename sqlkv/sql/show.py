@@ -45,7 +45,7 @@ def show_query(words: list[str], toks: list[Token]) -> ShowQuery:
         return _columns(_name(toks[3:], "SHOW COLUMNS FROM"))
     if rest[:1] in (["INDEXES"], ["INDEX"], ["KEYS"]) and rest[1:2] in (["FROM"], ["IN"]):
         name = _name(toks[3:], "SHOW INDEXES FROM")
-        return ShowQuery("SELECT index_name, is_unique, is_primary, column_names, storing_names, predicate "
+        return ShowQuery("SELECT index_name, is_unique, is_primary, column_names, storing_names, predicate, index_type "
                          "FROM information_schema.indexes WHERE lower(table_name) = lower("
                          f"{_literal(name)}) ORDER BY index_id", name)
     if rest[:1] == ["CREATE"]:

@@ -46,6 +46,7 @@ _SCHEMAS = {
         ("column_names", TEXT),
         ("storing_names", TEXT),
         ("predicate", TEXT),  # a partial index's WHERE, else NULL
+        ("index_type", TEXT),  # btree | inverted (ARRAY / JSONB elements; rowstore/inverted.py)
     ],
     # constraints as PostgreSQL and MySQL expose them (table_name first: see selected_tables), so a
     # driver's get_pk_constraint / get_unique_constraints / get_foreign_keys can read them
@@ -141,7 +142,7 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
                 names.append(shown + (" DESC" if desc else ""))
             storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
             yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing,
-                   idx.predicate)
+                   idx.predicate, "inverted" if idx.inverted else "btree")
 
 
 def _key_constraints(t: TableDescriptor) -> Iterator[tuple[str, str, list[int]]]:

@@ -79,7 +79,8 @@ class SqlkvDialect(ReflectionMixin, default.DefaultDialect):
 
     colspecs = {sqltypes.LargeBinary: BYTES, sqltypes.Interval: INTERVAL, **JSON_COLSPECS}
 
-    construct_arguments = [(Index, {"where": None, "include": None})]
+    # sqlkv_inverted=True: CREATE INVERTED INDEX (an ARRAY or JSONB column; keys.md "Inverted indexes")
+    construct_arguments = [(Index, {"where": None, "include": None, "inverted": False})]
 
     def __init__(self, json_serializer: Any = None, json_deserializer: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

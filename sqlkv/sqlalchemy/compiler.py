@@ -193,6 +193,8 @@ class SqlkvDDLCompiler(compiler.DDLCompiler):
                                           include_table_schema=include_table_schema, **kw)
         index = create.element
         options = index.dialect_options["sqlkv"]
+        if options["inverted"]:
+            text = text.replace("CREATE INDEX", "CREATE INVERTED INDEX", 1)
         if options["include"]:
             names = [c if isinstance(c, str) else c.name for c in options["include"]]
             text += " STORING (" + ", ".join(self.preparer.quote(n) for n in names) + ")"

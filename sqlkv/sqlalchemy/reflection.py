@@ -178,7 +178,7 @@ class ReflectionMixin:
 
     def _index_rows(self, connection: Any, table_name: str, schema: str | None) -> list[tuple]:
         _refuse_schema(schema)
-        rows = self._rows(connection, "SELECT index_name, is_unique, is_primary, predicate FROM "
+        rows = self._rows(connection, "SELECT index_name, is_unique, is_primary, predicate, index_type FROM "
                                       "information_schema.indexes WHERE table_name = :t ORDER BY index_name",
                           t=table_name)
         if not rows:
@@ -208,7 +208,7 @@ class ReflectionMixin:
                                                   "information_schema.columns WHERE table_name = :t AND is_hidden "
                                                   "AND generation_expression IS NOT NULL", t=table_name))
         out = []
-        for name, unique, primary, predicate in rows:
+        for name, unique, primary, predicate, index_type in rows:
             if primary or name in fk_indexes:
                 continue
             keys = [(expressions.get(c, c), c in expressions, d) for c, d, storing in columns[name] if not storing]
@@ -225,6 +225,8 @@ class ReflectionMixin:
                 index["column_sorting"] = sorting
             # STORING columns: PostgreSQL's INCLUDE, under the same option name (a list, maybe empty)
             index["dialect_options"]["sqlkv_include"] = [c for c, _d, storing in columns[name] if storing]
+            if index_type == "inverted":
+                index["dialect_options"]["sqlkv_inverted"] = True
             if predicate is not None:
                 index["dialect_options"]["sqlkv_where"] = predicate
             elif unique and "expressions" not in index:

@@ -30,9 +30,9 @@ def test_show_tables_columns_indexes(db):
     assert rows(db, 'DESCRIBE "Q"') == want
     assert rows(db, "DESC users") == [("id", "INT", "NO", None), ("name", "TEXT", "YES", None)]
     assert rows(db, 'SHOW INDEXES FROM "Q"') == [
-        ("Q_pkey", True, True, "k", "", None), ("Q_v_idx", False, False, "v", "w", None),
-        ("uw", True, False, "w DESC", "", "w > 'a'")]
-    assert rows(db, "SHOW INDEX FROM users") == [("users_pkey", True, True, "id", "", None)]
+        ("Q_pkey", True, True, "k", "", None, "btree"), ("Q_v_idx", False, False, "v", "w", None, "btree"),
+        ("uw", True, False, "w DESC", "", "w > 'a'", "btree")]
+    assert rows(db, "SHOW INDEX FROM users") == [("users_pkey", True, True, "id", "", None, "btree")]
 
 
 def test_show_create_table_recreates_the_table(db):

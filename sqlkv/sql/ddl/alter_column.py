@@ -86,6 +86,10 @@ def _alter_type(table: TableDescriptor, col, dtype: exp.DataType, using, catalog
     user = uses_column(table, col.name)
     if user is not None:
         raise NotSupportedError(f'cannot change the type of column "{col.name}": {user} uses it')
+    for idx in table.indexes:  # its entries are elements of the old type
+        if idx.inverted and col.id in idx.column_ids:
+            raise NotSupportedError(f'cannot change the type of column "{col.name}": inverted index '
+                                    f'"{idx.name}" uses it (drop the index first)')
     new_type = type_from_ast(dtype)
     old_table = TableDescriptor.from_dict(table.to_dict())
     pos = table.columns.index(col)

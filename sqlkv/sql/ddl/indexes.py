@@ -21,6 +21,7 @@ from sqlkv.errors import (
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.ddl import index_ingest
 from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
+from sqlkv.sql.ddl.inverted import INVERTED_METHODS, backfill_inverted, check_inverted_form, wants_inverted
 from sqlkv.sql.ddl.generated import drop_unused_expression_columns, expression_column, immutable_expression
 from sqlkv.sql.ddl.names import copy_table, ident, new_name, qualified_name, refuse_virtual
 from sqlkv.sql.parse import ParsedStatement
@@ -42,8 +43,9 @@ def _refuse_index_clauses(stmt: ParsedStatement, params: Any, table: str) -> Non
     if params is None:
         return
     using = params.args.get("using")
-    if using is not None and ident(using).upper() not in _ORDERED_METHODS:
-        raise NotSupportedError(f'index method USING {ident(using).upper()} is not supported (only ordered indexes)')
+    if using is not None and ident(using).upper() not in (*_ORDERED_METHODS, *INVERTED_METHODS):
+        raise NotSupportedError(f'index method USING {ident(using).upper()} is not supported '
+                                "(only ordered indexes, and GIN / INVERTED on ARRAY and JSONB columns)")
     if params.args.get("with_storage"):
         raise NotSupportedError(f"storage parameters WITH (...) on an index are not supported (index on \"{table}\")")
     if params.args.get("tablespace") is not None:
@@ -77,6 +79,9 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     cols_nodes = params.args.get("columns") if params is not None else None
     if not cols_nodes:
         raise ProgrammingError("CREATE INDEX needs a column list")
+    if wants_inverted(stmt, params):
+        _create_inverted(stmt, catalog, env, table, cols_nodes, params)
+        return
     cols = []
     desc = []
     shown = []  # the names in the default index name: a column's, or an expression's function
@@ -94,11 +99,8 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("index lists a column twice")
     iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(shown)}_idx"
-    for other in catalog.list_tables():
-        if other.find_index(iname) is not None:
-            if ast.args.get("exists"):
-                return
-            raise DuplicateTable(f'index "{iname}" already exists')
+    if not _name_free(iname, catalog, stmt):
+        return
     storing = []
     for sname in stmt.storing:
         col = table.column(sname)
@@ -119,6 +121,30 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
     backfill_index(table, idx, env.ctx)
 
 
+def _create_inverted(stmt: ParsedStatement, catalog, env, table: TableDescriptor, cols_nodes, params) -> None:
+    col_id = check_inverted_form(table, cols_nodes, stmt, params, bool(stmt.ast.args.get("unique")))
+    index = stmt.ast.this
+    col_name = table.column_by_id(col_id).name
+    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{col_name}_idx"
+    if not _name_free(iname, catalog, stmt):
+        return
+    idx = IndexDescriptor(table.next_index_id, iname, [col_id], [False], inverted=True)
+    table.next_index_id += 1
+    table.indexes.append(idx)
+    catalog.update(table)
+    backfill_inverted(table, idx, env.ctx)
+
+
+def _name_free(iname: str, catalog, stmt: ParsedStatement) -> bool:
+    """False when IF NOT EXISTS meets an index of that name; an error without IF NOT EXISTS."""
+    for other in catalog.list_tables():
+        if other.find_index(iname) is not None:
+            if stmt.ast.args.get("exists"):
+                return False
+            raise DuplicateTable(f'index "{iname}" already exists')
+    return True
+
+
 def _index_predicate(node: exp.Expression, table: TableDescriptor, env) -> str:
     """The SQL text of a partial index's WHERE, checked: immutable, over this table's columns."""
     return immutable_expression(node, table, env, "a partial index predicate", f'index on "{table.name}"')[0]
@@ -130,6 +156,9 @@ def table_rows(table: TableDescriptor, txn):
 
 
 def backfill_index(table: TableDescriptor, idx: IndexDescriptor, ctx: ExecContext) -> None:
+    if idx.inverted:
+        backfill_inverted(table, idx, ctx)
+        return
     codec = codec_for(table)
     ic = IndexCodec(table, idx, codec.pk_positions)
     txn = ctx.txn

@@ -317,7 +317,7 @@ def text_array(value: object, what: str) -> list:
     driver's list)."""
     if type(value) is Jsonb and isinstance(value.tree, list):
         items = value.tree
-    elif isinstance(value, (list, tuple)):
+    elif isinstance(value, (list, tuple, SqlArray)):  # SqlArray: ARRAY['a', 'b'] (PostgreSQL's usual form)
         items = list(value)
     elif isinstance(value, str):
         return parse_text_array(value, what)

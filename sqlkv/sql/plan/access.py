@@ -30,6 +30,7 @@ from sqlkv.sql.exec.lookup import IndexLookup
 from sqlkv.sql.exec.scan import IndexScan, VirtualScan
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.expression_index import use_expression_columns
+from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
 from sqlkv.sql.plan.names import conjunct_key, split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
@@ -132,7 +133,7 @@ def plan_table_access(
     needed = all_positions if needed is None else needed
     candidates = []
     filter_keys: set[str] | None = None
-    for index in table.all_indexes():
+    for index in table.ordered_indexes():
         primary = index is table.primary_index
         if index.predicate is not None:
             if filter_keys is None:
@@ -145,6 +146,13 @@ def plan_table_access(
             cand.cost = min(cand.est_rows, float(limit)) * (1.0 if cand.covering else 3.0) + (0 if primary else 0.5)
         candidates.append(cand)
     best = min(candidates, key=lambda c: (c.cost, not c.primary))
+    inverted = plan_inverted(table, alias, filters, scope, env, needed)
+    if inverted is not None:
+        inv_op, fraction = inverted
+        est = DEFAULT_TABLE_ROWS * fraction
+        if est * 3.0 + 1.0 + (est * 0.5 if want_order else 0.0) < best.cost:
+            # a superset of the rows: every filter is checked again on them
+            return AccessPlan(inv_op, list(filters), not want_order, est)
     used_ids = {id(n) for n in best.used}
     remaining = [f for f in filters if id(f) not in used_ids]
     scan_limit = limit if (limit is not None and not remaining and best.ordered) else None
@@ -258,7 +266,7 @@ def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scop
         return None
     want = set(key_columns)
     best = None
-    for index in table.all_indexes():
+    for index in table.ordered_indexes():
         primary = index is table.primary_index
         if index.predicate is not None:
             continue  # a lookup has no filter that could imply a partial index's predicate

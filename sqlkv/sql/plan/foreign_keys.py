@@ -99,7 +99,7 @@ def supporting_index(table: TableDescriptor, column_ids: list[int]):
     """The primary key or a full (non-partial) index whose leading columns are ``column_ids``
     in any order: a prefix scan of it finds the rows with a given foreign key."""
     want = sorted(column_ids)
-    for idx in table.all_indexes():
+    for idx in table.ordered_indexes():
         if idx.predicate is None and sorted(idx.column_ids[: len(want)]) == want:
             return idx
     return None

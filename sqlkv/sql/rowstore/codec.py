@@ -29,6 +29,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.sql.casts import assign_cast
 from sqlkv.storage.kv import prefix_end
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
@@ -60,7 +61,8 @@ class TableCodec:
             raise ProgrammingError(f'table "{table.name}" has too many column families')
         self.single_family = len(self.families) == 1
         self.fam0_suffix = family_suffix(0)
-        self.indexes = [IndexCodec(table, idx, self.pk_positions) for idx in table.indexes]
+        self.indexes = [IndexCodec(table, idx, self.pk_positions) for idx in table.indexes if not idx.inverted]
+        self.inverted = [InvertedCodec(table, idx, self.pk_positions) for idx in table.indexes if idx.inverted]
         # (column id, row position) of every stored (non-key) column, for the fast decoders
         skip = set(self.pk_positions) | {p for p, _fn in self.virtual}
         self.stored_columns = [(cid, p) for cid, p in self.position_of_id.items() if p not in skip]

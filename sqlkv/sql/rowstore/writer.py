@@ -5,7 +5,9 @@ tuple; it issues ``put_if_absent(/Table/104/1/10/0, ...)`` (a duplicate primary 
 condition) and one entry per secondary index, conditional for unique indexes. A failed
 condition becomes an IntegrityError naming the constraint. Updates are split in two phases
 (`remove_changed` for all rows, then `add_changed`) so that statements such as
-``UPDATE t SET id = id + 1`` do not trip over rows they are about to move.
+``UPDATE t SET id = id + 1`` do not trip over rows they are about to move. An inverted index
+(`InvertedCodec`) has a set of entries per row: an update deletes the old set minus the new and
+writes the new minus the old.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.errors import ConditionFailedError, IntegrityError, UniqueViolation
 from sqlkv.sql.rowstore.codec import TableCodec
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.inverted import EMPTY_LIST
 
 
 class DuplicatePrimaryKey(UniqueViolation):
@@ -55,6 +58,8 @@ class RowWriter:
                 for ic in codec.indexes:
                     if ic.predicate is None or ic.predicate(row):
                         self._put_entry(ic, row, *ic.entry(row, pk_bytes))
+            if codec.inverted:
+                self._put_inverted(row)
             return
         for key, value in self.codec.primary_kvs(row):
             if value is None:
@@ -69,6 +74,12 @@ class RowWriter:
         for ic in self.codec.indexes:
             if ic.holds(row):
                 self._put_entry(ic, row, *ic.entry(row))
+        self._put_inverted(row)
+
+    def _put_inverted(self, row: tuple) -> None:
+        for inv in self.codec.inverted:
+            for key in sorted(inv.keys(row)):
+                self.txn.put(key, EMPTY_LIST)
 
     def _put_entry(self, ic: IndexCodec, row: tuple, key: bytes, value: bytes, conditional: bool) -> None:
         if conditional:
@@ -87,6 +98,9 @@ class RowWriter:
         for ic in self.codec.indexes:
             if ic.holds(row):
                 txn.delete(ic.entry(row)[0])
+        for inv in self.codec.inverted:
+            for key in sorted(inv.keys(row)):
+                txn.delete(key)
 
     def update(self, old: tuple, new: tuple) -> None:
         self.remove_changed(old, new)
@@ -107,6 +121,10 @@ class RowWriter:
             old_key = ic.entry(old)[0]
             if not ic.holds(new) or old_key != ic.entry(new)[0]:
                 self.txn.delete(old_key)
+        for inv in codec.inverted:
+            if _changed(inv.all_positions, old, new):
+                for key in sorted(inv.keys(old) - inv.keys(new)):  # only the entries that go away
+                    self.txn.delete(key)
 
     def add_changed(self, old: tuple, new: tuple) -> None:
         """Phase 2 of an update: write the new row's entries (conditionally where keys moved)."""
@@ -140,6 +158,10 @@ class RowWriter:
                 self._put_entry(ic, new, *new_entry)
             elif old_entry[1] != new_entry[1]:
                 self.txn.put(new_entry[0], new_entry[1])
+        for inv in codec.inverted:
+            if _changed(inv.all_positions, old, new):
+                for key in sorted(inv.keys(new) - inv.keys(old)):  # only the entries that are new
+                    self.txn.put(key, EMPTY_LIST)
 
     def insert_primary(self, row: tuple) -> None:
         for key, value in self.codec.primary_kvs(row):
