@@ -240,9 +240,3 @@ class Catalog:
 
     def name_taken(self, name: str) -> bool:
         return self._lookup(name) is not None
-
-
-def system_table_name(table_id: int) -> str | None:
-    return {NAMESPACE_TABLE_ID: "namespace", DESCRIPTOR_TABLE_ID: "descriptor", SEQUENCE_TABLE_ID: "sequence"}.get(
-        table_id
-    )
