@@ -14,7 +14,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.dbapi.compat import refresh_database
-from sqlkv.dbapi.types import adapt_parameters, arrays_as_lists, description_entry, jsonb_as_python, jsonb_positions
+from sqlkv.dbapi.types import (
+    adapt_parameters,
+    array_positions,
+    arrays_as_lists,
+    description_entry,
+    jsonb_as_python,
+    jsonb_positions,
+)
 from sqlkv.errors import InterfaceError, ProgrammingError
 
 if TYPE_CHECKING:
@@ -35,7 +42,7 @@ class Cursor:
         self.lastrowid: int | None = None
         # a cached plan hands out the same columns list every execution: build its
         # description once
-        self._described: tuple[Any, tuple[tuple, ...], list[int]] | None = None
+        self._described: tuple[Any, tuple[tuple, ...], list[int], list[int]] | None = None
         self.row_factory: Any = connection.row_factory  # sqlite3: fetched rows go through it
 
     # -- attributes -------------------------------------------------------------------------
@@ -226,19 +233,20 @@ class Cursor:
         else:
             described = self._described
             if described is not None and described[0] is result.columns:
-                self._description, jsonb_columns = described[1], described[2]
+                self._description, jsonb_columns, array_columns = described[1], described[2], described[3]
             else:
                 self._description = tuple(description_entry(col) for col in result.columns)
                 jsonb_columns = jsonb_positions(result.columns)
-                self._described = (result.columns, self._description, jsonb_columns)
+                array_columns = array_positions(result.columns)
+                self._described = (result.columns, self._description, jsonb_columns, array_columns)
             if rows is None and result.ready is not None:
-                self._rows = iter(arrays_as_lists(result.ready, result.columns))  # computed in full: nothing streams
+                self._rows = iter(arrays_as_lists(result.ready, array_columns))  # computed in full: nothing streams
             elif rows is None:
-                self._rows = iter(arrays_as_lists(iter(result), result.columns))
+                self._rows = iter(arrays_as_lists(iter(result), array_columns))
                 self._result = result
                 self._connection._streaming_started(self)
             else:
-                self._rows = iter(arrays_as_lists(rows, result.columns))
+                self._rows = iter(arrays_as_lists(rows, array_columns))
             if jsonb_columns:  # JSONB values as Python (or JSON text), issue 15
                 self._rows = jsonb_as_python(self._rows, jsonb_columns, self._connection.jsonb_as_text)
 

@@ -139,10 +139,14 @@ def _array_parameter(value: list | SqlArray, where: str) -> SqlArray:
     return SqlArray(items)
 
 
-def arrays_as_lists(rows: Any, columns: list[Any]) -> Any:
-    """Rows with each ARRAY value as a Python list (for columns that are, or may be, arrays)."""
+def array_positions(columns: list[Any]) -> list[int]:
+    """The result columns that are, or may be, ARRAYs (typed ARRAY, NULL or unknown)."""
     kinds = [getattr(c.type, "kind", None) for c in columns]
-    positions = [i for i, k in enumerate(kinds) if k in ("ARRAY", "NULL", None)]
+    return [i for i, k in enumerate(kinds) if k in ("ARRAY", "NULL", None)]
+
+
+def arrays_as_lists(rows: Any, positions: list[int]) -> Any:
+    """Rows with each ARRAY value at ``positions`` (`array_positions`) as a Python list."""
     if not positions:
         return rows
     return (_listed(row, positions) for row in rows)
