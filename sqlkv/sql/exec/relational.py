@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.external_sort import sort_spilling
 from sqlkv.sql.exec.operator import Operator, counted
 
 RowFn = Callable[[tuple], Any]
@@ -195,6 +196,16 @@ def sort_rows(rows: list[tuple], keys: Sequence[SortKey]) -> list[tuple]:
     return rows
 
 
+def merge_key(keys: Sequence[SortKey]) -> Callable[[tuple], tuple]:
+    """One comparable key per row giving `sort_rows`'s order (descending terms inverted), for
+    heaps and merges that take a single key."""
+    fns = [_column_key(k) for k in keys]
+    flags = [k.desc for k in keys]
+    def key(row: tuple) -> tuple:
+        return tuple(_Reversed(f(row)) if d else f(row) for f, d in zip(fns, flags))
+    return key
+
+
 def top_n(rows: Iterator[tuple], keys: Sequence[SortKey], n: int) -> list[tuple]:
     """The first ``n`` rows in sort order, keeping only ``n`` rows in memory."""
     if n <= 0:
@@ -209,17 +220,15 @@ def top_n(rows: Iterator[tuple], keys: Sequence[SortKey], n: int) -> list[tuple]
             return pick(n, rows, key=key)
         except TypeError as exc:
             raise DataError(f"cannot order values of incomparable types: {exc}") from None
-    flags = [k.desc for k in keys]
-    def mixed_key(row: tuple) -> tuple:
-        return tuple(_Reversed(f(row)) if d else f(row) for f, d in zip(fns, flags))
     try:
-        return heapq.nsmallest(n, rows, key=mixed_key)
+        return heapq.nsmallest(n, rows, key=merge_key(keys))
     except TypeError as exc:
         raise DataError(f"cannot order values of incomparable types: {exc}") from None
 
 
 class Sort(Operator):
-    """ORDER BY: materialises its input (or only the best ``limit`` rows for a top-N)."""
+    """ORDER BY: materialises its input (or only the best ``limit`` rows for a top-N); past
+    `external_sort.SORT_MEMORY_ROWS` rows it sorts in runs spilled to disk."""
 
     def __init__(self, child: Operator, keys: list[SortKey], texts: list[str],
                  limit: Callable[[ExecContext], int | None] | None = None) -> None:
@@ -236,7 +245,9 @@ class Sort(Operator):
         n = self.limit(ctx) if self.limit is not None else None
         if n is not None:
             return iter(top_n(counted(self.child, ctx), self.keys, n))
-        return iter(sort_rows(list(counted(self.child, ctx)), self.keys))
+        keys = self.keys
+        # past SORT_MEMORY_ROWS rows, sorted runs spill to temporary files (external_sort.py)
+        return sort_spilling(counted(self.child, ctx), lambda batch: sort_rows(batch, keys), merge_key(keys))
 
     def describe(self) -> str:
         kind = "top-n sort" if self.limit is not None else "sort"

@@ -1,0 +1,88 @@
+"""ORDER BY over more rows than the sort may hold: sorted runs spilled to disk, then merged.
+
+``SELECT * FROM orders ORDER BY amount`` on a 1M-row table cannot be answered from an index, and
+holding every row to sort it would make the statement's memory grow with the table. `Sort`
+hands its input to `sort_spilling`: rows are collected up to `SORT_MEMORY_ROWS`; when the input
+ends first, they are sorted in memory as before (nothing touches the disk). Otherwise each full
+batch is sorted and written as one *run* to an anonymous temporary file (already unlinked, so a
+crash leaves nothing behind), in pickled blocks of `BLOCK_ROWS` rows; the result is a k-way
+`heapq.merge` of the runs that reads one block per run at a time. Memory is then bounded by one
+batch while runs are written, and by one block per run while they are merged.
+
+Order is the one `relational.sort_rows` gives: every run is sorted by it, and the merge compares
+the same per-term keys (descending terms inverted, `relational.merge_key`), breaking ties by run
+order, so equal rows keep their input order across runs too (the sort stays stable).
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from sqlkv.errors import DataError, OperationalError
+
+SORT_MEMORY_ROWS = 100_000  # rows a sort holds before it spills a run (module-level: tests lower it)
+BLOCK_ROWS = 1_000  # rows per pickled block of a run: what the merge holds per run
+
+
+SortBatch = Callable[[list[tuple]], list[tuple]]
+RowKey = Callable[[tuple], Any]
+
+
+def sort_spilling(rows: Iterator[tuple], sort_batch: SortBatch, key: RowKey) -> Iterator[tuple]:
+    """``rows`` in the order ``sort_batch`` sorts a list into, in memory when they fit
+    `SORT_MEMORY_ROWS`, else by runs on disk merged on ``key`` (the same order as one key per row)."""
+    limit = SORT_MEMORY_ROWS
+    batch: list[tuple] = []
+    runs: list[IO[bytes]] = []
+    try:
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= limit:
+                runs.append(_write_run(sort_batch(batch)))
+                batch = []
+        if not runs:
+            yield from sort_batch(batch)
+            return
+        if batch:
+            runs.append(_write_run(sort_batch(batch)))
+            batch = []
+        yield from _merged(runs, key)
+    finally:
+        for run in runs:
+            run.close()
+
+
+def _write_run(rows: list[tuple]) -> IO[bytes]:
+    """One sorted run in an anonymous temporary file, rewound for reading."""
+    try:
+        run = tempfile.TemporaryFile(prefix="sqlkv-sort-")
+        try:
+            for start in range(0, len(rows), BLOCK_ROWS):
+                pickle.dump(rows[start:start + BLOCK_ROWS], run, protocol=pickle.HIGHEST_PROTOCOL)
+            run.seek(0)
+        except BaseException:
+            run.close()
+            raise
+    except OSError as exc:
+        raise OperationalError(f"ORDER BY could not spill sorted rows to {tempfile.gettempdir()}: {exc}") from exc
+    return run
+
+
+def _read_run(run: IO[bytes]) -> Iterator[tuple]:
+    while True:
+        try:
+            block = pickle.load(run)
+        except EOFError:
+            return
+        yield from block
+
+
+def _merged(runs: list[IO[bytes]], key: RowKey) -> Iterator[tuple]:
+    try:
+        yield from heapq.merge(*(_read_run(run) for run in runs), key=key)
+    except TypeError as exc:
+        raise DataError(f"cannot order values of incomparable types: {exc}") from None
