@@ -137,7 +137,8 @@ def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreig
     if len(table.families) > 1:
         for fam in table.families:
             cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fam.column_ids)
-            lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols})")
+            layout = " WITH (layout = exploded)" if fam.exploded else ""
+            lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols}){layout}")
     return f"CREATE TABLE {quote_ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
 
 

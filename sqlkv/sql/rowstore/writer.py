@@ -61,16 +61,7 @@ class RowWriter:
             if codec.inverted:
                 self._put_inverted(row)
             return
-        for key, value in self.codec.primary_kvs(row):
-            if value is None:
-                continue
-            if key[-1:] == self.codec.fam0_suffix:
-                try:
-                    txn.put_if_absent(key, value)
-                except ConditionFailedError:
-                    raise self._duplicate(pkey_name(self.table), self.codec.pk_positions, row) from None
-            else:
-                txn.put(key, value)
+        self.insert_primary(row)
         for ic in self.codec.indexes:
             if ic.holds(row):
                 self._put_entry(ic, row, *ic.entry(row))
@@ -135,14 +126,20 @@ class RowWriter:
         elif codec.single_family:
             self.txn.put(codec.row_key(new), codec.family0_value(new))
         else:
-            unchanged = {f.suffix for f in codec.families if f.id != 0 and not _changed(f.positions, old, new)}
-            for key, value in codec.primary_kvs(new):
-                if key[-1:] in unchanged:
-                    continue  # a family none of whose columns changed keeps its KV pair
-                if value is None:
-                    self.txn.delete(key)
+            base = codec.pk_prefix(codec.pk_values(new))
+            for fam in codec.families:
+                if fam.id != 0 and not _changed(fam.positions, old, new):
+                    continue  # a family none of whose columns changed keeps its KV pairs
+                exploded = codec.exploded.get(fam.id)
+                if exploded is not None and exploded.position is not None:
+                    pairs = exploded.changes(base, old[exploded.position], new[exploded.position])
                 else:
-                    self.txn.put(key, value)
+                    pairs = codec.family_kvs(base, fam, new)
+                for key, value in pairs:
+                    if value is None:
+                        self.txn.delete(key)
+                    else:
+                        self.txn.put(key, value)
         for ic in codec.indexes:
             if not _changed(ic.all_positions, old, new):
                 continue
@@ -164,10 +161,12 @@ class RowWriter:
                     self.txn.put(key, EMPTY_LIST)
 
     def insert_primary(self, row: tuple) -> None:
+        """The row's primary-index pairs; family 0 conditionally (a duplicate key fails)."""
+        sentinel = self.codec.row_key(row)
         for key, value in self.codec.primary_kvs(row):
             if value is None:
                 continue
-            if key[-1:] == self.codec.fam0_suffix:
+            if key == sentinel:
                 try:
                     self.txn.put_if_absent(key, value)
                 except ConditionFailedError:
