@@ -34,6 +34,7 @@ from sqlkv.encoding.keys import decode_key, decode_uvarint, encode_key, family_s
 from sqlkv.encoding.pretty import pretty_key
 from sqlkv.encoding.values import decode_single, encode_single
 from sqlkv.errors import CorruptionError, ProgrammingError
+from sqlkv.storage.kv import prefix_end
 
 KV = tuple[bytes, "bytes | None"]
 
@@ -244,3 +245,15 @@ def _finish(exploded: dict[int, ExplodedColumn], row: list, base: bytes,
                 raise
             report.append(str(e))
     return tuple(row)
+
+
+def delete_family_keys(txn, codec, family_id: int) -> None:
+    """Delete every key of one exploded family (ALTER TABLE DROP COLUMN of its column)."""
+    plen, npk, desc = len(codec.prefix), codec.npk, codec.pk_desc
+    doomed = []
+    for key, _value in txn.scan(codec.prefix, prefix_end(codec.prefix)):
+        end = decode_key(key, npk, desc, plen)[1]
+        if decode_uvarint(key, end)[0] == family_id:
+            doomed.append(key)
+    for key in doomed:
+        txn.delete(key)

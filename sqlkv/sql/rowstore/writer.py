@@ -127,8 +127,11 @@ class RowWriter:
             self.txn.put(codec.row_key(new), codec.family0_value(new))
         else:
             base = codec.pk_prefix(codec.pk_values(new))
+            # family 0 is rewritten even when unchanged, except beside exploded columns, where
+            # ``SET tags[3] = x`` must be one put (the UPDATE read the row: OCC still sees conflicts)
+            skip_family0 = bool(codec.exploded)
             for fam in codec.families:
-                if fam.id != 0 and not _changed(fam.positions, old, new):
+                if (fam.id != 0 or skip_family0) and not _changed(fam.positions, old, new):
                     continue  # a family none of whose columns changed keeps its KV pairs
                 exploded = codec.exploded.get(fam.id)
                 if exploded is not None and exploded.position is not None:
