@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlkv
+from sqlkv.bench.layouts import WORKLOADS, report, run_layouts
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.encoding.keys import encode_key, family_suffix, index_prefix
@@ -353,3 +354,22 @@ def test_kill_during_element_updates_keeps_every_value_whole(tmp_path):
     assert got[1] == ([m] * (3 + m % 7), {"a": m, "b": m})
     assert conn.execute("CHECK DATABASE").fetchall() == []
     conn.close()
+
+
+# ---------------------------------------------------------------- benchmark
+
+
+def test_bench_layouts_times_every_workload_on_both_layouts():
+    results = run_layouts(":memory:", [5, 60], rows=4, ops=3, clock="cpu")
+    assert [(size, name) for size, name, _p, _e in results] == [
+        (size, name) for size in (5, 60) for name, _sql, _w in WORKLOADS]
+    assert all(p > 0 and e > 0 for _s, _n, p, e in results)
+    text = report(results, "cpu")
+    assert text.splitlines()[0].startswith("elements  workload") and "one-element update" in text
+    out = subprocess.run([sys.executable, "-m", "sqlkv.cli", "bench", "layouts", "--sizes", "5", "--rows", "2",
+                          "--ops", "2", "--clock", "cpu"], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()[1:]
+    assert [line[10:30].strip() for line in lines] == [name for name, _sql, _w in WORKLOADS]
+    assert all(line.split()[0] == "5" for line in lines)

@@ -71,7 +71,8 @@ class ExplodedColumn:
         """The header value and the (element key, element value) pairs of a non-NULL value."""
         if not self.jsonb:
             items = value.items
-            return encode_single(len(items)), [(encode_key([i]), encode_single(v)) for i, v in enumerate(items, 1)]
+            keys = index_keys(len(items))
+            return encode_single(len(items)), [(keys[i], encode_single(v)) for i, v in enumerate(items, 1)]
         tree = value.tree
         if isinstance(tree, dict):
             return (encode_single(["object", len(tree)]),
@@ -98,6 +99,8 @@ class ExplodedColumn:
             return [] if old is None else [(k, None) for k, _v in self.kvs(base, old)]
         if old is None:
             return self.kvs(base, new)
+        if not self.jsonb:
+            return _array_changes(head, old.items, new.items)
         old_header, old_elements = self.parts(old)
         new_header, new_elements = self.parts(new)
         out: list[KV] = [] if old_header == new_header else [(head, new_header)]
@@ -120,6 +123,9 @@ class ExplodedColumn:
         if header is None:
             return f"{len(elements)} element key(s) without a header"
         head = decode_single(header)
+        if not self.jsonb and type(head) is int and 0 <= head and len(elements) == head \
+                and [k for k, _v in elements] == index_keys(head)[1:]:
+            return None  # the common case, without decoding each key
         keys = [_element_of(k) for k, _v in elements]
         if not self.jsonb:
             if type(head) is not int or head < 0:
@@ -162,6 +168,34 @@ class ExplodedColumn:
         if data is None:
             return None
         return decode_single(data)
+
+
+_INDEX_KEYS: list[bytes] = [encode_key([0])]
+
+
+def index_keys(n: int) -> list[bytes]:
+    """The element keys of array indexes 0..n (a shared list: read it, never change it)."""
+    while len(_INDEX_KEYS) <= n:
+        _INDEX_KEYS.append(encode_key([len(_INDEX_KEYS)]))
+    return _INDEX_KEYS if len(_INDEX_KEYS) == n + 1 else _INDEX_KEYS[:n + 1]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two array elements certainly encode alike (floats: 0.0 == -0.0, compare encodings)."""
+    return a is b or (type(a) is type(b) and type(a) is not float and a == b)
+
+
+def _array_changes(head: bytes, old: tuple, new: tuple) -> list[KV]:
+    """`ExplodedColumn.changes` for arrays: elements compared as values, encoded only when they differ."""
+    keys = index_keys(max(len(old), len(new)))
+    out: list[KV] = [] if len(old) == len(new) else [(head, encode_single(len(new)))]
+    for i, v in enumerate(new):
+        if i >= len(old) or not _same(old[i], v):
+            encoded = encode_single(v)
+            if i >= len(old) or encode_single(old[i]) != encoded:
+                out.append((head + keys[i + 1], encoded))
+    out.extend((head + keys[i + 1], None) for i in range(len(new), len(old)))
+    return out
 
 
 def _tree(value: Any) -> Any:
