@@ -373,3 +373,16 @@ def test_bench_layouts_times_every_workload_on_both_layouts():
     lines = out.stdout.splitlines()[1:]
     assert [line[10:30].strip() for line in lines] == [name for name, _sql, _w in WORKLOADS]
     assert all(line.split()[0] == "5" for line in lines)
+
+
+# ---------------------------------------------------------------- docs
+
+
+def test_the_docs_show_the_real_kv_of_both_layouts():
+    out = subprocess.run([sys.executable, "-m", "sqlkv.cli", "-f", "examples/layouts.sql"], capture_output=True,
+                         text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert out.returncode == 0, out.stderr
+    block = "$ sqlkv -f examples/layouts.sql\n" + out.stdout
+    for doc in ("README.md", "grammar-notes/keys.md"):
+        with open(doc, encoding="utf-8") as f:
+            assert block in f.read(), doc
