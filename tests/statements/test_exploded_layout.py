@@ -279,6 +279,8 @@ _QUERIES = [
     "SELECT id FROM {t} WHERE tags @> ARRAY['a'] ORDER BY id",
     "SELECT id, cardinality(tags), jsonb_typeof(doc) FROM {t} ORDER BY id DESC",
     "SELECT tags, doc FROM {t} ORDER BY tags, id",
+    "SELECT a.id, b.tags, b.doc->'a' FROM {t} a JOIN {t} b ON b.id = a.id + 1 ORDER BY a.id",  # lookup join
+    "SELECT id, tags[2] FROM {t} WHERE id IN (1, 3, 5) ORDER BY id DESC",
 ] + [f"SELECT tags[2], doc->>'a', doc->1 FROM {{t}} WHERE id = {k}" for k in range(6)]
 
 
@@ -386,3 +388,18 @@ def test_the_docs_show_the_real_kv_of_both_layouts():
     for doc in ("README.md", "grammar-notes/keys.md"):
         with open(doc, encoding="utf-8") as f:
             assert block in f.read(), doc
+
+
+@pytest.mark.parametrize("ddl, text", [
+    ("ALTER TABLE t ALTER COLUMN tags TYPE INT[]", 'cannot change the type of column "tags" of table "t": it is stored '
+                                                    'exploded \\(family "f_tags"\\)'),
+    ("ALTER TABLE t ALTER COLUMN doc TYPE TEXT", 'cannot change the type of column "doc"'),
+    ("ALTER TABLE t ALTER PRIMARY KEY USING COLUMNS (id, tags)", 'cannot put into the primary key column "tags"'),
+])
+def test_schema_changes_that_would_move_an_exploded_column_are_refused(s, ddl, text):  # noqa: F811
+    s.execute(EXPLODED)
+    s.execute("INSERT INTO t VALUES (1, 'a', ARRAY['1'], '{}')")
+    with pytest.raises(sqlkv.NotSupportedError, match=text):
+        s.execute(ddl)
+    assert rows(s, "SELECT * FROM t") == [(1, "a", SqlArray(["1"]), Jsonb({}))]
+    assert check_database(s) == []
