@@ -415,3 +415,19 @@ def test_schema_changes_that_would_move_an_exploded_column_are_refused(s, ddl, t
         s.execute(ddl)
     assert rows(s, "SELECT * FROM t") == [(1, "a", SqlArray(["1"]), Jsonb({}))]
     assert check_database(s) == []
+
+
+def test_dump_keeps_the_exploded_family_and_reloads_it():
+    conn = sqlkv.connect(":memory:", autocommit=True)
+    conn.execute(EXPLODED)
+    conn.execute("INSERT INTO t VALUES (1, 'a', ARRAY['x', NULL], '{\"k\": [1]}')")
+    lines = list(conn.iterdump())
+    assert "  FAMILY f_tags (tags) WITH (layout = exploded)," in lines[1].splitlines()
+    copy = sqlkv.connect(":memory:", autocommit=True)
+    for statement in lines:
+        if statement not in ("BEGIN;", "COMMIT;"):
+            copy.execute(statement)
+    assert copy.execute("SELECT * FROM t").fetchall() == conn.execute("SELECT * FROM t").fetchall()
+    keys = [r[0] for r in copy.execute("SELECT key FROM sqlkv_internal.kv WHERE table_name = 't'")]
+    assert keys == ["/t/t_pkey/1/0", "/t/t_pkey/1/1", "/t/t_pkey/1/1/1", "/t/t_pkey/1/1/2", "/t/t_pkey/1/2",
+                    '/t/t_pkey/1/2/"k"']
