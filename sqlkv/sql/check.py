@@ -22,7 +22,7 @@ from sqlkv.sql.context import ExecContext
 from sqlkv.catalog.pending_builds import pending_index_ids
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.display import names_lookup
-from sqlkv.sql.rowstore.exploded import exploded_rows
+from sqlkv.sql.rowstore.exploded import Broken, exploded_rows
 from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.storage.kv import prefix_end
 
@@ -44,7 +44,7 @@ def _check_table(txn, table, names, ctx) -> list[str]:
     codec = codec_for(table)
     out: list[str] = []
     rows = []
-    broken: list[str] = []
+    broken: list[Broken] = []
     ctx = ctx or ExecContext()
     try:
         with ctx.progress(f'checking "{table.name}"') as wrap:  # a bar on a terminal, for big tables
@@ -57,7 +57,8 @@ def _check_table(txn, table, names, ctx) -> list[str]:
                 rows.append(row)
     except CorruptionError as e:
         return [f"{table.name}: primary index unreadable: {e}"]
-    out.extend(f"{table.name}: {problem}" for problem in broken)
+    out.extend(f'{table.name}: exploded column "{column}" at {pretty_key(key, names)}: {problem}'
+               for column, key, problem in broken)
     for row in rows:
         for key, value in codec.primary_kvs(row):
             if key.endswith(codec.fam0_suffix) and value is None:

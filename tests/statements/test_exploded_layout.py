@@ -158,13 +158,13 @@ def test_element_reads_by_primary_key_are_point_gets(s):  # noqa: F811
     # family 0 (does the row exist) and the three elements: one batch of gets, no scan
     assert "kv_gets=4 kv_scans=0" in analyze(s, sql)
     # the same answers as whole values give, for every row and for elements that are not there
-    for q in ["SELECT tags[{i}], doc->>'email', doc->'n', doc->{j}, doc->>{j}, tags[{i}] IS NULL FROM t WHERE id = {r}"]:
-        for r in (1, 2, 3, 4):
-            for i, j in ((1, 0), (2, 1), (3, 5), (0, 0), (-1, 1)):
-                text = q.format(i=i, j=j, r=r)
-                whole = text.replace("FROM t", ", cardinality(tags) FROM t")  # reads tags whole
-                assert "elements" not in plan_text(s, whole)
-                assert [row[:6] for row in rows(s, whole)] == rows(s, text), text
+    q = "SELECT tags[{i}], doc->>'email', doc->'n', doc->{j}, doc->>{j}, tags[{i}] IS NULL FROM t WHERE id = {r}"
+    for r in (1, 2, 3, 4):
+        for i, j in ((1, 0), (2, 1), (3, 5), (0, 0), (-1, 1)):
+            text = q.format(i=i, j=j, r=r)
+            whole = text.replace("FROM t", ", cardinality(tags) FROM t")  # reads tags whole
+            assert "elements" not in plan_text(s, whole)
+            assert [row[:6] for row in rows(s, whole)] == rows(s, text), text
     # a whole use of the column: one prefix scan of its family
     assert "kv_scans=2" in analyze(s, "SELECT tags, doc FROM t WHERE id = 1")
     # an exploded column the query does not mention is not read
@@ -184,7 +184,7 @@ def test_scans_filters_indexes_and_time_travel(tmp_path):
     def q(sql, params=()):
         return conn.execute(sql, params).fetchall()
 
-    assert q("SELECT id FROM t WHERE tags @> ARRAY['e1'] ORDER BY id") == [(i,) for i in range(1, 21) if i % 3 == 1 or i == 1]
+    assert q("SELECT id FROM t WHERE tags @> ARRAY['e1'] ORDER BY id") == [(i,) for i in range(1, 21) if i % 3 == 1]
     assert "inverted scan" in "\n".join(r[0] for r in q("EXPLAIN SELECT id FROM t WHERE tags @> ARRAY['e1']"))
     assert q("SELECT id FROM t WHERE doc @> '{\"k\": 2}' ORDER BY id") == [(i,) for i in range(1, 21) if i % 4 == 2]
     assert q("SELECT id FROM t WHERE tags = ARRAY['e2', 'e5']") == [(5,)]
@@ -226,9 +226,9 @@ def test_check_database_reports_a_missing_or_extra_element(s):  # noqa: F811
     txn.delete(base2 + family_suffix(2))  # elements without their header
     txn.commit()
     assert check_database(s) == [
-        't: exploded column "tags" at /Table/100/1/1/1: header says 3 element(s), 2 present; missing 2',
-        't: exploded column "tags" at /Table/100/1/2/1: header says 1 element(s), 2 present; extra 5',
-        't: exploded column "doc" at /Table/100/1/2/2: 1 element key(s) without a header',
+        't: exploded column "tags" at /t/t_pkey/1/1: header says 3 element(s), 2 present; missing 2',
+        't: exploded column "tags" at /t/t_pkey/2/1: header says 1 element(s), 2 present; extra 5',
+        't: exploded column "doc" at /t/t_pkey/2/2: 1 element key(s) without a header',
     ]
     # reading such a value is an error naming the key, never data
     with pytest.raises(sqlkv.DatabaseError, match='exploded column "tags" at /Table/100/1/1/1'):
@@ -314,7 +314,8 @@ def test_both_layouts_give_identical_results(s, ops):  # noqa: F811
     # the Python model of the inserted and wholly assigned values (element updates aside)
     if all(op[0] in ("insert", "delete", "set_whole") for op in ops):
         assert rows(s, "SELECT id, tags, doc FROM t ORDER BY id") == [
-            (k, None if model[k][0] is None else SqlArray(model[k][0]), from_python(model[k][1])) for k in sorted(model)]
+            (k, None if model[k][0] is None else SqlArray(model[k][0]), from_python(model[k][1]))
+            for k in sorted(model)]
     assert check_database(s) == []
 
 

@@ -78,7 +78,9 @@ def _exploded_text(header: bool, value: bytes) -> str:
         return f"length {decoded}"
     if type(decoded) is list and len(decoded) == 2:
         kind, payload = decoded
-        return f"scalar {payload!r}" if kind == "scalar" else f"{kind}, {payload} {'keys' if kind == 'object' else 'elements'}"
+        if kind == "scalar":
+            return f"scalar {payload!r}"
+        return f"{kind}, {payload} {'keys' if kind == 'object' else 'elements'}"
     return repr(decoded)
 
 

@@ -236,7 +236,12 @@ def exploded_columns(table: TableDescriptor) -> dict[int, ExplodedColumn]:
     return out
 
 
-def exploded_rows(codec, pairs: Iterable[tuple[bytes, bytes]], report: list[str] | None = None) -> Iterator[tuple]:
+# (column name, header key, what is wrong): an exploded value that is not whole, for CHECK DATABASE
+Broken = tuple[str, bytes, str]
+
+
+def exploded_rows(codec, pairs: Iterable[tuple[bytes, bytes]], report: list[Broken] | None = None
+                  ) -> Iterator[tuple]:
     """Rows of a table with exploded columns from its primary-index pairs (either scan
     direction): a row's pairs are those sharing its encoded primary key. With ``report``,
     a value that is not whole is reported there (and read as NULL) instead of raising."""
@@ -265,19 +270,19 @@ def exploded_rows(codec, pairs: Iterable[tuple[bytes, bytes]], report: list[str]
 
 
 def _finish(exploded: dict[int, ExplodedColumn], row: list, base: bytes,
-            parts: dict[int, list[tuple[bytes, bytes]]], report: list[str] | None) -> tuple:
+            parts: dict[int, list[tuple[bytes, bytes]]], report: list[Broken] | None) -> tuple:
     for family, pairs in parts.items():
         col = exploded[family]
         if col.position is None:
             continue  # a dropped column: its keys stay, ignored
         header = next((v for k, v in pairs if not k), None)
-        elements = [(k, v) for k, v in pairs if k]
-        try:
-            row[col.position] = col.assemble(header, elements, base + col.suffix)
-        except CorruptionError as e:
-            if report is None:
-                raise
-            report.append(str(e))
+        elements = sorted((k, v) for k, v in pairs if k)
+        if report is not None:
+            problem = col.problem(header, elements)
+            if problem is not None:
+                report.append((col.name, base + col.suffix, problem))
+                continue  # read as NULL
+        row[col.position] = col.assemble(header, elements, base + col.suffix)
     return tuple(row)
 
 
