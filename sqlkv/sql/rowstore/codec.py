@@ -10,6 +10,8 @@ Primary-index keys are ``index_prefix(t, 1) + encode_key(pk values) + family_suf
 Family 0 is always written (its value may be an empty map) so that every row has a key even
 when all its non-key columns are NULL; other families (``FAMILY f (cols)``) are written only
 when one of their columns is non-NULL. Values are msgpack maps column id -> value, NULLs absent.
+An exploded family (exploded.py) holds one ARRAY/JSONB column as a header key plus one key per
+element; tables with one decode through `exploded_rows`, the others keep the decoders below.
 
 Secondary-index entries are `IndexCodec`'s (index.py); `codec_for` gives the one codec of a
 descriptor object.

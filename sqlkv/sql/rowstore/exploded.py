@@ -157,7 +157,7 @@ class ExplodedColumn:
             return SqlArray([decode_single(v) for _k, v in elements])
         kind, payload = decode_single(header)  # type: ignore[misc]
         if kind == "scalar":
-            return payload
+            return Jsonb(_tree(payload))
         trees = [_tree(decode_single(v)) for _k, v in elements]
         if kind == "array":
             return Jsonb(trees)
