@@ -180,9 +180,14 @@ def index_keys(n: int) -> list[bytes]:
     return _INDEX_KEYS if len(_INDEX_KEYS) == n + 1 else _INDEX_KEYS[:n + 1]
 
 
+# element types whose equal values have one encoding (not floats: 0.0 == -0.0; not Decimal:
+# 1.0 == 1.00; not datetimes: equal instants in two time zones)
+_EXACT_TYPES = frozenset({int, str, bool, bytes})
+
+
 def _same(a: Any, b: Any) -> bool:
-    """Whether two array elements certainly encode alike (floats: 0.0 == -0.0, compare encodings)."""
-    return a is b or (type(a) is type(b) and type(a) is not float and a == b)
+    """Whether two array elements certainly encode alike (otherwise their encodings are compared)."""
+    return a is b or (type(a) is type(b) and type(a) in _EXACT_TYPES and a == b)
 
 
 def _array_changes(head: bytes, old: tuple, new: tuple) -> list[KV]:
