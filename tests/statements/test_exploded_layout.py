@@ -438,3 +438,17 @@ def test_dump_keeps_the_exploded_family_and_reloads_it():
     keys = [r[0] for r in copy.execute("SELECT key FROM sqlkv_internal.kv WHERE table_name = 't'")]
     assert keys == ["/t/t_pkey/1/0", "/t/t_pkey/1/1", "/t/t_pkey/1/1/1", "/t/t_pkey/1/1/2", "/t/t_pkey/1/2",
                     '/t/t_pkey/1/2/"k"']
+
+
+@pytest.mark.parametrize("typ, first, second", [
+    ("DECIMAL", "1.0", "1.00"), ("FLOAT", "0.0", "-0.0"), ("TEXT", "'a'", "'a'"),
+])
+def test_equal_values_with_two_encodings_read_as_in_a_default_table(s, typ, first, second):  # noqa: F811
+    s.execute(f"CREATE TABLE d (id INT PRIMARY KEY, a {typ}[])")  # the default: one family, packed
+    s.execute(f"CREATE TABLE e (id INT PRIMARY KEY, a {typ}[], FAMILY f (a) WITH (layout = exploded))")
+    for t in ("d", "e"):
+        s.execute(f"INSERT INTO {t} VALUES (1, ARRAY[{first}, {first}])")
+        s.execute(f"UPDATE {t} SET a[2] = {second} WHERE id = 1")
+        s.execute(f"UPDATE {t} SET a = ARRAY[{second}, {second}] WHERE id = 1")
+    got = {t: [tuple(map(str, r[1])) for r in rows(s, f"SELECT * FROM {t}")] for t in ("d", "e")}
+    assert got["d"] == got["e"]

@@ -131,11 +131,14 @@ class RowWriter:
             # ``SET tags[3] = x`` must be one put (the UPDATE read the row: OCC still sees conflicts)
             skip_family0 = bool(codec.exploded)
             for fam in codec.families:
-                if (fam.id != 0 or skip_family0) and not _changed(fam.positions, old, new):
-                    continue  # a family none of whose columns changed keeps its KV pairs
                 exploded = codec.exploded.get(fam.id)
                 if exploded is not None and exploded.position is not None:
-                    pairs = exploded.changes(base, old[exploded.position], new[exploded.position])
+                    pos = exploded.position
+                    if old[pos] is new[pos]:
+                        continue  # not assigned; an assigned value is compared element by element
+                    pairs = exploded.changes(base, old[pos], new[pos])
+                elif (fam.id != 0 or skip_family0) and not _changed(fam.positions, old, new):
+                    continue  # a family none of whose columns changed keeps its KV pairs
                 else:
                     pairs = codec.family_kvs(base, fam, new)
                 for key, value in pairs:
