@@ -110,13 +110,19 @@ class FamilyDescriptor:
     id: int
     name: str
     column_ids: list[int]
+    # ``FAMILY f (tags) WITH (layout = exploded)``: the family's one ARRAY/JSONB column is stored
+    # as a header key plus one key per element (sqlkv/sql/rowstore/exploded.py), not packed.
+    exploded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "columns": list(self.column_ids)}
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "columns": list(self.column_ids)}
+        if self.exploded:
+            d["layout"] = "exploded"
+        return d
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> FamilyDescriptor:
-        return FamilyDescriptor(d["id"], d["name"], list(d["columns"]))
+        return FamilyDescriptor(d["id"], d["name"], list(d["columns"]), d.get("layout") == "exploded")
 
 
 @dataclass

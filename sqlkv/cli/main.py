@@ -79,7 +79,7 @@ def _database_parser() -> argparse.ArgumentParser:
         description="SQL over an ordered key-value store. Without -c/-f: an interactive shell "
         "(or a script read from stdin when it is not a terminal).",
         epilog="subcommands: sqlkv test FILES... | sqlkv check DATABASE | sqlkv stats DATABASE [--json] | "
-        "sqlkv bench {kv,sql,expr} ...",
+        "sqlkv bench {kv,sql,expr,layouts} ...",
     )
     parser.add_argument(
         "database", nargs="?", default=":memory:",
@@ -196,8 +196,9 @@ def _run_subcommand(args: list[str]) -> int:
     if name == "stats":
         return _delegate("sqlkv.cli.stats", rest)
     parser = argparse.ArgumentParser(prog="sqlkv bench", description="benchmarks against sqlite3")
-    parser.add_argument("suite", choices=("kv", "sql", "expr"),
-                        help="kv: the storage engine; sql: SQL vs sqlite3; expr: compiled expressions")
+    parser.add_argument("suite", choices=("kv", "sql", "expr", "layouts"),
+                        help="kv: the storage engine; sql: SQL vs sqlite3; expr: compiled expressions; "
+                             "layouts: packed vs exploded ARRAY columns")
     known, extra = parser.parse_known_args(rest[:1])
     return _delegate(f"sqlkv.bench.{known.suite}", extra + rest[1:])
 

@@ -134,10 +134,11 @@ def create_table_sql(table: Any, sequences: dict[str, Any] | None = None, foreig
         lines.append(f"  CONSTRAINT {quote_ident(check.name)} CHECK ({check.expr_sql})")
     if foreign_keys:
         lines.extend(f"  {foreign_key_sql(table, fk, names or {})}" for fk in table.foreign_keys)
-    if len(table.families) > 1:
+    if table.families:  # the declared families (family 0, implicit, is not among them)
         for fam in table.families:
             cols = ", ".join(quote_ident(table.column_by_id(c).name) for c in fam.column_ids)
-            lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols})")
+            layout = " WITH (layout = exploded)" if fam.exploded else ""
+            lines.append(f"  FAMILY {quote_ident(fam.name)} ({cols}){layout}")
     return f"CREATE TABLE {quote_ident(table.name)} (\n" + ",\n".join(lines) + "\n);"
 
 

@@ -223,6 +223,16 @@ def decode_row_value(data: bytes) -> dict[int, object]:
     return row
 
 
+def encode_single(value: object) -> bytes:
+    """Encode one value on its own (an element of an exploded column), NULL as nil."""
+    return _pack(value)
+
+
+def decode_single(data: bytes) -> object:
+    """Decode what `encode_single` wrote."""
+    return _unpack(data)
+
+
 def encode_values(values: Sequence[object]) -> bytes:
     """Encode a plain list of values (index STORING columns), NULLs included as nil."""
     return _pack(values if type(values) in (list, tuple) else list(values))

@@ -138,7 +138,8 @@ def create_table_sql(t: TableDescriptor, sequences: dict, tables: dict[int, Tabl
     lines.extend(foreign_key_sql(t, fk, tables) for fk in t.foreign_keys)
     for fam in t.families:
         cols = ", ".join(quote(t.column_by_id(c).name) for c in fam.column_ids)
-        lines.append(f"FAMILY {quote(fam.name)} ({cols})")
+        layout = " WITH (layout = exploded)" if fam.exploded else ""
+        lines.append(f"FAMILY {quote(fam.name)} ({cols}){layout}")
     for chk in t.checks:
         lines.append(f"CONSTRAINT {quote(chk.name)} CHECK ({chk.expr_sql})")
     body = ",\n  ".join(lines)

@@ -22,6 +22,7 @@ from sqlkv.sql.context import ExecContext
 from sqlkv.catalog.pending_builds import pending_index_ids
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.display import names_lookup
+from sqlkv.sql.rowstore.exploded import Broken, exploded_rows
 from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.storage.kv import prefix_end
 
@@ -43,16 +44,21 @@ def _check_table(txn, table, names, ctx) -> list[str]:
     codec = codec_for(table)
     out: list[str] = []
     rows = []
+    broken: list[Broken] = []
     ctx = ctx or ExecContext()
     try:
         with ctx.progress(f'checking "{table.name}"') as wrap:  # a bar on a terminal, for big tables
-            scan = codec.decode_rows(txn.scan(codec.prefix, prefix_end(codec.prefix)))
+            pairs = txn.scan(codec.prefix, prefix_end(codec.prefix))
+            # an exploded value that is not whole (a missing or extra element) is reported, not raised
+            scan = exploded_rows(codec, pairs, broken) if codec.exploded else codec.decode_rows(pairs)
             for n, row in enumerate(wrap(scan, label="rows")):
                 if n % 1024 == 0:
                     ctx.check_cancelled()
                 rows.append(row)
     except CorruptionError as e:
         return [f"{table.name}: primary index unreadable: {e}"]
+    out.extend(f'{table.name}: exploded column "{column}" at {pretty_key(key, names)}: {problem}'
+               for column, key, problem in broken)
     for row in rows:
         for key, value in codec.primary_kvs(row):
             if key.endswith(codec.fam0_suffix) and value is None:

@@ -90,7 +90,7 @@ class ParsedStatement:
     inner: ParsedStatement | None = None  # the statement under EXPLAIN
     storing: list[str] = field(default_factory=list)
     inverted: bool = False  # CREATE INVERTED INDEX (the word is cut before sqlglot parses)
-    families: list[tuple[str, list[str]]] = field(default_factory=list)
+    families: list[tuple[str, list[str], str]] = field(default_factory=list)  # name, columns, layout
     key_directions: dict[str, bool] = field(default_factory=dict)  # column -> desc, table-level PK/UNIQUE
     # CREATE TABLE t (..., INDEX i (a), UNIQUE INDEX (b)): cut out, run after as CREATE INDEX texts
     table_indexes: list[str] = field(default_factory=list)

@@ -142,8 +142,10 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -
         if words[0] == "FAMILY":
             name_tok = elem[1] if len(elem) > 1 and elem[1].token_type != TokenType.L_PAREN else None
             paren = next(i for i, t in enumerate(elem) if t.token_type == TokenType.L_PAREN)
-            cols = _names_in(elem[paren + 1 : matching_paren(elem, paren)])
-            stmt.families.append((token_ident(name_tok) if name_tok else f"fam_{len(stmt.families) + 1}", cols))
+            close = matching_paren(elem, paren)
+            cols = _names_in(elem[paren + 1 : close])
+            name = token_ident(name_tok) if name_tok else f"fam_{len(stmt.families) + 1}"
+            stmt.families.append((name, cols, family_layout(elem[close + 1:], name)))
             # cut the element and the comma before it
             cut_start = toks[s - 1].start if toks[s - 1].token_type == TokenType.COMMA else elem[0].start
             edits.append(Edit(cut_start, elem[-1].end + 1, ""))
@@ -164,6 +166,27 @@ def cut_table_extras(toks: list[Token], stmt: ParsedStatement, text: str = "") -
                     elif t.token_type != TokenType.COMMA:
                         prev_name = token_ident(t)
     return edits
+
+
+FAMILY_LAYOUTS = ("packed", "exploded")
+
+
+def family_layout(toks: list[Token], family: str) -> str:
+    """The layout of ``FAMILY f (cols) [WITH (layout = packed | exploded)]`` from the tokens
+    after the column list: "packed" (the default) or "exploded"."""
+    if not toks:
+        return "packed"
+    words = [token_word(t) for t in toks]
+    shape_ok = (len(toks) == 6 and words[0] == "WITH" and toks[1].token_type == TokenType.L_PAREN
+                and words[2] == "LAYOUT" and toks[3].token_type == TokenType.EQ
+                and toks[5].token_type == TokenType.R_PAREN)
+    if not shape_ok:
+        raise SqlSyntaxError(f'syntax error in family "{family}": expected WITH (layout = packed | exploded) '
+                             f"after its column list")
+    layout = toks[4].text.lower()
+    if layout not in FAMILY_LAYOUTS:
+        raise ProgrammingError(f'family "{family}": unknown layout "{toks[4].text}" (packed or exploded)')
+    return layout
 
 
 def cut_sequence_defaults(toks: list[Token]) -> list[Edit]:

@@ -28,6 +28,7 @@ from sqlkv.sql.ddl.views import refuse_drop_options
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.plan.dml_parts import row_checker
 from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.exploded import delete_family_keys
 from sqlkv.sql.rowstore.writer import RowWriter
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
@@ -184,6 +185,10 @@ def _drop_column(table: TableDescriptor, cname: str, if_exists: bool, catalog) -
         raise ProgrammingError(f'cannot drop column "{col.name}": {user} uses it')
     if sum(1 for c in table.columns if not c.hidden) == 1 and not col.hidden:
         raise ProgrammingError(f'cannot drop the only column of table "{table.name}"')
+    exploded = next((f for f in table.families if f.exploded and col.id in f.column_ids), None)
+    if exploded is not None:  # its keys would outlive the rows (a deleted row's family 0 goes alone)
+        delete_family_keys(catalog.txn, codec_for(table), exploded.id)
+        table.families = [f for f in table.families if f is not exploded]
     table.columns = [c for c in table.columns if c.id != col.id]
     drop_owned_sequences(catalog, table.id, col.id)
     for fam in table.families:

@@ -86,6 +86,7 @@ def _alter_type(table: TableDescriptor, col, dtype: exp.DataType, using, catalog
     user = uses_column(table, col.name)
     if user is not None:
         raise NotSupportedError(f'cannot change the type of column "{col.name}": {user} uses it')
+    refuse_exploded(table, col, "change the type of")
     for idx in table.indexes:  # its entries are elements of the old type
         if idx.inverted and col.id in idx.column_ids:
             raise NotSupportedError(f'cannot change the type of column "{col.name}": inverted index '
@@ -145,6 +146,14 @@ def _convert(value, typ, column: str, has_using: bool):
     return new
 
 
+def refuse_exploded(table: TableDescriptor, col, what: str) -> None:
+    """Refuse to change a column stored in an exploded family (its keys follow its type)."""
+    fam = next((f for f in table.families if f.exploded and col.id in f.column_ids), None)
+    if fam is not None:
+        raise NotSupportedError(f'cannot {what} column "{col.name}" of table "{table.name}": it is stored '
+                                f'exploded (family "{fam.name}")')
+
+
 def alter_primary_key(table: TableDescriptor, keys: list[tuple[str, bool]], catalog, env) -> None:
     """Make ``keys`` (column name, descending) the primary key of ``table`` (a private copy)
     and rewrite every row under its new key; store the descriptor."""
@@ -154,6 +163,8 @@ def alter_primary_key(table: TableDescriptor, keys: list[tuple[str, bool]], cata
     hidden = [c for c in cols if c.hidden]
     if hidden:
         raise ProgrammingError(f'the hidden column "{hidden[0].name}" cannot be the primary key')
+    for c in cols:
+        refuse_exploded(table, c, "put into the primary key")
     generated = [c for c in cols if c.computed is not None]
     if generated:  # as CREATE TABLE: a row's key would change without its key columns being written
         raise NotSupportedError(f'a generated column cannot be part of the primary key '

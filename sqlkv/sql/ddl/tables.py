@@ -17,6 +17,7 @@ from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.parse import ParsedStatement, parse_statement
 from sqlkv.sql.types import INT, is_serial, type_from_ast
 from sqlkv.sql.ddl.indexes import create_index
+from sqlkv.sql.rowstore.exploded import check_exploded_family
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 # -- CREATE TABLE ------------------------------------------------------------------------------
@@ -214,11 +215,13 @@ def create_table(stmt: ParsedStatement, catalog, env) -> None:
             create_index(parse_statement(index_sql), catalog, env)
 
 
-def _add_families(table: TableDescriptor, families: list[tuple[str, list[str]]]) -> None:
+def _add_families(table: TableDescriptor, families: list[tuple[str, list[str], str]]) -> None:
     pk = set(table.primary_index.column_ids)
     seen: dict[int, str] = {}
-    for fname, cols in families:
-        fam = FamilyDescriptor(table.next_family_id, fname, [])
+    for fname, cols, layout in families:
+        fam = FamilyDescriptor(table.next_family_id, fname, [], layout == "exploded")
+        if fam.exploded:
+            check_exploded_family(table, fname, cols)
         table.next_family_id += 1
         for cn in cols:
             col = table.column(cn)

@@ -22,6 +22,7 @@ from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec, codec_for
+from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
@@ -129,6 +130,13 @@ class IndexScan(Operator):
         # rows fill only the positions the query reads (None elsewhere)
         self.decoder = self.codec.decoder(needed)
         self.describe_ctx: ExecContext | None = None
+        # a table with exploded columns: the point read of a row gets only what the query reads
+        self.partial_fetch: PartialFetch | None = None
+
+    def _fetch_point(self, reader, prefix: bytes) -> tuple | None:
+        if self.partial_fetch is not None:
+            return self.partial_fetch.fetch(reader, prefix)
+        return self.codec.fetch(reader, prefix, self.decoder)
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         spans, exact = self.builder.spans(ctx)
@@ -199,7 +207,7 @@ class IndexScan(Operator):
         txn = ctx.txn
         codec = self.codec
         if self.primary and span.point:
-            row = codec.fetch(txn, span.start, self.decoder)
+            row = self._fetch_point(txn, span.start)
             return [] if row is None else [row]
         if self.primary and not codec.single_family:
             return None
@@ -234,7 +242,7 @@ class IndexScan(Operator):
         decoder = self.decoder
         if self.primary:
             if span.point:
-                row = codec.fetch(reader, span.start, decoder)
+                row = self._fetch_point(reader, span.start)
                 if row is not None:
                     yield row
                 return
@@ -271,6 +279,9 @@ class IndexScan(Operator):
         line = f"{verb} {text}"
         if spans_txt:
             line += " " + spans_txt
+        if self.partial_fetch is not None and verb == "get" and self.partial_fetch.element_reads:
+            spans = self._spans_cache
+            line += " " + self.partial_fetch.describe(spans[0].start if spans and len(spans) == 1 else None)
         if self.limit is not None:
             line += f" limit {self.limit}"
         return line

@@ -34,6 +34,7 @@ from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
 from sqlkv.sql.plan.names import conjunct_key, split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
@@ -116,6 +117,7 @@ def plan_table_access(
     want_order: list[tuple[int, bool]] | None = None,
     limit: int | None = None,
     needed: set[int] | None = None,
+    elements: dict[int, list] | None = None,
 ) -> AccessPlan:
     """The cheapest way to read ``table`` under ``filters`` (see module docstring)."""
     columns = table_scope(table, alias)
@@ -169,6 +171,10 @@ def plan_table_access(
         limit=scan_limit,
         needed=_decoded_positions(table, best, needed, scope) if DECODE_ONLY_NEEDED else None,
     )
+    codec = codec_for(table)
+    if best.primary and codec.exploded and elements is not None and not codec.virtual:
+        # point reads get only the exploded columns' elements (or values) the query reads
+        op.partial_fetch = PartialFetch(codec, needed, elements)
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
 
 

@@ -27,6 +27,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
+from sqlkv.sql.plan.element_uses import element_uses
 from sqlkv.sql.plan.join_order import Conjunct, JoinOrdering, eq_text, unparen
 from sqlkv.sql.plan.names import LazySql, column_refs, refs_or_subquery, split_conjuncts
 
@@ -106,12 +107,14 @@ class FromPlanner(JoinOrdering):
         self.access_plans: dict[int, Any] = {}
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
         self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
+        self.query: exp.Expression | None = None  # for element reads of exploded columns
 
     def set_referenced(self, query: exp.Expression) -> None:
         """Records the column names the query mentions, for index-only scans (`needed`)."""
         if any(j is not None and j.natural for j in self.joins):
             return
         names: dict[str, set[str | None]] = {}
+        self.query = query
         for node in query.walk():
             if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
                 return  # SELECT * / t.*: all columns
@@ -134,6 +137,13 @@ class FromPlanner(JoinOrdering):
             if quals and (None in quals or alias in quals):
                 out.add(i)
         return out
+
+    def _elements(self, s: int) -> dict[int, list[Any]] | None:
+        """The element keys a one-table query reads of each exploded column it uses only that way."""
+        table = self.sources[s].table
+        if self.referenced is None or self.query is None or len(self.sources) != 1 or table is None:
+            return None
+        return element_uses(self.query, table)
 
     # -- compile helpers ---------------------------------------------------------------------
 
@@ -290,7 +300,7 @@ class FromPlanner(JoinOrdering):
         (operator, remaining filters, estimated rows, ordered)"""
         src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
-                               limit=limit, needed=self.needed(s))
+                               limit=limit, needed=self.needed(s), elements=self._elements(s))
         remaining = list(ap.remaining)
         outer_eqs = []  # (conjunct, column index, outer-side expression)
         for node in remaining:

@@ -12,6 +12,10 @@ Everything that knows how a row becomes keys and values, and back, lives here:
   (``put_if_absent``) where a key must be unique;
 - `keyspans` -- `SpanBuilder`: the key spans of an index that a WHERE clause constrains
   (``id BETWEEN 10 AND 20`` -> ``/Table/104/1/10 - /Table/104/1/21``);
+- `exploded` -- an ARRAY/JSONB column in a family ``WITH (layout = exploded)``: a header key
+  plus one pair per element (``/Table/104/1/7/1`` -> 3, ``/Table/104/1/7/1/2`` -> 'b'), and the
+  grouping of a row's many pairs; `exploded_reads` -- a point read getting only the elements a
+  query uses;
 - `display` -- pairs as people read them (``/users/users_pkey/10/0``), for
   ``sqlkv_internal.kv`` and the REPL's ``.kv``.
 

@@ -10,6 +10,8 @@ Primary-index keys are ``index_prefix(t, 1) + encode_key(pk values) + family_suf
 Family 0 is always written (its value may be an empty map) so that every row has a key even
 when all its non-key columns are NULL; other families (``FAMILY f (cols)``) are written only
 when one of their columns is non-NULL. Values are msgpack maps column id -> value, NULLs absent.
+An exploded family (exploded.py) holds one ARRAY/JSONB column as a header key plus one key per
+element; tables with one decode through `exploded_rows`, the others keep the decoders below.
 
 Secondary-index entries are `IndexCodec`'s (index.py); `codec_for` gives the one codec of a
 descriptor object.
@@ -29,6 +31,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.exploded import ExplodedColumn, exploded_columns, exploded_rows
 from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.sql.casts import assign_cast
 from sqlkv.storage.kv import prefix_end
@@ -61,6 +64,10 @@ class TableCodec:
             raise ProgrammingError(f'table "{table.name}" has too many column families')
         self.single_family = len(self.families) == 1
         self.fam0_suffix = family_suffix(0)
+        # exploded ARRAY/JSONB columns (header + one pair per element): their own row grouping
+        self.exploded: dict[int, ExplodedColumn] = exploded_columns(table)
+        if self.exploded:
+            self.decode_rows = lambda pairs: exploded_rows(self, pairs)  # type: ignore[method-assign]
         self.indexes = [IndexCodec(table, idx, self.pk_positions) for idx in table.indexes if not idx.inverted]
         self.inverted = [InvertedCodec(table, idx, self.pk_positions) for idx in table.indexes if idx.inverted]
         # (column id, row position) of every stored (non-key) column, for the fast decoders
@@ -114,16 +121,23 @@ class TableCodec:
     # -- rows -> KV ------------------------------------------------------------------------
 
     def primary_kvs(self, row: tuple) -> list[tuple[bytes, bytes | None]]:
-        """The row's family keys; value None means 'this family is absent' (delete it)."""
+        """The row's family keys (and an exploded family's element keys); value None means
+        'this family is absent' (delete it)."""
         base = self.pk_prefix(self.pk_values(row))
         out: list[tuple[bytes, bytes | None]] = []
         for fam in self.families:
-            values = {cid: row[p] for cid, p in zip(fam.column_ids, fam.positions) if row[p] is not None}
-            if fam.id == 0 or values:
-                out.append((base + fam.suffix, encode_row_value(values)))
-            else:
-                out.append((base + fam.suffix, None))
+            out.extend(self.family_kvs(base, fam, row))
         return out
+
+    def family_kvs(self, base: bytes, fam: FamilyLayout, row: tuple) -> list[tuple[bytes, bytes | None]]:
+        """The pairs of one family of the row whose key prefix is ``base``."""
+        exploded = self.exploded.get(fam.id)
+        if exploded is not None:
+            return exploded.kvs(base, None if exploded.position is None else row[exploded.position])
+        values = {cid: row[p] for cid, p in zip(fam.column_ids, fam.positions) if row[p] is not None}
+        if fam.id == 0 or values:
+            return [(base + fam.suffix, encode_row_value(values))]
+        return [(base + fam.suffix, None)]
 
     def family0_value(self, row: tuple) -> bytes:
         """The value of a single-family row: every non-NULL stored column."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from sqlkv.catalog.descriptors import TableDescriptor
-from sqlkv.encoding.keys import decode_uvarint, table_prefix
+from sqlkv.encoding.keys import decode_key, decode_uvarint, table_prefix
 from sqlkv.encoding.pretty import pretty_key
-from sqlkv.encoding.values import decode_row_value, decode_values
+from sqlkv.encoding.values import decode_row_value, decode_single, decode_values
 from sqlkv.errors import CorruptionError
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.storage.kv import prefix_end
 
 Names = Callable[[int, "int | None"], tuple[str, "str | None"]]
@@ -45,12 +46,42 @@ def describe_value(table: TableDescriptor | None, key: bytes, value: bytes) -> s
         return value.hex()
     try:
         if _index_id(key) == 1:
+            exploded = _exploded_part(table, key)
+            if exploded is not None:
+                return _exploded_text(exploded, value)
             decoded = decode_row_value(value)
             byid = {c.id: c.name for c in table.columns}
             return "{" + ", ".join(f"{byid.get(k, f'#{k}')}: {v!r}" for k, v in sorted(decoded.items())) + "}"
         return repr(decode_values(value))
     except CorruptionError:
         return "0x" + value.hex()
+
+
+def _exploded_part(table: TableDescriptor, key: bytes) -> bool | None:
+    """For a key of an exploded family: True for its header, False for an element; else None."""
+    codec = codec_for(table)
+    if not codec.exploded:
+        return None
+    end = decode_key(key, codec.npk, codec.pk_desc, len(codec.prefix))[1]
+    family, off = decode_uvarint(key, end)
+    if family not in codec.exploded:
+        return None
+    return off == len(key)
+
+
+def _exploded_text(header: bool, value: bytes) -> str:
+    """An exploded header as ``length 3`` / ``object, 2 keys`` / ``scalar 5``; an element as its value."""
+    decoded = decode_single(value)
+    if not header:
+        return repr(decoded)
+    if type(decoded) is int:
+        return f"length {decoded}"
+    if type(decoded) is list and len(decoded) == 2:
+        kind, payload = decoded
+        if kind == "scalar":
+            return f"scalar {payload!r}"
+        return f"{kind}, {payload} {'keys' if kind == 'object' else 'elements'}"
+    return repr(decoded)
 
 
 def table_pairs(reader, table: TableDescriptor, names: Names, limit: int | None = None

@@ -61,16 +61,7 @@ class RowWriter:
             if codec.inverted:
                 self._put_inverted(row)
             return
-        for key, value in self.codec.primary_kvs(row):
-            if value is None:
-                continue
-            if key[-1:] == self.codec.fam0_suffix:
-                try:
-                    txn.put_if_absent(key, value)
-                except ConditionFailedError:
-                    raise self._duplicate(pkey_name(self.table), self.codec.pk_positions, row) from None
-            else:
-                txn.put(key, value)
+        self.insert_primary(row)
         for ic in self.codec.indexes:
             if ic.holds(row):
                 self._put_entry(ic, row, *ic.entry(row))
@@ -135,14 +126,26 @@ class RowWriter:
         elif codec.single_family:
             self.txn.put(codec.row_key(new), codec.family0_value(new))
         else:
-            unchanged = {f.suffix for f in codec.families if f.id != 0 and not _changed(f.positions, old, new)}
-            for key, value in codec.primary_kvs(new):
-                if key[-1:] in unchanged:
-                    continue  # a family none of whose columns changed keeps its KV pair
-                if value is None:
-                    self.txn.delete(key)
+            base = codec.pk_prefix(codec.pk_values(new))
+            # family 0 is rewritten even when unchanged, except beside exploded columns, where
+            # ``SET tags[3] = x`` must be one put (the UPDATE read the row: OCC still sees conflicts)
+            skip_family0 = bool(codec.exploded)
+            for fam in codec.families:
+                exploded = codec.exploded.get(fam.id)
+                if exploded is not None and exploded.position is not None:
+                    pos = exploded.position
+                    if old[pos] is new[pos]:
+                        continue  # not assigned; an assigned value is compared element by element
+                    pairs = exploded.changes(base, old[pos], new[pos])
+                elif (fam.id != 0 or skip_family0) and not _changed(fam.positions, old, new):
+                    continue  # a family none of whose columns changed keeps its KV pairs
                 else:
-                    self.txn.put(key, value)
+                    pairs = codec.family_kvs(base, fam, new)
+                for key, value in pairs:
+                    if value is None:
+                        self.txn.delete(key)
+                    else:
+                        self.txn.put(key, value)
         for ic in codec.indexes:
             if not _changed(ic.all_positions, old, new):
                 continue
@@ -164,10 +167,12 @@ class RowWriter:
                     self.txn.put(key, EMPTY_LIST)
 
     def insert_primary(self, row: tuple) -> None:
+        """The row's primary-index pairs; family 0 conditionally (a duplicate key fails)."""
+        sentinel = self.codec.row_key(row)
         for key, value in self.codec.primary_kvs(row):
             if value is None:
                 continue
-            if key[-1:] == self.codec.fam0_suffix:
+            if key == sentinel:
                 try:
                     self.txn.put_if_absent(key, value)
                 except ConditionFailedError:
