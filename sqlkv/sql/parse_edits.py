@@ -39,9 +39,13 @@ class Edit:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
+    """``text`` with the edits made; an edit inside a span an earlier one replaced is dropped
+    (``INDEX i (id) WHERE j ? 'x'`` cut from CREATE TABLE takes its ``?`` edit with it)."""
     out = []
     pos = 0
     for e in sorted(edits, key=lambda e: e.start):
+        if e.start < pos:
+            continue
         out.append(text[pos : e.start])
         out.append(e.replacement)
         pos = e.end
