@@ -9,7 +9,9 @@ constant (or parameter) on the other side:
 The scan returns a superset of the matching rows (exec/inverted_scan.py), so every filter stays
 in ``remaining`` and is checked again on the rows fetched: the results are exactly those of a
 full scan. The planner picks the inverted scan only over a plan that reads the whole table (its
-estimate is that of one equality on a secondary index, which a btree span or a point get beats).
+estimate is that of one equality on a secondary index, which a btree span or a point get beats);
+whether it then reads its spans or the whole table is decided at each execution by a bounded
+count of the entries and rows (exec/inverted_choice.py), which a cached plan cannot get wrong.
 """
 
 from __future__ import annotations
