@@ -378,7 +378,7 @@ def test_driver_binds_and_returns_python_values():
     ("SELECT 1 ? 'a'", ProgrammingError, "operator does not exist: INT \\? TEXT"),
     ("""SELECT '{"a": 1}'::JSONB @> 1""", ProgrammingError, "operator does not exist: JSONB @> INT"),
     ("SELECT j -> 1.5 FROM d", ProgrammingError, "TEXT key or an INT subscript"),
-    ("SELECT row_to_json(d) FROM d", NotSupportedError, "row_to_json"),
+    ("SELECT row_to_json(d, true) FROM d", NotSupportedError, "row_to_json"),
     ("SELECT json_extract(j, '$.a[*]') FROM d", NotSupportedError, "JSON path"),
 ])
 def test_errors(docs, sql, cls, message):
