@@ -10,7 +10,8 @@ stored expression texts (CHECK, generated columns, index expressions and predica
 the same tree. Only ``?`` with anything but a string literal after it stays ``OPERATOR(?)``: that
 is the one spelling in which it reads back as the operator rather than a parameter.
 
-- ``@>``, ``<@``, ``?|``, ``?&``, ``#-``: always operators (``a @> b``, written without a space).
+- ``@>``, ``<@``, ``?|``, ``?&``, ``#-``, ``@?``, ``@@``: always operators (``a @> b``, written
+  without a space).
 - ``?`` is the key-exists operator only directly after an operand and followed by a string
   literal (``doc ? 'email'``); everywhere else it is a parameter. With a parameter for the key
   write ``jsonb_exists(doc, ?)`` or ``doc OPERATOR(?) ?`` -- a ``?`` inside ``OPERATOR( )`` is
@@ -35,7 +36,8 @@ from sqlkv.sql.parse_edits import Edit
 from sqlkv.sql.parse_extras import after_operand
 
 # (first token text, second token text) -> operator, for operators the tokenizer splits in two
-_PAIRS = {("@", ">"): "@>", ("<", "@"): "<@", ("?", "|"): "?|", ("?", "&"): "?&", ("#", "-"): "#-"}
+_PAIRS = {("@", ">"): "@>", ("<", "@"): "<@", ("?", "|"): "?|", ("?", "&"): "?&", ("#", "-"): "#-",
+          ("@", "?"): "@?", ("@", "@"): "@@"}
 
 
 def _adjacent(a: Token, b: Token) -> bool:
@@ -55,6 +57,15 @@ def jsonb_operator_edit(toks: list[Token], k: int) -> Edit | None:
             and (nxt.token_type == TokenType.STRING or nxt.text == "?") and after_operand(toks, k):
         return Edit(tok.start, tok.end + 1, " OPERATOR(?) ")
     return None
+
+
+def operator_part(toks: list[Token], k: int) -> bool:
+    """Whether the ``?`` at token k belongs to an operator, so is no parameter: inside
+    ``OPERATOR( )`` or the second half of ``@?``."""
+    if in_operator_call(toks, k):
+        return True
+    prev = toks[k - 1] if k > 0 else None
+    return prev is not None and _adjacent(prev, toks[k]) and (prev.text, toks[k].text) == ("@", "?")
 
 
 def arrow_edits(toks: list[Token], k: int) -> list[Edit]:
@@ -120,7 +131,7 @@ def stored_expression_edits(toks: list[Token]) -> list[Edit]:
 
 
 # printed as the operator itself; "?" only before a string literal (the module docstring)
-_PRINTED_AS_WRITTEN = frozenset({"@>", "<@", "?|", "?&", "#-"})
+_PRINTED_AS_WRITTEN = frozenset({"@>", "<@", "?|", "?&", "#-", "@?", "@@"})
 _OPERATOR_CALL_SQL = Generator.TRANSFORMS[exp.Operator]
 
 
