@@ -6,9 +6,14 @@ text, PostgreSQL's output form."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sqlkv
+from sqlkv.encoding.jsonb import Jsonb, parse
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
+from sqlkv.sql.expr.jsonpath import path_items
+from sqlkv.sql.expr.jsonpath_parse import parse_jsonpath
 
 DOC = '{"a": [1, 2, 3, 4, 5], "b": {"c": "x", "d": null}, "n": 1.50, "s": "1.9", "o": [{"k": 1}, {"k": 2}, 3]}'
 
@@ -134,6 +139,8 @@ def test_strict_mode(conn, path, expected):
     (f"SELECT '{DOC}'::JSONB @@ '$.a[*] > 4'", True),
     (f"SELECT '{DOC}'::JSONB @@ '$.a'", None),
     ("SELECT jsonb_path_exists(NULL, '$')", None),
+    ("SELECT jsonb_path_query_array('[1, 2]', '$[*] ? (@ > 1)'::jsonpath)::TEXT", "[2]"),  # the cast checks
+    ("SELECT '[1]'::JSONB @? CAST('$[0]' AS JSONPATH)", True),
     ("SELECT jsonb_path_exists('{}', NULL)", None),
     # silent keeps the items found before the error (PostgreSQL's executor order)
     ("SELECT jsonb_path_query_array('[{\"a\": 1}, 2, {\"a\": 3}]', 'strict $[*].a', '{}', true)::TEXT", "[1]"),
@@ -183,9 +190,36 @@ def test_set_returning_in_from_and_select_list_with_a_table(conn):
     ("SELECT 1 WHERE jsonb_path_query('{}', '$') = '{}'", NotSupportedError, "returns a set of rows"),
     ("SELECT count(*), jsonb_path_query('{}', '$')", NotSupportedError, "GROUP BY, HAVING, aggregates"),
     ("SELECT jsonb_path_exists_tz('{}', '$')", NotSupportedError, "jsonb_path_exists_tz"),
+    ("SELECT 'x'::jsonpath", DataError, 'syntax error in jsonpath at or near "x"'),
+    ("SELECT 1::jsonpath", ProgrammingError, "cannot cast type INT to jsonpath"),
     ("SELECT '{}'::JSONB @? 1", ProgrammingError, "jsonpath"),
     ("SELECT jsonb_path_query_array('{}', '$ ? (@.a)')", DataError, "predicate is expected"),
 ])
 def test_errors_name_the_problem(conn, sql, error, match):
     with pytest.raises(error, match=match):
         conn.execute(sql).fetchall()
+
+
+# ---------------------------------------------------------------- robustness
+
+_PIECES = ["$", "@", "$x", ".a", ".*", ".**", "[0]", "[*]", "[last]", "[1 to 2]", "?", "(", ")", "@.a", " == ", " < ",
+           " + ", " / ", " % ", "-", "!", " && ", " || ", "1", "0", "1e400", "\"s\"", "null", "true", "exists",
+           " like_regex ", " starts with ", " is unknown", ".size()", ".double()", ".type()", ".floor()",
+           ".keyvalue()", "strict ", "lax ", "{", "}", ",", "\"\\", "last"]
+_DOCS_TEXT = ['{"a": [1, {"a": 2}, "x"], "b": null}', '[1, [2, [3]], {"a": "1e3"}]', '"s"', "1.5", "{}"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=9), st.sampled_from(_DOCS_TEXT), st.booleans())
+def test_any_path_text_gives_items_or_a_clear_error(pieces, doc, silent):
+    """No jsonpath text reaches the user as anything but items or a PEP 249 error."""
+    path = "".join(pieces)
+    try:
+        list(path_items(parse(doc), path, Jsonb({"x": 2}), silent))
+    except sqlkv.Error:
+        pass
+
+
+def test_deep_nesting_is_a_clear_error():
+    with pytest.raises(DataError, match="nested too deeply"):
+        parse_jsonpath("(" * 5000 + "1" + ")" * 5000)

@@ -23,9 +23,10 @@ DataError otherwise); a missing variable is a plain DataError, as in PostgreSQL.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from functools import lru_cache
 from typing import Any
 
@@ -133,7 +134,7 @@ def _arithmetic(node: Node, cx: _Context, current: Item, last: int | None) -> It
         try:
             result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
                       "%": lambda: x % y, "/": lambda: _divide(x, y)}[op]()
-        except InvalidOperation:
+        except ArithmeticError:  # decimal's Overflow, InvalidOperation (a quotient past the precision)
             raise JsonPathError(f"numeric value out of range in jsonpath operator {op}") from None
     return number(result)
 
@@ -235,6 +236,8 @@ def _index(node: Node, cx: _Context, current: Item, last: int) -> int:
     items = list(_items(node, cx, current, last))
     if len(items) != 1 or not _is_number(items[0]):
         raise JsonPathError("jsonpath array subscript is not a single numeric value")
+    if abs(items[0]) >= 2 ** 31:
+        raise JsonPathError("jsonpath array subscript is out of integer range")
     return int(items[0])  # PostgreSQL truncates toward zero
 
 
@@ -252,6 +255,7 @@ def _descendants(item: Item, low: int, high: int | None, level: int) -> Iterator
 # ---------------------------------------------------------------- item methods
 
 
+_DOUBLE_MAX = Decimal(sys.float_info.max)
 _DOUBLE_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
 
@@ -279,12 +283,12 @@ def _method(name: str, item: Item, cx: _Context) -> Iterator[Item]:
 
 def _double(item: Item) -> Item:
     if _is_number(item):
-        if abs(float(item)) == float("inf"):
+        if abs(Decimal(item)) > _DOUBLE_MAX:
             raise JsonPathError("numeric argument of jsonpath item method .double() is out of range for type "
                                 "double precision")
         return item  # PostgreSQL checks the range and keeps the number
     if isinstance(item, str):
-        if not _DOUBLE_TEXT.fullmatch(item) or abs(float(item)) == float("inf"):
+        if not _DOUBLE_TEXT.fullmatch(item) or abs(Decimal(item.strip())) > _DOUBLE_MAX:
             raise JsonPathError("string argument of jsonpath item method .double() is not a valid representation "
                                 "of a double precision number")
         return number(Decimal(format(float(item), ".15g")))  # float8_numeric: 15 significant digits

@@ -28,7 +28,9 @@ from functools import lru_cache
 from typing import Any
 
 from sqlkv.encoding.jsonb import number
-from sqlkv.errors import DataError, NotSupportedError
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
+from sqlkv.sql.expr.env import Compiled, constant
+from sqlkv.sql.types import TEXT
 
 METHODS = frozenset({"type", "size", "double", "abs", "floor", "ceiling", "keyvalue"})
 _KNOWN_UNSUPPORTED = frozenset({"datetime", "bigint", "boolean", "date", "decimal", "integer", "number", "string",
@@ -349,5 +351,21 @@ class _Parser:
 @lru_cache(maxsize=256)
 def parse_jsonpath(text: str) -> JsonPath:
     """The parsed path (cached per text: callers must not change it)."""
-    strict, expr = _Parser(text).path()
+    try:
+        strict, expr = _Parser(text).path()
+    except RecursionError:
+        raise DataError(f"jsonpath is nested too deeply: {text[:60]}") from None
     return JsonPath(strict, expr, text)
+
+
+def jsonpath_cast(part: Compiled) -> Compiled:
+    """``'$.a'::jsonpath``: sqlkv has no jsonpath type, so the cast checks the text (a constant
+    now, anything else when evaluated) and leaves TEXT, which every jsonpath function takes."""
+    if part.type.kind not in ("TEXT", "NULL"):
+        raise ProgrammingError(f"cannot cast type {part.type.sql()} to jsonpath")
+    if part.const:
+        if part.value is not None:
+            parse_jsonpath(part.value)
+        return constant(part.value, TEXT)
+    fn = part.fn
+    return Compiled(lambda r: None if (v := fn(r)) is None else parse_jsonpath(v).text, TEXT)
