@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sqlkv.encoding.arrays import SqlArray
-from sqlkv.sql.exec.inverted_choice import FULL_SCAN_SHARE, MIN_CANDIDATES, choose_reading, count_entries
+from sqlkv.sql.exec.inverted_choice import FULL_SCAN_SHARE, MIN_CANDIDATES, PROBE_START, choose_reading, count_entries
 from tests.statements.support import rows, s  # noqa: F401
 
 N = 300  # rows; every one has tag 1 and "all": 1, tag/k 7 on N / 50 of them
@@ -98,3 +98,14 @@ def test_rule_and_probe_bounds():
     reader.read = 0
     few = [(b"i\x01", b"i\x01" + bytes([MIN_CANDIDATES - 1]))]
     assert not choose_reading(reader, [few], b"t", 1).full_scan and reader.read == MIN_CANDIDATES - 1
+
+
+def test_a_capped_count_grows_until_the_share_is_known():
+    index = [b"i" + n.to_bytes(2, "big") for n in range(3000)]
+    table = [b"t" + n.to_bytes(2, "big") for n in range(5000)]
+    reader = _Keys(index + table)
+    # 1024 candidates (capped) of more than 3072 rows: unknown, so 4096: 3000 of 5000 rows, a full scan
+    choice = choose_reading(reader, [[(b"i", b"j")]], b"t", 1)
+    assert choice.full_scan and choice.candidates == 3000 and choice.table_rows == 5000
+    assert reader.read == (PROBE_START + 3 * PROBE_START + 1) + (3000 + 5000)
+    assert "the spans hold 3000 entries, the table 5000 rows" in choice.explained()
