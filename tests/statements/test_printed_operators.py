@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from sqlkv.errors import IntegrityError
+
 from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.parse_operators import parse_expression
 from sqlkv.sql.session import Database, Session
@@ -21,6 +23,8 @@ EXPRESSIONS = [
     ("a @> ARRAY[1] AND a <@ ARRAY[1,2]", "a @> ARRAY[1] AND a <@ ARRAY[1, 2]"),
     ("(j -> 'x') ? 'y' OR NOT j ? 'z'", "(JSON_EXTRACT(((j)), ('x'))) ? 'y' OR NOT j ? 'z'"),
     ("(j || '{}') @> j", "(j || '{}') @> j"),
+    ("j @? '$.a[*] ? (@ > 1)'", "j @? '$.a[*] ? (@ > 1)'"),
+    ("j @@ '$.a == 1'", "j @@ '$.a == 1'"),
     ("j ? s", "j OPERATOR(?) s"),  # the one spelling in which a non-literal key reads back as the operator
     ("ARRAY(SELECT 1)", "ARRAY(SELECT 1)"),
 ]
@@ -36,7 +40,7 @@ def test_expression_prints_as_written_and_reads_back_the_same(written, printed):
 
 
 _TABLE = """CREATE TABLE t (id INT PRIMARY KEY, j JSONB, a INT[],
-    CHECK (j ? 'a' OR j @> '{"ok": true}'), CHECK (a <@ ARRAY[1,2,3]),
+    CHECK (j ? 'a' OR j @> '{"ok": true}'), CHECK (a <@ ARRAY[1,2,3]), CHECK (NOT j @? '$.bad ? (@ == 1)'),
     hk BOOL AS (j ?| ARRAY['x','y']) STORED, dj JSONB AS (j #- '{a}') VIRTUAL)"""
 _INDEXES = ["CREATE INDEX t_all ON t ((j ?& ARRAY['a','x'])) WHERE a @> ARRAY[1]",
             "CREATE INDEX t_some ON t (hk) WHERE j ? 'x'"]
@@ -58,7 +62,7 @@ def test_show_create_prints_operators_and_recreates_the_same_schema(s):  # noqa:
     assert "CHECK (j ? 'a' OR j @> '{\"ok\": true}')" in table and "CHECK (a <@ ARRAY[1, 2, 3])" in table
     assert "AS (j ?| ARRAY['x', 'y']) STORED" in table and "AS (j #- '{a}') VIRTUAL" in table
     assert "INDEX t_all ((j ?& ARRAY['a', 'x'])) WHERE a @> ARRAY[1]" in table
-    assert "INDEX t_some (hk) WHERE j ? 'x'" in table
+    assert "INDEX t_some (hk) WHERE j ? 'x'" in table and "CHECK (NOT j @? '$.bad ? (@ == 1)')" in table
     assert "j ? 'a' AS h" in view and "WHERE a <@ ARRAY[1]" in view and "OPERATOR" not in table + view
     db = Database.open(":memory:")
     again = Session(db, autocommit=True)
@@ -70,6 +74,8 @@ def test_show_create_prints_operators_and_recreates_the_same_schema(s):  # noqa:
         for query in _QUERIES:
             assert rows(again, query) == rows(s, query), query
         assert rows(again, "CHECK DATABASE") == []
+        with pytest.raises(IntegrityError, match="t_check3"):  # the re-read CHECK still holds
+            again.execute("""INSERT INTO t (id, j, a) VALUES (9, '{"a": 1, "bad": [0, 1]}', ARRAY[1])""")
     finally:
         again.close()
         db.close()
