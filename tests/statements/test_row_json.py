@@ -48,6 +48,8 @@ def test_aliases_joins_subqueries_and_correlation(conn):
         {"id": 1, "nm": "a"}, {"id": 2, "nm": None}]
     assert values(conn, "SELECT id FROM t WHERE row_to_json(t) ->> 'name' = 'a'") == [1]
     assert [str(v) for v in values(conn, "SELECT (SELECT row_to_json(t) ->> 'id') FROM t ORDER BY id")] == ["1", "2"]
+    # a scalar subquery's JSONB comes back as Python values too (its column type is not known)
+    assert values(conn, "SELECT (SELECT row_to_json(t)) FROM t ORDER BY id") == [ROW1, ROW2]
     # a column named like the table wins, as in PostgreSQL
     conn.execute("CREATE TABLE c (id INT PRIMARY KEY, c TEXT)")
     conn.execute("INSERT INTO c VALUES (1, 'col')")
