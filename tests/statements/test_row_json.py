@@ -30,7 +30,7 @@ def values(conn, sql: str) -> list:
     return [r[0] if len(r) == 1 else r for r in conn.execute(sql).fetchall()]
 
 
-@pytest.mark.parametrize("call", ["row_to_json(t)", "to_jsonb(t)", "to_json(t)", "row_to_json(x)"])
+@pytest.mark.parametrize("call", ["row_to_json(t)", "to_jsonb(t)", "to_json(t)", "row_to_json(x)", "row_to_json(t.*)"])
 def test_whole_row_as_an_object(conn, call):
     source = "t AS x" if "(x)" in call else "t"
     assert values(conn, f"SELECT {call} FROM {source} ORDER BY id") == [ROW1, ROW2]
@@ -64,6 +64,7 @@ def test_row_constructor_uses_f1_f2(conn):
 def test_jsonb_agg_of_rows(conn):
     assert values(conn, "SELECT jsonb_agg(t ORDER BY id DESC) FROM t") == [[ROW2, ROW1]]
     assert values(conn, "SELECT json_agg(t) FILTER (WHERE id = 1) FROM t") == [[ROW1]]
+    assert values(conn, "SELECT jsonb_agg(t.* ORDER BY id) FROM t") == [[ROW1, ROW2]]
     assert values(conn, "SELECT jsonb_agg(name ORDER BY id) FROM t") == [["a", None]]  # plain values unchanged
     conn.execute("INSERT INTO t SELECT id + 10, name, ts, n, tags, doc FROM t")
     [rows] = values(conn, "SELECT jsonb_agg(DISTINCT (name, n)) FROM t")

@@ -2,7 +2,7 @@
 ``jsonb_agg(t)`` / ``json_agg(t)``, and the same of ``ROW(a, b)``.
 
 sqlkv has no record type, so a whole-row reference is accepted only as the argument of these
-functions, where PostgreSQL turns the record into an object: ``row_to_json(t)`` with ``t`` a
+functions, where PostgreSQL turns the record into an object: ``row_to_json(t)`` (or ``t.*``) with ``t`` a
 table alias in scope (and not a column name, which wins as in PostgreSQL) is compiled as
 ``jsonb_build_object('id', t.id, 'name', t.name, ...)`` over t's visible columns, and
 ``row_to_json(ROW(1, 'x'))`` as ``jsonb_build_object('f1', 1, 'f2', 'x')`` (PostgreSQL's field
@@ -26,11 +26,20 @@ from sqlkv.sql.types import JSONB
 JSONB_KINDS = frozenset({"JSONB"})
 
 
-def _alias_columns(scope: Scope, alias: str) -> list[str] | None:
+def _whole_row_alias(node: exp.Expression) -> str | None:
+    """``t`` of a whole-row reference written ``t`` or ``t.*``, else None."""
+    if not isinstance(node, exp.Column):
+        return None
+    if isinstance(node.this, exp.Star):
+        return node.table or None
+    return node.name if not node.table and isinstance(node.this, exp.Identifier) else None
+
+
+def _alias_columns(scope: Scope, alias: str, star: bool = False) -> list[str] | None:
     """The visible column names of the FROM item ``alias`` in the nearest scope having it, or
-    None when ``alias`` names a column (which wins) or no FROM item."""
+    None when ``alias`` names a column (which wins, unless written ``t.*``) or no FROM item."""
     walk: Scope | None = scope
-    while walk is not None:
+    while walk is not None and not star:
         if walk.find(alias) is not None:
             return None
         walk = walk.outer
@@ -46,12 +55,13 @@ def _alias_columns(scope: Scope, alias: str) -> list[str] | None:
 def record_object(scope: Scope, node: exp.Expression) -> exp.Expression | None:
     """``jsonb_build_object(...)`` for a whole-row reference or a ROW(...), else None."""
     pairs: list[exp.Expression] = []
-    if isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier):
-        names = _alias_columns(scope, node.name)
+    alias = _whole_row_alias(node)
+    if alias is not None:
+        names = _alias_columns(scope, alias, star=isinstance(node.this, exp.Star))
         if names is None:
             return None
         for name in names:
-            pairs += [exp.Literal.string(name), exp.column(name, table=node.name, quoted=True)]
+            pairs += [exp.Literal.string(name), exp.column(name, table=alias, quoted=True)]
     else:
         items = row_items(node)
         if items is None or isinstance(node, exp.Tuple) and len(items) < 2:
@@ -80,7 +90,7 @@ def _row_to_json_arguments(c: Compiler, args: list[exp.Expression]) -> list[exp.
 def whole_row_aggregate_argument(arg: exp.Expression) -> exp.Expression:
     """jsonb_agg's argument as to_jsonb's, so that ``jsonb_agg(t)`` aggregates t's rows as
     objects (for any other value to_jsonb is what jsonb_agg does to it anyway)."""
-    if isinstance(arg, exp.Column) and not arg.table or row_items(arg) is not None:
+    if _whole_row_alias(arg) is not None or row_items(arg) is not None:
         return exp.Anonymous(this="to_jsonb", expressions=[arg])
     return arg
 
