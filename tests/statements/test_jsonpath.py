@@ -5,6 +5,9 @@ text, PostgreSQL's output form."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -223,3 +226,40 @@ def test_any_path_text_gives_items_or_a_clear_error(pieces, doc, silent):
 def test_deep_nesting_is_a_clear_error():
     with pytest.raises(DataError, match="nested too deeply"):
         parse_jsonpath("(" * 5000 + "1" + ")" * 5000)
+
+
+# ---------------------------------------------------------------- oracle: sqlite3's JSON1 for plain accessor paths
+
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(["", "x", "a b"]))
+_TREES = st.recursive(_LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.sampled_from("abc"), inner, max_size=3)),
+                      max_leaves=8)
+_STEPS = st.lists(st.one_of(st.sampled_from("abc").map(lambda k: f".{k}"), st.integers(0, 3).map(lambda i: f"[{i}]")),
+                  min_size=1, max_size=4)
+
+
+def _sqlite_value(lite, doc: str, path: str) -> list:
+    """[value] when the path exists in sqlite's reading of doc, [] when it does not."""
+    kind, value = lite.execute("SELECT json_type(?, ?), json_extract(?, ?)", (doc, path, doc, path)).fetchone()
+    if kind is None:
+        return []
+    return [json.loads(value) if kind in ("object", "array") else
+            {"true": True, "false": False, "null": None}.get(kind, value)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TREES, _STEPS)
+def test_strict_accessor_paths_agree_with_sqlite_json_extract(tree, steps):
+    """A strict path of keys and subscripts finds exactly what sqlite's json_extract finds (nothing
+    when a step is missing: strict's error, silenced); lax finds the same wherever sqlite finds a value."""
+    lite = sqlite3.connect(":memory:")
+    conn = sqlkv.connect(":memory:")
+    doc, path = json.dumps(tree), "$" + "".join(steps)
+    expected = _sqlite_value(lite, doc, path)
+    [(found,)] = conn.execute("SELECT jsonb_path_query_array(?::JSONB, ?, '{}', true)", (doc, "strict " + path))
+    assert found == expected, (doc, path)
+    if expected:
+        [(lax,)] = conn.execute("SELECT jsonb_path_query_array(?::JSONB, ?)", (doc, path))
+        assert lax == expected, (doc, path)
+    conn.close()
+    lite.close()
