@@ -296,6 +296,8 @@ def test_explain_shows_inverted_spans_and_parameters_work(s):  # noqa: F811
     # doc <@ v: the entries v's sub-documents can have (its paths, its containers emptied)
     assert (f'(doc <@ \'{{"k": 1}}\') spans: ({p}3/jsonb:{{}} OR {p}3/jsonb:{{"k": 1}})'
             in plan_text(s, "SELECT id FROM t WHERE doc <@ '{\"k\": 1}'"))
+    wide = plan_text(s, "SELECT id FROM t WHERE tags && ARRAY['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']")
+    assert f'({p}2/"a" OR {p}2/"b" OR' in wide and f'{p}2/"h" OR … (+2 more))' in wide, wide
     assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE tags @> ARRAY[n::TEXT]")
     assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE id = 1 AND tags @> ARRAY['a']")  # a point get wins
     assert ids(s, "SELECT id FROM t WHERE id = 1 AND tags @> ARRAY['a']") == [1]

@@ -134,6 +134,13 @@ class InvertedScan(Operator):
             return f"{where}/jsonb:{text[:cut + 1]}…{text[cut + 1:]}"
         return pretty_span(span.start, span.end)
 
+    def _shown_group(self, group: list[InvertedSpan]) -> str:
+        """One OR group, its first 8 spans (``doc <@ v`` has a span per path of v)."""
+        if len(group) == 1:
+            return self._shown(group[0])
+        more = f" OR … (+{len(group) - 8} more)" if len(group) > 8 else ""
+        return "(" + " OR ".join(self._shown(s) for s in group[:8]) + more + ")"
+
     def describe(self) -> str:
         line = f"inverted scan {self.table.name}@{self.index.name} ({self.probe_sql})"
         try:
@@ -144,9 +151,7 @@ class InvertedScan(Operator):
             return line + " spans: full table (the value constrains no entry)"
         if not groups or any(not g for g in groups):
             return line + " spans: (empty)"
-        shown = " AND ".join(
-            ("(" + " OR ".join(self._shown(s) for s in g) + ")") if len(g) > 1 else self._shown(g[0])
-            for g in groups[:8])
+        shown = " AND ".join(self._shown_group(g) for g in groups[:8])
         more = f" (+{len(groups) - 8} more)" if len(groups) > 8 else ""
         line = f"{line} spans: {shown}{more}"
         ctx = self.describe_ctx
