@@ -91,6 +91,7 @@ def items(conn, path: str, doc: str = DOC, variables: str | None = None) -> list
     ('$.b.c like_regex "^X" flag "i"', ["true"]),
     ('$.b.c like_regex "^X"', ["false"]),
     ("$x", ['"v"']),
+    ('"\\ud83d\\ude00\\u00e9"', ['"\U0001f600é"']),  # a surrogate pair is one character
 ])
 def test_path_items(conn, path, expected):
     assert items(conn, path, variables='{"min": 2, "max": 4, "x": "v"}') == expected
@@ -194,6 +195,7 @@ def test_set_returning_in_from_and_select_list_with_a_table(conn):
     ("SELECT count(*), jsonb_path_query('{}', '$')", NotSupportedError, "GROUP BY, HAVING, aggregates"),
     ("SELECT jsonb_path_exists_tz('{}', '$')", NotSupportedError, "jsonb_path_exists_tz"),
     ("SELECT 'x'::jsonpath", DataError, 'syntax error in jsonpath at or near "x"'),
+    ("SELECT '\"\\ud83d\"'::jsonpath", DataError, "invalid Unicode escape"),
     ("SELECT 1::jsonpath", ProgrammingError, "cannot cast type INT to jsonpath"),
     ("SELECT '{}'::JSONB @? 1", ProgrammingError, "jsonpath"),
     ("SELECT jsonb_path_query_array('{}', '$ ? (@.a)')", DataError, "predicate is expected"),

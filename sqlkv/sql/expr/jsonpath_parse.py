@@ -114,7 +114,11 @@ def unquote(token: str) -> str:
             i += 4
         else:
             raise DataError(f'syntax error in jsonpath: invalid escape "\\{nxt}" in {token}')
-    return "".join(out)
+    text = "".join(out)
+    try:  # \ud83d\ude00: a surrogate pair is one character; a lone surrogate is no text
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        raise DataError(f"syntax error in jsonpath: invalid Unicode escape in {token}") from None
 
 
 class _Parser:
