@@ -196,8 +196,8 @@ def adapt_parameters(params: Any) -> Any:
 
 
 def jsonb_positions(columns: list[Any]) -> list[int]:
-    """The result columns of type JSONB."""
-    return [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) == "JSONB"]
+    """The result columns that are, or may be, JSONB (a scalar subquery's type is not known)."""
+    return [i for i, col in enumerate(columns) if getattr(col.type, "kind", None) in ("JSONB", "NULL", None)]
 
 
 def jsonb_as_python(rows: Iterator[tuple], positions: list[int], as_text: bool = False) -> Iterator[tuple]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from time import perf_counter_ns
 
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.inverted_scan import InvertedScan
 from sqlkv.sql.exec.operator import Operator, counted
 from sqlkv.sql.exec.scan import IndexScan
 from sqlkv.sql.exec.write import WriteOperator
@@ -27,7 +28,7 @@ def _walk(op: Operator) -> Iterator[Operator]:
 
 def explain(root: Operator, ctx: ExecContext, analyze: bool = False) -> list[str]:
     """The lines of ``root``'s plan; with ``analyze``, after running it in ``ctx``."""
-    scans = [op for op in _walk(root) if isinstance(op, IndexScan)]
+    scans = [op for op in _walk(root) if isinstance(op, (IndexScan, InvertedScan))]
     for op in scans:
         op.describe_ctx = ctx
     try:

@@ -51,7 +51,7 @@ from sqlkv.sql.parse_edits import (
 from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
-from sqlkv.sql.parse_jsonb import arrow_edits, in_operator_call, jsonb_operator_edit
+from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, operator_part
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.show import show_query
@@ -370,7 +370,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.append(jsonb_edit)
             if tok.text == "?":
                 continue
-        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?" and not in_operator_call(toks, k) \
+        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?" and not operator_part(toks, k) \
                 or tok.token_type == TokenType.QDCOLON:  # `?::JSONB`: a parameter, then a cast
             # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
             space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
@@ -398,7 +398,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
             dtype.set("kind", "INT4")
     label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
-    if any(isinstance(n, exp.Unnest) for n in ast.find_all(exp.Unnest)):
+    if any(isinstance(n, exp.Unnest) or isinstance(n, exp.Anonymous) and n.name.lower() == "jsonb_path_query"
+           for n in ast.find_all(exp.Unnest, exp.Anonymous)):
         rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.ast = ast
     stmt.param_count = n_params

@@ -38,10 +38,20 @@ class Edit:
     replacement: str
 
 
+def _applied(edits: list[Edit]) -> list[Edit]:
+    """The edits in text order, without those inside a span an earlier one replaced
+    (``INDEX i (id) WHERE j ? 'x'`` cut from CREATE TABLE takes its ``?`` edit with it)."""
+    out: list[Edit] = []
+    for e in sorted(edits, key=lambda e: e.start):
+        if not out or e.start >= out[-1].end:
+            out.append(e)
+    return out
+
+
 def apply_edits(text: str, edits: list[Edit]) -> str:
     out = []
     pos = 0
-    for e in sorted(edits, key=lambda e: e.start):
+    for e in _applied(edits):
         out.append(text[pos : e.start])
         out.append(e.replacement)
         pos = e.end
@@ -59,7 +69,7 @@ def original_offset(rewritten: str, line: int, col: int, edits: list[Edit]) -> i
         pos = nl + 1
     target = pos + max(col, 1) - 1
     shift = 0  # rewritten offset - original offset, so far
-    for e in sorted(edits, key=lambda e: e.start):
+    for e in _applied(edits):
         start_rw = e.start + shift
         if target < start_rw:
             break

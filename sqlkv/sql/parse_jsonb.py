@@ -2,10 +2,16 @@
 
 The default dialect tokenizes ``@>`` as ``@`` ``>``, and ``?`` is sqlkv's qmark placeholder. The
 rewrite turns each operator into PostgreSQL's own explicit spelling ``OPERATOR(@>)``, which the
-default dialect parses into `exp.Operator` at the precedence of LIKE and prints back the same way
-(views and CHECK constraints round-trip). `sqlkv.sql.expr.pg_operators` compiles it.
+default dialect parses into `exp.Operator` at the precedence of LIKE. `sqlkv.sql.expr.pg_operators`
+compiles it. Printing (`_operator_sql`, installed into sqlglot's default generator when this module
+loads) writes the operator back as written -- ``doc @> '{"a": 1}'``, ``doc ? 'k'`` -- so SHOW CREATE
+TABLE, view definitions and EXPLAIN show PostgreSQL's text, and `stored_expression_edits` makes
+stored expression texts (CHECK, generated columns, index expressions and predicates) read back into
+the same tree. Only ``?`` with anything but a string literal after it stays ``OPERATOR(?)``: that
+is the one spelling in which it reads back as the operator rather than a parameter.
 
-- ``@>``, ``<@``, ``?|``, ``?&``, ``#-``: always operators (``a @> b``, written without a space).
+- ``@>``, ``<@``, ``?|``, ``?&``, ``#-``, ``@?``, ``@@``: always operators (``a @> b``, written
+  without a space).
 - ``?`` is the key-exists operator only directly after an operand and followed by a string
   literal (``doc ? 'email'``); everywhere else it is a parameter. With a parameter for the key
   write ``jsonb_exists(doc, ?)`` or ``doc OPERATOR(?) ?`` -- a ``?`` inside ``OPERATOR( )`` is
@@ -22,13 +28,16 @@ default dialect parses into `exp.Operator` at the precedence of LIKE and prints 
 
 from __future__ import annotations
 
+from sqlglot import exp
+from sqlglot.generator import Generator
 from sqlglot.tokens import Token, TokenType
 
 from sqlkv.sql.parse_edits import Edit
 from sqlkv.sql.parse_extras import after_operand
 
 # (first token text, second token text) -> operator, for operators the tokenizer splits in two
-_PAIRS = {("@", ">"): "@>", ("<", "@"): "<@", ("?", "|"): "?|", ("?", "&"): "?&", ("#", "-"): "#-"}
+_PAIRS = {("@", ">"): "@>", ("<", "@"): "<@", ("?", "|"): "?|", ("?", "&"): "?&", ("#", "-"): "#-",
+          ("@", "?"): "@?", ("@", "@"): "@@"}
 
 
 def _adjacent(a: Token, b: Token) -> bool:
@@ -48,6 +57,15 @@ def jsonb_operator_edit(toks: list[Token], k: int) -> Edit | None:
             and (nxt.token_type == TokenType.STRING or nxt.text == "?") and after_operand(toks, k):
         return Edit(tok.start, tok.end + 1, " OPERATOR(?) ")
     return None
+
+
+def operator_part(toks: list[Token], k: int) -> bool:
+    """Whether the ``?`` at token k belongs to an operator, so is no parameter: inside
+    ``OPERATOR( )`` or the second half of ``@?``."""
+    if in_operator_call(toks, k):
+        return True
+    prev = toks[k - 1] if k > 0 else None
+    return prev is not None and _adjacent(prev, toks[k]) and (prev.text, toks[k].text) == ("@", "?")
 
 
 def arrow_edits(toks: list[Token], k: int) -> list[Edit]:
@@ -98,3 +116,40 @@ def in_operator_call(toks: list[Token], k: int) -> bool:
             return False
         j -= 1
     return j > 0 and toks[j - 1].token_type == TokenType.OPERATOR
+
+
+def stored_expression_edits(toks: list[Token]) -> list[Edit]:
+    """The edits above for a stored expression text, which has no parameters: every ``?`` that
+    `jsonb_operator_edit` recognises is the operator."""
+    edits: list[Edit] = []
+    for k in range(len(toks)):
+        edits.extend(arrow_edits(toks, k))
+        edit = jsonb_operator_edit(toks, k)
+        if edit is not None:
+            edits.append(edit)
+    return edits
+
+
+# printed as the operator itself; "?" only before a string literal (the module docstring)
+_PRINTED_AS_WRITTEN = frozenset({"@>", "<@", "?|", "?&", "#-", "@?", "@@"})
+_OPERATOR_CALL_SQL = Generator.TRANSFORMS[exp.Operator]
+
+
+def _operator_sql(gen: Generator, node: exp.Operator) -> str:
+    op = str(node.args.get("operator") or "").replace(" ", "")
+    right = node.expression
+    if op in _PRINTED_AS_WRITTEN or (op == "?" and isinstance(right, exp.Literal) and right.is_string):
+        return f"{gen.sql(node, 'this')} {op} {gen.sql(node, 'expression')}"
+    return _OPERATOR_CALL_SQL(gen, node)
+
+
+def _array_sql(gen: Generator, node: exp.Array) -> str:
+    """``ARRAY[1, 2]`` as PostgreSQL writes it (sqlglot's default is ``ARRAY(1, 2)``, which
+    PostgreSQL reads as a subquery); ``ARRAY(SELECT ...)`` keeps its parentheses."""
+    if any(isinstance(e, (exp.Query, exp.Subquery, exp.Values)) for e in node.expressions):
+        return gen.function_fallback_sql(node)
+    return f"ARRAY[{gen.expressions(node, flat=True)}]"
+
+
+Generator.TRANSFORMS[exp.Operator] = _operator_sql
+Generator.TRANSFORMS[exp.Array] = _array_sql

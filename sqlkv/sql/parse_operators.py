@@ -15,6 +15,9 @@ from sqlglot.errors import ParseError
 from sqlglot.parser import Parser, binary_range_parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
+from sqlkv.sql.parse_edits import apply_edits
+from sqlkv.sql.parse_jsonb import stored_expression_edits
+
 
 class SqlkvParser(Parser):
     RANGE_PARSERS = {**Parser.RANGE_PARSERS, TokenType.DAMP: binary_range_parser(exp.ArrayOverlaps)}
@@ -47,10 +50,12 @@ def parse_sql(sql: str, tokens: list[Token] | None = None) -> list[exp.Expressio
 
 
 def parse_expression(sql: str) -> exp.Expression:
-    """`sqlglot.parse_one` with the array operators: for the expression texts the catalog stores
-    (CHECK, DEFAULT, generated columns, partial-index predicates), which sqlglot prints back with
-    ``@>``/``<@``/``&&``."""
-    trees = parse_sql(sql)
+    """`sqlglot.parse_one` with the array and JSONB operators: for the expression texts the catalog
+    stores (CHECK, DEFAULT, generated columns, partial-index predicates), which sqlglot prints back
+    with ``@>``/``<@``/``&&``/``?``... (parse_jsonb.py); they parse into the same tree as the
+    statement they came from."""
+    edits = stored_expression_edits(Tokenizer().tokenize(sql))
+    trees = parse_sql(apply_edits(sql, edits) if edits else sql)
     if len(trees) != 1 or trees[0] is None:
         raise ParseError(f"expected one expression: {sql[:80]}")
     return trees[0]

@@ -272,7 +272,7 @@ def test_explain_shows_inverted_spans_and_parameters_work(s):  # noqa: F811
     plan = plan_text(s, "SELECT id FROM t WHERE tags && ARRAY['a', 'c']")
     assert f'spans: ({p}2/"a" OR {p}2/"c")' in plan
     assert 'spans: ' + f'{p}3/jsonb:{{"k": {{"x": 1}}}}' in plan_text(s, "SELECT id FROM t WHERE doc @> '{\"k\": {\"x\": 1}}'")
-    assert (f'inverted scan t@t_doc_idx (doc OPERATOR(?) \'k\') spans: ({p}3/jsonb:{{"k": …}} OR {p}3/jsonb:["k"] '
+    assert (f'inverted scan t@t_doc_idx (doc ? \'k\') spans: ({p}3/jsonb:{{"k": …}} OR {p}3/jsonb:["k"] '
             f'OR {p}3/jsonb:"k")') in plan_text(s, "SELECT id FROM t WHERE doc ? 'k'")
     assert f'spans: {p}3/jsonb:{{"k": {{…}}}}' in plan_text(s, "SELECT id FROM t WHERE doc @> '{\"k\": {}}'")
     assert ids(s, "SELECT id FROM t WHERE doc @> '{\"k\": {}}'") == [1]
@@ -293,7 +293,11 @@ def test_explain_shows_inverted_spans_and_parameters_work(s):  # noqa: F811
     assert "full table" in plan_text(s, "SELECT id FROM t WHERE tags @> ARRAY[]::TEXT[]")
     assert ids(s, "SELECT id FROM t WHERE tags @> ARRAY[]::TEXT[]") == [1, 2]
     # forms the index cannot serve fall back to the ordinary plans
-    assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE doc <@ '{\"k\": 1}'")
+    # doc <@ v: the entries v's sub-documents can have (its paths, its containers emptied)
+    assert (f'(doc <@ \'{{"k": 1}}\') spans: ({p}3/jsonb:{{}} OR {p}3/jsonb:{{"k": 1}})'
+            in plan_text(s, "SELECT id FROM t WHERE doc <@ '{\"k\": 1}'"))
+    wide = plan_text(s, "SELECT id FROM t WHERE tags && ARRAY['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']")
+    assert f'({p}2/"a" OR {p}2/"b" OR' in wide and f'{p}2/"h" OR … (+2 more))' in wide, wide
     assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE tags @> ARRAY[n::TEXT]")
     assert "inverted" not in plan_text(s, "SELECT id FROM t WHERE id = 1 AND tags @> ARRAY['a']")  # a point get wins
     assert ids(s, "SELECT id FROM t WHERE id = 1 AND tags @> ARRAY['a']") == [1]
@@ -309,6 +313,21 @@ def test_empty_and_null_operands(s):  # noqa: F811
         indexed = ids(s, f"SELECT id FROM t WHERE {sql}")
         full = ids(s, f"SELECT id FROM t WHERE {sql} OR id < 0 AND id > 0")  # an OR: no index
         assert indexed == full, sql
+
+
+def test_jsonb_contained_by_finds_empty_containers_scalars_and_paths(s):  # noqa: F811
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, d JSONB, INVERTED INDEX (d))")
+    s.execute("""INSERT INTO t VALUES (1, '{}'), (2, '[]'), (3, '1'), (4, '{"a": {}}'), (5, '{"a": {"b": 1}}'),
+        (6, '{"a": {"b": 1, "c": 2}}'), (7, '[1, [2]]'), (8, '[[]]'), (9, 'null'), (10, NULL), (11, '{"a": [{}]}')""")
+    # hand-computed with PostgreSQL's containment rules
+    cases = {'{"a": {"b": 1}}': [1, 4, 5], '{"a": {"b": 1, "c": 2}, "z": 0}': [1, 4, 5, 6],
+             '[1, [2, 3]]': [2, 3, 7, 8], '[]': [2], '{}': [1], '1': [3], 'null': [9],
+             '{"a": [{"x": 1}]}': [1, 11]}
+    for value, expected in cases.items():
+        sql = f"SELECT id FROM t WHERE d <@ '{value}'"
+        assert "inverted scan" in plan_text(s, sql), sql
+        assert ids(s, sql) == expected, value
+        assert ids(s, f"SELECT id FROM t WHERE '{value}' @> d") == expected, value
 
 
 # ---------------------------------------------------------------- property: indexed plan == full scan
@@ -343,6 +362,8 @@ _ARRAY_QUERIES = st.one_of(
 _JSONB_QUERIES = st.one_of(
     _DOCS.map(lambda d: f"d @> {_jsonb_sql(d)}"),
     _DOCS.map(lambda d: f"{_jsonb_sql(d)} <@ d"),
+    _DOCS.map(lambda d: f"d <@ {_jsonb_sql(d)}"),
+    _DOCS.map(lambda d: f"{_jsonb_sql(d)} @> d"),
     st.sampled_from(["a", "b", "x", "z"]).map(lambda k: f"d ? '{k}'"),
     st.lists(st.sampled_from(["a", "b", "x"]), max_size=3).map(
         lambda ks: "d ?| ARRAY[" + ", ".join(f"'{k}'" for k in ks) + "]::TEXT[]"),
@@ -383,7 +404,8 @@ def test_indexed_plans_return_exactly_the_full_scan_rows(data, queries, updates)
 _PARAM_QUERIES = st.one_of(
     st.tuples(st.just("a @> ?"), _OPERANDS), st.tuples(st.just("? <@ a"), _OPERANDS),
     st.tuples(st.just("a && ?"), _OPERANDS), st.tuples(st.just("a <@ ?"), _OPERANDS), st.tuples(st.just("? = ANY(a)"), _ELEMENTS),
-    st.tuples(st.just("d @> ?::JSONB"), _DOCS.map(json.dumps)), st.tuples(st.just("d OPERATOR(?) ?"), st.sampled_from(["a", "b", "x"])),
+    st.tuples(st.just("d @> ?::JSONB"), _DOCS.map(json.dumps)), st.tuples(st.just("d <@ ?::JSONB"), _DOCS.map(json.dumps)),
+    st.tuples(st.just("d OPERATOR(?) ?"), st.sampled_from(["a", "b", "x"])),
     st.tuples(st.just("d ?| ?"), st.lists(st.sampled_from(["a", "b", "x"]), max_size=3)),
     st.tuples(st.just("d ?& ?"), st.lists(st.sampled_from(["a", "b", "x"]), max_size=3)),
 )

@@ -13,7 +13,9 @@ element (``<@`` too, plus the empty array's entry), ``?`` one group of two spans
 is a superset of the matching rows: the planner leaves every filter to be checked again on the
 rows fetched, so the results are exactly those of a full scan. A probe that cannot constrain
 anything (``tags @> '{}'``, a value of another type, a top-level JSON scalar) reads the whole
-table instead -- still correct, and EXPLAIN says so.
+table instead -- still correct, and EXPLAIN says so. So does a probe whose spans hold a large
+share of the table, decided per execution by a bounded count (exec/inverted_choice.py); EXPLAIN
+runs the same count and shows the choice.
 
 Memory: the encoded primary keys found for one group plus the running intersection, so a
 probe matching most of a big table holds that many keys (rows themselves are fetched in
@@ -32,6 +34,7 @@ from sqlkv.encoding.keys import decode_key
 from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.inverted_choice import ReadingChoice, choose_reading
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.scan import fetched_rows, reader_for
 from sqlkv.sql.rowstore.codec import codec_for
@@ -67,6 +70,7 @@ class InvertedScan(Operator):
         self.codec = codec_for(table)
         self.inverted = InvertedCodec(table, index, self.codec.pk_positions)
         self.decoder = self.codec.decoder(needed)
+        self.describe_ctx: ExecContext | None = None  # set by EXPLAIN: describe() probes through it
 
     def _groups(self) -> list[list[InvertedSpan]] | None:
         starts = probe_groups(self.probe, self.inverted, self.operand(()))
@@ -78,7 +82,9 @@ class InvertedScan(Operator):
         reader = reader_for(ctx, self)
         groups = self._groups()
         codec = self.codec
-        if groups is None:  # nothing to look up: every row is a candidate
+        if groups is not None and groups and all(groups) and self._choice(reader, groups).full_scan:
+            groups = None
+        if groups is None:  # nothing to look up, or too much: every row is a candidate
             n = 0
             for row in self.decoder.rows(reader.scan(codec.prefix, prefix_end(codec.prefix), False, None)):
                 n += 1
@@ -94,6 +100,10 @@ class InvertedScan(Operator):
                 return
         prefixes = (codec.prefix + pk for pk in sorted(pks or ()))
         yield from fetched_rows(codec, self.decoder, reader, prefixes)
+
+    def _choice(self, reader, groups: list[list[InvertedSpan]]) -> ReadingChoice:
+        spans = [[(span.start, span.end) for span in group] for group in groups]
+        return choose_reading(reader, spans, self.codec.prefix, len(self.codec.families))
 
     def _group_pks(self, reader, group: list[InvertedSpan], ctx: ExecContext) -> set[bytes]:
         """The encoded primary keys of the rows with an entry in any of the group's spans."""
@@ -124,6 +134,13 @@ class InvertedScan(Operator):
             return f"{where}/jsonb:{text[:cut + 1]}…{text[cut + 1:]}"
         return pretty_span(span.start, span.end)
 
+    def _shown_group(self, group: list[InvertedSpan]) -> str:
+        """One OR group, its first 8 spans (``doc <@ v`` has a span per path of v)."""
+        if len(group) == 1:
+            return self._shown(group[0])
+        more = f" OR … (+{len(group) - 8} more)" if len(group) > 8 else ""
+        return "(" + " OR ".join(self._shown(s) for s in group[:8]) + more + ")"
+
     def describe(self) -> str:
         line = f"inverted scan {self.table.name}@{self.index.name} ({self.probe_sql})"
         try:
@@ -134,11 +151,13 @@ class InvertedScan(Operator):
             return line + " spans: full table (the value constrains no entry)"
         if not groups or any(not g for g in groups):
             return line + " spans: (empty)"
-        shown = " AND ".join(
-            ("(" + " OR ".join(self._shown(s) for s in g) + ")") if len(g) > 1 else self._shown(g[0])
-            for g in groups[:8])
+        shown = " AND ".join(self._shown_group(g) for g in groups[:8])
         more = f" (+{len(groups) - 8} more)" if len(groups) > 8 else ""
-        return f"{line} spans: {shown}{more}"
+        line = f"{line} spans: {shown}{more}"
+        ctx = self.describe_ctx
+        if ctx is None or ctx.txn is None:
+            return line
+        return f"{line}; {self._choice(ctx.txn, groups).explained()}"
 
 
 def _decoded(prefix: bytes, start: bytes, completion: bytes):

@@ -18,6 +18,7 @@ from sqlkv.encoding.jsonb import Jsonb, sorted_object, to_text
 from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.exec.aggregate import Accumulator
 from sqlkv.sql.expr.jsonb_ops import sql_value_tree
+from sqlkv.sql.expr.row_json import whole_row_aggregate_argument
 
 JSONB_AGGREGATES = frozenset({"jsonb_agg", "json_agg", "jsonb_object_agg", "json_object_agg"})
 
@@ -61,7 +62,10 @@ FACTORIES = {"jsonb_agg": JsonbAgg, "json_agg": JsonbAgg, "jsonb_object_agg": Js
 
 
 def pair_argument(node: exp.Expression, func: str) -> exp.Expression:
-    """``jsonb_object_agg(k, v [ORDER BY ...])`` as a one-argument call on ``jsonb_build_array(k, v)``."""
+    """``jsonb_object_agg(k, v [ORDER BY ...])`` as a one-argument call on ``jsonb_build_array(k, v)``;
+    ``jsonb_agg(t)`` of a whole row as ``jsonb_agg(to_jsonb(t))`` (expr/row_json.py)."""
+    if func in ("jsonb_agg", "json_agg") and isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
+        return exp.Anonymous(this=node.this, expressions=[_row_argument(node.expressions[0])])
     if func not in ("jsonb_object_agg", "json_object_agg") or not isinstance(node, exp.Anonymous):
         return node
     args = list(node.expressions)
@@ -76,3 +80,12 @@ def pair_argument(node: exp.Expression, func: str) -> exp.Expression:
     if order is not None:
         arg = exp.Order(this=pair, expressions=[t.copy() for t in order.expressions])
     return exp.Anonymous(this=node.this, expressions=[arg])
+
+
+def _row_argument(arg: exp.Expression) -> exp.Expression:
+    """jsonb_agg's argument with a whole-row reference (or ROW) inside ORDER BY / DISTINCT read as to_jsonb's."""
+    if isinstance(arg, exp.Order):
+        return exp.Order(this=whole_row_aggregate_argument(arg.this.copy()), expressions=[t.copy() for t in arg.expressions])
+    if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
+        return exp.Distinct(expressions=[whole_row_aggregate_argument(arg.expressions[0].copy())])
+    return whole_row_aggregate_argument(arg.copy())

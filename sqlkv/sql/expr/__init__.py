@@ -24,7 +24,9 @@ from sqlkv.sql.expr import functions as _functions  # noqa: F401   its node hand
 from sqlkv.sql.expr import functions_more as _functions_more  # noqa: F401
 from sqlkv.sql.expr import matching as _matching  # noqa: F401
 from sqlkv.sql.expr import jsonb as _jsonb  # noqa: F401  (issue 15: JSONB operators and functions)
+from sqlkv.sql.expr import jsonpath as _jsonpath  # noqa: F401  (issue 15: SQL/JSON path)
 from sqlkv.sql.expr import regex as _regex  # noqa: F401
+from sqlkv.sql.expr import row_json as _row_json  # noqa: F401  (issue 15: row_to_json(t), jsonb_agg(t))
 from sqlkv.sql.expr import temporal as _temporal  # noqa: F401
 from sqlkv.sql.expr.compile import Compiler, predicate_fn
 from sqlkv.sql.expr.dates import Interval

@@ -18,6 +18,7 @@ from sqlkv.sql.expr import dates
 from sqlkv.sql.expr.compile import Compiler, handles
 from sqlkv.sql.timezone import local_to_utc, session_wall_time, utc_to_session
 from sqlkv.sql.expr.env import Compiled, RowFn, constant
+from sqlkv.sql.expr.jsonpath_parse import jsonpath_cast
 from sqlkv.sql.expr.rows import rewrite_row_in, row_items
 from sqlkv.sql.expr.subquery import compile_in_subquery
 from sqlkv.sql.expr.operators import (
@@ -256,6 +257,8 @@ def _cast(c: Compiler, node: exp.Cast) -> Compiled:
         part = c.compile(node.this)
         fn = part.fn
         return c.derived(lambda r: None if (v := fn(r)) is None else dates.parse_interval(to_text(v)), INTERVAL, [part])
+    if to.this == exp.DataType.Type.USERDEFINED and str(to.args.get("kind") or "").lower() == "jsonpath":
+        return jsonpath_cast(c.compile(node.this))  # issue 15: '$.a'::jsonpath (jsonpath.py)
     target = type_from_ast(to)
     if target.kind == "DECIMAL":
         exact = _decimal_literal(node.this)

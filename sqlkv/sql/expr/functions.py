@@ -68,6 +68,9 @@ FUNCTIONS: dict[str, FunctionDef] = {}
 # Names sqlkv knows but does not accept as a scalar call: name -> the NotSupportedError's text
 # (filled by the modules that know why, e.g. jsonb.py's set-returning functions).
 REFUSED_FUNCTIONS: dict[str, str] = {}
+# name -> a function turning the call's argument nodes into the ones compiled (row_json.py:
+# row_to_json(t) reads the whole-row reference t as jsonb_build_object('a', t.a, ...))
+ARGUMENT_REWRITES: dict[str, Callable[[Compiler, list[exp.Expression]], list[exp.Expression]]] = {}
 
 
 def register(names: str, min_args: int, max_args: int | None, impl: Callable, result: ResultType,
@@ -234,6 +237,8 @@ def call_shape(node: exp.Func) -> tuple[str, list[exp.Expression]]:
 @handles(exp.Func)
 def compile_function(c: Compiler, node: exp.Func) -> Compiled:
     name, arg_nodes = call_shape(node)
+    if name in ARGUMENT_REWRITES:
+        arg_nodes = ARGUMENT_REWRITES[name](c, arg_nodes)
     fdef = c.env.functions.get(name) or FUNCTIONS.get(name)  # the session's own first (userfuncs)
     if fdef is None and not isinstance(node, exp.Anonymous):
         name = node.sql_name().lower()  # the name the user typed: regexp_replace, not regexpreplace

@@ -290,5 +290,3 @@ _SET_RETURNING = ("jsonb_each", "jsonb_each_text", "jsonb_object_keys", "jsonb_a
 for _name in _SET_RETURNING:
     REFUSED_FUNCTIONS[_name] = (f"{_name}() returns a set of rows: sqlkv accepts it in FROM only "
                                 f"(SELECT * FROM t, {_name}(t.doc) AS e), not in a select list")
-REFUSED_FUNCTIONS["row_to_json"] = ("row_to_json() is not supported (sqlkv has no whole-row values); "
-                                    "use jsonb_build_object('col', col, ...)")

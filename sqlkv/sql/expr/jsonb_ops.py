@@ -309,6 +309,8 @@ def sql_value_tree(value: object) -> Any:
         return value.isoformat()
     if isinstance(value, (bytes, bytearray, memoryview)):
         return "\\x" + bytes(value).hex()
+    if isinstance(value, SqlArray):  # PostgreSQL: to_jsonb(ARRAY[1, 2]) is [1, 2]
+        return [sql_value_tree(v) for v in value]
     return str(value)
 
 

@@ -4,12 +4,14 @@ A filter conjunct can use an inverted index on column c when it has one of these
 constant (or parameter) on the other side:
 
     ARRAY columns: c @> v, v <@ c, c <@ v, v @> c, c && v, v && c, v = ANY(c)
-    JSONB columns: c @> v, v <@ c, c ? k, c ?| ks, c ?& ks, jsonb_exists(c, k)
+    JSONB columns: c @> v, v <@ c, c <@ v, v @> c, c ? k, c ?| ks, c ?& ks, jsonb_exists(c, k)
 
 The scan returns a superset of the matching rows (exec/inverted_scan.py), so every filter stays
 in ``remaining`` and is checked again on the rows fetched: the results are exactly those of a
 full scan. The planner picks the inverted scan only over a plan that reads the whole table (its
-estimate is that of one equality on a secondary index, which a btree span or a point get beats).
+estimate is that of one equality on a secondary index, which a btree span or a point get beats);
+whether it then reads its spans or the whole table is decided at each execution by a bounded
+count of the entries and rows (exec/inverted_choice.py), which a cached plan cannot get wrong.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from sqlkv.sql.rowstore.inverted import inverted_column_kind
 from sqlkv.sql.rowstore.inverted_probe import Probe
 
 _ARRAY_OPS = ("contains", "element", "overlaps", "contained_by")
-_JSONB_OPS = ("contains", "has_key", "has_all", "has_any")
+_JSONB_OPS = ("contains", "has_key", "has_all", "has_any", "contained_by")
 # preference among several usable conjuncts: the narrower probe first
 _RANK = {"element": 0, "contains": 1, "has_all": 2, "has_key": 3, "overlaps": 4, "has_any": 5, "contained_by": 6}
 # the estimate of an inverted scan, as a fraction of the table (that of one btree equality)

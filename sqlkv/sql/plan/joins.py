@@ -131,6 +131,8 @@ class FromPlanner(JoinOrdering):
             return None
         src = self.sources[s]
         alias = src.alias.lower()
+        if None in self.referenced.get(alias, ()):  # row_to_json(t): a whole-row reference (expr/row_json.py)
+            return None
         out = set()
         for i, col in enumerate(src.columns):
             quals = self.referenced.get(col.name.lower())

@@ -9,16 +9,19 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.jsonb_rows import EXPANSIONS, JsonbRows
+from sqlkv.sql.exec.jsonpath_rows import JsonPathRows, plan_jsonpath_rows
 from sqlkv.sql.expr import compile_typed
 from sqlkv.sql.expr.jsonb import jsonb_fn
 from sqlkv.sql.types import SqlType
 
 
 def jsonb_table_function(name: str, func: exp.Expression, scope: Scope, env, alias: str,
-                         ordinality: bool) -> JsonbRows | None:
+                         ordinality: bool) -> JsonbRows | JsonPathRows | None:
     """The JsonbRows for ``name(arg)``, or None when ``name`` is no JSONB set-returning function."""
     if name.startswith("json_"):
         name = "jsonb_" + name[len("json_"):]
+    if name == "jsonb_path_query":  # SQL/JSON path (exec/jsonpath_rows.py)
+        return plan_jsonpath_rows(func, scope, env, alias, ordinality)
     if name not in EXPANSIONS:
         return None
     args = list(func.expressions) if isinstance(func, exp.Anonymous) else [func.this]

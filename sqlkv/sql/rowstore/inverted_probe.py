@@ -19,7 +19,7 @@ from sqlkv.sql.expr.jsonb_ops import text_array
 from sqlkv.sql.rowstore.inverted import EMPTY_ARRAY, InvertedCodec, element_key, minimal_documents
 from sqlkv.sql.rowstore.keyspans import _Empty, _Inexact, coerce_key_value
 
-# contains: col @> value; contained_by: col <@ value; overlaps: col && value; element: value = ANY(col);
+# contains: col @> value; contained_by: col <@ value (ARRAY and JSONB); overlaps: col && value; element: value = ANY(col);
 # has_key: col ? value; has_any: col ?| value; has_all: col ?& value
 OPS = ("contains", "contained_by", "overlaps", "element", "has_key", "has_any", "has_all")
 
@@ -120,6 +120,8 @@ def _jsonb_groups(op: str, inv: InvertedCodec, value: Any) -> Groups | None:
     if op == "has_all":
         keys = _text_items(value)
         return [_key_prefixes(inv, k) for k in sorted(set(keys))] or None
+    if op == "contained_by":
+        return [sorted({element_key(inv.prefix, Jsonb(doc)) for doc in _contained_entries(_doc(value).tree)})]
     if op != "contains":
         raise _Unusable
     tree = _doc(value).tree
@@ -149,3 +151,25 @@ def _empty_leaf(doc: Any) -> bool:
             return True
         doc = next(iter(doc.values())) if isinstance(doc, dict) else doc[0]
     return False
+
+
+def _contained_entries(tree: Any) -> list[Any]:
+    """Every entry a document contained in ``tree`` can have (``doc <@ tree``): the minimal
+    documents of ``tree``, each of its containers emptied (``{"a": {}}`` is contained in
+    ``{"a": {"b": 1}}``), and the scalars of a top-level array (``'[1, 2]' @> '1'``). A contained
+    document has at least one entry and all of them are among these, so a row with none of them
+    is not contained."""
+    out = minimal_documents(tree) + _emptied_containers(tree)
+    if isinstance(tree, list):
+        out += [v for v in tree if not isinstance(v, (dict, list))]
+    return out
+
+
+def _emptied_containers(tree: Any) -> list[Any]:
+    """For each array or object in ``tree``, the minimal document reaching it, holding an empty
+    one of its kind in its place."""
+    if isinstance(tree, dict):
+        return [{}] + [{k: sub} for k, v in tree.items() for sub in _emptied_containers(v)]
+    if isinstance(tree, list):
+        return [[]] + [[sub] for v in tree for sub in _emptied_containers(v)]
+    return []
