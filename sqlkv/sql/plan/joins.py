@@ -27,6 +27,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
+from sqlkv.sql.plan.estimates import filter_selectivity, table_statistics
 from sqlkv.sql.plan.join_order import Conjunct, JoinOrdering, eq_text, unparen
 from sqlkv.sql.plan.names import LazySql, column_refs, refs_or_subquery, split_conjuncts
 
@@ -106,6 +107,8 @@ class FromPlanner(JoinOrdering):
         self.access_plans: dict[int, Any] = {}
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
         self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
+        self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
+        self.informed: set[int] = set()  # sources whose estimates come from statistics
 
     def set_referenced(self, query: exp.Expression) -> None:
         """Records the column names the query mentions, for index-only scans (`needed`)."""
@@ -290,7 +293,7 @@ class FromPlanner(JoinOrdering):
         (operator, remaining filters, estimated rows, ordered)"""
         src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
-                               limit=limit, needed=self.needed(s))
+                               limit=limit, needed=self.needed(s), joined=len(self.sources) > 1)
         remaining = list(ap.remaining)
         outer_eqs = []  # (conjunct, column index, outer-side expression)
         for node in remaining:
@@ -334,6 +337,11 @@ class FromPlanner(JoinOrdering):
                 self.access_plans[s] = planned
             op, rest, est, _ordered = planned
             rest = list(rest)
+            self.scan_rows[s] = est
+            stats = table_statistics(self.env, src.table)
+            if stats is not None:  # analyzed: the rows its other filters keep, not all it reads
+                self.informed.add(s)
+                est *= filter_selectivity(src.table, stats, rest, scope)
         else:
             assert src.operator is not None
             op = src.operator
