@@ -1,0 +1,221 @@
+"""Table statistics (ANALYZE, system table 6, SHOW STATISTICS) and the join method they choose:
+figures compared with sqlite3's counts, the transaction rules, durability, the plan through
+EXPLAIN, and answers of both join methods compared with sqlite3 on random data (NULL keys,
+duplicates, outer joins, stale statistics)."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+from sqlkv.catalog.catalog import Catalog
+from sqlkv.catalog.statistics import statistics_key
+from sqlkv.errors import ProgrammingError
+from sqlkv.sql import Database, Session
+from sqlkv.sql.plan import estimates
+
+SCHEMA = [
+    "CREATE TABLE c (id INT PRIMARY KEY, tier INT, name TEXT)",
+    "CREATE TABLE o (id INT PRIMARY KEY, cid INT, k2 INT, amount INT)",
+    "CREATE INDEX o_cid ON o (cid, k2)",
+]
+
+
+def _load(sessions, customers: int, orders: int, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    crows = [(i, i % 3, f"n{i}") for i in range(1, customers + 1)]
+    orows = [(i, rng.choice([None, *range(1, customers + 1)]) if rng.random() < 0.9 else None,
+              rng.randrange(4), rng.randrange(1000)) for i in range(1, orders + 1)]
+    for s in sessions:
+        s.executemany("INSERT INTO c VALUES (?, ?, ?)", crows)
+        s.executemany("INSERT INTO o VALUES (?, ?, ?, ?)", orows)
+
+
+@pytest.fixture(params=["memory", "lsm"])
+def pair(request, tmp_path):
+    db = Database.open(":memory:" if request.param == "memory" else str(tmp_path / "db"))
+    s = Session(db)
+    lite = sqlite3.connect(":memory:")
+    for sql in SCHEMA:
+        s.execute(sql)
+        lite.execute(sql.replace(" INT", " INTEGER"))
+    yield s, lite
+    s.close()
+    db.close()
+
+
+def _plan(s: Session, sql: str, params=()) -> str:
+    return "\n".join(r[0] for r in s.execute("EXPLAIN " + sql, params).fetchall())
+
+
+def _stats(s: Session, table: str) -> list[tuple]:
+    return s.execute(f"SHOW STATISTICS FOR TABLE {table}").fetchall()
+
+
+# -- the figures ------------------------------------------------------------------------------
+
+def test_analyze_counts_rows_distinct_prefixes_and_nulls_like_sqlite(pair) -> None:
+    s, lite = pair
+    _load([s, lite], 50, 700)
+    s.execute("ANALYZE o")
+    got = {(r[0], r[1]): r[2:5] for r in _stats(s, "o")}
+    rows = lite.execute("SELECT count(*) FROM o").fetchone()[0]
+    cid_distinct = lite.execute("SELECT count(DISTINCT cid) + (count(*) > count(cid)) FROM o").fetchone()[0]
+    pair_distinct = lite.execute("SELECT count(*) FROM (SELECT DISTINCT cid, k2 FROM o)").fetchone()[0]
+    nulls = lite.execute("SELECT count(*) FROM o WHERE cid IS NULL").fetchone()[0]
+    assert nulls > 0  # the data has NULL keys, which count as one distinct value
+    assert got == {("id", "o_pkey"): (rows, rows, 0),
+                   ("cid", "o_cid"): (rows, cid_distinct, nulls),
+                   ("cid, k2", "o_cid"): (rows, pair_distinct, None)}
+    assert _stats(s, "c") == []  # only the table named was analyzed
+
+
+def test_analyze_alone_covers_every_table_and_families_count_once(pair) -> None:
+    s, lite = pair
+    s.execute("CREATE TABLE f (id INT PRIMARY KEY, a INT, b TEXT, FAMILY f1 (b))")
+    s.executemany("INSERT INTO f VALUES (?, ?, ?)", [(i, i, "x" if i % 2 else None) for i in range(40)])
+    _load([s, lite], 5, 30)
+    s.execute("ANALYSE")  # PostgreSQL's other spelling
+    names = {r[0] for r in s.execute("SELECT DISTINCT table_name FROM sqlkv_internal.table_statistics").fetchall()}
+    assert names == {"c", "o", "f"}
+    assert _stats(s, "f")[0][:4] == ("id", "f_pkey", 40, 40)  # two keys for odd rows, one row each
+
+
+def test_analyze_refusals_name_what_is_wrong(pair) -> None:
+    s, _ = pair
+    with pytest.raises(ProgrammingError, match='"nope" does not exist'):
+        s.execute("ANALYZE nope")
+    with pytest.raises(ProgrammingError, match="at most one table name"):
+        s.execute("ANALYZE VERBOSE o")
+    with pytest.raises(ProgrammingError, match="at most one table name"):
+        s.execute("ANALYZE o (cid)")
+    with pytest.raises(ProgrammingError, match="virtual table"):
+        s.execute("ANALYZE information_schema.tables")
+    with pytest.raises(ProgrammingError, match='"nope" does not exist'):
+        s.execute("SHOW STATISTICS FOR TABLE nope")
+
+
+def test_statistics_are_durable_and_dropped_with_their_table(tmp_path) -> None:
+    path = str(tmp_path / "db")
+    db = Database.open(path)
+    s = Session(db)
+    for sql in SCHEMA:
+        s.execute(sql)
+    _load([s], 10, 100)
+    s.execute("ANALYZE")
+    before = _stats(s, "o")
+    table_id = s.execute("SELECT table_id FROM information_schema.tables WHERE table_name = 'o'").fetchall()[0][0]
+    s.close()
+    db.close()
+    db = Database.open(path)
+    s = Session(db)
+    assert _stats(s, "o") == before and before
+    s.execute("DROP TABLE o")
+    txn = db.txn_manager.begin(read_only=True)
+    assert txn.get(statistics_key(table_id)) is None
+    txn.rollback()
+    assert s.execute("SELECT count(*) FROM sqlkv_internal.table_statistics WHERE table_name = 'o'").fetchall() == [(0,)]
+    s.close()
+    db.close()
+
+
+def test_analyze_in_a_transaction_reads_committed_rows_and_commits_with_it(pair) -> None:
+    s, lite = pair
+    _load([s, lite], 5, 20)
+    s.execute("BEGIN")
+    s.execute("INSERT INTO c VALUES (100, 1, 'uncommitted')")
+    s.execute("ANALYZE c")
+    assert _stats(s, "c")[0][2] == 5  # the committed rows, not this transaction's insert
+    s.execute("ROLLBACK")
+    assert _stats(s, "c") == []  # rolled back with the transaction
+    s.execute("BEGIN")
+    s.execute("ANALYZE c")
+    s.execute("COMMIT")
+    assert _stats(s, "c")[0][2] == 5
+
+
+def test_analyze_is_refused_in_the_past(pair) -> None:
+    s, _ = pair
+    s.execute("BEGIN AS OF SYSTEM TIME '-1us'")
+    with pytest.raises(ProgrammingError, match="cannot run ANALYZE in a transaction AS OF SYSTEM TIME"):
+        s.execute("ANALYZE")
+    s.execute("ROLLBACK")
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+JOIN_ALL = "SELECT c.tier, count(*), sum(o.amount) FROM c JOIN o ON o.cid = c.id GROUP BY c.tier"
+JOIN_ONE = "SELECT o.id, o.amount FROM c JOIN o ON o.cid = c.id WHERE c.id = ?"
+
+
+def test_statistics_switch_a_large_join_to_a_hash_join_and_keep_small_ones_lookups(pair) -> None:
+    s, lite = pair
+    _load([s, lite], 200, 2000)
+    # without statistics: the fixed rule (1,000 rows a table) looks every customer up
+    assert "lookup join (inner) o@o_cid" in _plan(s, JOIN_ALL)
+    s.execute("ANALYZE")  # invalidates the cached plans: the next EXPLAIN plans again
+    plan = _plan(s, JOIN_ALL)
+    # 200 lookups of ~9 rows (200 x (4 + 9 x 2) = 4,400) against one scan of 2,000 rows
+    assert "hash join (inner, build left) on c.id = o.cid [estimated rows" in plan, plan
+    assert "cost lookup 4" in plan and "vs hash 20" in plan, plan
+    one = _plan(s, JOIN_ONE, (7,))
+    assert "lookup join (inner) o@o_cid (cid)" in one and "[estimated rows" in one, one
+    for sql, params in ((JOIN_ALL, ()), (JOIN_ONE, (7,))):
+        assert sorted(s.execute(sql, params).fetchall()) == sorted(lite.execute(sql, params).fetchall())
+
+
+def test_a_point_select_reads_no_statistics(pair, monkeypatch) -> None:
+    s, lite = pair
+    _load([s, lite], 5, 20)
+    s.execute("ANALYZE")
+    asked: list[int] = []
+    original = Catalog.statistics
+    monkeypatch.setattr(Catalog, "statistics", lambda self, tid: asked.append(tid) or original(self, tid))
+    s.execute("SELECT amount FROM o WHERE id = ?", (3,)).fetchall()
+    assert asked == []  # a get by the whole primary key: no estimate to make
+    s.execute("SELECT amount FROM o WHERE cid = ?", (3,)).fetchall()
+    assert len(asked) == 1  # a choice between o's indexes
+
+
+# -- answers of both methods against sqlite3 --------------------------------------------------
+
+QUERIES = [
+    "SELECT c.id, o.id, o.amount FROM c JOIN o ON o.cid = c.id",
+    "SELECT c.id, o.id FROM c LEFT JOIN o ON o.cid = c.id AND o.k2 = 1",
+    "SELECT c.id, o.id FROM c JOIN o ON o.cid = c.id AND o.k2 = c.tier WHERE o.amount > 300",
+    "SELECT c.tier, count(*), sum(o.amount) FROM c JOIN o ON o.cid = c.id GROUP BY c.tier",
+    "SELECT o.id, c.name FROM o LEFT JOIN c ON c.id = o.cid WHERE o.id < 150",
+    "SELECT c.id, o.id FROM c JOIN o ON o.cid = c.id WHERE c.tier = 2",
+    "SELECT c.id, o.id FROM c JOIN o ON o.cid = c.id WHERE c.id BETWEEN 3 AND 9",
+]
+
+
+@pytest.mark.parametrize("method", ["auto", "lookup", "hash"])
+def test_both_join_methods_match_sqlite_on_random_data(pair, monkeypatch, method) -> None:
+    s, lite = pair
+    rng = random.Random(f"stats-{method}")
+    customers = rng.randrange(5, 60)
+    _load([s, lite], customers, rng.randrange(50, 400), seed=rng.randrange(1000))
+    s.execute("ANALYZE")
+    # lookup costs far below/above any scan force one method on every step that has an index
+    forced = {"lookup": -1e12, "hash": 1e12}.get(method)
+    if forced is not None:
+        monkeypatch.setattr(estimates, "PROBE_COST", forced)
+        monkeypatch.setattr(estimates, "FETCH_COST", forced)
+        s.plans.clear()
+    seen = set()
+    for sql in QUERIES:
+        plan = _plan(s, sql)
+        seen.update(word for word in ("lookup join", "hash join") if word in plan)
+        assert sorted(s.execute(sql).fetchall(), key=repr) == sorted(lite.execute(sql).fetchall(), key=repr), sql
+    if forced is not None:
+        assert seen == {f"{method} join"}, seen
+    # stale statistics: many more rows than analyzed change nothing in the answers
+    more = [(i, rng.choice([None, *range(1, customers + 1)]), rng.randrange(4), rng.randrange(1000))
+            for i in range(10_000, 10_600)]
+    s.executemany("INSERT INTO o VALUES (?, ?, ?, ?)", more)
+    lite.executemany("INSERT INTO o VALUES (?, ?, ?, ?)", more)
+    for sql in QUERIES:
+        assert sorted(s.execute(sql).fetchall(), key=repr) == sorted(lite.execute(sql).fetchall(), key=repr), sql
