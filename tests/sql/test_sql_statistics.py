@@ -15,6 +15,7 @@ from sqlkv.catalog.statistics import statistics_key
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql import Database, Session
 from sqlkv.sql.plan import estimates
+from tests.sql.core_support import ENGINES, open_db
 
 SCHEMA = [
     "CREATE TABLE c (id INT PRIMARY KEY, tier INT, name TEXT)",
@@ -33,11 +34,11 @@ def _load(sessions, customers: int, orders: int, seed: int = 1) -> None:
         s.executemany("INSERT INTO o VALUES (?, ?, ?, ?)", orows)
 
 
-@pytest.fixture(params=["memory", "lsm"])
+@pytest.fixture(params=ENGINES)
 def pair(request, tmp_path):
-    db = Database.open(":memory:" if request.param == "memory" else str(tmp_path / "db"))
-    s = Session(db)
-    lite = sqlite3.connect(":memory:")
+    """A session and a sqlite3 connection with the same (empty) tables."""
+    db = open_db(request.param, tmp_path)
+    s, lite = Session(db), sqlite3.connect(":memory:")
     for sql in SCHEMA:
         s.execute(sql)
         lite.execute(sql.replace(" INT", " INTEGER"))
