@@ -13,10 +13,13 @@ both. A NULL join key never matches (``NULL = NULL`` is not true).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from itertools import chain, islice
 from typing import Any
 
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.hash_spill import HASH_JOIN_MEMORY_ROWS, grace_join, none
 from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted
 
 RowFn = Callable[[tuple], Any]
@@ -27,6 +30,13 @@ JOIN_KINDS = ("inner", "left", "right", "full", "cross")
 def _key(fns: list[RowFn], row: tuple) -> tuple | None:
     key = tuple([f(row) for f in fns])
     return None if None in key else key
+
+
+def _drained(rows: list[tuple]) -> Iterator[tuple]:
+    """The rows of ``rows``, emptying the list as they go (so they are not held twice)."""
+    rows.reverse()
+    while rows:
+        yield rows.pop()
 
 
 class JoinBase(Operator):
@@ -93,7 +103,9 @@ class NestedLoopJoin(JoinBase):
 class HashJoin(JoinBase):
     """Builds a hash table on one input's key (the right one unless ``build_left``), probes it
     with the other's rows. ``build_left`` (inner joins only) is chosen when the left input is
-    the smaller one, so memory follows the smaller side."""
+    the smaller one, so memory follows the smaller side. A build side of more than
+    `HASH_JOIN_MEMORY_ROWS` rows spills: both inputs are partitioned to temporary files by
+    key hash and joined a partition at a time (hash_spill.py)."""
 
     def __init__(self, left: Operator, right: Operator, kind: str, left_keys: list[RowFn],
                  right_keys: list[RowFn], residual: Pred | None, text: object,
@@ -109,32 +121,47 @@ class HashJoin(JoinBase):
     def children(self) -> list[Operator]:
         return [self.left, self.right]
 
-    def _build(self, ctx: ExecContext) -> tuple[dict[tuple, list[int]], list[tuple]]:
-        table: dict[tuple, list[int]] = {}
-        right_rows: list[tuple] = []
-        fns = self.right_keys
-        for rrow in counted(self.right, ctx):
-            right_rows.append(rrow)
-            key = _key(fns, rrow)
-            if key is not None:
-                table.setdefault(key, []).append(len(right_rows) - 1)
-        return table, right_rows
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        build, probe = (self.left, self.right) if self.build_left else (self.right, self.left)
+        build_keys, probe_keys = (self.left_keys, self.right_keys) if self.build_left \
+            else (self.right_keys, self.left_keys)
+        build_rows = iter(counted(build, ctx))
+        kept = list(islice(build_rows, HASH_JOIN_MEMORY_ROWS))
+        if len(kept) < HASH_JOIN_MEMORY_ROWS:
+            yield from self._joined(ctx, kept, counted(probe, ctx))
+            return
+        keep_probe = not self.build_left and self.kind in ("left", "full")
+        keep_build = not self.build_left and self.kind in ("right", "full")
+        yield from grace_join(
+            chain(_drained(kept), build_rows), counted(probe, ctx),
+            partial(_key, build_keys), partial(_key, probe_keys),
+            lambda part_build, part_probe: self._joined(ctx, list(part_build), part_probe),
+            (lambda row: self.left_nulls + row) if keep_build else none,
+            (lambda row: row + self.right_nulls) if keep_probe else none)
 
-    def _rows_build_left(self, ctx: ExecContext) -> Iterator[tuple]:
-        table: dict[tuple, list[tuple]] = {}
-        for lrow in counted(self.left, ctx):
-            key = _key(self.left_keys, lrow)
+    def _joined(self, ctx: ExecContext, build_rows: list[tuple], probe_rows: Iterable[tuple]) -> Iterator[tuple]:
+        """The join of the build side's rows (all in memory) with the probe side's stream."""
+        table: dict[tuple, list[int]] = {}
+        fns = self.left_keys if self.build_left else self.right_keys
+        for i, brow in enumerate(build_rows):
+            key = _key(fns, brow)
             if key is not None:
-                table.setdefault(key, []).append(lrow)
+                table.setdefault(key, []).append(i)
+        if self.build_left:
+            return self._probe_left_built(ctx, table, build_rows, probe_rows)
+        return self._probe_right_built(ctx, table, build_rows, probe_rows)
+
+    def _probe_left_built(self, ctx: ExecContext, table: dict[tuple, list[int]], left_rows: list[tuple],
+                          right_rows: Iterable[tuple]) -> Iterator[tuple]:
         fns = self.right_keys
         residual = self.residual
         n = 0
-        for rrow in counted(self.right, ctx):
+        for rrow in right_rows:
             key = _key(fns, rrow)
             if key is not None:
                 bucket = table.get(key, ())
-                for lrow in bucket:
-                    row = lrow + rrow
+                for i in bucket:
+                    row = left_rows[i] + rrow
                     if residual is None or residual(row):
                         yield row
                 n += len(bucket)
@@ -143,18 +170,15 @@ class HashJoin(JoinBase):
                 n = 0
                 ctx.check_cancelled()
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        if self.build_left:
-            yield from self._rows_build_left(ctx)
-            return
-        table, right_rows = self._build(ctx)
+    def _probe_right_built(self, ctx: ExecContext, table: dict[tuple, list[int]], right_rows: list[tuple],
+                           left_rows: Iterable[tuple]) -> Iterator[tuple]:
         keep_left = self.kind in ("left", "full")
         keep_right = self.kind in ("right", "full")
         matched_right = [False] * len(right_rows) if keep_right else None
         fns = self.left_keys
         residual = self.residual
         n = 0
-        for lrow in counted(self.left, ctx):
+        for lrow in left_rows:
             key = _key(fns, lrow)
             matched = False
             bucket = table.get(key, ()) if key is not None else ()
