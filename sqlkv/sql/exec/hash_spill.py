@@ -54,13 +54,18 @@ class SpillFiles:
             f.close()
 
     def read(self, part: int) -> Iterator[tuple]:
-        with open(self.paths[part], "rb") as f:
-            while True:
-                try:
-                    chunk = pickle.load(f)
-                except EOFError:
-                    return
-                yield from chunk
+        return read_pickled_chunks(self.paths[part])
+
+
+def read_pickled_chunks(path: str) -> Iterator[Any]:
+    """The items of the lists pickled one after another into the file at ``path``."""
+    with open(path, "rb") as f:
+        while True:
+            try:
+                chunk = pickle.load(f)
+            except EOFError:
+                return
+            yield from chunk
 
 
 def partitioned(rows: Iterable[tuple], key: KeyFn, files: SpillFiles,
