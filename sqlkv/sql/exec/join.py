@@ -32,6 +32,14 @@ def _key(fns: list[RowFn], row: tuple) -> tuple | None:
     return None if None in key else key
 
 
+def key_function(fns: list[RowFn]) -> Callable[[tuple], Any]:
+    """row -> its join key, None when a part of it is NULL (it never matches): the value itself
+    for one key column (no tuple per row), else the tuple of the values."""
+    if len(fns) == 1:
+        return fns[0]
+    return partial(_key, fns)
+
+
 def _drained(rows: list[tuple]) -> Iterator[tuple]:
     """The rows of ``rows``, emptying the list as they go (so they are not held twice)."""
     rows.reverse()
@@ -134,73 +142,83 @@ class HashJoin(JoinBase):
         keep_build = not self.build_left and self.kind in ("right", "full")
         yield from grace_join(
             chain(_drained(kept), build_rows), counted(probe, ctx),
-            partial(_key, build_keys), partial(_key, probe_keys),
+            key_function(build_keys), key_function(probe_keys),
             lambda part_build, part_probe: self._joined(ctx, list(part_build), part_probe),
             (lambda row: self.left_nulls + row) if keep_build else none,
             (lambda row: row + self.right_nulls) if keep_probe else none)
 
     def _joined(self, ctx: ExecContext, build_rows: list[tuple], probe_rows: Iterable[tuple]) -> Iterator[tuple]:
         """The join of the build side's rows (all in memory) with the probe side's stream."""
-        table: dict[tuple, list[int]] = {}
-        fns = self.left_keys if self.build_left else self.right_keys
-        for i, brow in enumerate(build_rows):
-            key = _key(fns, brow)
+        build_key = key_function(self.left_keys if self.build_left else self.right_keys)
+        if self.kind in ("right", "full"):  # unmatched build rows are emitted: track them by position
+            positions: dict[Any, list[int]] = {}
+            for i, brow in enumerate(build_rows):
+                key = build_key(brow)
+                if key is not None:
+                    positions.setdefault(key, []).append(i)
+            return self._probe_tracked(ctx, positions, build_rows, probe_rows)
+        table: dict[Any, list[tuple]] = {}
+        for brow in build_rows:
+            key = build_key(brow)
             if key is not None:
-                table.setdefault(key, []).append(i)
-        if self.build_left:
-            return self._probe_left_built(ctx, table, build_rows, probe_rows)
-        return self._probe_right_built(ctx, table, build_rows, probe_rows)
+                table.setdefault(key, []).append(brow)
+        return self._probe(ctx, table, probe_rows)
 
-    def _probe_left_built(self, ctx: ExecContext, table: dict[tuple, list[int]], left_rows: list[tuple],
-                          right_rows: Iterable[tuple]) -> Iterator[tuple]:
-        fns = self.right_keys
+    def _probe(self, ctx: ExecContext, table: dict[Any, list[tuple]], probe_rows: Iterable[tuple]) -> Iterator[tuple]:
+        """Inner and LEFT joins: each probe row with the build rows of its key."""
+        build_left = self.build_left
+        probe_key = key_function(self.right_keys if build_left else self.left_keys)
+        keep_probe = self.kind == "left"
+        pad = self.right_nulls
         residual = self.residual
+        get = table.get
         n = 0
-        for rrow in right_rows:
-            key = _key(fns, rrow)
-            if key is not None:
-                bucket = table.get(key, ())
-                for i in bucket:
-                    row = left_rows[i] + rrow
-                    if residual is None or residual(row):
-                        yield row
-                n += len(bucket)
+        for prow in probe_rows:
+            bucket = get(probe_key(prow))  # a NULL key (None) is in no table
             n += 1
+            if bucket is not None:
+                n += len(bucket)
+                matched = False
+                for brow in bucket:
+                    row = brow + prow if build_left else prow + brow
+                    if residual is None or residual(row):
+                        matched = True
+                        yield row
+                if keep_probe and not matched:
+                    yield prow + pad
+            elif keep_probe:
+                yield prow + pad
             if n >= CANCEL_CHECK_ROWS:
                 n = 0
                 ctx.check_cancelled()
 
-    def _probe_right_built(self, ctx: ExecContext, table: dict[tuple, list[int]], right_rows: list[tuple],
-                           left_rows: Iterable[tuple]) -> Iterator[tuple]:
-        keep_left = self.kind in ("left", "full")
-        keep_right = self.kind in ("right", "full")
-        matched_right = [False] * len(right_rows) if keep_right else None
-        fns = self.left_keys
+    def _probe_tracked(self, ctx: ExecContext, table: dict[Any, list[int]], right_rows: list[tuple],
+                       left_rows: Iterable[tuple]) -> Iterator[tuple]:
+        """RIGHT and FULL joins (built on the right): the right rows no left row matched follow."""
+        keep_left = self.kind == "full"
+        matched_right = [False] * len(right_rows)
+        left_key = key_function(self.left_keys)
         residual = self.residual
+        get = table.get
         n = 0
         for lrow in left_rows:
-            key = _key(fns, lrow)
             matched = False
-            bucket = table.get(key, ()) if key is not None else ()
-            n += len(bucket)
+            bucket = get(left_key(lrow)) or ()
+            n += len(bucket) + 1
             for i in bucket:
                 row = lrow + right_rows[i]
                 if residual is not None and not residual(row):
                     continue
-                matched = True
-                if matched_right is not None:
-                    matched_right[i] = True
+                matched = matched_right[i] = True
                 yield row
             if keep_left and not matched:
                 yield lrow + self.right_nulls
-            n += 1
             if n >= CANCEL_CHECK_ROWS:
                 n = 0
                 ctx.check_cancelled()
-        if matched_right is not None:
-            for i, rrow in enumerate(right_rows):
-                if not matched_right[i]:
-                    yield self.left_nulls + rrow
+        for i, rrow in enumerate(right_rows):
+            if not matched_right[i]:
+                yield self.left_nulls + rrow
 
     def describe(self) -> str:
         build = ", build left" if self.build_left else ""
