@@ -194,7 +194,20 @@ class Catalog:
 
     def statistics(self, table_id: int) -> TableStatistics | None:
         """The table's ANALYZE figures (None when never analyzed), cached like descriptors."""
-        return self._cached("statistics", table_id, lambda tid: read_statistics(self.txn, tid))
+        return self._cached("statistics", table_id, self._read_statistics)
+
+    def _read_statistics(self, table_id: int) -> TableStatistics | None:
+        """Read outside a writing transaction's read set (a fresh read-only snapshot): they are
+        hints, and a concurrent ANALYZE must not make the writer's commit fail. A transaction
+        that wrote statistics itself (``dirty``) reads its own."""
+        txn = self.txn
+        if txn.read_only or self.dirty:
+            return read_statistics(txn, table_id)
+        reader = txn.manager.begin(read_only=True)
+        try:
+            return read_statistics(reader, table_id)
+        finally:
+            reader.rollback()
 
     def note_statistics(self) -> None:
         """New statistics were written in this transaction: plans made with the old ones (in

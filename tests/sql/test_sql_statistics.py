@@ -255,3 +255,18 @@ def test_hash_joins_that_spill_to_partitions_match_sqlite(pair, monkeypatch, lim
     assert (spilled != []) == (limit == 7)
     # a LIMIT that stops inside the partition pass leaves no file open (the directory is gone)
     assert len(s.execute(SPILL_QUERIES[0] + " LIMIT 3").fetchall()) == 3
+
+
+def test_a_concurrent_analyze_does_not_fail_a_writer_that_planned_with_statistics(pair) -> None:
+    s, lite = pair
+    _load([s, lite], 20, 200)
+    s.execute("ANALYZE")
+    other = Session(s.db)
+    s.execute("BEGIN")
+    s.execute("UPDATE o SET amount = amount + 1 WHERE cid = 3 AND amount > 10")  # planned with o's figures
+    other.execute("ANALYZE o")  # commits new figures for o meanwhile
+    s.execute("COMMIT")  # the statistics read is in no read set: no serialization failure
+    lite.execute("UPDATE o SET amount = amount + 1 WHERE cid = 3 AND amount > 10")
+    sql = "SELECT id, amount FROM o ORDER BY id"
+    assert s.execute(sql).fetchall() == lite.execute(sql).fetchall()
+    other.close()
