@@ -113,6 +113,12 @@ def create_statement_rows(catalog, only: str | None = None) -> Iterator[tuple]:
             yield (desc.name, "table", create_table_sql(desc, sequences, tables))
 
 
+def key_column_label(t: TableDescriptor, column_id: int) -> str:
+    """An index key column as SHOW INDEXES names it: an expression index's expression."""
+    col = t.column_by_id(column_id)
+    return col.computed if col.hidden and col.computed is not None else col.name
+
+
 def statistics_rows(catalog, only: str | None = None) -> Iterator[tuple]:
     """The stored statistics of each analyzed table: per index, its entries and the distinct
     values of each prefix of its key columns (``null_count``: entries whose first is NULL)."""
@@ -125,7 +131,7 @@ def statistics_rows(catalog, only: str | None = None) -> Iterator[tuple]:
             figures = stats.indexes.get(idx.id)
             if figures is None:
                 continue  # inverted, or created since the last ANALYZE
-            names = [t.column_by_id(c).name for c in idx.column_ids]
+            names = [key_column_label(t, c) for c in idx.column_ids]
             for n, distinct in enumerate(figures.distinct[:len(names)], start=1):
                 yield (t.name, idx.name, idx.id, n, ", ".join(names[:n]), figures.entries, distinct,
                        figures.nulls if n == 1 else None, created)
