@@ -3,12 +3,14 @@
 ``ANALYZE orders`` (sqlkv/sql/analyze.py) counts, in one streaming pass over each index, the
 table's rows and, for every index, how many distinct values each prefix of its key columns
 takes (``orders_customer (customer_id)``: 10,000 distinct ``customer_id`` over 100,000 rows, so
-a lookup by one customer reads about 10 rows), plus how many entries have a NULL first column.
+a lookup by one customer reads about 10 rows), plus how many entries have a NULL first column; for the columns no index leads, the distinct
+values are estimated by a sketch in the same pass over the rows (and their NULLs counted).
 The result is stored at ``/Table/6/1/<table id>`` as msgpack::
 
     {"rows": 100000, "at": 1790000000.0,
      "indexes": {1: {"distinct": [100000], "nulls": 0, "entries": 100000},
-                 3: {"distinct": [10000], "nulls": 0, "entries": 100000}}}
+                 3: {"distinct": [10000], "nulls": 0, "entries": 100000}},
+     "columns": {4: [20, 0], 6: [4, 19876]}}
 
 Statistics are hints: the planner uses them to estimate row counts and choose join methods,
 never to decide what a query returns, so stale or missing statistics only make a plan slower.
@@ -41,10 +43,19 @@ class IndexStatistics:
 
 
 @dataclass
+class ColumnStatistics:
+    """A column no index leads: its distinct non-NULL values (sketched) and NULL rows."""
+
+    distinct: int
+    nulls: int = 0
+
+
+@dataclass
 class TableStatistics:
     rows: int
     indexes: dict[int, IndexStatistics] = field(default_factory=dict)
     at: float = 0.0    # Unix time the ANALYZE that collected them started
+    columns: dict[int, ColumnStatistics] = field(default_factory=dict)  # by column id
 
     def distinct(self, index_id: int, columns: int) -> int | None:
         """Distinct values of the first ``columns`` key columns of the index, when known."""
@@ -67,14 +78,16 @@ class TableStatistics:
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "at": self.at,
                 "indexes": {i: {"distinct": s.distinct, "nulls": s.nulls, "entries": s.entries}
-                            for i, s in self.indexes.items()}}
+                            for i, s in self.indexes.items()},
+                "columns": {c: [s.distinct, s.nulls] for c, s in self.columns.items()}}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> TableStatistics:
         indexes = {int(i): IndexStatistics([int(n) for n in s["distinct"]], int(s.get("nulls", 0)),
                                            int(s.get("entries", 0)))
                    for i, s in d.get("indexes", {}).items()}
-        return TableStatistics(int(d["rows"]), indexes, float(d.get("at", 0.0)))
+        columns = {int(c): ColumnStatistics(int(n), int(nulls)) for c, (n, nulls) in d.get("columns", {}).items()}
+        return TableStatistics(int(d["rows"]), indexes, float(d.get("at", 0.0)), columns)
 
 
 def statistics_key(table_id: int) -> bytes:

@@ -121,7 +121,8 @@ def key_column_label(t: TableDescriptor, column_id: int) -> str:
 
 def statistics_rows(catalog, only: str | None = None) -> Iterator[tuple]:
     """The stored statistics of each analyzed table: per index, its entries and the distinct
-    values of each prefix of its key columns (``null_count``: entries whose first is NULL)."""
+    values of each prefix of its key columns (``null_count``: entries whose first is NULL);
+    then per column no index leads, its (estimated) distinct values, index NULL."""
     for t in selected_tables(catalog, only):
         stats = catalog.statistics(t.id)
         if stats is None:
@@ -135,6 +136,10 @@ def statistics_rows(catalog, only: str | None = None) -> Iterator[tuple]:
             for n, distinct in enumerate(figures.distinct[:len(names)], start=1):
                 yield (t.name, idx.name, idx.id, n, ", ".join(names[:n]), figures.entries, distinct,
                        figures.nulls if n == 1 else None, created)
+        for col in t.columns:  # the columns no index leads: sketched distinct values
+            figures = stats.columns.get(col.id)
+            if figures is not None:
+                yield (t.name, None, None, 1, col.name, stats.rows, figures.distinct, figures.nulls, created)
 
 
 PRODUCERS = {

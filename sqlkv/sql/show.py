@@ -57,7 +57,7 @@ def show_query(words: list[str], toks: list[Token]) -> ShowQuery:
         name = _name(toks[4:], "SHOW STATISTICS FOR TABLE")
         return ShowQuery("SELECT column_names, index_name, row_count, distinct_count, null_count, created "
                          "FROM sqlkv_internal.table_statistics WHERE lower(table_name) = lower("
-                         f"{_literal(name)}) ORDER BY index_id, column_count", name)
+                         f"{_literal(name)}) ORDER BY index_id NULLS LAST, column_count, column_names", name)
     shown = " ".join(t.text for t in toks[:3])
     raise NotSupportedError(f"unsupported statement: {shown} (sqlkv has SHOW TABLES, SHOW COLUMNS FROM t, "
                             "SHOW INDEXES FROM t, SHOW CREATE TABLE t, SHOW STATISTICS FOR TABLE t, "

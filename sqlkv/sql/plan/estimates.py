@@ -4,8 +4,9 @@ Without statistics every table counts as `DEFAULT_TABLE_ROWS` rows and the join 
 the fixed rule of join_order.py (a lookup join whenever the driving side is not larger than the
 inner side's estimate). Once a table is analyzed, its estimates use its row count and, for an
 equality on an index's leading columns, the average rows per distinct value of that prefix;
-the filters the scan does not serve count with fixed selectivities (an equality on a column
-that leads some analyzed index: one over its distinct values). A join step then compares two
+the filters the scan does not serve count with fixed selectivities, except an equality on an
+analyzed column: one over its distinct values (exact for a column that leads an index,
+sketched for the others). A join step then compares two
 costs, in units of "one row read by a scan":
 
 - lookup join: per driving row, one index probe (`PROBE_COST`: a short range read or a get)
@@ -57,8 +58,9 @@ def rows_per_key(stats: TableStatistics | None, index_id: int, columns: int) -> 
     return None if stats is None else stats.rows_per_key(index_id, columns)
 
 
-def _leading_distinct(table: TableDescriptor, stats: TableStatistics, position: int) -> int | None:
-    """Distinct values of the column at ``position`` from an analyzed index it leads."""
+def _column_distinct(table: TableDescriptor, stats: TableStatistics, position: int) -> int | None:
+    """Distinct values of the column at ``position``: from an analyzed index it leads, else
+    from its sketch (columns no index leads)."""
     for index in table.all_indexes():
         if index.inverted or index.predicate is not None or not index.column_ids:
             continue
@@ -66,7 +68,8 @@ def _leading_distinct(table: TableDescriptor, stats: TableStatistics, position: 
             n = stats.distinct(index.id, 1)
             if n:
                 return n
-    return None
+    column = stats.columns.get(table.columns[position].id)
+    return column.distinct if column is not None and column.distinct else None
 
 
 def filter_selectivity(table: TableDescriptor, stats: TableStatistics, filters: list[exp.Expression],
@@ -87,7 +90,7 @@ def _equality_selectivity(table: TableDescriptor, stats: TableStatistics, node: 
     for side in (node.this, node.expression):
         if isinstance(side, exp.Column):
             pos = column_pos(side, scope)
-            distinct = _leading_distinct(table, stats, pos) if pos is not None else None
+            distinct = _column_distinct(table, stats, pos) if pos is not None else None
             if distinct:
                 return 1.0 / distinct
     return EQ_SELECTIVITY
