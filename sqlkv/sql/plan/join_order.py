@@ -5,6 +5,8 @@ estimated rows drives, then each step adds the cheapest relation connected to th
 by an equality (`_equalities`). `_join_step` picks the method: a lookup join (`_try_lookup`)
 when the new relation has an index on the join key and the driving side is not larger than
 it, a hash join on the equalities otherwise, a nested-loop join when there is no equality.
+When a table of the step has statistics (ANALYZE), the lookup join must instead cost less
+than the hash join by estimates.py's model, and EXPLAIN shows the estimate and both costs.
 Outer joins keep the written order (`_plan_written_order`).
 """
 
