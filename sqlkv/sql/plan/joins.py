@@ -6,8 +6,8 @@ conjuncts are split and sorted by the relations they reference. ``o.total > 100`
 inner joins the order is free: the relation with the fewest estimated rows drives, then each
 step adds the cheapest relation connected to the joined set by an equality. For each step the
 method is a lookup join when the new relation has an index on the join key and the driving
-side is not larger than it, a hash join on the equalities otherwise, a nested-loop join when
-there is no equality at all. Outer joins keep the written order. The result's columns always
+side is not larger than it (with statistics: when its estimated cost is lower, estimates.py),
+a hash join on the equalities otherwise, a nested-loop join when there is no equality at all. Outer joins keep the written order. The result's columns always
 come back in FROM order (a `Reorder` is added when the chosen order differs), so ``*`` and
 positions do not depend on the plan.
 """
