@@ -4,8 +4,10 @@
 prefixes as it goes: index entries are sorted, so a prefix's value changes exactly when the
 bytes of that prefix differ from the previous entry's (no set of values is kept: memory stays
 constant whatever the table's size). The primary index gives the row count (its keys also
-carry a family id, which the prefix comparison ignores). Inverted indexes are skipped (their
-entries are elements, not rows). ``ANALYZE`` alone analyzes every table.
+carry a family id, which the prefix comparison ignores); the same pass decodes the rows'
+columns that no index leads and feeds each to a `DistinctSketch` (fixed memory). Inverted
+indexes are skipped (their entries are elements, not rows). ``ANALYZE`` alone analyzes every
+table.
 
 Transactions: the figures are read from the latest committed data, in a read-only
 transaction of ANALYZE's own, so the scan neither joins the caller's read set (a concurrent
