@@ -66,6 +66,11 @@ class BenchEngine:
         self.cursor().execute(sql)
         self.commit()
 
+    def analyze(self) -> None:
+        """Collect the planner's table statistics, as a user would after a bulk load
+        (``ANALYZE``: sqlite3's sqlite_stat1, sqlkv's system table 6, DuckDB's)."""
+        self.run_ddl("ANALYZE")
+
     def commit(self) -> None:
         self.connection.commit()
 

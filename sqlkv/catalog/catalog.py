@@ -22,6 +22,7 @@ from typing import Any, Callable
 import msgpack
 
 from sqlkv.catalog.descriptors import TableDescriptor, ViewDescriptor, descriptor_from_dict
+from sqlkv.catalog.statistics import TableStatistics, delete_statistics, read_statistics
 from sqlkv.encoding.keys import encode_key, index_prefix
 from sqlkv.errors import ProgrammingError, UndefinedTable
 from sqlkv.storage.kv import prefix_end
@@ -47,6 +48,7 @@ class DescriptorCache:
     def __init__(self) -> None:
         self.version = 0
         self.by_name: dict[str, Descriptor | None] = {}
+        self.statistics: dict[int, TableStatistics | None] = {}  # by table id (statistics.py)
         self.lock = threading.Lock()
         self.synced_seq = 0  # shared engines: other clients' schema changes up to here are seen
         # The cached descriptors describe the schema of snapshots at or after this seq: an
@@ -74,6 +76,7 @@ class DescriptorCache:
         with self.lock:
             self.version += 1
             self.by_name = {}
+            self.statistics = {}
             self.valid_from = max(self.valid_from, changed_at)
 
     def version_serving(self, snapshot_seq: int) -> int:
@@ -112,16 +115,21 @@ class Catalog:
 
     def _lookup(self, name: str) -> Descriptor | None:
         lname = name.lower()
+        return self._cached("by_name", lname, self._read)
+
+    def _cached(self, store: str, key: Any, read: Callable[[Any], Any]) -> Any:
+        """``read(key)``, through the shared cache's dict ``store`` when this transaction may
+        use it (its snapshot is as new as the cache, and it changed no schema itself)."""
         cache = self.cache
         use_cache = cache is not None and not self.dirty and cache.version == self.cache_version
-        if use_cache and lname in cache.by_name:  # type: ignore[union-attr]
-            return cache.by_name[lname]  # type: ignore[union-attr]
-        desc = self._read(lname)
+        if use_cache and key in getattr(cache, store):
+            return getattr(cache, store)[key]
+        value = read(key)
         if use_cache:
             with cache.lock:  # type: ignore[union-attr]
                 if cache.version == self.cache_version:  # type: ignore[union-attr]
-                    cache.by_name[lname] = desc  # type: ignore[union-attr]
-        return desc
+                    getattr(cache, store)[key] = value
+        return value
 
     def _read(self, lname: str) -> Descriptor | None:
         raw = self.txn.get(namespace_key(lname))
@@ -184,6 +192,28 @@ class Catalog:
     def list_views(self) -> list[ViewDescriptor]:
         return [d for d in self.list_descriptors() if isinstance(d, ViewDescriptor)]
 
+    def statistics(self, table_id: int) -> TableStatistics | None:
+        """The table's ANALYZE figures (None when never analyzed), cached like descriptors."""
+        return self._cached("statistics", table_id, self._read_statistics)
+
+    def _read_statistics(self, table_id: int) -> TableStatistics | None:
+        """Read outside a writing transaction's read set (a fresh read-only snapshot): they are
+        hints, and a concurrent ANALYZE must not make the writer's commit fail. A transaction
+        that wrote statistics itself (``dirty``) reads its own."""
+        txn = self.txn
+        if txn.read_only or self.dirty:
+            return read_statistics(txn, table_id)
+        reader = txn.manager.begin(read_only=True)
+        try:
+            return read_statistics(reader, table_id)
+        finally:
+            reader.rollback()
+
+    def note_statistics(self) -> None:
+        """New statistics were written in this transaction: plans made with the old ones (in
+        every session) are made again once it commits, as after a schema change."""
+        self._schema_changed()
+
     def table_by_id(self, table_id: int) -> TableDescriptor | None:
         data = self.txn.get(descriptor_key(table_id))
         if data is None:
@@ -237,6 +267,8 @@ class Catalog:
         self._schema_changed()
         self.txn.delete(namespace_key(desc.name))
         self.txn.delete(descriptor_key(desc.id))
+        if isinstance(desc, TableDescriptor):
+            delete_statistics(self.txn, desc.id)
 
     def name_taken(self, name: str) -> bool:
         return self._lookup(name) is not None

@@ -36,6 +36,12 @@ SCHEMAS = {
     "sqlkv_internal.create_statements": [("table_name", TEXT), ("kind", TEXT), ("create_statement", TEXT)],
     "sqlkv_internal.sequences": [("name", TEXT), ("value", TEXT), ("key", TEXT)],
     "sqlkv_internal.timeline": [("commit_time", TIMESTAMP), ("seq", INT)],
+    # ANALYZE's figures (system table 6): one row per index and prefix of its key columns
+    "sqlkv_internal.table_statistics": [
+        ("table_name", TEXT), ("index_name", TEXT), ("index_id", INT), ("column_count", INT),
+        ("column_names", TEXT), ("row_count", INT), ("distinct_count", INT), ("null_count", INT),
+        ("created", TIMESTAMP),
+    ],
 }
 
 
@@ -107,7 +113,37 @@ def create_statement_rows(catalog, only: str | None = None) -> Iterator[tuple]:
             yield (desc.name, "table", create_table_sql(desc, sequences, tables))
 
 
+def key_column_label(t: TableDescriptor, column_id: int) -> str:
+    """An index key column as SHOW INDEXES names it: an expression index's expression."""
+    col = t.column_by_id(column_id)
+    return col.computed if col.hidden and col.computed is not None else col.name
+
+
+def statistics_rows(catalog, only: str | None = None) -> Iterator[tuple]:
+    """The stored statistics of each analyzed table: per index, its entries and the distinct
+    values of each prefix of its key columns (``null_count``: entries whose first is NULL);
+    then per column no index leads, its (estimated) distinct values, index NULL."""
+    for t in selected_tables(catalog, only):
+        stats = catalog.statistics(t.id)
+        if stats is None:
+            continue
+        created = _dt.datetime.fromtimestamp(round(stats.at, 3))
+        for idx in t.all_indexes():
+            figures = stats.indexes.get(idx.id)
+            if figures is None:
+                continue  # inverted, or created since the last ANALYZE
+            names = [key_column_label(t, c) for c in idx.column_ids]
+            for n, distinct in enumerate(figures.distinct[:len(names)], start=1):
+                yield (t.name, idx.name, idx.id, n, ", ".join(names[:n]), figures.entries, distinct,
+                       figures.nulls if n == 1 else None, created)
+        for col in t.columns:  # the columns no index leads: sketched distinct values
+            figures = stats.columns.get(col.id)
+            if figures is not None:
+                yield (t.name, None, None, 1, col.name, stats.rows, figures.distinct, figures.nulls, created)
+
+
 PRODUCERS = {
+    "sqlkv_internal.table_statistics": statistics_rows,
     "sqlkv_internal.namespace": namespace_rows,
     "sqlkv_internal.descriptors": descriptor_rows,
     "sqlkv_internal.create_statements": create_statement_rows,

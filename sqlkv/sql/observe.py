@@ -62,7 +62,8 @@ SCHEMAS = {
 }
 
 # The catalog's own tables (catalog.py), named for hot_ranges.
-_SYSTEM_TABLES = {1: "system.namespace", 2: "system.descriptor", 3: "system.sequences", 4: "system.timeline"}
+_SYSTEM_TABLES = {1: "system.namespace", 2: "system.descriptor", 3: "system.sequences", 4: "system.timeline",
+                  6: "system.statistics"}
 
 
 def _when(unix: float | None) -> _dt.datetime | None:

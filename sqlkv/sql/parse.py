@@ -35,6 +35,7 @@ from sqlkv.sql.asof import find_as_of, parse_as_of_expr
 from sqlkv.sql.depth import too_deep
 from sqlkv.sql.headers import label_select_items
 from sqlkv.sql.parse_alter import alter_table_special
+from sqlkv.sql.parse_analyze import analyze_target
 from sqlkv.sql.parse_edits import (
     Edit,
     apply_edits,
@@ -98,6 +99,7 @@ class ParsedStatement:
     overriding: bool = False  # INSERT ... OVERRIDING SYSTEM VALUE (values for GENERATED ALWAYS identities)
     zone: str | None = None  # SET TIME ZONE: the zone named (None: the default, UTC)
     as_of: exp.Expression | None = None  # SELECT/BEGIN ... AS OF SYSTEM TIME <expr> (asof.py)
+    target: str | None = None  # ANALYZE <table> (None: every table)
 
     @property
     def writes(self) -> bool:
@@ -223,6 +225,8 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
         if w0 == "SET" and len(toks) > 1 and toks[1].token_type == TokenType.COMMAND:
             toks = [toks[0], *_tokenize(text[toks[0].end + 1 :])]
         return ParsedStatement("SET TIME ZONE", text, zone=parse_set(toks))
+    if w0 in ("ANALYZE", "ANALYSE"):
+        return ParsedStatement("ANALYZE", text, target=analyze_target(toks))
     if w0 == "CHECK" and w1 == "DATABASE" and len(toks) == 2:
         return ParsedStatement("CHECK DATABASE", text)
     if w0 == "EXPLAIN":

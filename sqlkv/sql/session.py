@@ -35,6 +35,7 @@ from sqlkv.errors import (
     OperationalError,
     ProgrammingError,
 )
+from sqlkv.sql.analyze import analyze_statement
 from sqlkv.sql.asof import as_of_time
 from sqlkv.sql.check import check_catalog
 from sqlkv.sql.context import Column, ExecContext
@@ -304,6 +305,8 @@ class Session:
         kind = stmt.kind
         if kind == "CHECK DATABASE":
             return self._check_database(params)
+        if kind == "ANALYZE":
+            return analyze_statement(self.catalog(), stmt, self._new_ctx(params))
         if kind == "EXPLAIN":
             return self._explain(stmt, params)
         if kind.startswith(_DDL_PREFIXES):

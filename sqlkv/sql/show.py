@@ -1,4 +1,4 @@
-"""SHOW TABLES / COLUMNS / INDEXES / CREATE TABLE and DESCRIBE, as queries over the catalog.
+"""SHOW TABLES / COLUMNS / INDEXES / CREATE TABLE / STATISTICS and DESCRIBE, as catalog queries.
 
 ``SHOW COLUMNS FROM users`` is parsed into the query ``SELECT column_name, data_type,
 is_nullable, column_default FROM information_schema.columns WHERE lower(table_name) =
@@ -53,9 +53,15 @@ def show_query(words: list[str], toks: list[Token]) -> ShowQuery:
         name = _name(toks[skip:], "SHOW CREATE")
         return ShowQuery("SELECT table_name, create_statement FROM sqlkv_internal.create_statements "
                          f"WHERE lower(table_name) = lower({_literal(name)})", name, views_too=True)
+    if rest[:3] == ["STATISTICS", "FOR", "TABLE"]:
+        name = _name(toks[4:], "SHOW STATISTICS FOR TABLE")
+        return ShowQuery("SELECT column_names, index_name, row_count, distinct_count, null_count, created "
+                         "FROM sqlkv_internal.table_statistics WHERE lower(table_name) = lower("
+                         f"{_literal(name)}) ORDER BY index_id NULLS LAST, column_count, column_names", name)
     shown = " ".join(t.text for t in toks[:3])
     raise NotSupportedError(f"unsupported statement: {shown} (sqlkv has SHOW TABLES, SHOW COLUMNS FROM t, "
-                            "SHOW INDEXES FROM t, SHOW CREATE TABLE t, DESCRIBE t)")
+                            "SHOW INDEXES FROM t, SHOW CREATE TABLE t, SHOW STATISTICS FOR TABLE t, "
+                            "DESCRIBE t)")
 
 
 def _columns(name: str) -> ShowQuery:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from sqlkv.catalog.descriptors import ColumnDescriptor, IndexDescriptor, TableDescriptor
 from sqlkv.sql import catalog_tables
-from sqlkv.sql.catalog_tables import selected_tables
+from sqlkv.sql.catalog_tables import key_column_label, selected_tables
 from sqlkv.sql.observe import PRODUCERS as OBSERVE_PRODUCERS
 from sqlkv.sql.observe import SCHEMAS as OBSERVE_SCHEMAS
 from sqlkv.sql.rowstore.display import names_lookup, table_pairs
@@ -137,9 +137,7 @@ def _indexes(catalog, only: str | None = None) -> Iterator[tuple]:
         for idx in t.all_indexes():
             names = []
             for cid, desc in zip(idx.column_ids, idx.descending):
-                col = t.column_by_id(cid)
-                shown = col.computed if col.hidden and col.computed is not None else col.name  # an index expression
-                names.append(shown + (" DESC" if desc else ""))
+                names.append(key_column_label(t, cid) + (" DESC" if desc else ""))
             storing = ", ".join(t.column_by_id(c).name for c in idx.storing)
             yield (t.name, idx.name, idx.id, idx.unique or idx.id == 1, idx.id == 1, ", ".join(names), storing,
                    idx.predicate, "inverted" if idx.inverted else "btree")

@@ -48,6 +48,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.hash_spill import read_pickled_chunks
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.index import IndexCodec, unique_violation
 from sqlkv.storage.kv import Engine, prefix_end
@@ -210,17 +211,7 @@ def _spill(run: list[tuple], path: str) -> Iterator[tuple]:
     with open(path, "wb") as f:
         for i in range(0, len(run), _SPILL_CHUNK):
             pickle.dump(run[i:i + _SPILL_CHUNK], f, protocol=pickle.HIGHEST_PROTOCOL)
-    return _read_run(path)
-
-
-def _read_run(path: str) -> Iterator[tuple]:
-    with open(path, "rb") as f:
-        while True:
-            try:
-                chunk = pickle.load(f)
-            except EOFError:
-                return
-            yield from chunk
+    return read_pickled_chunks(path)
 
 
 class _Duplicate(Exception):

@@ -13,10 +13,13 @@ both. A NULL join key never matches (``NULL = NULL`` is not true).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from itertools import chain, islice
 from typing import Any
 
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.hash_spill import HASH_JOIN_MEMORY_ROWS, grace_join, none
 from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted
 
 RowFn = Callable[[tuple], Any]
@@ -29,7 +32,29 @@ def _key(fns: list[RowFn], row: tuple) -> tuple | None:
     return None if None in key else key
 
 
+def key_function(fns: list[RowFn]) -> Callable[[tuple], Any]:
+    """row -> its join key, None when a part of it is NULL (it never matches): the value itself
+    for one key column (no tuple per row), else the tuple of the values."""
+    if len(fns) == 1:
+        return fns[0]
+    return partial(_key, fns)
+
+
+def _drained(rows: list[tuple]) -> Iterator[tuple]:
+    """The rows of ``rows``, emptying the list as they go (so they are not held twice)."""
+    rows.reverse()
+    while rows:
+        yield rows.pop()
+
+
 class JoinBase(Operator):
+    # what the planner estimated, shown by EXPLAIN ("estimated rows 50; cost lookup 240 vs
+    # hash 100030"); set only when statistics (ANALYZE) informed the estimate
+    estimate: str | None = None
+
+    def noted(self, line: str) -> str:
+        return line if self.estimate is None else f"{line} [{self.estimate}]"
+
     def __init__(self, left: Operator, right_columns: list[Column], kind: str) -> None:
         self.left = left
         self.kind = kind
@@ -80,13 +105,15 @@ class NestedLoopJoin(JoinBase):
 
     def describe(self) -> str:
         on = f" on {self.text}" if self.text else ""
-        return f"nested loop join ({self.kind}){on}"
+        return self.noted(f"nested loop join ({self.kind}){on}")
 
 
 class HashJoin(JoinBase):
     """Builds a hash table on one input's key (the right one unless ``build_left``), probes it
     with the other's rows. ``build_left`` (inner joins only) is chosen when the left input is
-    the smaller one, so memory follows the smaller side."""
+    the smaller one, so memory follows the smaller side. A build side of more than
+    `HASH_JOIN_MEMORY_ROWS` rows spills: both inputs are partitioned to temporary files by
+    key hash and joined a partition at a time (hash_spill.py)."""
 
     def __init__(self, left: Operator, right: Operator, kind: str, left_keys: list[RowFn],
                  right_keys: list[RowFn], residual: Pred | None, text: object,
@@ -102,78 +129,100 @@ class HashJoin(JoinBase):
     def children(self) -> list[Operator]:
         return [self.left, self.right]
 
-    def _build(self, ctx: ExecContext) -> tuple[dict[tuple, list[int]], list[tuple]]:
-        table: dict[tuple, list[int]] = {}
-        right_rows: list[tuple] = []
-        fns = self.right_keys
-        for rrow in counted(self.right, ctx):
-            right_rows.append(rrow)
-            key = _key(fns, rrow)
-            if key is not None:
-                table.setdefault(key, []).append(len(right_rows) - 1)
-        return table, right_rows
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        build, probe = (self.left, self.right) if self.build_left else (self.right, self.left)
+        build_keys, probe_keys = (self.left_keys, self.right_keys) if self.build_left \
+            else (self.right_keys, self.left_keys)
+        build_rows = iter(counted(build, ctx))
+        kept = list(islice(build_rows, HASH_JOIN_MEMORY_ROWS))
+        if len(kept) < HASH_JOIN_MEMORY_ROWS:
+            yield from self._joined(ctx, kept, counted(probe, ctx))
+            return
+        keep_probe = not self.build_left and self.kind in ("left", "full")
+        keep_build = not self.build_left and self.kind in ("right", "full")
+        yield from grace_join(
+            chain(_drained(kept), build_rows), counted(probe, ctx),
+            key_function(build_keys), key_function(probe_keys),
+            lambda part_build, part_probe: self._joined(ctx, list(part_build), part_probe),
+            (lambda row: self.left_nulls + row) if keep_build else none,
+            (lambda row: row + self.right_nulls) if keep_probe else none)
 
-    def _rows_build_left(self, ctx: ExecContext) -> Iterator[tuple]:
-        table: dict[tuple, list[tuple]] = {}
-        for lrow in counted(self.left, ctx):
-            key = _key(self.left_keys, lrow)
+    def _joined(self, ctx: ExecContext, build_rows: list[tuple], probe_rows: Iterable[tuple]) -> Iterator[tuple]:
+        """The join of the build side's rows (all in memory) with the probe side's stream."""
+        build_key = key_function(self.left_keys if self.build_left else self.right_keys)
+        if self.kind in ("right", "full"):  # unmatched build rows are emitted: track them by position
+            positions: dict[Any, list[int]] = {}
+            for i, brow in enumerate(build_rows):
+                key = build_key(brow)
+                if key is not None:
+                    positions.setdefault(key, []).append(i)
+            return self._probe_tracked(ctx, positions, build_rows, probe_rows)
+        table: dict[Any, list[tuple]] = {}
+        for brow in build_rows:
+            key = build_key(brow)
             if key is not None:
-                table.setdefault(key, []).append(lrow)
-        fns = self.right_keys
+                table.setdefault(key, []).append(brow)
+        return self._probe(ctx, table, probe_rows)
+
+    def _probe(self, ctx: ExecContext, table: dict[Any, list[tuple]], probe_rows: Iterable[tuple]) -> Iterator[tuple]:
+        """Inner and LEFT joins: each probe row with the build rows of its key."""
+        build_left = self.build_left
+        probe_key = key_function(self.right_keys if build_left else self.left_keys)
+        keep_probe = self.kind == "left"
+        pad = self.right_nulls
         residual = self.residual
+        get = table.get
         n = 0
-        for rrow in counted(self.right, ctx):
-            key = _key(fns, rrow)
-            if key is not None:
-                bucket = table.get(key, ())
-                for lrow in bucket:
-                    row = lrow + rrow
-                    if residual is None or residual(row):
-                        yield row
-                n += len(bucket)
+        for prow in probe_rows:
+            bucket = get(probe_key(prow))  # a NULL key (None) is in no table
             n += 1
+            if bucket is not None:
+                n += len(bucket)
+                matched = False
+                for brow in bucket:
+                    row = brow + prow if build_left else prow + brow
+                    if residual is None or residual(row):
+                        matched = True
+                        yield row
+                if keep_probe and not matched:
+                    yield prow + pad
+            elif keep_probe:
+                yield prow + pad
             if n >= CANCEL_CHECK_ROWS:
                 n = 0
                 ctx.check_cancelled()
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        if self.build_left:
-            yield from self._rows_build_left(ctx)
-            return
-        table, right_rows = self._build(ctx)
-        keep_left = self.kind in ("left", "full")
-        keep_right = self.kind in ("right", "full")
-        matched_right = [False] * len(right_rows) if keep_right else None
-        fns = self.left_keys
+    def _probe_tracked(self, ctx: ExecContext, table: dict[Any, list[int]], right_rows: list[tuple],
+                       left_rows: Iterable[tuple]) -> Iterator[tuple]:
+        """RIGHT and FULL joins (built on the right): the right rows no left row matched follow."""
+        keep_left = self.kind == "full"
+        matched_right = [False] * len(right_rows)
+        left_key = key_function(self.left_keys)
         residual = self.residual
+        get = table.get
         n = 0
-        for lrow in counted(self.left, ctx):
-            key = _key(fns, lrow)
+        for lrow in left_rows:
             matched = False
-            bucket = table.get(key, ()) if key is not None else ()
-            n += len(bucket)
+            bucket = get(left_key(lrow)) or ()
+            n += len(bucket) + 1
             for i in bucket:
                 row = lrow + right_rows[i]
                 if residual is not None and not residual(row):
                     continue
-                matched = True
-                if matched_right is not None:
-                    matched_right[i] = True
+                matched = matched_right[i] = True
                 yield row
             if keep_left and not matched:
                 yield lrow + self.right_nulls
-            n += 1
             if n >= CANCEL_CHECK_ROWS:
                 n = 0
                 ctx.check_cancelled()
-        if matched_right is not None:
-            for i, rrow in enumerate(right_rows):
-                if not matched_right[i]:
-                    yield self.left_nulls + rrow
+        for i, rrow in enumerate(right_rows):
+            if not matched_right[i]:
+                yield self.left_nulls + rrow
 
     def describe(self) -> str:
         build = ", build left" if self.build_left else ""
-        return f"hash join ({self.kind}{build}) on {self.text}"
+        return self.noted(f"hash join ({self.kind}{build}) on {self.text}")
 
 
 LOOKUP_BATCH = 256  # outer rows of a lookup join whose lookups are read together
@@ -237,7 +286,7 @@ class LookupJoin(JoinBase):
         target = self.access.describe()
         if target.startswith("lookup "):
             target = target[len("lookup "):]
-        return f"lookup join ({self.kind}) {target} on {self.text}"
+        return self.noted(f"lookup join ({self.kind}) {target} on {self.text}")
 
 
 class Reorder(Operator):

@@ -29,6 +29,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.lookup import IndexLookup
 from sqlkv.sql.exec.scan import IndexScan, VirtualScan
 from sqlkv.sql.expr import compile_predicate
+from sqlkv.sql.plan.estimates import rows_per_key, table_rows, table_statistics
 from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
@@ -37,8 +38,6 @@ from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
-
-DEFAULT_TABLE_ROWS = 1000.0
 
 
 # Whether primary-index scans decode only the ``needed`` columns (the rest stay None). Off
@@ -66,6 +65,7 @@ class _Candidate:
     ordered: bool
     est_rows: float
     cost: float = 0.0
+    point: bool = False  # equalities on a whole unique key: at most one row per value
 
 
 def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
@@ -118,6 +118,7 @@ def plan_table_access(
     limit: int | None = None,
     needed: set[int] | None = None,
     elements: dict[int, list] | None = None,
+    joined: bool = False,
 ) -> AccessPlan:
     """The cheapest way to read ``table`` under ``filters`` (see module docstring)."""
     columns = table_scope(table, alias)
@@ -128,30 +129,26 @@ def plan_table_access(
                 only = const_fn(c.values[0], scope, env)
                 break
         op = VirtualScan(table, alias, columns, only)
-        return AccessPlan(op, list(filters), not want_order, DEFAULT_TABLE_ROWS)
+        return AccessPlan(op, list(filters), not want_order, table_rows(None))
     filters = use_expression_columns(table, alias, filters)  # lower(email) -> its index's column
     cons = constraints_by_column(filters, scope)
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
-    candidates = []
-    filter_keys: set[str] | None = None
-    for index in table.ordered_indexes():
-        primary = index is table.primary_index
-        if index.predicate is not None:
-            if filter_keys is None:
-                filter_keys = {conjunct_key(f) for f in filters}
-            if not partial_index_applies(index, filter_keys):
-                continue  # the index lacks the rows outside its predicate
-        cand = _candidate(table, index, primary, cons, scope, env, want_order or [], needed)
-        if limit is not None and cand.ordered and len(cand.used) == len(filters):
-            # the scan stops after LIMIT rows: it reads (and fetches) only those
-            cand.cost = min(cand.est_rows, float(limit)) * (1.0 if cand.covering else 3.0) + (0 if primary else 0.5)
-        candidates.append(cand)
-    best = min(candidates, key=lambda c: (c.cost, not c.primary))
+    usable = _usable_indexes(table, filters)
+    pick = lambda stats: _cheapest(table, usable, cons, scope, env, want_order or [], needed, limit,  # noqa: E731
+                                   len(filters), stats)
+    best = pick(None)
+    stats = None
+    if not best.point and (joined or len(usable) > 1):
+        # statistics are read only when an estimate can change the plan: a choice between
+        # indexes (a get by a whole unique key needs none), or the order and method of a join
+        stats = table_statistics(env, table)
+        if stats is not None:
+            best = pick(stats)
     inverted = plan_inverted(table, alias, filters, scope, env, needed)
     if inverted is not None:
         inv_op, fraction = inverted
-        est = DEFAULT_TABLE_ROWS * fraction
+        est = table_rows(stats) * fraction
         if est * 3.0 + 1.0 + (est * 0.5 if want_order else 0.0) < best.cost:
             # a superset of the rows: every filter is checked again on them
             return AccessPlan(inv_op, list(filters), not want_order, est)
@@ -176,6 +173,32 @@ def plan_table_access(
         # point reads get only the exploded columns' elements (or values) the query reads
         op.partial_fetch = PartialFetch(codec, needed, elements)
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
+
+
+def _usable_indexes(table: TableDescriptor, filters: list[exp.Expression]) -> list[IndexDescriptor]:
+    """The table's indexes in planning order, without partial ones the filters do not imply."""
+    out = []
+    filter_keys: set[str] | None = None
+    for index in table.ordered_indexes():
+        if index.predicate is not None:
+            if filter_keys is None:
+                filter_keys = {conjunct_key(f) for f in filters}
+            if not partial_index_applies(index, filter_keys):
+                continue  # the index lacks the rows outside its predicate
+        out.append(index)
+    return out
+
+
+def _cheapest(table, indexes, cons, scope, env, want, needed, limit, n_filters, stats) -> _Candidate:
+    candidates = []
+    for index in indexes:
+        primary = index is table.primary_index
+        cand = _candidate(table, index, primary, cons, scope, env, want, needed, stats)
+        if limit is not None and cand.ordered and len(cand.used) == n_filters:
+            # the scan stops after LIMIT rows: it reads (and fetches) only those
+            cand.cost = min(cand.est_rows, float(limit)) * (1.0 if cand.covering else 3.0) + (0 if primary else 0.5)
+        candidates.append(cand)
+    return min(candidates, key=lambda c: (c.cost, not c.primary))
 
 
 def partial_index_applies(index: IndexDescriptor, filter_keys: set[str]) -> bool:
@@ -203,7 +226,7 @@ def _predicate(node: exp.Expression, scope: Scope, env):
     return compile_predicate(node, scope, env)
 
 
-def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candidate:
+def _candidate(table, index, primary, cons, scope, env, want, needed, stats=None) -> _Candidate:
     positions, desc = _index_columns(table, index, primary)
     key_count = len(index.column_ids)
     bounds: list[ColumnBounds] = []
@@ -232,17 +255,20 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
     for b in bounds:
         if b.eq is not None:
             n_values *= max(1, len(b.eq))
-    if unique and n_eq == key_count and not any(b.is_null for b in bounds):
+    point = unique and n_eq == key_count and not any(b.is_null for b in bounds)
+    if point:
         est = float(n_values)
     else:
-        est = DEFAULT_TABLE_ROWS * (0.05**n_eq) * n_values
+        per_key = rows_per_key(stats, index.id, n_eq) if n_eq else None
+        base = table_rows(stats) * (0.05**n_eq) if per_key is None else per_key
+        est = base * n_values
         if len(bounds) > n_eq:
             est *= 0.25
     fetch = 1.0 if covering else 3.0
     cost = est * fetch + (0 if primary else 0.5)
     if want and not served:
         cost += est * 0.5  # the caller's sort
-    return _Candidate(index, primary, builder, used, covering, reverse, served, est, cost)
+    return _Candidate(index, primary, builder, used, covering, reverse, served, est, cost, point)
 
 
 def index_prefix_of(table: TableDescriptor, index: IndexDescriptor) -> bytes:
@@ -255,6 +281,7 @@ class LookupAccess:
 
     lookup_op: IndexLookup
     est_rows_per_key: float
+    primary_point: bool = False  # one get of the row by its whole primary key per lookup
 
     def lookup(self, ctx, key: tuple):
         return self.lookup_op.lookup(ctx, key)
@@ -288,4 +315,5 @@ def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scop
     _rank, index, lead, full = best
     order = [key_columns.index(p) for p in lead]
     op = IndexLookup(table, alias, table_scope(table, alias), index, order)
-    return LookupAccess(op, 1.0 if full else 10.0)
+    per_key = None if full else rows_per_key(table_statistics(env, table), index.id, len(key_columns))
+    return LookupAccess(op, 1.0 if full else 10.0 if per_key is None else per_key, primary and full)

@@ -5,6 +5,8 @@ estimated rows drives, then each step adds the cheapest relation connected to th
 by an equality (`_equalities`). `_join_step` picks the method: a lookup join (`_try_lookup`)
 when the new relation has an index on the join key and the driving side is not larger than
 it, a hash join on the equalities otherwise, a nested-loop join when there is no equality.
+When a table of the step has statistics (ANALYZE), the lookup join must instead cost less
+than the hash join by estimates.py's model, and EXPLAIN shows the estimate and both costs.
 Outer joins keep the written order (`_plan_written_order`).
 """
 
@@ -19,6 +21,7 @@ from sqlkv.sql.context import Scope
 from sqlkv.sql.exec.join import HashJoin, LookupJoin, NestedLoopJoin
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.plan.access import plan_lookup
+from sqlkv.sql.plan.estimates import filter_selectivity, hash_join_cost, lookup_join_cost, table_statistics
 from sqlkv.sql.plan.names import LazySql
 from sqlkv.sql.exec.lateral import LateralJoin
 from sqlkv.sql.expr import compile_typed
@@ -40,6 +43,26 @@ class Joined:
     operator: Operator
     order: list[int]
     est: float
+    informed: bool = False  # the estimate rests on statistics of some table joined
+
+
+@dataclass
+class StepCosts:
+    """The costs a join step compared (with statistics), shown by EXPLAIN on the join."""
+
+    lookup: float | None = None
+    hash: float | None = None
+    per_key: float | None = None  # inner rows per join key, from the index a lookup would use
+
+    def text(self, est: float) -> str:
+        parts = [f"estimated rows {_count(est)}"]
+        if self.lookup is not None and self.hash is not None:
+            parts.append(f"cost lookup {_count(self.lookup)} vs hash {_count(self.hash)}")
+        return "; ".join(parts)
+
+
+def _count(x: float) -> str:
+    return str(int(round(x))) if x >= 10 else f"{x:.2g}"
 
 def eq_text(pairs: list[tuple[exp.Expression, exp.Expression]]) -> LazySql:
     parts: list = []
@@ -66,7 +89,7 @@ class JoinOrdering:
         ests = {s: self._access(s)[1] for s in range(n)}
         first = min(range(n), key=lambda s: (ests[s], s))
         op, est = self._access(first)
-        joined = Joined(op, [first], est)
+        joined = Joined(op, [first], est, first in self.informed)
         left = set(range(n)) - {first}
         while left:
             connected = [s for s in left if self._equalities(conjuncts, set(joined.order), s, "inner")]
@@ -93,7 +116,7 @@ class JoinOrdering:
                 self.local[s].append(c.node)
                 c.used = True
         op, est = self._access(0)
-        joined = Joined(op, [0], est)
+        joined = Joined(op, [0], est, 0 in self.informed)
         for i in range(1, len(self.sources)):
             spec = self.joins[i]
             assert spec is not None
@@ -144,15 +167,17 @@ class JoinOrdering:
             nodes = [c.node for c in step]
             pred = self._pred(nodes, both_scope)
             op = LateralJoin(joined.operator, right_op, src.lateral_cell, kind, pred, LazySql(nodes) if nodes else "")
-            return Joined(op, new_order, joined.est * right_est)
+            return Joined(op, new_order, joined.est * right_est, joined.informed)
         if kind == "cross":
             kind = "inner"
+        costs = StepCosts()
         if eqs and kind in ("inner", "left") and src.table is not None:
             lookup = self._try_lookup(joined, s, kind, eqs, residual_nodes, left_scope,
-                                      right_scope, both_scope)
+                                      right_scope, both_scope, costs)
             if lookup is not None:
                 return lookup
         right_op, right_est = self._access(s)
+        informed = joined.informed or s in self.informed
         if eqs:
             residual = self._pred(residual_nodes, both_scope)
             keys = [self._hash_keys(a, b, left_scope, right_scope) for _, a, b in eqs]
@@ -162,12 +187,24 @@ class JoinOrdering:
             op: Operator = HashJoin(joined.operator, right_op, kind, lkeys, rkeys, residual, text,
                                     build_left=kind == "inner" and joined.est < right_est)
             est = max(joined.est, right_est)
+            if informed and costs.per_key is not None:  # rows per key known from an index
+                est = joined.est * costs.per_key * self._inner_selectivity(s)
         else:
             pred = self._pred(residual_nodes, both_scope)
             text = LazySql(residual_nodes) if residual_nodes else ""
             op = NestedLoopJoin(joined.operator, right_op, kind, pred, text)
             est = joined.est * right_est * (0.3 if residual_nodes else 1.0)
-        return Joined(op, new_order, est)
+        if informed:
+            op.estimate = costs.text(est)  # type: ignore[attr-defined]
+        return Joined(op, new_order, est, informed)
+
+    def _inner_selectivity(self, s: int) -> float:
+        """The fraction of an analyzed source's rows its own filters keep (1.0 unknown)."""
+        src = self.sources[s]
+        stats = table_statistics(self.env, src.table) if src.table is not None else None
+        if stats is None:
+            return 1.0
+        return filter_selectivity(src.table, stats, self.local[s], Scope(src.columns, self.outer))
 
     def _hash_keys(self, a: exp.Expression, b: exp.Expression, left_scope: Scope,
                    right_scope: Scope) -> tuple[Callable, Callable]:
@@ -182,7 +219,11 @@ class JoinOrdering:
         return ca.fn, cb.fn
 
     def _try_lookup(self, joined: Joined, s: int, kind: str, eqs: list, residual_nodes: list,
-                    left_scope: Scope, right_scope: Scope, both_scope: Scope) -> Joined | None:
+                    left_scope: Scope, right_scope: Scope, both_scope: Scope,
+                    costs: StepCosts) -> Joined | None:
+        """A lookup join into an index of source ``s`` on the equalities, when one fits and
+        it is the cheaper method (by statistics when there are any, see estimates.py; else
+        when the driving side is not larger than ``s``)."""
         src = self.sources[s]
         cols: list[tuple[int, int]] = []  # (eq position, right column index)
         for pos, (_c, _a, b) in enumerate(eqs):
@@ -194,13 +235,21 @@ class JoinOrdering:
         if not cols:
             return None
         _, right_est = self._access(s)
-        if joined.est > max(right_est, 1.0):
+        informed = joined.informed or s in self.informed
+        if not informed and joined.est > max(right_est, 1.0):
             return None  # the driving side is larger: one lookup per row would cost more
         candidates = [cols] + [[c] for c in cols] if len(cols) > 1 else [cols]
         for chosen in candidates:
             access = plan_lookup(src.table, src.alias, [idx for _, idx in chosen], right_scope, self.env)
             if access is None:
                 continue
+            per_key = float(access.est_rows_per_key)
+            if informed:
+                costs.per_key = per_key
+                costs.lookup = lookup_join_cost(joined.est, per_key, access.primary_point)
+                costs.hash = hash_join_cost(joined.est, self.scan_rows.get(s, right_est))
+                if costs.lookup > costs.hash:
+                    return None  # one scan of the inner side is cheaper than the lookups
             used_pos = {pos for pos, _ in chosen}
             extra = [eqs[p][0].node for p in range(len(eqs)) if p not in used_pos]
             lkeys = [self._expr(eqs[pos][1], left_scope) for pos, _ in chosen]
@@ -208,8 +257,11 @@ class JoinOrdering:
             residual = self._pred(residual_nodes + extra, both_scope)
             text = eq_text([(eqs[pos][1], eqs[pos][2]) for pos, _ in chosen])
             op = LookupJoin(joined.operator, access, src.columns, kind, lkeys, rfilter, residual, text)
-            per_key = float(getattr(access, "est_rows_per_key", 1.0) or 1.0)
-            return Joined(op, joined.order + [s], joined.est * per_key)
+            est = joined.est * per_key
+            if informed:
+                est *= self._inner_selectivity(s)
+                op.estimate = costs.text(est)
+            return Joined(op, joined.order + [s], est, informed)
         return None
 
 

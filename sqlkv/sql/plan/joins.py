@@ -6,8 +6,8 @@ conjuncts are split and sorted by the relations they reference. ``o.total > 100`
 inner joins the order is free: the relation with the fewest estimated rows drives, then each
 step adds the cheapest relation connected to the joined set by an equality. For each step the
 method is a lookup join when the new relation has an index on the join key and the driving
-side is not larger than it, a hash join on the equalities otherwise, a nested-loop join when
-there is no equality at all. Outer joins keep the written order. The result's columns always
+side is not larger than it (with statistics: when its estimated cost is lower, estimates.py),
+a hash join on the equalities otherwise, a nested-loop join when there is no equality at all. Outer joins keep the written order. The result's columns always
 come back in FROM order (a `Reorder` is added when the chosen order differs), so ``*`` and
 positions do not depend on the plan.
 """
@@ -28,6 +28,7 @@ from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
 from sqlkv.sql.plan.element_uses import element_uses
+from sqlkv.sql.plan.estimates import filter_selectivity, table_statistics
 from sqlkv.sql.plan.join_order import Conjunct, JoinOrdering, eq_text, unparen
 from sqlkv.sql.plan.names import LazySql, column_refs, refs_or_subquery, split_conjuncts
 
@@ -108,6 +109,8 @@ class FromPlanner(JoinOrdering):
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
         self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
         self.query: exp.Expression | None = None  # for element reads of exploded columns
+        self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
+        self.informed: set[int] = set()  # sources whose estimates come from statistics
 
     def set_referenced(self, query: exp.Expression) -> None:
         """Records the column names the query mentions, for index-only scans (`needed`)."""
@@ -302,7 +305,8 @@ class FromPlanner(JoinOrdering):
         (operator, remaining filters, estimated rows, ordered)"""
         src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
-                               limit=limit, needed=self.needed(s), elements=self._elements(s))
+                               limit=limit, needed=self.needed(s), elements=self._elements(s),
+                               joined=len(self.sources) > 1)
         remaining = list(ap.remaining)
         outer_eqs = []  # (conjunct, column index, outer-side expression)
         for node in remaining:
@@ -346,6 +350,11 @@ class FromPlanner(JoinOrdering):
                 self.access_plans[s] = planned
             op, rest, est, _ordered = planned
             rest = list(rest)
+            self.scan_rows[s] = est
+            stats = table_statistics(self.env, src.table)
+            if stats is not None:  # analyzed: the rows its other filters keep, not all it reads
+                self.informed.add(s)
+                est *= filter_selectivity(src.table, stats, rest, scope)
         else:
             assert src.operator is not None
             op = src.operator
