@@ -11,8 +11,10 @@ record per pair, no memtable, no flush, no L0 -> L1 rewrite. Walking one call th
    (fsynced), never holding more than one table's block lists in memory.
 3. If a memtable holds a key in the ingested span ``[first, last]`` it is flushed first (its
    versions are older than ``S`` and must not shadow the new ones), as Pebble does. The tables
-   then go to the deepest level such that no table at that level or above overlaps the span
-   (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every key. A
+   then go each to the deepest level such that no table at that level or above overlaps its
+   own span (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every
+   key: a commit that fills an empty table and also touches a busy span (a descriptor) puts
+   only the table holding the busy keys in L0. A
    running compaction is waited for first (its outputs may land anywhere in its span); after
    30 s of waiting the tables go to L0, which is always safe.
 4. Append a batch at ``S`` to the WAL and fsync it (replay demands consecutive seqs): empty,
@@ -46,8 +48,9 @@ COMPACTION_WAIT = 30.0  # seconds an ingest waits for a running compaction befor
 
 
 def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
-    """Ingest sorted ``(key, value)`` pairs atomically; returns the seq they became visible at
-    (the last seq, unchanged, when there were none)."""
+    """Ingest sorted ``(key, value)`` pairs atomically; returns the last seq of the ingestion
+    (its pairs are at the first; a timeline sample may take the next ones) -- the last seq,
+    unchanged, when there were none."""
     core.check_open()
     if core.read_only:
         raise OperationalError(f"database {core.path} is open read-only")
@@ -65,7 +68,7 @@ def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
         if not infos:
             return core.visible_seq
         try:
-            _install(core, infos, seq)
+            seq = _install(core, infos, seq)
         except OSError as exc:
             _remove(core, infos)
             raise OperationalError(f"ingest into {core.path} failed: {exc.strerror or exc}") from None
@@ -84,8 +87,9 @@ def _entries(pairs: Iterator[tuple[bytes, bytes]], seq: int) -> Iterator[tuple]:
         yield key, seq, value, None
 
 
-def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
-    """Steps 3 and 4 (write lock held)."""
+def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> int:
+    """Steps 3 and 4 (write lock held); returns the last seq of the WAL record (the
+    timeline's ops, when history is on, take seqs after ``seq``)."""
     first, last = infos[0].smallest, infos[-1].largest
     past_last = last + b"\x00"
     if any(m.data and m.has_keys_in(first, past_last) for m in [core.mem, *core.imm]):
@@ -109,13 +113,15 @@ def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
         wal.sync_seq(end_seq)  # type: ignore[union-attr]
         with core.bg_cond:
             version = core.version
-            level = _target_level(version, first, last) if settled else 0
             levels = [list(tables) for tables in version.levels]
-            levels[level].extend(infos)
+            for info in infos:  # they do not overlap each other: each finds its own level
+                level = _target_level(version, info.smallest, info.largest) if settled else 0
+                levels[level].append(info)
             background._install(core, levels, version.tombstones)  # MANIFEST, read state
             core.bg_cond.notify_all()
         with core._publish_lock:
             core.visible_seq = max(core.visible_seq, end_seq)
+        return end_seq
     finally:
         if settled:
             core.compaction_mutex.release()
