@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -323,3 +324,50 @@ def test_kill_during_an_ingesting_commit_is_all_or_nothing(tmp_path, point):
     leftovers = [n for n in os.listdir(path) if n.endswith(".sst")]
     version_tables = conn.session.db.engine._core.version.file_numbers()
     assert len(leftovers) == len(version_tables)  # no table of the lost ingestion is left behind
+
+
+def test_concurrent_loaders_and_writers_lose_and_duplicate_nothing(tmp_path):
+    """Two loaders of overlapping id ranges and a row-at-a-time writer, all at once, retrying
+    on 40001: every committed row is there once, and rows no commit wrote are not."""
+    path = str(tmp_path / "db")
+    setup = _connect(path)
+    setup.execute(SCHEMA[0])
+    setup.commit()
+    committed: dict[str, list[int]] = {}
+    failures: list[BaseException] = []
+
+    def run(name, batches):
+        conn = _connect(path)
+        done = []
+        try:
+            for ids in batches:
+                for _attempt in range(50):
+                    try:
+                        conn.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?)",
+                                         [(i, f"{name}-{i}", i % 7, 1.0, None) for i in ids])
+                        conn.commit()
+                        done.extend(ids)
+                        break
+                    except SerializationFailure:
+                        conn.rollback()
+                    except IntegrityError:  # another thread committed one of these ids first
+                        conn.rollback()
+                        break
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            failures.append(exc)
+        committed[name] = done
+
+    threads = [threading.Thread(target=run, args=("a", [range(0, 1200)])),
+               threading.Thread(target=run, args=("b", [range(1000, 2200)])),
+               threading.Thread(target=run, args=("w", [[i] for i in range(2100, 2300, 3)]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not failures, failures
+    expected = {i: name for name, ids in committed.items() for i in ids}
+    assert sum(len(ids) for ids in committed.values()) == len(expected)  # no id committed twice
+    rows = setup.execute("SELECT id, sku FROM items ORDER BY id").fetchall()
+    assert rows == [(i, f"{expected[i]}-{i}") for i in sorted(expected)]
+    assert committed["a"] or committed["b"]
+    assert setup.execute("CHECK DATABASE").fetchall() == []

@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from itertools import islice
+from operator import lt
 from typing import TYPE_CHECKING
 
 from sqlkv.errors import InterfaceError, OperationalError
 from sqlkv.storage.kv import checked_pairs
 from sqlkv.storage.lsm import background
-from sqlkv.storage.lsm.compaction import CompactionAborted, table_path, write_tables
-from sqlkv.storage.lsm.sstable.builder import TableInfo
+from sqlkv.storage.lsm.compaction import CompactionAborted, table_path
+from sqlkv.storage.lsm.sstable.builder import TableBuilder, TableInfo
 from sqlkv.storage.lsm.wal import encode_record
 
 if TYPE_CHECKING:
@@ -45,6 +47,9 @@ if TYPE_CHECKING:
 
 
 COMPACTION_WAIT = 30.0  # seconds an ingest waits for a running compaction before using L0
+CHUNK = 4096  # pairs checked and handed to the table builder at once
+_BYTES = {bytes}
+_PAIR = {2}
 
 
 def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
@@ -59,10 +64,8 @@ def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
     with core.write_lock:
         core.check_open()
         seq = core.applied_seq + 1
-        stop = lambda: core.closing  # noqa: E731
         try:
-            infos = write_tables(_entries(checked_pairs(pairs), seq), core.path, core.new_file_number,
-                                 core.opts.target_file_size, core.opts.block_size, seq, stop)
+            infos = _write_tables(core, pairs, seq)
         except CompactionAborted:
             raise InterfaceError(f"database {core.path} was closed during ingest()") from None
         if not infos:
@@ -82,9 +85,57 @@ def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
         return seq
 
 
-def _entries(pairs: Iterator[tuple[bytes, bytes]], seq: int) -> Iterator[tuple]:
-    for key, value in pairs:
-        yield key, seq, value, None
+def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int) -> list[TableInfo]:
+    """Step 2: the pairs, in chunks, into tables of about the target size (`add_puts` cuts
+    blocks a chunk at a time instead of entry by entry)."""
+    infos: list[TableInfo] = []
+    builder: TableBuilder | None = None
+    target = core.opts.target_file_size
+    try:
+        for keys, values in _checked_chunks(pairs):
+            if core.closing:
+                raise CompactionAborted()
+            while True:
+                if builder is None:
+                    number = core.new_file_number()
+                    builder = TableBuilder(table_path(core.path, number), number, core.opts.block_size)
+                taken = builder.add_puts(keys, values, seq, target)
+                if taken == len(keys):
+                    break
+                infos.append(builder.finish(seq))
+                builder = None
+                keys, values = keys[taken:], values[taken:]
+        if builder is not None:
+            infos.append(builder.finish(seq))
+            builder = None
+    except BaseException:
+        if builder is not None:
+            builder.abandon()
+        _remove(core, infos)
+        raise
+    return infos
+
+
+def _checked_chunks(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[tuple, tuple]]:
+    """``(keys, values)`` of `CHUNK` pairs at a time, checked as `checked_pairs` checks them
+    (whose message names the first bad pair when a chunk fails the checks made in C here)."""
+    it = iter(pairs)
+    previous: bytes | None = None
+    count = 0
+    while chunk := list(islice(it, CHUNK)):
+        try:
+            keys, values = zip(*chunk)
+            ok = set(map(len, chunk)) == _PAIR and set(map(type, keys)) == _BYTES and set(map(type, values)) == _BYTES \
+                and (previous is None or previous < keys[0]) and all(map(lt, keys, keys[1:]))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            for _ in checked_pairs(chunk, previous, count):
+                pass
+            raise AssertionError("a chunk failed the checks but no pair did")  # unreachable
+        yield keys, values
+        previous = keys[-1]
+        count += len(chunk)
 
 
 def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> int:
