@@ -51,6 +51,7 @@ from sqlkv.txn.spans import Intervals, KeySpans
 ENABLED = os.environ.get("SQLKV_BULK_INGEST", "1") != "0"
 DEFAULT_THRESHOLD = 10_000  # buffered puts from which a commit ingests
 FRESH_SHARE = 0.9  # share of the keys that must fall in fresh spans
+_BYTES_ONLY = {bytes}
 
 
 @dataclass
@@ -80,8 +81,8 @@ def plan(engine: Engine, txn, threshold: int | None) -> BulkCommit | None:
         return None
     buffer = txn._buffer
     entries = buffer.entries
-    if len(entries) < threshold or buffer.ranges or None in entries.values():
-        return None
+    if len(entries) < threshold or buffer.ranges or set(map(type, entries.values())) != _BYTES_ONLY:
+        return None  # too small, or deletes (None values) among the writes
     keys = buffer.sorted_keys()
     spans = index_spans(keys)
     if spans is None:
