@@ -371,3 +371,17 @@ def test_concurrent_loaders_and_writers_lose_and_duplicate_nothing(tmp_path):
     assert rows == [(i, f"{expected[i]}-{i}") for i in sorted(expected)]
     assert committed["a"] or committed["b"]
     assert setup.execute("CHECK DATABASE").fetchall() == []
+
+
+def test_import_of_a_big_csv_commits_by_ingestion_at_the_default_threshold(tmp_path, monkeypatch):
+    monkeypatch.setattr(manager_module, "DEFAULT_INGEST_THRESHOLD", bulk.DEFAULT_THRESHOLD)
+    rows = bulk.DEFAULT_THRESHOLD + 2500
+    csv_path = _write_csv(tmp_path / "big.csv", rows)
+    conn = _connect(str(tmp_path / "db"), autocommit=True)
+    assert import_csv(conn.session, csv_path, "big") == rows
+    assert _manager(conn).bulk_commits == 1
+    got = conn.execute("SELECT count(*), sum(k), count(score), sum(score) FROM big").fetchall()
+    with_score = [i for i in range(rows) if i % 9]
+    assert got == [(rows, sum(range(rows)), len(with_score), sum(i * 0.5 for i in with_score))]
+    assert conn.execute("SELECT name FROM big WHERE k = 12345").fetchall() == [(f"name {12345 % 41}",)]
+    assert conn.execute("CHECK DATABASE").fetchall() == []
