@@ -385,3 +385,25 @@ def test_import_of_a_big_csv_commits_by_ingestion_at_the_default_threshold(tmp_p
     assert got == [(rows, sum(range(rows)), len(with_score), sum(i * 0.5 for i in with_score))]
     assert conn.execute("SELECT name FROM big WHERE k = 12345").fetchall() == [(f"name {12345 % 41}",)]
     assert conn.execute("CHECK DATABASE").fetchall() == []
+
+
+@pytest.mark.parametrize("empty_it", ["DELETE FROM items", "TRUNCATE items"])
+def test_a_load_into_a_table_emptied_before_sees_none_of_the_old_rows(tmp_path, empty_it):
+    conn = _connect(str(tmp_path / "db"))
+    conn.execute(SCHEMA[0])
+    conn.execute(SCHEMA[1])
+    conn.commit()
+    conn.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?)", ROWS)
+    conn.commit()
+    conn.execute(empty_it)
+    conn.commit()
+    second = [(i, f"again-{i}", i % 5, 2.0, "second") for i in range(500, 2500)]
+    conn.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?)", second)
+    conn.commit()
+    assert _manager(conn).bulk_commits == 2  # the emptied table's spans hold nothing visible
+    for engine_step in (lambda e: None, lambda e: e.flush(), lambda e: e.compact()):
+        engine_step(conn.session.db.engine)
+        assert conn.execute("SELECT * FROM items ORDER BY id").fetchall() == second
+        assert conn.execute("SELECT id FROM items WHERE grp = 3 ORDER BY price, id").fetchall() == \
+            [(r[0],) for r in second if r[2] == 3]
+        assert conn.execute("CHECK DATABASE").fetchall() == []
