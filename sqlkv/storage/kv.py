@@ -290,11 +290,12 @@ class Engine(KVReader):
         self.close()
 
 
-def checked_pairs(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+def checked_pairs(pairs: Iterable[tuple[bytes, bytes]], previous: bytes | None = None,
+                  first: int = 0) -> Iterator[tuple[bytes, bytes]]:
     """``pairs`` as they stream by, raising InterfaceError at the first one out of order (keys
-    must be strictly ascending) or not a pair of bytes."""
-    previous: bytes | None = None
-    for count, pair in enumerate(pairs):
+    must be strictly ascending) or not a pair of bytes. ``previous``: the key before the first
+    pair, numbered ``first``."""
+    for count, pair in enumerate(pairs, first):
         try:
             key, value = pair
         except (TypeError, ValueError):

@@ -15,7 +15,9 @@ from __future__ import annotations
 import threading
 import time
 from bisect import bisect_right
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from sqlkv.encoding.keys import decode_uvarint
@@ -27,6 +29,8 @@ from sqlkv.txn.spans import KeySpans
 # id 110, two up to about 400, so four bytes hold both for any schema of sane size.
 PREFIX_LEN = 4
 WINDOW_SECONDS = 60.0
+_prefix_of = itemgetter(slice(0, PREFIX_LEN))
+_op_key = itemgetter(1)
 
 Ident = tuple[int, int | None]  # (table id, index id); index None when the key is too short
 
@@ -66,10 +70,14 @@ class TxnFigures:
 
     def add_writes(self, ops: list) -> None:
         """Count the keys a commit wrote (a batch's ops), and start a new window when due."""
+        self.add_write_keys(map(_op_key, ops))
+
+    def add_write_keys(self, keys: Iterable[bytes]) -> None:
+        """Count the keys a commit wrote, and start a new window when due."""
+        # Counter counts in C: a 300k-key commit would spend ~0.2 s in a Python loop here
         writes = self.writes
-        for op in ops:
-            prefix = op[1][:PREFIX_LEN]
-            writes[prefix] = writes.get(prefix, 0) + 1
+        for prefix, count in Counter(map(_prefix_of, keys)).items():
+            writes[prefix] = writes.get(prefix, 0) + count
         if time.monotonic() - self._marks[-1][0] >= WINDOW_SECONDS:
             self._maybe_mark()
 

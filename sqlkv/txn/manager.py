@@ -47,6 +47,8 @@ from sqlkv.encoding.pretty import pretty_key
 from sqlkv.errors import OperationalError, SerializationFailure
 from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.txn.buffer import DEFAULT_MAX_TXN_BYTES
+from sqlkv.txn.bulk import DEFAULT_THRESHOLD as DEFAULT_INGEST_THRESHOLD
+from sqlkv.txn.bulk import plan as plan_bulk
 from sqlkv.txn.figures import TxnFigures, describe_active
 from sqlkv.txn.spans import Intervals, KeySpans
 from sqlkv.txn.transaction import Transaction
@@ -113,6 +115,9 @@ class TxnManager:
         self._fence_released = threading.Condition(self._commit_lock)
         self._commits = 0
         self._trivial_commits = 0
+        self.bulk_commits = 0  # commits written by ingestion (bulk.py)
+        # Buffered puts from which a commit into empty tables ingests (None: never; bulk.py).
+        self.ingest_threshold: int | None = DEFAULT_INGEST_THRESHOLD
         self._aborts = 0
         self._rollbacks = 0
         self.figures = TxnFigures()
@@ -242,12 +247,15 @@ class TxnManager:
         """Validate ``txn`` against later commits and apply its writes; return the engine seq."""
         started = time.perf_counter_ns()
         engine = self._engine()
-        batch = txn._batch()
         if engine.shared:
-            return self._commit_shared(engine, txn, batch)
+            return self._commit_shared(engine, txn, txn._batch())
+        bulk = plan_bulk(engine, txn, self.ingest_threshold)  # an ingesting commit (bulk.py)?
+        batch = None if bulk is not None else txn._batch()
         # Build the spans outside the lock when they will probably be needed.
         reads = txn._read_spans() if engine.last_seq > txn.snapshot_seq else None
-        writes = txn._write_spans() if self._others_active(txn.txn_id) else None
+        writes = None
+        if self._others_active(txn.txn_id):
+            writes = bulk.write_spans() if bulk is not None else txn._write_spans()
         with self._commit_lock:
             if self._fences and self._wait_for_fences(txn):
                 writes = None  # others may have come and gone while this commit waited
@@ -256,22 +264,38 @@ class TxnManager:
                 if reads is None:
                     reads = txn._read_spans()
                 self._validate(txn, reads)
-            # Applied under the lock, made durable outside it: commits that queue behind this
-            # one share its fsync (group commit) instead of each waiting for their own.
-            seq = engine.write_nowait(batch)
+            if bulk is not None and bulk.still_fresh(self._logged_since(txn.snapshot_seq)):
+                seq = engine.ingest(bulk.pairs(txn._buffer.entries))  # durable when it returns
+                self.bulk_commits += 1
+            else:
+                if batch is None:  # a commit after our snapshot wrote into a fresh span
+                    batch = txn._batch()
+                    bulk = None
+                # Applied under the lock, made durable outside it: commits that queue behind
+                # this one share its fsync (group commit) instead of each waiting for their own.
+                seq = engine.write_nowait(batch)
             self._last_applied_seq = seq
             # Engines may number a batch with several seqs (one per op), so a gap below ``seq``
             # proves nothing; a write around us after this point is seen by the next commit.
             self._last_seen_seq = max(self._last_seen_seq, seq)
             self._release_txn(txn.txn_id, None)
             if self._others_active(txn.txn_id):
-                self._append(_LoggedCommit(seq, writes if writes is not None else txn._write_spans()))
+                if writes is None:
+                    writes = bulk.write_spans() if bulk is not None else txn._write_spans()
+                self._append(_LoggedCommit(seq, writes))
             self._prune()
             self._commits += 1
         engine.wait_durable(seq)
         self.figures.commit_latency.record(time.perf_counter_ns() - started)
-        self.figures.add_writes(batch.ops)
+        if bulk is not None:
+            self.figures.add_write_keys(bulk.keys)
+        else:
+            self.figures.add_writes(batch.ops)  # type: ignore[union-attr]
         return seq
+
+    def _logged_since(self, seq: int) -> list[_LoggedCommit]:
+        """The logged commits newer than ``seq`` (commit lock held)."""
+        return [entry for entry in self._log if entry.seq > seq]
 
     def _commit_shared(self, engine: Engine, txn: Transaction, batch: WriteBatch) -> int:
         """Hand the read spans to an engine other processes write too: it validates them
@@ -431,6 +455,7 @@ class TxnManager:
         return {
             "commits": self._commits,
             "trivial_commits": self._trivial_commits,
+            "bulk_commits": self.bulk_commits,
             "aborts": self._aborts,
             "rollbacks": self._rollbacks,
             "active": active,

@@ -11,8 +11,10 @@ record per pair, no memtable, no flush, no L0 -> L1 rewrite. Walking one call th
    (fsynced), never holding more than one table's block lists in memory.
 3. If a memtable holds a key in the ingested span ``[first, last]`` it is flushed first (its
    versions are older than ``S`` and must not shadow the new ones), as Pebble does. The tables
-   then go to the deepest level such that no table at that level or above overlaps the span
-   (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every key. A
+   then go each to the deepest level such that no table at that level or above overlaps its
+   own span (L0 when L0 itself overlaps), which keeps "newer data is higher" true for every
+   key: a commit that fills an empty table and also touches a busy span (a descriptor) puts
+   only the table holding the busy keys in L0. A
    running compaction is waited for first (its outputs may land anywhere in its span); after
    30 s of waiting the tables go to L0, which is always safe.
 4. Append a batch at ``S`` to the WAL and fsync it (replay demands consecutive seqs): empty,
@@ -29,13 +31,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from itertools import islice
+from operator import lt
 from typing import TYPE_CHECKING
 
 from sqlkv.errors import InterfaceError, OperationalError
 from sqlkv.storage.kv import checked_pairs
 from sqlkv.storage.lsm import background
-from sqlkv.storage.lsm.compaction import CompactionAborted, table_path, write_tables
-from sqlkv.storage.lsm.sstable.builder import TableInfo
+from sqlkv.storage.lsm.compaction import CompactionAborted, table_path
+from sqlkv.storage.lsm.sstable.builder import TableBuilder, TableInfo
 from sqlkv.storage.lsm.wal import encode_record
 
 if TYPE_CHECKING:
@@ -43,11 +47,15 @@ if TYPE_CHECKING:
 
 
 COMPACTION_WAIT = 30.0  # seconds an ingest waits for a running compaction before using L0
+CHUNK = 4096  # pairs checked and handed to the table builder at once
+_BYTES = {bytes}
+_PAIR = {2}
 
 
 def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
-    """Ingest sorted ``(key, value)`` pairs atomically; returns the seq they became visible at
-    (the last seq, unchanged, when there were none)."""
+    """Ingest sorted ``(key, value)`` pairs atomically; returns the last seq of the ingestion
+    (its pairs are at the first; a timeline sample may take the next ones) -- the last seq,
+    unchanged, when there were none."""
     core.check_open()
     if core.read_only:
         raise OperationalError(f"database {core.path} is open read-only")
@@ -56,36 +64,90 @@ def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
     with core.write_lock:
         core.check_open()
         seq = core.applied_seq + 1
-        stop = lambda: core.closing  # noqa: E731
         try:
-            infos = write_tables(_entries(checked_pairs(pairs), seq), core.path, core.new_file_number,
-                                 core.opts.target_file_size, core.opts.block_size, seq, stop)
+            infos, payload = _write_tables(core, pairs, seq)
         except CompactionAborted:
             raise InterfaceError(f"database {core.path} was closed during ingest()") from None
         if not infos:
             return core.visible_seq
         try:
-            _install(core, infos, seq)
+            seq = _install(core, infos, seq)
         except OSError as exc:
             _remove(core, infos)
             raise OperationalError(f"ingest into {core.path} failed: {exc.strerror or exc}") from None
         except BaseException:
             _remove(core, infos)
             raise
+        # the pairs count as a batch's keys and values do, the tables as a flush's (so write
+        # amplification stays tables written / user bytes)
+        written = sum(i.size for i in infos)
+        core.stats_counters["user_bytes"] += payload
+        core.stats_counters["flush_bytes"] += written
         counters = core.ingest_counters
         counters["ingests"] += 1
         counters["tables"] += len(infos)
-        counters["bytes"] += sum(i.size for i in infos)
+        counters["bytes"] += written
         return seq
 
 
-def _entries(pairs: Iterator[tuple[bytes, bytes]], seq: int) -> Iterator[tuple]:
-    for key, value in pairs:
-        yield key, seq, value, None
+def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int) -> tuple[list[TableInfo], int]:
+    """Step 2: the pairs, in chunks, into tables of about the target size (`add_puts` cuts
+    blocks a chunk at a time instead of entry by entry); also returns their bytes."""
+    infos: list[TableInfo] = []
+    builder: TableBuilder | None = None
+    target = core.opts.target_file_size
+    payload = 0
+    try:
+        for keys, values in _checked_chunks(pairs):
+            if core.closing:
+                raise CompactionAborted()
+            payload += sum(map(len, keys)) + sum(map(len, values))
+            while True:
+                if builder is None:
+                    number = core.new_file_number()
+                    builder = TableBuilder(table_path(core.path, number), number, core.opts.block_size)
+                taken = builder.add_puts(keys, values, seq, target)
+                if taken == len(keys):
+                    break
+                infos.append(builder.finish(seq))
+                builder = None
+                keys, values = keys[taken:], values[taken:]
+        if builder is not None:
+            infos.append(builder.finish(seq))
+            builder = None
+    except BaseException:
+        if builder is not None:
+            builder.abandon()
+        _remove(core, infos)
+        raise
+    return infos, payload
 
 
-def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
-    """Steps 3 and 4 (write lock held)."""
+def _checked_chunks(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[tuple, tuple]]:
+    """``(keys, values)`` of `CHUNK` pairs at a time, checked as `checked_pairs` checks them
+    (whose message names the first bad pair when a chunk fails the checks made in C here)."""
+    it = iter(pairs)
+    previous: bytes | None = None
+    count = 0
+    while chunk := list(islice(it, CHUNK)):
+        try:
+            keys, values = zip(*chunk)
+            ok = set(map(len, chunk)) == _PAIR and set(map(type, keys)) == _BYTES and set(map(type, values)) == _BYTES \
+                and (previous is None or previous < keys[0]) and all(map(lt, keys, keys[1:]))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            for _ in checked_pairs(chunk, previous, count):
+                pass
+            raise AssertionError("a chunk failed the checks but no pair did")  # unreachable
+        yield keys, values
+        previous = keys[-1]
+        count += len(chunk)
+
+
+def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> int:
+    """Steps 3 and 4 (write lock held); returns the last seq of the WAL record (the
+    timeline's ops, when history is on, take seqs after ``seq``)."""
     first, last = infos[0].smallest, infos[-1].largest
     past_last = last + b"\x00"
     if any(m.data and m.has_keys_in(first, past_last) for m in [core.mem, *core.imm]):
@@ -109,13 +171,15 @@ def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> None:
         wal.sync_seq(end_seq)  # type: ignore[union-attr]
         with core.bg_cond:
             version = core.version
-            level = _target_level(version, first, last) if settled else 0
             levels = [list(tables) for tables in version.levels]
-            levels[level].extend(infos)
+            for info in infos:  # they do not overlap each other: each finds its own level
+                level = _target_level(version, info.smallest, info.largest) if settled else 0
+                levels[level].append(info)
             background._install(core, levels, version.tombstones)  # MANIFEST, read state
             core.bg_cond.notify_all()
         with core._publish_lock:
             core.visible_seq = max(core.visible_seq, end_seq)
+        return end_seq
     finally:
         if settled:
             core.compaction_mutex.release()

@@ -12,7 +12,11 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
+from operator import add
 
 from sqlkv.storage.lsm.sstable.block import (
     FLAG_MULTI_VERSION,
@@ -120,6 +124,42 @@ class TableBuilder:
         if seq > self.max_seq:
             self.max_seq = seq
         self.entries += 1
+
+    def add_puts(self, keys: Sequence[bytes], values: Sequence[bytes], seq: int, stop_size: int) -> int:
+        """`add` of ``(key, seq, value)`` for each pair, in blocks rather than entry by entry
+        (an ingestion's puts: distinct keys, ascending and above every key added, one seq).
+        Stops at the first block boundary where the file's `estimated_size` reaches
+        ``stop_size``; returns how many pairs it took. Blocks are cut where `add` cuts them."""
+        n = len(keys)
+        if not n:
+            return 0
+        # ends[i]: the block bytes of pairs [0, i] (sizes as `add` counts them)
+        ends = list(accumulate(map(add, map(len, keys), map(len, values)), initial=0))
+        ends = list(map(add, ends, range(0, (n + 1) * _ENTRY_OVERHEAD, _ENTRY_OVERHEAD)))
+        taken = 0
+        while taken < n:
+            if self._block_bytes >= self.block_size:
+                self._finish_block()
+                if self.estimated_size >= stop_size:
+                    break
+            # the pairs up to the first one that fills the block go in (as `add` would)
+            target = ends[taken] + self.block_size - self._block_bytes
+            last = min(bisect_left(ends, target, taken + 1), n)
+            self._keys += keys[taken:last]
+            self._values += values[taken:last]
+            self._seqs += repeat(seq, last - taken)
+            self._block_max_seq = max(self._block_max_seq, seq)
+            self._block_bytes += ends[last] - ends[taken]
+            taken = last
+        self._hashes += map(zlib.crc32, keys[:taken])
+        if taken:
+            if self.smallest is None:
+                self.smallest = keys[0]
+            self._last_key = keys[taken - 1]
+            self.min_seq = min(self.min_seq, seq)
+            self.max_seq = max(self.max_seq, seq)
+            self.entries += taken
+        return taken
 
     def _finish_block(self) -> None:
         if not self._keys:
