@@ -1,4 +1,4 @@
-"""The ten workloads of ``sqlkv bench sql``, each plain PEP 249 code run unchanged on every engine.
+"""The workloads of ``sqlkv bench sql``, each plain PEP 249 code run unchanged on every engine.
 
 A workload is a function ``(engine, dataset, stopwatch, rep) -> results``. It draws its inputs
 from the dataset (so every engine gets the same keys), runs its statements with only the
@@ -244,7 +244,17 @@ def reopen(engine: BenchEngine, data: Dataset, watch: Stopwatch, rep: int) -> Re
     return [rows]
 
 
-# 11. Index build on the populated table ---------------------------------------------------------
+# 11. Full scan through a filter ----------------------------------------------------------------
+
+SCAN_FILTER = "SELECT COUNT(*), SUM(amount) FROM orders WHERE quantity > 10"
+
+
+def scan_filter(engine: BenchEngine, data: Dataset, watch: Stopwatch, rep: int) -> Results:
+    """Every row read, decoded and tested: the per-row cost of the read path, no grouping."""
+    return _fetch_each(engine.cursor(), SCAN_FILTER, [()], watch)
+
+
+# 12. Index build on the populated table ---------------------------------------------------------
 
 CREATE_INDEX = "CREATE INDEX orders_amount ON orders (amount, quantity)"
 INDEX_CHECK = "SELECT COUNT(*), SUM(quantity), MIN(id) FROM orders WHERE amount BETWEEN 1000 AND 1100"
@@ -279,6 +289,7 @@ WORKLOADS: tuple[Workload, ...] = (
              writes=True, check=(TOTALS_CHECK, "SELECT COUNT(*) FROM orders WHERE id <= 1000")),
     Workload("order_limit", "ORDER BY indexed col LIMIT 10", "queries", _order_limits, order_limit),
     Workload("reopen", "close + connect + first query", "reopens", lambda d: 1, reopen),
+    Workload("scan_filter", "full-scan filter + count", "queries", lambda d: 1, scan_filter),
     Workload("create_index", "CREATE INDEX on the populated table", "indexes", lambda d: 1, create_index,
              writes=True, check=(INDEX_CHECK,)),
 )

@@ -21,6 +21,7 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 from __future__ import annotations
 
 import weakref
+from itertools import islice
 from collections.abc import Callable, Container, Iterator
 from typing import TYPE_CHECKING
 
@@ -197,6 +198,57 @@ class Transaction(KVReader):
         if skip_written_since is not None:
             hidden = self._buffer.written_since(skip_written_since)
         return self._scan(start, end, reverse, limit, hidden)
+
+    def scan_batches(self, start: bytes, end: bytes | None, reverse: bool,
+                     limit: int | None, sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:
+        """`scan`'s pairs as lists of ``next(sizes)`` pairs each (the last may be shorter).
+
+        While this transaction has written nothing each list is one `read_range` of the
+        snapshot; the conflict span recorded is one span grown to the last key of each list
+        handed out, the same span a lazy scan pulled that far records. Once the buffer holds
+        writes the rest of the range is read through the merging scan (our writes win).
+        """
+        self._check_active()
+        if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return
+        tracker = None if self.read_only else self._reads.open_scan(start, end, reverse)
+        lo, hi = start, end
+        remaining = limit
+        self.kv_scans += 1
+        tally = self._tally
+        prefix = start[:PREFIX_LEN]
+        while True:
+            buffer = self._buffer
+            if buffer.entries or buffer.ranges:
+                pairs = self._scan(lo, hi, reverse, remaining, None)
+                while batch := list(islice(pairs, next(sizes))):
+                    yield batch
+                return
+            want = next(sizes) if remaining is None else min(next(sizes), remaining)
+            batch = self._snapshot.read_range(lo, hi, reverse, want)
+            self.kv_keys_read += len(batch)
+            tally[prefix] = tally.get(prefix, 0) + len(batch)
+            if len(batch) < want or (remaining is not None and remaining == len(batch)):
+                if tracker is not None:
+                    if len(batch) < want:
+                        tracker.exhausted = True
+                    elif batch:
+                        tracker.last = batch[-1][0]
+                if batch:
+                    yield batch
+                return
+            last = batch[-1][0]
+            if tracker is not None:
+                tracker.last = last
+            if remaining is not None:
+                remaining -= len(batch)
+            if reverse:
+                hi = last
+            else:
+                lo = last + b"\x00"  # the smallest key after ``last``
+            yield batch
+            if not self._active:  # the snapshot is closed once the transaction ends
+                self._check_active()
 
     def _scan(
         self,

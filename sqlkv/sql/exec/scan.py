@@ -20,7 +20,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
-from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec, codec_for
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
@@ -35,6 +35,20 @@ class _Counter:
 
     def __init__(self, st: OperatorStats | None) -> None:
         self.st = st
+
+    def scan_batches(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None, sizes):
+        st = self.st
+        batches = txn.scan_batches(start, end, reverse, limit, sizes)
+        if st is None:
+            return batches
+        st.kv_scans += 1
+        return self._counted_batches(batches)
+
+    def _counted_batches(self, batches):
+        st = self.st
+        for batch in batches:
+            st.kv_keys_read += len(batch)
+            yield batch
 
     def scan(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None):
         st = self.st
@@ -89,6 +103,9 @@ class _CountingReader:
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
 
+    def scan_batches(self, start, end, reverse, limit, sizes):
+        return self.counter.scan_batches(self.txn, start, end, reverse, limit, sizes)
+
 
 def reader_for(ctx: ExecContext, op: Operator):
     """The transaction, or under EXPLAIN ANALYZE a reader counting ``op``'s KV requests."""
@@ -130,10 +147,45 @@ class IndexScan(Operator):
         self.decoder = self.codec.decoder(needed)
         self.describe_ctx: ExecContext | None = None
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        spans, exact = self.builder.spans(ctx)
+    def _spans(self, ctx: ExecContext) -> tuple[list[Span], bool]:
         if not self.builder.bounds:
-            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+            return [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+        return self.builder.spans(ctx)
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        """The rows read and decoded a batch of KV pairs at a time (`Transaction.scan_batches`)
+        when the scan reads ranges of a one-family table's primary index; else `rows` chunked."""
+        if not (self.primary and self.codec.single_family):
+            yield from chunked(self.rows(ctx))
+            return
+        spans, exact = self._spans(ctx)
+        reader = reader_for(ctx, self)
+        checks = None if exact else self.residual
+        left = self.limit  # rows still wanted (None: all)
+        sizes = batch_sizes(FIRST_SCAN_BATCH)
+        decode = self.decoder.batch
+        for span in reversed(spans) if self.reverse else spans:
+            if span.point:
+                found = self.codec.fetch(reader, span.start, self.decoder)
+                batches: Iterator[list] = iter([[found]] if found is not None else [])
+            else:  # the KV limit is only safe when every row read is a row returned
+                pairs = reader.scan_batches(span.start, span.end, self.reverse,
+                                            left if checks is None else None, sizes)
+                batches = map(decode, pairs)
+            for batch in batches:
+                ctx.check_cancelled()
+                if checks is not None:
+                    batch = [row for row in batch if all(c(row) for c in checks)]
+                if left is not None:
+                    batch = batch[:left]
+                    left -= len(batch)
+                if batch:
+                    yield batch
+                if left is not None and left <= 0:
+                    return
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        spans, exact = self._spans(ctx)
         # counting wrappers only under EXPLAIN ANALYZE: plain runs read the transaction directly
         reader = reader_for(ctx, self)
         checks = None if exact else self.residual
@@ -212,7 +264,7 @@ class IndexScan(Operator):
         if len(pairs) > most:
             return None
         if self.primary:
-            return list(self.decoder.rows(pairs))
+            return self.decoder.batch(pairs)
         ic = self.icodec
         if self.index_only:
             return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]

@@ -222,10 +222,34 @@ class RowDecoder:
         self.rows: Callable[[Iterable[tuple[bytes, bytes]]], Iterator[tuple]] = (
             self._single_family_rows if codec.single_family else codec.decode_rows
         )
+        # per row position, the column id its value is stored under (-1: key column, or not needed)
+        self.layout = [-1] * self.ncols
+        for cid, p in self.columns:
+            self.layout[p] = cid
         if codec.virtual and codec.single_family:
-            one, rows = self.one, self.rows
+            one, rows, batch = self.one, self.rows, self.batch
             self.one = lambda key, value: codec.complete(one(key, value))  # type: ignore[method-assign]
             self.rows = lambda pairs: map(codec.complete, rows(pairs))
+            self.batch = lambda pairs: list(map(codec.complete, batch(pairs)))  # type: ignore[method-assign]
+
+    def batch(self, pairs: list[tuple[bytes, bytes]]) -> list[tuple]:
+        """The rows of a list of single-family pairs, as a list (a scan's batch): each row's
+        stored columns are read with one C-level ``map`` over the value's map."""
+        if not self.columns:
+            return list(self._single_family_rows(pairs))
+        unpack, layout = decode_row_value, self.layout
+        if not self.pk:
+            return [tuple(map(unpack(value).get, layout)) for _key, value in pairs]
+        codec = self.codec
+        npk, pk_desc, offset, pk = codec.npk, codec.pk_desc, self.offset, self.pk
+        out = []
+        for key, value in pairs:
+            row = list(map(unpack(value).get, layout))
+            vals = decode_key(key, npk, pk_desc, offset)[0]
+            for i, p in pk:
+                row[p] = vals[i]
+            out.append(tuple(row))
+        return out
 
     def one(self, key: bytes, value: bytes) -> tuple:
         """One single-family row (a point get)."""
