@@ -24,7 +24,7 @@ import weakref
 
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
-from sqlkv.encoding.values import decode_row_value, encode_row_value
+from sqlkv.encoding.values import decode_row_value, decode_row_values, encode_row_value
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
@@ -233,18 +233,20 @@ class RowDecoder:
             self.batch = lambda pairs: list(map(codec.complete, batch(pairs)))  # type: ignore[method-assign]
 
     def batch(self, pairs: list[tuple[bytes, bytes]]) -> list[tuple]:
-        """The rows of a list of single-family pairs, as a list (a scan's batch): each row's
-        stored columns are read with one C-level ``map`` over the value's map."""
+        """The rows of a list of single-family pairs, as a list (a scan's batch): the values
+        are unpacked in one pass (`decode_row_values`) and each row's stored columns read
+        with one C-level ``map`` over its map."""
         if not self.columns:
             return list(self._single_family_rows(pairs))
-        unpack, layout = decode_row_value, self.layout
+        layout = self.layout
+        maps = decode_row_values([value for _key, value in pairs])
         if not self.pk:
-            return [tuple(map(unpack(value).get, layout)) for _key, value in pairs]
+            return [tuple(map(values.get, layout)) for values in maps]
         codec = self.codec
         npk, pk_desc, offset, pk = codec.npk, codec.pk_desc, self.offset, self.pk
         out = []
-        for key, value in pairs:
-            row = list(map(unpack(value).get, layout))
+        for (key, _value), values in zip(pairs, maps):
+            row = list(map(values.get, layout))
             vals = decode_key(key, npk, pk_desc, offset)[0]
             for i, p in pk:
                 row[p] = vals[i]
