@@ -223,6 +223,9 @@ def decode_row_value(data: bytes) -> dict[int, object]:
     return row
 
 
+_BATCH_UNPACK_MIN = 16
+
+
 def decode_row_values(datas: list[bytes]) -> list[dict[int, object]]:
     """`decode_row_value` of each of ``datas`` (a scan's batch), parsed by one C-level pass
     over their concatenation. Anything short of exactly one map per value (a corrupt value,
