@@ -246,3 +246,35 @@ def test_mixed_types_and_nulls_across_batches_match_sqlite() -> None:
     finally:
         s.close()
         db.close()
+
+
+INDEX_QUERIES = [
+    "SELECT id, v FROM t WHERE v BETWEEN -5 AND 60",  # index-only
+    "SELECT id, s, k FROM t WHERE v > 0",  # rows fetched by primary key, a batch at a time
+    "SELECT id, s FROM t WHERE v > 0 ORDER BY v DESC, id DESC LIMIT 30",  # reverse, limited
+    "SELECT id, s FROM t WHERE v >= -20 ORDER BY v, id LIMIT 17 OFFSET 240",
+    "SELECT id FROM t WHERE v IN (3, 5, 7)",  # points
+    "SELECT v, count(*), max(s) FROM t WHERE v < 50 GROUP BY v",
+]
+
+
+@pytest.mark.parametrize("n", [0, 1, FIRST_SCAN_BATCH + 1, EDGES[3], EDGES[4] + 1])
+def test_secondary_index_scans_in_batches_match_sqlite(n: int) -> None:
+    db, s, lite = _pair(n, ":memory:")
+    try:
+        for conn in (s, lite):
+            conn.execute("CREATE INDEX t_v ON t (v)")
+        assert "index-only" in s.execute("EXPLAIN " + INDEX_QUERIES[0]).fetchall()[-1][0]
+        assert "t@t_v" in s.execute("EXPLAIN " + INDEX_QUERIES[1]).fetchall()[-1][0]
+        for sql in INDEX_QUERIES:
+            _same(s, lite, sql, ordered="ORDER BY" in sql)
+        s.execute("BEGIN")
+        for conn in (s, lite):
+            conn.execute("UPDATE t SET v = v + 1 WHERE id % 3 = 0")
+            conn.execute("DELETE FROM t WHERE id % 7 = 0")
+        for sql in INDEX_QUERIES:
+            _same(s, lite, sql, ordered="ORDER BY" in sql)
+        s.execute("ROLLBACK")
+    finally:
+        s.close()
+        db.close()

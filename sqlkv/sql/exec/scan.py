@@ -153,26 +153,20 @@ class IndexScan(Operator):
         return self.builder.spans(ctx)
 
     def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
-        """The rows read and decoded a batch of KV pairs at a time (`Transaction.scan_batches`)
-        when the scan reads ranges of a one-family table's primary index; else `rows` chunked."""
-        if not (self.primary and self.codec.single_family):
+        """The rows read and decoded a batch of KV pairs at a time (`Transaction.scan_batches`);
+        a table with several column families streams `rows` in chunks instead."""
+        if self.primary and not self.codec.single_family:
             yield from chunked(self.rows(ctx))
             return
         spans, exact = self._spans(ctx)
         reader = reader_for(ctx, self)
         checks = None if exact else self.residual
         left = self.limit  # rows still wanted (None: all)
-        sizes = batch_sizes(FIRST_SCAN_BATCH)
-        decode = self.decoder.batch
+        # a secondary index's rows are fetched by key: grow from 1, like `fetched_rows`
+        sizes = batch_sizes(FIRST_SCAN_BATCH if self.primary or self.index_only else 1)
         for span in reversed(spans) if self.reverse else spans:
-            if span.point:
-                found = self.codec.fetch(reader, span.start, self.decoder)
-                batches: Iterator[list] = iter([[found]] if found is not None else [])
-            else:  # the KV limit is only safe when every row read is a row returned
-                pairs = reader.scan_batches(span.start, span.end, self.reverse,
-                                            left if checks is None else None, sizes)
-                batches = map(decode, pairs)
-            for batch in batches:
+            # the KV limit is only safe when every row read is a row returned
+            for batch in self._span_batches(reader, span, left if checks is None else None, sizes):
                 ctx.check_cancelled()
                 if checks is not None:
                     batch = [row for row in batch if all(c(row) for c in checks)]
@@ -183,6 +177,21 @@ class IndexScan(Operator):
                     yield batch
                 if left is not None and left <= 0:
                     return
+
+    def _span_batches(self, reader, span: Span, kv_limit: int | None,
+                      sizes: Iterator[int]) -> Iterator[list[tuple]]:
+        if span.point:  # one key: nothing to batch
+            return chunked(self._span_rows(reader, span, kv_limit))
+        pairs = reader.scan_batches(span.start, span.end, self.reverse, kv_limit, sizes)
+        if self.primary:
+            return map(self.decoder.batch, pairs)
+        ic = self.icodec
+        assert ic is not None
+        if self.index_only:
+            return ([tuple(ic.decode(key, value)) for key, value in batch] for batch in pairs)
+        codec, decoder = self.codec, self.decoder
+        return ([row for row in codec.fetch_many(reader, list(row_prefixes(codec, ic, batch)), decoder)
+                 if row is not None] for batch in pairs)
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         spans, exact = self._spans(ctx)
