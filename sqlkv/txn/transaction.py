@@ -206,10 +206,14 @@ class Transaction(KVReader):
         While this transaction has written nothing each list is one `read_range` of the
         snapshot; the conflict span recorded is one span grown to the last key of each list
         handed out, the same span a lazy scan pulled that far records. Once the buffer holds
-        writes the rest of the range is read through the merging scan (our writes win).
+        writes the rest of the range is read through the merging scan (our writes win); so is
+        a snapshot that pages through its scans itself (etcd: one request per page).
         """
         self._check_active()
         if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return
+        if self._buffer.entries or self._buffer.ranges or self._snapshot.pages_itself:
+            yield from _sliced(self._scan(start, end, reverse, limit, None), sizes)
             return
         tracker = None if self.read_only else self._reads.open_scan(start, end, reverse)
         lo, hi = start, end
@@ -219,10 +223,8 @@ class Transaction(KVReader):
         prefix = start[:PREFIX_LEN]
         while True:
             buffer = self._buffer
-            if buffer.entries or buffer.ranges:
-                pairs = self._scan(lo, hi, reverse, remaining, None)
-                while batch := list(islice(pairs, next(sizes))):
-                    yield batch
+            if buffer.entries or buffer.ranges:  # written since the last batch
+                yield from _sliced(self._scan(lo, hi, reverse, remaining, None), sizes)
                 return
             want = next(sizes) if remaining is None else min(next(sizes), remaining)
             batch = self._snapshot.read_range(lo, hi, reverse, want)
@@ -446,3 +448,9 @@ class Transaction(KVReader):
             f"<Transaction {self.txn_id} {kind} {state} snapshot={self.snapshot_seq} "
             f"writes={self.write_count} reads={self.read_count}>"
         )
+
+
+def _sliced(pairs: Iterator[tuple[bytes, bytes]], sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:
+    """``pairs`` in lists of ``next(sizes)`` pairs."""
+    while batch := list(islice(pairs, next(sizes))):
+        yield batch

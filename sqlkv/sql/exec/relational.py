@@ -337,6 +337,11 @@ class WithSubqueries(Operator):
             return counted(self.child, ctx)
         return self.child.rows(ctx)
 
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        if ctx.stats is not None:
+            return counted_batches(self.child, ctx)
+        return self.child.batches(ctx)
+
     def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
         lines = self.child.explain(ctx, indent)
         for i, sub in enumerate(self.subplans, 1):
@@ -361,6 +366,9 @@ class Renamed(Operator):
 
     def rows(self, ctx: ExecContext):
         return self.child.rows(ctx)
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        return self.child.batches(ctx)
 
     def describe(self) -> str:
         return self.child.describe()
