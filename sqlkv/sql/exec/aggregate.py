@@ -13,7 +13,6 @@ rows is 0, ``sum`` NULL, ``total`` 0.0).
 from __future__ import annotations
 
 import decimal
-from itertools import compress
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 from typing import Any
@@ -370,7 +369,14 @@ class HashAggregate(Operator):
                 batch_keys = list(zip(map(single, batch)))
             else:
                 batch_keys = list(zip(*[map(k, batch) for k in keys]))
-            for key, rows in _split_by_key(batch_keys, batch):
+            by_group: dict[tuple, list[tuple]] = {}
+            for key, row in zip(batch_keys, batch):
+                rows = by_group.get(key)
+                if rows is None:
+                    by_group[key] = [row]
+                else:
+                    rows.append(row)
+            for key, rows in by_group.items():
                 accs = groups.get(key)
                 if accs is None:
                     accs = groups[key] = [spec.factory() for spec in specs]
@@ -387,28 +393,6 @@ class HashAggregate(Operator):
 
 def _no_arg(row: tuple) -> None:
     return None
-
-
-FEW_GROUPS = 8  # up to this many keys in a batch, one C-level pass per key splits it
-
-
-def _split_by_key(keys: list[tuple], rows: list[tuple]) -> Iterator[tuple[tuple, list[tuple]]]:
-    """(key, its rows) for each distinct key of a batch, in first-seen order. A batch with few
-    distinct keys (the usual GROUP BY) is split by one ``compress`` per key, no Python loop per
-    row; equal keys are equal as dict keys are (``==``, NULL equal to NULL)."""
-    distinct = dict.fromkeys(keys)
-    if len(distinct) <= FEW_GROUPS:
-        for key in distinct:
-            yield key, list(compress(rows, map(key.__eq__, keys)))
-        return
-    by_key: dict[tuple, list[tuple]] = {}
-    for key, row in zip(keys, rows):
-        same = by_key.get(key)
-        if same is None:
-            by_key[key] = [row]
-        else:
-            same.append(row)
-    yield from by_key.items()
 
 
 def _feed(accs: list[Accumulator], args: list, rows: list[tuple]) -> None:
