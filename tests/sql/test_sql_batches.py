@@ -278,3 +278,21 @@ def test_secondary_index_scans_in_batches_match_sqlite(n: int) -> None:
     finally:
         s.close()
         db.close()
+
+
+@pytest.mark.parametrize("n", [0, FIRST_SCAN_BATCH + 1, EDGES[3] + 1])
+def test_table_with_column_families_streams_its_rows_in_batches(n: int) -> None:
+    db = Database.open(":memory:")
+    s = Session(db)
+    lite = sqlite3.connect(":memory:")
+    try:
+        s.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, v INT, s TEXT, FAMILY a (id, k), FAMILY b (v, s))")
+        lite.execute(SCHEMA)
+        for conn in (s, lite):
+            conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", _rows(n))
+        for sql in QUERIES:
+            _same(s, lite, sql)
+        _same(s, lite, "SELECT id, v FROM t WHERE k <> 4 ORDER BY id DESC LIMIT 20 OFFSET 5", ordered=True)
+    finally:
+        s.close()
+        db.close()

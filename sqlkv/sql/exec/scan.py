@@ -156,8 +156,10 @@ class IndexScan(Operator):
         """The rows read and decoded a batch of KV pairs at a time (`Transaction.scan_batches`);
         a table with several column families streams `rows` in chunks instead."""
         if self.primary and not self.codec.single_family:
-            yield from chunked(self.rows(ctx))
-            return
+            return chunked(self.rows(ctx))
+        return self._batches(ctx)
+
+    def _batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
         spans, exact = self._spans(ctx)
         reader = reader_for(ctx, self)
         checks = None if exact else self.residual
@@ -180,8 +182,9 @@ class IndexScan(Operator):
 
     def _span_batches(self, reader, span: Span, kv_limit: int | None,
                       sizes: Iterator[int]) -> Iterator[list[tuple]]:
-        if span.point:  # one key: nothing to batch
-            return chunked(self._span_rows(reader, span, kv_limit))
+        if span.point:  # one key, so at most one row
+            rows = list(self._span_rows(reader, span, kv_limit))
+            return iter([rows] if rows else [])
         pairs = reader.scan_batches(span.start, span.end, self.reverse, kv_limit, sizes)
         if self.primary:
             return map(self.decoder.batch, pairs)
