@@ -11,7 +11,9 @@ import sqlite3
 
 import pytest
 
-from sqlkv.errors import DataError, SerializationFailure
+from sqlkv.encoding.key_columns import first_key_values
+from sqlkv.encoding.keys import decode_key, encode_key
+from sqlkv.errors import CorruptionError, DataError, SerializationFailure
 from sqlkv.sql import Database, Session
 from sqlkv.sql.exec.operator import BATCH_ROWS, FIRST_SCAN_BATCH, batch_sizes
 
@@ -296,3 +298,47 @@ def test_table_with_column_families_streams_its_rows_in_batches(n: int) -> None:
     finally:
         s.close()
         db.close()
+
+
+@pytest.mark.parametrize("key", ["id INT, PRIMARY KEY (id DESC)", "id TEXT PRIMARY KEY", "id FLOAT PRIMARY KEY",
+                                 "id INT, s2 INT, PRIMARY KEY (s2, id)", "id INT, PRIMARY KEY (id)"])
+def test_primary_keys_of_every_shape_decode_in_batches(key: str) -> None:
+    db = Database.open(":memory:")
+    s = Session(db)
+    lite = sqlite3.connect(":memory:")
+    two = "s2" in key
+    rows = [(v, i % 3, f"x{i}") + ((i % 4,) if two else ())
+            for i, v in enumerate([-(1 << 62), -300, -1, 0, 1, 5, 109, 110, 255, 256, 70000, 1 << 40, (1 << 63) - 1]
+                                  + list(range(1000, 1000 + EDGES[2])))]
+    if "TEXT" in key:
+        rows = [(f"k{r[0]}",) + r[1:] for r in rows]
+    elif "FLOAT" in key:
+        rows = [(r[0] / 4,) + r[1:] for r in rows]
+    cols = "id, v, s" + (", s2" if two else "")
+    try:
+        s.execute(f"CREATE TABLE d ({key}, v INT, s TEXT)")
+        lite.execute(f"CREATE TABLE d (id, v, s{', s2' if two else ''})")
+        marks = ", ".join("?" * (4 if two else 3))
+        for conn in (s, lite):
+            conn.executemany(f"INSERT INTO d ({cols}) VALUES ({marks})", rows)
+        _same(s, lite, f"SELECT {cols} FROM d")
+        _same(s, lite, "SELECT id, s FROM d WHERE v = 1")
+        _same(s, lite, "SELECT s, id FROM d WHERE v <> 1")
+    finally:
+        s.close()
+        db.close()
+
+
+def test_first_key_values_agree_with_decode_key_and_report_corruption() -> None:
+    values = [0, 1, 109, 110, 111, 255, 256, -1, -200, 1 << 40, (1 << 63) - 1, -(1 << 63), "a", "", "x\x00y", 2.5]
+    prefix = b"\x8a\x89"
+    for desc in (False, True):
+        keys = [encode_key([v], [desc], prefix) + b"\x88" for v in values]
+        assert first_key_values(keys, len(prefix), desc) == [decode_key(k, 1, [desc], len(prefix))[0][0] for k in keys]
+    good = encode_key([5000], [False], prefix)
+    for bad in (prefix, good[:-1], prefix + b"\xff\xff"):
+        with pytest.raises(CorruptionError) as expected:
+            decode_key(bad, 1, [False], len(prefix))
+        with pytest.raises(CorruptionError) as got:
+            first_key_values([good, bad], len(prefix), False)
+        assert str(got.value) == str(expected.value)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import weakref
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
 from sqlkv.encoding.values import decode_row_value, decode_row_values, encode_row_value
 from sqlkv.errors import ProgrammingError
@@ -244,6 +245,18 @@ class RowDecoder:
             return [tuple(map(values.get, layout)) for values in maps]
         codec = self.codec
         npk, pk_desc, offset, pk = codec.npk, codec.pk_desc, self.offset, self.pk
+        if npk == 1:  # the usual one-column key, decoded for the whole batch at once
+            ids = first_key_values([key for key, _value in pairs], offset, bool(pk_desc and pk_desc[0]))
+            pk_pos = pk[0][1]
+            if pk_pos == 0:
+                rest = layout[1:]
+                return [(key_value, *map(values.get, rest)) for key_value, values in zip(ids, maps)]
+            out = []
+            for key_value, values in zip(ids, maps):
+                row = list(map(values.get, layout))
+                row[pk_pos] = key_value
+                out.append(tuple(row))
+            return out
         out = []
         for (key, _value), values in zip(pairs, maps):
             row = list(map(values.get, layout))
