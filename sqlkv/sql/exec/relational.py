@@ -96,6 +96,8 @@ class Project(BatchOperator):
 
     def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
         fns = self.exprs
+        if not fns:  # no columns (EXISTS, SELECT FROM t): one empty tuple per row
+            return ([()] * len(batch) for batch in counted_batches(self.child, ctx))
         picks = plain_columns(fns)
         if picks is not None and len(picks) > 1:  # only column reads: one C-level getter per row
             getter = operator.itemgetter(*picks)
