@@ -29,6 +29,8 @@ QUERIES = [
     "SELECT id, s FROM t WHERE v > 10 AND k <> 2",
     "SELECT id * 2, v + k, s FROM t WHERE s IS NOT NULL",
     "SELECT count(*) FROM t WHERE v % 3 = 0",
+    "SELECT count(*) FROM t",  # no column decoded
+    "SELECT id FROM t WHERE id % 5 = 0",  # only the key decoded
     "SELECT DISTINCT k FROM t",
     "SELECT s, id FROM t",
 ]

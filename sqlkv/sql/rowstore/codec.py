@@ -205,6 +205,9 @@ class TableCodec:
         return [(ic, *ic.entry(row)) for ic in self.indexes]
 
 
+_NO_VALUES: dict[int, object] = {}  # read (never written) in place of a value not decoded
+
+
 class RowDecoder:
     """Primary-index KV pairs -> rows, decoding only the columns a plan reads.
 
@@ -237,10 +240,11 @@ class RowDecoder:
         """The rows of a list of single-family pairs, as a list (a scan's batch): the values
         are unpacked in one pass (`decode_row_values`) and each row's stored columns read
         with one C-level ``map`` over its map."""
-        if not self.columns:
-            return list(self._single_family_rows(pairs))
         layout = self.layout
-        maps = decode_row_values([value for _key, value in pairs])
+        if self.columns:
+            maps = decode_row_values([value for _key, value in pairs])
+        else:  # only key columns, or none (count(*)): the values are not even unpacked
+            maps = [_NO_VALUES] * len(pairs)
         if not self.pk:
             return [tuple(map(values.get, layout)) for values in maps]
         codec = self.codec
