@@ -260,7 +260,17 @@ def reopen(engine: BenchEngine, data: Dataset, watch: Stopwatch, rep: int) -> Re
     return [rows]
 
 
-# 11. Index build on the populated table ---------------------------------------------------------
+# 11. Full scan through a filter ----------------------------------------------------------------
+
+SCAN_FILTER = "SELECT COUNT(*), SUM(amount) FROM orders WHERE quantity > 10"
+
+
+def scan_filter(engine: BenchEngine, data: Dataset, watch: Stopwatch, rep: int) -> Results:
+    """Every row read, decoded and tested: the per-row cost of the read path, no grouping."""
+    return _fetch_each(engine.cursor(), SCAN_FILTER, [()], watch)
+
+
+# 12. Index build on the populated table ---------------------------------------------------------
 
 CREATE_INDEX = "CREATE INDEX orders_amount ON orders (amount, quantity)"
 INDEX_CHECK = "SELECT COUNT(*), SUM(quantity), MIN(id) FROM orders WHERE amount BETWEEN 1000 AND 1100"
@@ -295,10 +305,11 @@ WORKLOADS: tuple[Workload, ...] = (
              writes=True, check=(TOTALS_CHECK, "SELECT COUNT(*) FROM orders WHERE id <= 1000")),
     Workload("order_limit", "ORDER BY indexed col LIMIT 10", "queries", _order_limits, order_limit),
     Workload("reopen", "close + connect + first query", "reopens", lambda d: 1, reopen),
-    Workload("create_index", "CREATE INDEX on the populated table", "indexes", lambda d: 1, create_index,
-             writes=True, check=(INDEX_CHECK,)),
+    Workload("scan_filter", "full-scan filter + count", "queries", lambda d: 1, scan_filter),
     Workload("join_all", "join 10k x N whole, GROUP BY", "queries", lambda d: JOIN_ALL_QUERIES, join_all,
              unordered_rows=True),
+    Workload("create_index", "CREATE INDEX on the populated table", "indexes", lambda d: 1, create_index,
+             writes=True, check=(INDEX_CHECK,)),
 )
 
 WORKLOADS_BY_NAME: dict[str, Workload] = {w.name: w for w in WORKLOADS}

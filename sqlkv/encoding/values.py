@@ -233,6 +233,25 @@ def decode_single(data: bytes) -> object:
     return _unpack(data)
 
 
+_BATCH_UNPACK_MIN = 16
+
+
+def decode_row_values(datas: list[bytes]) -> list[dict[int, object]]:
+    """`decode_row_value` of each of ``datas`` (a scan's batch), parsed by one C-level pass
+    over their concatenation. Anything short of exactly one map per value (a corrupt value,
+    which could shift the split) is decoded again value by value, which names the error."""
+    unpacker = msgpack.Unpacker(ext_hook=_from_ext, raw=False, strict_map_key=False,
+                                max_buffer_size=0)
+    try:
+        unpacker.feed(b"".join(datas))
+        rows = list(unpacker)
+    except Exception:  # noqa: BLE001 -- reported precisely by the per-value decode below
+        rows = []
+    if len(rows) != len(datas) or (rows and set(map(type, rows)) != {dict}):
+        return [decode_row_value(data) for data in datas]
+    return rows
+
+
 def encode_values(values: Sequence[object]) -> bytes:
     """Encode a plain list of values (index STORING columns), NULLs included as nil."""
     return _pack(values if type(values) in (list, tuple) else list(values))

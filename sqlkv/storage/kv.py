@@ -114,6 +114,10 @@ class WriteBatch:
 class KVReader(ABC):
     """Point reads and ordered scans."""
 
+    # True when a lazy `scan` already fetches large pages per round trip (etcd): a reader
+    # wanting a range in batches then slices the scan instead of calling `read_range` per batch.
+    pages_itself = False
+
     @abstractmethod
     def get(self, key: bytes) -> bytes | None:
         """The value stored at ``key``, or None."""

@@ -21,6 +21,7 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 from __future__ import annotations
 
 import weakref
+from itertools import islice
 from collections.abc import Callable, Container, Iterator
 from typing import TYPE_CHECKING
 
@@ -197,6 +198,59 @@ class Transaction(KVReader):
         if skip_written_since is not None:
             hidden = self._buffer.written_since(skip_written_since)
         return self._scan(start, end, reverse, limit, hidden)
+
+    def scan_batches(self, start: bytes, end: bytes | None, reverse: bool,
+                     limit: int | None, sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:
+        """`scan`'s pairs as lists of ``next(sizes)`` pairs each (the last may be shorter).
+
+        While this transaction has written nothing each list is one `read_range` of the
+        snapshot; the conflict span recorded is one span grown to the last key of each list
+        handed out, the same span a lazy scan pulled that far records. Once the buffer holds
+        writes the rest of the range is read through the merging scan (our writes win); so is
+        a snapshot that pages through its scans itself (etcd: one request per page).
+        """
+        self._check_active()
+        if (limit is not None and limit <= 0) or (end is not None and end <= start):
+            return
+        if self._buffer.entries or self._buffer.ranges or self._snapshot.pages_itself:
+            yield from _sliced(self._scan(start, end, reverse, limit, None), sizes)
+            return
+        tracker = None if self.read_only else self._reads.open_scan(start, end, reverse)
+        lo, hi = start, end
+        remaining = limit
+        self.kv_scans += 1
+        tally = self._tally
+        prefix = start[:PREFIX_LEN]
+        while True:
+            buffer = self._buffer
+            if buffer.entries or buffer.ranges:  # written since the last batch
+                yield from _sliced(self._scan(lo, hi, reverse, remaining, None), sizes)
+                return
+            want = next(sizes) if remaining is None else min(next(sizes), remaining)
+            batch = self._snapshot.read_range(lo, hi, reverse, want)
+            self.kv_keys_read += len(batch)
+            tally[prefix] = tally.get(prefix, 0) + len(batch)
+            if len(batch) < want or (remaining is not None and remaining == len(batch)):
+                if tracker is not None:
+                    if len(batch) < want:
+                        tracker.exhausted = True
+                    elif batch:
+                        tracker.last = batch[-1][0]
+                if batch:
+                    yield batch
+                return
+            last = batch[-1][0]
+            if tracker is not None:
+                tracker.last = last
+            if remaining is not None:
+                remaining -= len(batch)
+            if reverse:
+                hi = last
+            else:
+                lo = last + b"\x00"  # the smallest key after ``last``
+            yield batch
+            if not self._active:  # the snapshot is closed once the transaction ends
+                self._check_active()
 
     def _scan(
         self,
@@ -394,3 +448,9 @@ class Transaction(KVReader):
             f"<Transaction {self.txn_id} {kind} {state} snapshot={self.snapshot_seq} "
             f"writes={self.write_count} reads={self.read_count}>"
         )
+
+
+def _sliced(pairs: Iterator[tuple[bytes, bytes]], sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:
+    """``pairs`` in lists of ``next(sizes)`` pairs."""
+    while batch := list(islice(pairs, next(sizes))):
+        yield batch

@@ -3,7 +3,9 @@
 ``SELECT dept, count(*), avg(salary) FROM emp GROUP BY dept`` becomes
 ``HashAggregate(keys=[dept], aggs=[count(*), avg(salary)])`` over the scan: each input row's key
 tuple picks (or creates) the group's accumulator list; rows are not kept, only one accumulator
-per aggregate per group. Output rows are ``group key values + aggregate results`` in first-seen
+per aggregate per group. Input arrives in batches (`counted_batches`): each batch's rows are
+split by group, then each aggregate takes a group's argument values at once (`add_batch`:
+a C-level ``sum``/``min``/``max`` when they are all plain ints or strings). Output rows are ``group key values + aggregate results`` in first-seen
 group order. Without GROUP BY the operator always emits exactly one row (``count(*)`` of no
 rows is 0, ``sum`` NULL, ``total`` 0.0).
 """
@@ -18,7 +20,7 @@ from typing import Any
 from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.exec.operator import Operator, counted
+from sqlkv.sql.exec.operator import Operator, counted_batches
 from sqlkv.sql.exec.relational import value_key
 from sqlkv.sql.expr.dates import scale_interval
 
@@ -37,8 +39,28 @@ class Accumulator:
     def add(self, value: Any) -> None:
         raise NotImplementedError
 
+    def add_batch(self, values: list) -> None:
+        """`add` of each of ``values`` in order; overridden where a whole list is cheaper."""
+        add = self.add
+        for value in values:
+            add(value)
+
     def result(self) -> Any:
         raise NotImplementedError
+
+
+_NONE_TYPE = type(None)
+
+
+def value_kinds(values: list) -> set[type]:
+    """The types of the non-NULL ``values``."""
+    kinds = set(map(type, values))
+    kinds.discard(_NONE_TYPE)
+    return kinds
+
+
+def non_null(values: list, kinds_with_none: bool) -> list:
+    return [v for v in values if v is not None] if kinds_with_none else values
 
 
 class CountStar(Accumulator):
@@ -49,6 +71,9 @@ class CountStar(Accumulator):
 
     def add(self, value: Any) -> None:
         self.n += 1
+
+    def add_batch(self, values: list) -> None:
+        self.n += len(values)
 
     def result(self) -> Any:
         return self.n
@@ -63,6 +88,9 @@ class Count(Accumulator):
     def add(self, value: Any) -> None:
         if value is not None:
             self.n += 1
+
+    def add_batch(self, values: list) -> None:
+        self.n += len(values) - values.count(None)
 
     def result(self) -> Any:
         return self.n
@@ -129,6 +157,18 @@ class Sum(Accumulator):
         self.total = total
         self.seen = True
 
+    def add_batch(self, values: list) -> None:
+        total = self.total
+        if type(total) is int and value_kinds(values) == {int}:
+            ints = non_null(values, None in values)
+            # no running total can leave the 64-bit range: add them all at once
+            n = len(ints)
+            if INT64_MIN <= total + n * min(min(ints), 0) and total + n * max(max(ints), 0) <= INT64_MAX:
+                self.total = total + sum(ints)
+                self.seen = True
+                return
+        super().add_batch(values)  # other types, or an overflow to report where SQLite does
+
     def result(self) -> Any:
         return self.total if self.seen else None
 
@@ -144,6 +184,8 @@ class Total(Sum):
         v = _numeric(value, "total")
         self.total = float(self.total) + float(v)
         self.seen = True
+
+    add_batch = Accumulator.add_batch
 
     def result(self) -> Any:
         return float(self.total) if self.seen else 0.0
@@ -171,6 +213,14 @@ class Avg(Accumulator):
         v = _numeric(value, "avg")
         self.total += float(v) if isinstance(v, decimal.Decimal) else v
         self.n += 1
+
+    def add_batch(self, values: list) -> None:
+        if type(self.total) is int and value_kinds(values) == {int}:  # exact whatever the order
+            ints = non_null(values, None in values)
+            self.total += sum(ints)
+            self.n += len(ints)
+            return
+        super().add_batch(values)
 
     def result(self) -> Any:
         if isinstance(self.total, Interval):  # PostgreSQL's avg(interval): the sum divided by n
@@ -207,6 +257,18 @@ class Extreme(Accumulator):
             raise DataError("min()/max() over values of incomparable types") from None
         if better:
             self.best, self.best_key = value, k
+
+    def add_batch(self, values: list) -> None:
+        kinds = value_kinds(values)
+        best = self.best
+        if len(kinds) == 1 and (int in kinds or str in kinds) and (best is None or type(best) in kinds):
+            # same-typed ints or strings: Python's order is value_key's
+            present = non_null(values, None in values)
+            pick = max(present) if self.want_max else min(present)
+            if best is None or (pick > best if self.want_max else pick < best):
+                self.best, self.best_key = pick, value_key(pick)
+            return
+        super().add_batch(values)
 
     def result(self) -> Any:
         return self.best
@@ -294,44 +356,33 @@ class HashAggregate(Operator):
         groups: dict[tuple, list[Accumulator]] = {}
         keys = self.keys
         specs = self.aggs
-        args = [(spec.arg if spec.arg is not None else _no_arg) for spec in specs]
+        args = [spec.arg for spec in specs]
         if not keys:
-            return self._accumulate_scalar(ctx, args)
-        n = 0
-        adders: dict[tuple, list] = {}  # per group: (accumulator's add, its argument) pairs
-        single = keys[0] if len(keys) == 1 else None
-        for row in counted(self.child, ctx):
-            key = (single(row),) if single is not None else tuple([k(row) for k in keys])
-            adds = adders.get(key)
-            if adds is None:
-                accs = groups[key] = [spec.factory() for spec in specs]
-                adds = adders[key] = list(zip([acc.add for acc in accs], args))
-            for add, arg in adds:
-                add(arg(row))
-            n += 1
-            if not n & 4095:
+            accs = [spec.factory() for spec in specs]
+            for batch in counted_batches(self.child, ctx):
+                _feed(accs, args, batch)
                 ctx.check_cancelled()
+            return {(): accs}
+        single = keys[0] if len(keys) == 1 else None
+        for batch in counted_batches(self.child, ctx):
+            if single is not None:
+                batch_keys = list(zip(map(single, batch)))
+            else:
+                batch_keys = list(zip(*[map(k, batch) for k in keys]))
+            by_group: dict[tuple, list[tuple]] = {}
+            for key, row in zip(batch_keys, batch):
+                rows = by_group.get(key)
+                if rows is None:
+                    by_group[key] = [row]
+                else:
+                    rows.append(row)
+            for key, rows in by_group.items():
+                accs = groups.get(key)
+                if accs is None:
+                    accs = groups[key] = [spec.factory() for spec in specs]
+                _feed(accs, args, rows)
+            ctx.check_cancelled()
         return groups
-
-    def _accumulate_scalar(self, ctx: ExecContext, args: list) -> dict[tuple, list[Accumulator]]:
-        """No GROUP BY: one accumulator list, no per-row key tuple or dict lookup."""
-        accs = [spec.factory() for spec in self.aggs]
-        pairs = list(zip([acc.add for acc in accs], args))
-        n = 0
-        if len(pairs) == 1 and isinstance(accs[0], CountStar):
-            for _row in counted(self.child, ctx):
-                n += 1
-                if not n & 4095:
-                    ctx.check_cancelled()
-            accs[0].n = n
-        else:
-            for row in counted(self.child, ctx):
-                for add, arg in pairs:
-                    add(arg(row))
-                n += 1
-                if not n & 4095:
-                    ctx.check_cancelled()
-        return {(): accs}
 
     def describe(self) -> str:
         aggs = ", ".join(str(s.text) for s in self.aggs if s.func != "any_value")
@@ -342,3 +393,10 @@ class HashAggregate(Operator):
 
 def _no_arg(row: tuple) -> None:
     return None
+
+
+def _feed(accs: list[Accumulator], args: list, rows: list[tuple]) -> None:
+    """One group's rows of a batch to its accumulators (an argument-less aggregate such as
+    ``count(*)`` sees one NULL per row)."""
+    for acc, arg in zip(accs, args):
+        acc.add_batch([None] * len(rows) if arg is None else list(map(arg, rows)))

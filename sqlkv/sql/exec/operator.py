@@ -4,19 +4,50 @@
 ``Limit(Sort(Project(Filter(Scan))))``-like trees; each node's `rows(ctx)` pulls from its
 children, so rows stream and only stateful operators (sort, hash build, aggregation, DISTINCT)
 hold rows in memory. `explain()` renders the tree one operator per line, children indented.
+
+Rows also travel in *batches*: `batches(ctx)` yields lists of row tuples, growing from
+1 (a table scan: `FIRST_SCAN_BATCH`) to `BATCH_ROWS` (so a LIMIT met early reads little ahead). An operator that
+works on whole batches (`BatchOperator`: scans, filters, projections, LIMIT, aggregation) pays
+its Python overhead per batch instead of per row; its `rows` flattens its batches. Any other
+operator gets a default `batches` that chunks its `rows`, so either protocol works everywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain, islice
 
 from sqlkv.sql.context import Column, ExecContext
-from sqlkv.sql.observe_explain import analyze_suffix, merged_stats, timed_rows
+from sqlkv.sql.observe_explain import analyze_suffix, merged_stats, timed_batches, timed_rows
 
 # Operators that loop over many rows without a scan below them (joins over materialised
 # inputs) call ctx.check_cancelled() after about this many rows of work, so interrupt() acts
 # within a fraction of a second even in the middle of a cross join's inner loop.
 CANCEL_CHECK_ROWS = 1 << 15
+
+BATCH_ROWS = 256  # the largest batch operators exchange
+FIRST_SCAN_BATCH = 16  # a table scan's first batch (its rows cost little to read ahead)
+
+
+def batch_sizes(first: int = 1) -> Iterator[int]:
+    """``first``, twice that, ... then `BATCH_ROWS` for ever: one stream's batch sizes. Growing
+    from 1, a LIMIT met early never has more than as many rows again read ahead."""
+    size = first
+    while size < BATCH_ROWS:
+        yield size
+        size *= 2
+    while True:
+        yield BATCH_ROWS
+
+
+def chunked(rows: Iterator[tuple]) -> Iterator[list[tuple]]:
+    """``rows`` as lists of `batch_sizes` rows (the last may be shorter)."""
+    it = iter(rows)
+    for size in batch_sizes():
+        batch = list(islice(it, size))
+        if not batch:
+            return
+        yield batch
 
 
 class Operator:
@@ -29,6 +60,10 @@ class Operator:
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         raise NotImplementedError
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        """The rows in non-empty lists; by default `rows` cut into `batch_sizes`."""
+        return chunked(self.rows(ctx))
 
     def describe(self) -> str:
         """One line naming the operator and its essentials (spans, keys, predicates)."""
@@ -62,3 +97,21 @@ def counted(op: Operator, ctx: ExecContext) -> Iterator[tuple]:
         yield from op.rows(ctx)
         return
     yield from timed_rows(op, ctx, st)
+
+
+def counted_batches(op: Operator, ctx: ExecContext) -> Iterator[list[tuple]]:
+    """``op.batches(ctx)``, counting rows into ctx.stats when EXPLAIN ANALYZE collects."""
+    st = ctx.stats_for(op)
+    if st is None:
+        return op.batches(ctx)
+    return timed_batches(op, ctx, st)
+
+
+class BatchOperator(Operator):
+    """An operator whose native protocol is `batches`; `rows` flattens them."""
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        raise NotImplementedError
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        return chain.from_iterable(self.batches(ctx))

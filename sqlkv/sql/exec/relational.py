@@ -1,10 +1,11 @@
-"""Row-at-a-time relational operators: Values, Filter, Project, Sort (and top-N), Distinct, Limit.
+"""Relational operators: Values, Filter, Project, Sort (and top-N), Distinct, Limit.
 
 ``SELECT DISTINCT name, age * 2 AS a2 FROM users WHERE age > ? ORDER BY a2 DESC LIMIT 3`` runs
 as ``Limit(Sort(Distinct(Project(Filter(scan)))))``. Every operator pulls rows lazily from its
 child with `counted`, so rows stream; only `Sort` (all rows, or the best N for a top-N) and
 `Distinct` (the set of rows seen) hold state. Expressions were compiled once by the planner into
-callables ``fn(row)``; nothing here walks an AST per row.
+callables ``fn(row)``; nothing here walks an AST per row. Filter, Project, Slice and Limit
+work on batches (`BatchOperator`): a list comprehension or a ``map`` per batch of rows.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import heapq
-import itertools
-import sys
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.external_sort import sort_spilling
-from sqlkv.sql.exec.operator import Operator, counted
+from sqlkv.sql.exec.operator import BatchOperator, Operator, counted, counted_batches
 
 RowFn = Callable[[tuple], Any]
 CHECK_EVERY = 4096  # rows between cancellation checks in long loops
@@ -59,7 +59,7 @@ class RowsOperator(Operator):
         return self.label
 
 
-class Filter(Operator):
+class Filter(BatchOperator):
     """Keeps the rows for which the compiled predicate is TRUE."""
 
     def __init__(self, child: Operator, predicate: Callable[[tuple], bool], text: object) -> None:
@@ -71,15 +71,18 @@ class Filter(Operator):
     def children(self) -> list[Operator]:
         return [self.child]
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
         pred = self.predicate
-        return (row for row in counted(self.child, ctx) if pred(row))
+        for batch in counted_batches(self.child, ctx):
+            kept = [row for row in batch if pred(row)]
+            if kept:
+                yield kept
 
     def describe(self) -> str:
         return f"filter {self.text}"
 
 
-class Project(Operator):
+class Project(BatchOperator):
     """Computes one output tuple per input row from compiled expressions."""
 
     def __init__(self, child: Operator, columns: list[Column], exprs: list[RowFn],
@@ -92,18 +95,23 @@ class Project(Operator):
     def children(self) -> list[Operator]:
         return [self.child]
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
         fns = self.exprs
-        if len(fns) == 1:
-            f0 = fns[0]
-            return ((f0(row),) for row in counted(self.child, ctx))
-        return (tuple([f(row) for f in fns]) for row in counted(self.child, ctx))
+        if not fns:  # no columns (EXISTS, SELECT FROM t): one empty tuple per row
+            return ([()] * len(batch) for batch in counted_batches(self.child, ctx))
+        picks = plain_columns(fns)
+        if picks is not None and len(picks) > 1:  # only column reads: one C-level getter per row
+            getter = operator.itemgetter(*picks)
+            return (list(map(getter, batch)) for batch in counted_batches(self.child, ctx))
+        # one map per expression, zipped into rows: the loops run in C, each row's
+        # expressions are still evaluated in order
+        return (list(zip(*[map(f, batch) for f in fns])) for batch in counted_batches(self.child, ctx))
 
     def describe(self) -> str:
         return "project " + ", ".join(map(str, self.texts))
 
 
-class Slice(Operator):
+class Slice(BatchOperator):
     """Keeps the first ``width`` columns (drops sort keys computed for ORDER BY)."""
 
     def __init__(self, child: Operator, width: int) -> None:
@@ -114,12 +122,26 @@ class Slice(Operator):
     def children(self) -> list[Operator]:
         return [self.child]
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
         w = self.width
-        return (row[:w] for row in counted(self.child, ctx))
+        return ([row[:w] for row in batch] for batch in counted_batches(self.child, ctx))
 
     def describe(self) -> str:
         return f"columns 1..{self.width}"
+
+
+def plain_columns(fns: Sequence[RowFn]) -> list[int] | None:
+    """The row positions when every expression is a plain column read (an itemgetter of one
+    position, as the compiler makes them), else None."""
+    picks = []
+    for f in fns:
+        if type(f) is not operator.itemgetter:
+            return None
+        args = f.__reduce__()[1]
+        if len(args) != 1 or type(args[0]) is not int:
+            return None
+        picks.append(args[0])
+    return picks
 
 
 # --- sorting -------------------------------------------------------------------------------
@@ -279,7 +301,7 @@ class Distinct(Operator):
         return "distinct"
 
 
-class Limit(Operator):
+class Limit(BatchOperator):
     """LIMIT/OFFSET with counts evaluated per execution (they may be parameters)."""
 
     def __init__(self, child: Operator, limit: Callable[[ExecContext], int | None],
@@ -293,14 +315,23 @@ class Limit(Operator):
     def children(self) -> list[Operator]:
         return [self.child]
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        n = self.limit(ctx)
-        off = self.offset(ctx)
-        if n is not None and n <= 0:
-            return iter(())
-        # islice takes counts up to sys.maxsize: LIMIT 2^63-1 OFFSET 1 means "no limit"
-        stop = None if n is None or off + n > sys.maxsize else off + n
-        return itertools.islice(counted(self.child, ctx), off, stop)
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        left = self.limit(ctx)
+        skip = self.offset(ctx)
+        if left is not None and left <= 0:
+            return
+        for batch in counted_batches(self.child, ctx):
+            if skip:
+                if len(batch) <= skip:
+                    skip -= len(batch)
+                    continue
+                batch, skip = batch[skip:], 0
+            if left is not None:
+                if len(batch) >= left:
+                    yield batch[:left]
+                    return  # the child is not asked for another batch
+                left -= len(batch)
+            yield batch
 
     def describe(self) -> str:
         return f"limit {self.text}"
@@ -318,6 +349,11 @@ class WithSubqueries(Operator):
         if ctx.stats is not None:  # EXPLAIN ANALYZE: the child's line (the one shown) gets the figures
             return counted(self.child, ctx)
         return self.child.rows(ctx)
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        if ctx.stats is not None:
+            return counted_batches(self.child, ctx)
+        return self.child.batches(ctx)
 
     def explain(self, ctx: ExecContext | None = None, indent: int = 0) -> list[str]:
         lines = self.child.explain(ctx, indent)
@@ -343,6 +379,9 @@ class Renamed(Operator):
 
     def rows(self, ctx: ExecContext):
         return self.child.rows(ctx)
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        return self.child.batches(ctx)
 
     def describe(self) -> str:
         return self.child.describe()

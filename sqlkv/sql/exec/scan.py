@@ -20,7 +20,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext, OperatorStats
-from sqlkv.sql.exec.operator import Operator
+from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec, codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.index import IndexCodec
@@ -36,6 +36,20 @@ class _Counter:
 
     def __init__(self, st: OperatorStats | None) -> None:
         self.st = st
+
+    def scan_batches(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None, sizes):
+        st = self.st
+        batches = txn.scan_batches(start, end, reverse, limit, sizes)
+        if st is None:
+            return batches
+        st.kv_scans += 1
+        return self._counted_batches(batches)
+
+    def _counted_batches(self, batches):
+        st = self.st
+        for batch in batches:
+            st.kv_keys_read += len(batch)
+            yield batch
 
     def scan(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None):
         st = self.st
@@ -90,6 +104,9 @@ class _CountingReader:
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
 
+    def scan_batches(self, start, end, reverse, limit, sizes):
+        return self.counter.scan_batches(self.txn, start, end, reverse, limit, sizes)
+
 
 def reader_for(ctx: ExecContext, op: Operator):
     """The transaction, or under EXPLAIN ANALYZE a reader counting ``op``'s KV requests."""
@@ -138,10 +155,57 @@ class IndexScan(Operator):
             return self.partial_fetch.fetch(reader, prefix)
         return self.codec.fetch(reader, prefix, self.decoder)
 
-    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        spans, exact = self.builder.spans(ctx)
+    def _spans(self, ctx: ExecContext) -> tuple[list[Span], bool]:
         if not self.builder.bounds:
-            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+            return [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+        return self.builder.spans(ctx)
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        """The rows read and decoded a batch of KV pairs at a time (`Transaction.scan_batches`);
+        a table with several column families streams `rows` in chunks instead."""
+        if self.primary and not self.codec.single_family:
+            return chunked(self.rows(ctx))
+        return self._batches(ctx)
+
+    def _batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        spans, exact = self._spans(ctx)
+        reader = reader_for(ctx, self)
+        checks = None if exact else self.residual
+        left = self.limit  # rows still wanted (None: all)
+        # a secondary index's rows are fetched by key: grow from 1, like `fetched_rows`
+        sizes = batch_sizes(FIRST_SCAN_BATCH if self.primary or self.index_only else 1)
+        for span in reversed(spans) if self.reverse else spans:
+            # the KV limit is only safe when every row read is a row returned
+            for batch in self._span_batches(reader, span, left if checks is None else None, sizes):
+                ctx.check_cancelled()
+                if checks is not None:
+                    batch = [row for row in batch if all(c(row) for c in checks)]
+                if left is not None:
+                    batch = batch[:left]
+                    left -= len(batch)
+                if batch:
+                    yield batch
+                if left is not None and left <= 0:
+                    return
+
+    def _span_batches(self, reader, span: Span, kv_limit: int | None,
+                      sizes: Iterator[int]) -> Iterator[list[tuple]]:
+        if span.point:  # one key, so at most one row
+            rows = list(self._span_rows(reader, span, kv_limit))
+            return iter([rows] if rows else [])
+        pairs = reader.scan_batches(span.start, span.end, self.reverse, kv_limit, sizes)
+        if self.primary:
+            return map(self.decoder.batch, pairs)
+        ic = self.icodec
+        assert ic is not None
+        if self.index_only:
+            return ([tuple(ic.decode(key, value)) for key, value in batch] for batch in pairs)
+        codec, decoder = self.codec, self.decoder
+        return ([row for row in codec.fetch_many(reader, list(row_prefixes(codec, ic, batch)), decoder)
+                 if row is not None] for batch in pairs)
+
+    def rows(self, ctx: ExecContext) -> Iterator[tuple]:
+        spans, exact = self._spans(ctx)
         # counting wrappers only under EXPLAIN ANALYZE: plain runs read the transaction directly
         reader = reader_for(ctx, self)
         checks = None if exact else self.residual
@@ -220,7 +284,7 @@ class IndexScan(Operator):
         if len(pairs) > most:
             return None
         if self.primary:
-            return list(self.decoder.rows(pairs))
+            return self.decoder.batch(pairs)
         ic = self.icodec
         if self.index_only:
             return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import weakref
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
-from sqlkv.encoding.values import decode_row_value, encode_row_value
+from sqlkv.encoding.values import decode_row_value, decode_row_values, encode_row_value
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
@@ -218,6 +219,9 @@ class TableCodec:
         return [(ic, *ic.entry(row)) for ic in self.indexes]
 
 
+_NO_VALUES: dict[int, object] = {}  # read (never written) in place of a value not decoded
+
+
 class RowDecoder:
     """Primary-index KV pairs -> rows, decoding only the columns a plan reads.
 
@@ -236,10 +240,49 @@ class RowDecoder:
         self.rows: Callable[[Iterable[tuple[bytes, bytes]]], Iterator[tuple]] = (
             self._single_family_rows if codec.single_family else codec.decode_rows
         )
+        # per row position, the column id its value is stored under (-1: key column, or not needed)
+        self.layout = [-1] * self.ncols
+        for cid, p in self.columns:
+            self.layout[p] = cid
         if codec.virtual and codec.single_family:
-            one, rows = self.one, self.rows
+            one, rows, batch = self.one, self.rows, self.batch
             self.one = lambda key, value: codec.complete(one(key, value))  # type: ignore[method-assign]
             self.rows = lambda pairs: map(codec.complete, rows(pairs))
+            self.batch = lambda pairs: list(map(codec.complete, batch(pairs)))  # type: ignore[method-assign]
+
+    def batch(self, pairs: list[tuple[bytes, bytes]]) -> list[tuple]:
+        """The rows of a list of single-family pairs, as a list (a scan's batch): the values
+        are unpacked in one pass (`decode_row_values`) and each row's stored columns read
+        with one C-level ``map`` over its map."""
+        layout = self.layout
+        if self.columns:
+            maps = decode_row_values([value for _key, value in pairs])
+        else:  # only key columns, or none (count(*)): the values are not even unpacked
+            maps = [_NO_VALUES] * len(pairs)
+        if not self.pk:
+            return [tuple(map(values.get, layout)) for values in maps]
+        codec = self.codec
+        npk, pk_desc, offset, pk = codec.npk, codec.pk_desc, self.offset, self.pk
+        if npk == 1:  # the usual one-column key, decoded for the whole batch at once
+            ids = first_key_values([key for key, _value in pairs], offset, bool(pk_desc and pk_desc[0]))
+            pk_pos = pk[0][1]
+            if pk_pos == 0:
+                rest = layout[1:]
+                return [(key_value, *map(values.get, rest)) for key_value, values in zip(ids, maps)]
+            out = []
+            for key_value, values in zip(ids, maps):
+                row = list(map(values.get, layout))
+                row[pk_pos] = key_value
+                out.append(tuple(row))
+            return out
+        out = []
+        for (key, _value), values in zip(pairs, maps):
+            row = list(map(values.get, layout))
+            vals = decode_key(key, npk, pk_desc, offset)[0]
+            for i, p in pk:
+                row[p] = vals[i]
+            out.append(tuple(row))
+        return out
 
     def one(self, key: bytes, value: bytes) -> tuple:
         """One single-family row (a point get)."""

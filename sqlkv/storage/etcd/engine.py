@@ -258,6 +258,8 @@ class EtcdEngine(Engine):
 class EtcdSnapshot(Snapshot):
     """A read view at one etcd revision (nothing to release: etcd keeps history until compaction)."""
 
+    pages_itself = True  # a scan reads PAGE_SIZE keys per range request
+
     def __init__(self, engine: EtcdEngine, rev: int, guard_rev: int = 0, watched_mod: int | None = None) -> None:
         self._engine = engine
         self.seq = rev

@@ -476,11 +476,18 @@ class LSMCore:
             state.version.pins += 1
             self.pinned[id(state.version)] = state.version
         try:
+            started = time.perf_counter_ns()
             cursors, tombs = self._cursors(state, start, end, reverse)
             if not cursors:
                 return []
             pairs = merge(cursors, seq, tombs, reverse)
-            return list(pairs if limit is None else islice(pairs, limit))
+            first = next(pairs, None)  # the seek, timed as pinned_scan times a scan's
+            self.latency["scan"].record(time.perf_counter_ns() - started)
+            if first is None:
+                return []
+            out = [first]
+            out.extend(pairs if limit is None else islice(pairs, limit - 1))
+            return out
         finally:
             self.unpin(state.version)
 
