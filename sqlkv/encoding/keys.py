@@ -39,6 +39,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final
 
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.typecodecs import (
@@ -54,7 +55,7 @@ from sqlkv.encoding.typecodecs import (
 from sqlkv.encoding.varint import INT64_MAX, append_varint, corrupt, read_varint
 from sqlkv.errors import CorruptionError, DataError
 
-_ALL_BITS = (1 << 64) - 1
+_ALL_BITS: Final = (1 << 64) - 1
 
 
 # -- unsigned ids (table, index, family) ----------------------------------------------------
@@ -175,10 +176,10 @@ def _append_asc(buf: bytearray, value: object) -> None:
         encoder(buf, value)
 
 
-_INT_ZERO = M.INT_ZERO
-_INT_SMALL = M.INT_SMALL
-_INT_SMALL_MAX = M.INT_SMALL_MAX
-_STRING = M.STRING
+_INT_ZERO: Final = M.INT_ZERO
+_INT_SMALL: Final = M.INT_SMALL
+_INT_SMALL_MAX: Final = M.INT_SMALL_MAX
+_STRING: Final = M.STRING
 
 
 def decode_value(data: bytes, offset: int = 0) -> tuple[object, bool, int]:

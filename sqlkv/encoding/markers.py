@@ -25,57 +25,61 @@ type, so only NULL's place matters: first ascending, last descending).
 
 from __future__ import annotations
 
-NULL = 0x00
-NOT_NULL = 0x01
+from typing import Final
 
-FLOAT_NAN = 0x02
-FLOAT = 0x03
-FLOAT_DESC = 0x04
-FLOAT_NAN_DESC = 0x05
+# Final: constants the compiled build (mypyc) inlines into the codec instead of looking them up.
 
-DECIMAL_NAN = 0x06
-DECIMAL_NEG_INF = 0x07
-DECIMAL_NEG = 0x08
-DECIMAL_ZERO = 0x09
-DECIMAL_POS = 0x0A
-DECIMAL_INF = 0x0B
-DECIMAL_INF_DESC = 0x0C
-DECIMAL_POS_DESC = 0x0D
-DECIMAL_ZERO_DESC = 0x0E
-DECIMAL_NEG_DESC = 0x0F
-DECIMAL_NEG_INF_DESC = 0x10
-DECIMAL_NAN_DESC = 0x11
+NULL: Final = 0x00
+NOT_NULL: Final = 0x01
 
-FALSE = 0x12
-TRUE = 0x13
-TRUE_DESC = 0x14
-FALSE_DESC = 0x15
+FLOAT_NAN: Final = 0x02
+FLOAT: Final = 0x03
+FLOAT_DESC: Final = 0x04
+FLOAT_NAN_DESC: Final = 0x05
 
-BYTES = 0x16
-BYTES_DESC = 0x17
-STRING = 0x18
-STRING_DESC = 0x19
-DATE = 0x1A
-DATE_DESC = 0x1B
-TIMESTAMP = 0x1C
-TIMESTAMP_DESC = 0x1D
-EXTENDED = 0x1E  # then a tag byte: see sqlkv/encoding/extended.py
-EXTENDED_DESC = 0x1F
+DECIMAL_NAN: Final = 0x06
+DECIMAL_NEG_INF: Final = 0x07
+DECIMAL_NEG: Final = 0x08
+DECIMAL_ZERO: Final = 0x09
+DECIMAL_POS: Final = 0x0A
+DECIMAL_INF: Final = 0x0B
+DECIMAL_INF_DESC: Final = 0x0C
+DECIMAL_POS_DESC: Final = 0x0D
+DECIMAL_ZERO_DESC: Final = 0x0E
+DECIMAL_NEG_DESC: Final = 0x0F
+DECIMAL_NEG_INF_DESC: Final = 0x10
+DECIMAL_NAN_DESC: Final = 0x11
+
+FALSE: Final = 0x12
+TRUE: Final = 0x13
+TRUE_DESC: Final = 0x14
+FALSE_DESC: Final = 0x15
+
+BYTES: Final = 0x16
+BYTES_DESC: Final = 0x17
+STRING: Final = 0x18
+STRING_DESC: Final = 0x19
+DATE: Final = 0x1A
+DATE_DESC: Final = 0x1B
+TIMESTAMP: Final = 0x1C
+TIMESTAMP_DESC: Final = 0x1D
+EXTENDED: Final = 0x1E  # then a tag byte: see sqlkv/encoding/extended.py
+EXTENDED_DESC: Final = 0x1F
 
 # Varint families: ``base`` is the lowest marker (8-byte negatives), then 7 more negative
 # lengths, then ``small`` one-byte values, then 8 positive lengths (1..8 payload bytes).
-INT_DESC_BASE = 0x20
-INT_DESC_SMALL = 80
-INT_BASE = 0x80
-INT_SMALL = 110
-INT_ZERO = INT_BASE + 8  # 0x88: the marker of 0 (and of id 0)
-INT_SMALL_MAX = INT_ZERO + INT_SMALL - 1  # 0xf5: the marker of 109
-INT_MAX_MARKER = INT_BASE + 15 + INT_SMALL  # 0xfd
-INT_DESC_MAX_MARKER = INT_DESC_BASE + 15 + INT_DESC_SMALL  # 0x7f
+INT_DESC_BASE: Final = 0x20
+INT_DESC_SMALL: Final = 80
+INT_BASE: Final = 0x80
+INT_SMALL: Final = 110
+INT_ZERO: Final = INT_BASE + 8  # 0x88: the marker of 0 (and of id 0)
+INT_SMALL_MAX: Final = INT_ZERO + INT_SMALL - 1  # 0xf5: the marker of 109
+INT_MAX_MARKER: Final = INT_BASE + 15 + INT_SMALL  # 0xfd
+INT_DESC_MAX_MARKER: Final = INT_DESC_BASE + 15 + INT_DESC_SMALL  # 0x7f
 
-NULL_DESC = 0xFF
+NULL_DESC: Final = 0xFF
 
-DESCENDING_MARKERS = frozenset(
+DESCENDING_MARKERS: Final = frozenset(
     [FLOAT_DESC, FLOAT_NAN_DESC, TRUE_DESC, FALSE_DESC, BYTES_DESC, STRING_DESC, DATE_DESC]
     + [TIMESTAMP_DESC, EXTENDED_DESC, NULL_DESC]
     + list(range(DECIMAL_INF_DESC, DECIMAL_NAN_DESC + 1))

@@ -18,6 +18,7 @@ import struct
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
+from typing import Any, Final
 
 from sqlkv.encoding import arrays, extended
 from sqlkv.encoding.arrays import SqlArray
@@ -43,15 +44,17 @@ from sqlkv.encoding.varint import (
 )
 from sqlkv.errors import DataError
 
-Encoder = Callable[[bytearray, object], None]
+# Each encoder takes the one value type its table entry maps it from (int, str, Decimal...):
+# ``Any`` lets the tables hold them all.
+Encoder = Callable[[bytearray, Any], None]
 Decoder = Callable[[bytes, int], tuple[object, int]]
 
 _DOUBLE = struct.Struct(">d")
 _UINT64 = struct.Struct(">Q")
-_SIGN_BIT = 1 << 63
-_ALL_BITS = (1 << 64) - 1
-DESC_INT_PIVOT = M.INT_DESC_SMALL - 1  # desc int v is stored as the varint of 79 - v
-_DESC_SMALL_TOP = M.INT_DESC_BASE + 8 + DESC_INT_PIVOT  # 0x77: the marker of desc 0
+_SIGN_BIT: Final = 1 << 63
+_ALL_BITS: Final = (1 << 64) - 1
+DESC_INT_PIVOT: Final = M.INT_DESC_SMALL - 1  # desc int v is stored as the varint of 79 - v
+_DESC_SMALL_TOP: Final = M.INT_DESC_BASE + 8 + DESC_INT_PIVOT  # 0x77: the marker of desc 0
 # The smallest positive int needing n payload bytes (index n): anything less is non-canonical.
 _MIN_FOR_LENGTH = [0, M.INT_SMALL] + [1 << (8 * (n - 1)) for n in range(2, 9)]
 
@@ -106,12 +109,12 @@ def _escaped(data: bytes) -> bytes:
     return data + b"\x00\x01"
 
 
-def _bytes_asc(buf: bytearray, v: bytes) -> None:
+def _bytes_asc(buf: bytearray, v: bytes | bytearray | memoryview) -> None:
     buf.append(M.BYTES)
     buf += _escaped(bytes(v))
 
 
-def _bytes_desc(buf: bytearray, v: bytes) -> None:
+def _bytes_desc(buf: bytearray, v: bytes | bytearray | memoryview) -> None:
     buf.append(M.BYTES_DESC)
     buf += _escaped(bytes(v)).translate(COMPLEMENT)
 
@@ -182,7 +185,7 @@ ASC_ENCODERS: dict[type, Encoder] = {
     Decimal: _decimal_asc,
     datetime.date: _date_asc,
     datetime.datetime: _timestamp_asc,
-}  # type: ignore[dict-item]
+}
 DESC_ENCODERS: dict[type, Encoder] = {
     int: _int_desc,
     str: _str_desc,
@@ -195,18 +198,18 @@ DESC_ENCODERS: dict[type, Encoder] = {
     Decimal: _decimal_desc,
     datetime.date: _date_desc,
     datetime.datetime: _timestamp_desc,
-}  # type: ignore[dict-item]
+}
 
-ASC_ENCODERS[datetime.time] = extended.time_asc  # type: ignore[assignment]
-ASC_ENCODERS[uuid.UUID] = extended.uuid_asc  # type: ignore[assignment]
-DESC_ENCODERS[datetime.time] = extended.time_desc  # type: ignore[assignment]
-DESC_ENCODERS[uuid.UUID] = extended.uuid_desc  # type: ignore[assignment]
-ASC_ENCODERS[Interval] = extended.interval_asc  # type: ignore[assignment]
-DESC_ENCODERS[Interval] = extended.interval_desc  # type: ignore[assignment]
-ASC_ENCODERS[SqlArray] = arrays.array_asc  # type: ignore[assignment]  (ARRAY: encoding/arrays.py)
-DESC_ENCODERS[SqlArray] = arrays.array_desc  # type: ignore[assignment]
-ASC_ENCODERS[Jsonb] = jsonb_asc  # type: ignore[assignment]  # issue 15 (jsonb_keys.py)
-DESC_ENCODERS[Jsonb] = jsonb_desc  # type: ignore[assignment]
+ASC_ENCODERS[datetime.time] = extended.time_asc
+ASC_ENCODERS[uuid.UUID] = extended.uuid_asc
+DESC_ENCODERS[datetime.time] = extended.time_desc
+DESC_ENCODERS[uuid.UUID] = extended.uuid_desc
+ASC_ENCODERS[Interval] = extended.interval_asc
+DESC_ENCODERS[Interval] = extended.interval_desc
+ASC_ENCODERS[SqlArray] = arrays.array_asc  # ARRAY: encoding/arrays.py
+DESC_ENCODERS[SqlArray] = arrays.array_desc
+ASC_ENCODERS[Jsonb] = jsonb_asc  # issue 15 (jsonb_keys.py)
+DESC_ENCODERS[Jsonb] = jsonb_desc
 
 # Checked in this order so that bool wins over int and datetime over date.
 _SUBCLASS_ORDER = (bool, int, float, Decimal, str, bytes, datetime.datetime, datetime.date, datetime.time,

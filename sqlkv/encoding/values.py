@@ -114,7 +114,8 @@ def _as_base(value: Any, base: type) -> Any:
     if base is uuid.UUID:
         return uuid.UUID(bytes=value.bytes)
     if base is datetime.datetime:
-        return datetime.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo)
+        return datetime.datetime(value.year, value.month, value.day, value.hour, value.minute,
+                                 value.second, value.microsecond, value.tzinfo)
     if base is datetime.date:
         return datetime.date(value.year, value.month, value.day)
     return datetime.time(value.hour, value.minute, value.second, value.microsecond, value.tzinfo)

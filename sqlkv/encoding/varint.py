@@ -13,10 +13,12 @@ Example: 10 -> ``0x92``; 300 -> ``0xf7 0x01 0x2c``; -1 -> ``0x87 0xff``.
 
 from __future__ import annotations
 
+from typing import Final
+
 from sqlkv.errors import CorruptionError
 
-INT64_MIN = -(1 << 63)
-INT64_MAX = (1 << 63) - 1
+INT64_MIN: Final = -(1 << 63)
+INT64_MAX: Final = (1 << 63) - 1
 
 # bytes.translate table flipping every bit: descending payloads are complemented ascending ones.
 COMPLEMENT = bytes(range(255, -1, -1))

@@ -38,10 +38,10 @@ def get_many(state: ReadState, keys: list[bytes], seq: int, counters: dict[str, 
             probed += 1
             _from_table(reader, inside, seq, found)
             remaining = [k for k in remaining if k not in found]
-    for largest, smallest, readers in state.levels:
+    for level_largest, level_smallest, readers in state.levels:
         if not remaining:
             break
-        for i, inside in _by_table(largest, smallest, remaining).items():
+        for i, inside in _by_table(level_largest, level_smallest, remaining).items():
             probed += 1
             _from_table(readers[i], inside, seq, found)
         remaining = [k for k in remaining if k not in found]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from typing import Final
 
 import msgpack
 
@@ -20,10 +21,10 @@ from sqlkv.errors import CorruptionError
 
 BLOCK_TRAILER = struct.Struct("<BI")
 TRAILER_SIZE = BLOCK_TRAILER.size
-TYPE_RAW = 0
+TYPE_RAW: Final = 0
 
-FLAG_MULTI_VERSION = 1
-FLAG_TOMBSTONES = 2
+FLAG_MULTI_VERSION: Final = 1
+FLAG_TOMBSTONES: Final = 2
 
 
 class DataBlock:
@@ -40,7 +41,7 @@ class DataBlock:
         self.size = size  # memory held (decoded_block_bytes), what the block cache charges
 
 
-NEVER_SIMPLE = 1 << 63
+NEVER_SIMPLE: Final = 1 << 63
 
 
 def seal(payload: bytes) -> bytes:

@@ -110,9 +110,10 @@ class TableReader:
 
     def may_contain(self, key: bytes) -> bool:
         """The bloom filter's answer for ``key`` (True when the table has none), counted."""
-        if not self._bloom_nbits:
+        bloom = self.bloom
+        if bloom is None or not self._bloom_nbits:
             return True
-        if self.bloom.may_contain(key):
+        if bloom.may_contain(key):
             self.bloom_positives += 1
             return True
         self.bloom_negatives += 1
@@ -211,6 +212,8 @@ def iter_table(reader: TableReader):
     reads each block once; caching it would evict blocks that readers want)."""
     reader.load()
     fd = reader._fd
+    if fd is None:
+        raise CorruptionError(f"table file {reader.path} was closed while in use")
     for offset, size in zip(reader.index_offsets, reader.index_sizes):
         blk = decode_data_block(os.pread(fd, size, offset), reader.path, offset)
         yield from zip(blk.keys, blk.seqs, blk.values)
