@@ -168,11 +168,13 @@ class DistinctSketch:
         self.heap: list[int] = []  # negated: the largest kept hash on top
         self.kept: set[int] = set()
         self.nulls = 0
+        self.values = 0  # non-NULL values seen: no estimate may exceed it
 
     def add(self, value: object) -> None:
         if value is None:
             self.nulls += 1
             return
+        self.values += 1
         h = _mixed(value)
         if h in self.kept:
             return
@@ -186,4 +188,4 @@ class DistinctSketch:
     def estimate(self) -> int:
         if len(self.kept) < self.K:
             return len(self.kept)
-        return int((self.K - 1) * (1 << 64) / (-self.heap[0] + 1))
+        return min(self.values, int((self.K - 1) * (1 << 64) / (-self.heap[0] + 1)))
