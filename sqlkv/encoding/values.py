@@ -234,21 +234,22 @@ def decode_single(data: bytes) -> object:
     return _unpack(data)
 
 
-_BATCH_UNPACK_MIN = 16
+_ARRAY32 = struct.Struct(">BI")  # msgpack's array 32 header: 0xdd, then the element count
 
 
 def decode_row_values(datas: list[bytes]) -> list[dict[int, object]]:
-    """`decode_row_value` of each of ``datas`` (a scan's batch), parsed by one C-level pass
-    over their concatenation. Anything short of exactly one map per value (a corrupt value,
-    which could shift the split) is decoded again value by value, which names the error."""
-    unpacker = msgpack.Unpacker(ext_hook=_from_ext, raw=False, strict_map_key=False,
-                                max_buffer_size=0)
+    """`decode_row_value` of each of ``datas`` (a scan's batch), parsed by one C-level call:
+    the values are concatenated behind an array header counting them, so ``unpackb`` builds
+    the list itself (no iterator step per value). Anything short of exactly that many maps
+    filling the bytes exactly (a corrupt value, which could shift the split) is decoded
+    again value by value, which names the error."""
+    parts = [_ARRAY32.pack(0xDD, len(datas))]
+    parts += datas
     try:
-        unpacker.feed(b"".join(datas))
-        rows = list(unpacker)
+        rows = msgpack.unpackb(b"".join(parts), ext_hook=_from_ext, raw=False, strict_map_key=False)
     except Exception:  # noqa: BLE001 -- reported precisely by the per-value decode below
-        rows = []
-    if len(rows) != len(datas) or (rows and set(map(type, rows)) != {dict}):
+        rows = None
+    if type(rows) is not list or (rows and set(map(type, rows)) != {dict}):
         return [decode_row_value(data) for data in datas]
     return rows
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.hash_spill import HASH_JOIN_MEMORY_ROWS, grace_join, none
-from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted
+from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted, counted_flat
 
 RowFn = Callable[[tuple], Any]
 Pred = Callable[[tuple], bool]
@@ -133,15 +133,15 @@ class HashJoin(JoinBase):
         build, probe = (self.left, self.right) if self.build_left else (self.right, self.left)
         build_keys, probe_keys = (self.left_keys, self.right_keys) if self.build_left \
             else (self.right_keys, self.left_keys)
-        build_rows = iter(counted(build, ctx))
+        build_rows = counted_flat(build, ctx)
         kept = list(islice(build_rows, HASH_JOIN_MEMORY_ROWS))
         if len(kept) < HASH_JOIN_MEMORY_ROWS:
-            yield from self._joined(ctx, kept, counted(probe, ctx))
+            yield from self._joined(ctx, kept, counted_flat(probe, ctx))
             return
         keep_probe = not self.build_left and self.kind in ("left", "full")
         keep_build = not self.build_left and self.kind in ("right", "full")
         yield from grace_join(
-            chain(_drained(kept), build_rows), counted(probe, ctx),
+            chain(_drained(kept), build_rows), counted_flat(probe, ctx),
             key_function(build_keys), key_function(probe_keys),
             lambda part_build, part_probe: self._joined(ctx, list(part_build), part_probe),
             (lambda row: self.left_nulls + row) if keep_build else none,

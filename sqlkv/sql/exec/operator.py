@@ -107,6 +107,13 @@ def counted_batches(op: Operator, ctx: ExecContext) -> Iterator[list[tuple]]:
     return timed_batches(op, ctx, st)
 
 
+def counted_flat(op: Operator, ctx: ExecContext) -> Iterator[tuple]:
+    """`counted`'s rows read through ``op.batches`` (a scan's batched read and decode), for a
+    consumer that takes every row anyway (a hash join's inputs): it reads up to one batch
+    ahead of what it has consumed."""
+    return chain.from_iterable(counted_batches(op, ctx))
+
+
 class BatchOperator(Operator):
     """An operator whose native protocol is `batches`; `rows` flattens them."""
 

@@ -21,6 +21,7 @@ from typing import Any
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.external_sort import sort_spilling
+from sqlkv.sql.expr.batch_filters import batch_filter
 from sqlkv.sql.exec.operator import BatchOperator, Operator, counted, counted_batches
 
 RowFn = Callable[[tuple], Any]
@@ -72,9 +73,9 @@ class Filter(BatchOperator):
         return [self.child]
 
     def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
-        pred = self.predicate
+        keep = batch_filter(self.predicate)  # one comprehension over the batch for col-op-const
         for batch in counted_batches(self.child, ctx):
-            kept = [row for row in batch if pred(row)]
+            kept = keep(batch)
             if kept:
                 yield kept
 

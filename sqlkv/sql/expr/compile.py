@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from sqlkv.errors import Error, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
+from sqlkv.sql.expr.batch_filters import with_conjunction_batch
 from sqlkv.sql.expr.env import CompileEnv, Compiled, RowFn, constant
 from sqlkv.sql.expr.subquery import compile_quantified, compile_subquery
 from sqlkv.sql.expr.operators import (
@@ -243,8 +244,8 @@ def predicate_fn(c: Compiler, node: exp.Expression) -> RowFn:
         if isinstance(node, exp.And):
             if len(fns) == 2:
                 f1, f2 = fns
-                return lambda r: f1(r) and f2(r)
-            return lambda r: all(f(r) for f in fns)
+                return with_conjunction_batch(lambda r: f1(r) and f2(r), fns)
+            return with_conjunction_batch(lambda r: all(f(r) for f in fns), fns)
         if len(fns) == 2:
             f1, f2 = fns
             return lambda r: f1(r) or f2(r)

@@ -20,6 +20,7 @@ from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.jsonb import Jsonb
 from sqlkv.errors import DataError, ProgrammingError
 from sqlkv.sql.casts import cast
+from sqlkv.sql.expr.batch_filters import with_column_const_batch
 from sqlkv.sql.expr.dates import Interval
 from sqlkv.sql.expr.env import Compiled, RowFn
 from sqlkv.sql.types import BOOL, DECIMAL, NULLTYPE, SqlType, common_type, float_as_decimal, type_name
@@ -235,7 +236,7 @@ def comparison_predicate(op: str, left: Compiled, right: Compiled, unified: Unif
             return lambda r: False
         i = _plain_column(left, fa)
         if i is not None:
-            return _COLUMN_CONST_PRED[op](i, c)
+            return with_column_const_batch(_COLUMN_CONST_PRED[op](i, c), op, i, c)
         return lambda r: (a := fa(r)) is not None and cmp(a, c)
     return lambda r: (a := fa(r)) is not None and (b := fb(r)) is not None and cmp(a, b)
 

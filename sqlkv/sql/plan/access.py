@@ -40,9 +40,9 @@ from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
 
 
-# Whether primary-index scans decode only the ``needed`` columns (the rest stay None). Off
-# until the join planner's ``needed`` also lists the columns of ``JOIN ... USING (a)``, which
-# no column reference in the query names: with it on, such a join would compare NULLs.
+# Whether primary-index scans decode only the ``needed`` columns (the rest stay None). On since
+# the join planner's ``needed`` lists the columns of ``JOIN ... USING (a)`` too (no column
+# reference names them); NATURAL joins and whole-row references still decode every column.
 DECODE_ONLY_NEEDED = True
 
 

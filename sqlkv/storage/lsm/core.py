@@ -22,7 +22,7 @@ import threading
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, OperationalError
@@ -31,7 +31,7 @@ from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import background, counters
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.compaction import CompactionAborted, CompactionOptions, table_path
-from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge
+from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge, merged_chunks
 from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
@@ -480,13 +480,14 @@ class LSMCore:
             cursors, tombs = self._cursors(state, start, end, reverse)
             if not cursors:
                 return []
-            pairs = merge(cursors, seq, tombs, reverse)
-            first = next(pairs, None)  # the seek, timed as pinned_scan times a scan's
+            chunks = merged_chunks(cursors, seq, tombs, reverse)
+            first = next(chunks, None)  # the seek, timed as pinned_scan times a scan's
             self.latency["scan"].record(time.perf_counter_ns() - started)
-            if first is None:
-                return []
-            out = [first]
-            out.extend(pairs if limit is None else islice(pairs, limit - 1))
+            out: list[tuple[bytes, bytes]] = []
+            for chunk in chain([first], chunks) if first is not None else ():
+                out.extend(chunk if limit is None else islice(chunk, limit - len(out)))
+                if limit is not None and len(out) >= limit:
+                    break
             return out
         finally:
             self.unpin(state.version)

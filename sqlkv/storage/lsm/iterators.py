@@ -23,7 +23,7 @@ with two bisects each) hide versions.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers, none_between, skip_target
@@ -186,15 +186,33 @@ def merge(cursors: list, read_seq: int, tombs: list[TombstoneIndex], reverse: bo
     return _merge_forward(heads, read_seq, tombs)
 
 
+def merged_chunks(cursors: list, read_seq: int, tombs: list[TombstoneIndex],
+                  reverse: bool) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """`merge`'s pairs as iterables to ``list.extend`` with (a batched read): from a single
+    source with no range tombstone, one per chunk -- a plain ``zip`` for a simple chunk, so
+    the pairs never pass through a generator one by one -- else one merging iterator. The
+    seek is done by the first ``next``."""
+    if len(cursors) == 1 and not any(tombs):
+        return _single_source_chunks(cursors[0], read_seq, reverse)
+    return iter([merge(cursors, read_seq, tombs, reverse)])
+
+
 def _single_source(cursor, read_seq: int, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     """The short-scan fast path: one source and no range tombstones, so no merging -- each
     chunk (which holds every version of its keys) is filtered on its own."""
+    for chunk in _single_source_chunks(cursor, read_seq, reverse):
+        yield from chunk
+
+
+def _single_source_chunks(cursor, read_seq: int, reverse: bool) -> Iterator[Iterable[tuple[bytes, bytes]]]:
     head = _Head(cursor)
     while head.advance(reverse):
         if reverse:
-            yield from _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
+            yield _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
+        elif head.simple <= read_seq:  # every entry visible: the chunk as it is
+            yield zip(head.keys, head.values)
         else:
-            yield from _run_forward(head, 0, len(head.keys), read_seq, [])
+            yield _run_forward(head, 0, len(head.keys), read_seq, [])
 
 
 def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
