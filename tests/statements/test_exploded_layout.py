@@ -171,6 +171,43 @@ def test_element_reads_by_primary_key_are_point_gets(s):  # noqa: F811
     assert "kv_gets=1 kv_scans=0" in analyze(s, "SELECT name FROM t WHERE id = 1")
 
 
+def test_element_updates_by_primary_key_read_the_length_and_the_assigned_elements(s):  # noqa: F811
+    s.execute(EXPLODED)
+    s.execute("INSERT INTO t VALUES (7, 'ann', ARRAY['a', NULL, 'c'], '{\"k\": 1}'), (8, 'bo', NULL, NULL)")
+    sql = "UPDATE t SET tags[2] = 'b', tags[5] = 'e' WHERE id = 7"
+    assert "elements: /Table/100/1/7/1, /Table/100/1/7/1/2, /Table/100/1/7/1/5" in plan_text(s, sql)
+    # family 0, the header and the two elements: one batch of gets, no scan of either exploded value
+    assert "kv_gets=4 kv_scans=0" in analyze(s, sql)
+    # an UPDATE of another column reads neither exploded value
+    assert "kv_gets=1 kv_scans=0" in analyze(s, "UPDATE t SET name = name || '!' WHERE id = 7")
+    # a NULL array (no header) is extended from empty, as with a whole read
+    s.execute("UPDATE t SET tags[2] = 'q' WHERE id = 8")
+    assert rows(s, "SELECT id, name, tags, doc FROM t ORDER BY id") == [
+        (7, "ann!", SqlArray(["a", "b", "c", None, "e"]), Jsonb({"k": 1})), (8, "bo", SqlArray([None, "q"]), None)]
+    # any other use of the column, RETURNING, or a non-constant index: the whole value is read
+    for whole in ("UPDATE t SET tags[1] = tags[2] WHERE id = 7", "UPDATE t SET tags[1] = 'x' WHERE id = 7 RETURNING id",
+                  "UPDATE t SET tags[id - 6] = 'x' WHERE id = 7", "UPDATE t SET tags[1] = 'x' WHERE id = 7 AND "
+                  "cardinality(tags) > 0"):
+        assert "kv_scans=1" in analyze(s, whole), whole
+    # a range of rows is scanned whole, as before
+    assert "elements" not in plan_text(s, "UPDATE t SET tags[1] = 'y' WHERE id > 6")
+
+
+@pytest.mark.parametrize("extra", [
+    "CHECK (cardinality(tags) < 5)", "INDEX t_tags (tags)", "INVERTED INDEX t_inv (tags)",
+    "INDEX t_name (name) WHERE tags IS NOT NULL", "n INT AS (cardinality(tags)) STORED",
+])
+def test_element_updates_read_the_whole_value_when_a_constraint_or_index_needs_it(s, extra):  # noqa: F811
+    s.execute(EXPLODED.replace("FAMILY f_tags", extra + ", FAMILY f_tags"))
+    s.execute("INSERT INTO t (id, name, tags) VALUES (7, 'ann', ARRAY['a', 'b', 'c', 'd'])")
+    assert "kv_scans=1" in analyze(s, "UPDATE t SET tags[1] = 'z' WHERE id = 7")
+    if extra.startswith("CHECK"):
+        with pytest.raises(sqlkv.IntegrityError):
+            s.execute("UPDATE t SET tags[5] = 'e' WHERE id = 7")
+    assert rows(s, "SELECT tags FROM t") == [(SqlArray(["z", "b", "c", "d"]),)]
+    assert check_database(s) == []
+
+
 def test_scans_filters_indexes_and_time_travel(tmp_path):
     conn = sqlkv.connect(str(tmp_path / "db"), autocommit=True)
     conn.execute(EXPLODED)
@@ -250,6 +287,7 @@ _ops = st.lists(st.one_of(
     st.tuples(st.just("set_key"), st.integers(0, 5), st.sampled_from("abcde"), _json),
     st.tuples(st.just("set_whole"), st.integers(0, 5), st.one_of(st.none(), st.lists(_elem, max_size=6)), _json),
     st.tuples(st.just("delete"), st.integers(0, 5)),
+    st.tuples(st.just("set_name"), st.integers(0, 5)),
     st.tuples(st.just("move"), st.integers(0, 5), st.integers(-3, 3)),
     st.tuples(st.just("upsert"), st.integers(0, 5), st.lists(_elem, max_size=4)),
 ), max_size=15)
@@ -267,6 +305,8 @@ def _apply(s, table: str, op) -> str | None:
                        (json.dumps(args[1]), k))
     elif kind == "set_whole":
         sql, params = f"UPDATE {table} SET tags = ?, doc = ? WHERE id = ?", (args[0], json.dumps(args[1]), k)
+    elif kind == "set_name":  # reads neither exploded value (plan/element_updates.py)
+        sql, params = f"UPDATE {table} SET name = name || 'x' WHERE id = ?", (k,)
     elif kind == "move":  # a new primary key: every key of the row moves
         sql, params = f"UPDATE {table} SET id = id + ? WHERE id = ?", (args[0], k)
     elif kind == "upsert":

@@ -9,6 +9,11 @@ that answers exactly those accesses: ``ARRAY[NULL, NULL, <element 3>]`` and
 column in the query is an element access with a constant key (plan/element_uses.py), so the
 elements that are missing from the partial value are never looked at; an exploded column the
 query does not mention is not read at all, and one it reads whole is one prefix scan.
+
+``sized`` (an UPDATE that only assigns elements of an ARRAY column, plan/element_updates.py):
+the header key is read too, and the partial value has the stored length, so that assigning
+past the end extends the real array and `ExplodedColumn.changes` sees only the assigned
+elements differ.
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ from typing import Any
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.jsonb import Jsonb, sorted_object
 from sqlkv.encoding.pretty import pretty_key
+from sqlkv.errors import CorruptionError
 from sqlkv.storage.kv import prefix_end
 
 
 class PartialFetch:
     """The point read of one row (by its primary-key prefix) described in the module docstring."""
 
-    def __init__(self, codec, needed: set[int] | None, elements: dict[int, list[Any]]) -> None:
+    def __init__(self, codec, needed: set[int] | None, elements: dict[int, list[Any]],
+                 sized: bool = False) -> None:
         self.codec = codec
+        self.sized = sized  # read each element-read column's header: its partial value has the stored length
         self.packed = [fam for fam in codec.families if fam.id not in codec.exploded]
         self.element_reads: list[tuple[Any, list[Any]]] = []  # (ExplodedColumn, element keys)
         self.whole = []  # exploded columns read with a prefix scan
@@ -41,6 +49,8 @@ class PartialFetch:
         """Every key the read gets: the packed families', then the elements'."""
         out = [base + fam.suffix for fam in self.packed]
         for col, elements in self.element_reads:
+            if self.sized:
+                out.append(base + col.suffix)
             out.extend(col.element_key(base, e) for e in elements)
         return out
 
@@ -57,9 +67,15 @@ class PartialFetch:
                 codec._fill(row, value)
         at = len(self.packed)
         for col, elements in self.element_reads:
+            header = None
+            if self.sized:
+                header, at = values[at], at + 1
             found = {e: col.element_value(v) for e, v in zip(elements, values[at:at + len(elements)]) if v is not None}
             at += len(elements)
-            row[col.position] = _partial(col.jsonb, found)
+            if self.sized:
+                row[col.position] = None if header is None else _sized(col, header, found, base)
+            else:
+                row[col.position] = _partial(col.jsonb, found)
         for col in self.whole:
             start = base + col.suffix
             pairs = [(k[len(start):], v) for k, v in reader.scan(start, prefix_end(start))]
@@ -73,9 +89,23 @@ class PartialFetch:
         """EXPLAIN's list of the element keys read (for the first span's row when known)."""
         parts = []
         for col, elements in self.element_reads:
+            if self.sized:
+                parts.append(pretty_key(base + col.suffix) if base is not None else f"{col.name} length")
             for e in elements:
                 parts.append(pretty_key(col.element_key(base, e)) if base is not None else f"{col.name}/{e!r}")
         return "elements: " + ", ".join(parts)
+
+
+def _sized(col, header: bytes, found: dict[int, Any], base: bytes) -> SqlArray:
+    """An ARRAY of the header's length holding only the elements read (NULL elsewhere)."""
+    length = col.element_value(header)
+    if type(length) is not int or length < 0 or any(i > length for i in found):
+        raise CorruptionError(f'exploded column "{col.name}" at {pretty_key(base + col.suffix)}: '
+                              f"header {length!r} does not match the elements present")
+    items: list = [None] * length
+    for i, v in found.items():
+        items[i - 1] = v
+    return SqlArray(items)
 
 
 def _partial(jsonb: bool, found: dict[Any, Any]) -> Any:
