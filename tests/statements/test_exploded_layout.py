@@ -492,3 +492,18 @@ def test_equal_values_with_two_encodings_read_as_in_a_default_table(s, typ, firs
         s.execute(f"UPDATE {t} SET a = ARRAY[{second}, {second}] WHERE id = 1")
     got = {t: [tuple(map(str, r[1])) for r in rows(s, f"SELECT * FROM {t}")] for t in ("d", "e")}
     assert got["d"] == got["e"]
+
+
+@pytest.mark.parametrize("layout", ["", " WITH (layout = exploded)"])
+def test_an_assigned_element_is_cast_to_the_element_type(s, layout):  # noqa: F811
+    # the element is cast by the assignment and the array is not re-cast (plan/array_assign.py)
+    s.execute(f"CREATE TABLE c (id INT PRIMARY KEY, n INT[], v VARCHAR(2)[], FAMILY f (n){layout})")
+    s.execute("INSERT INTO c VALUES (1, ARRAY[1, 2], ARRAY['ab'])")
+    s.execute("UPDATE c SET n[2] = 7.0, n[4] = 9 WHERE id = 1")
+    got = rows(s, "SELECT n FROM c")[0][0]
+    assert got == SqlArray([1, 7, None, 9]) and [type(x) for x in got.items] == [int, int, type(None), int]
+    for bad, text in (("n[1] = 'x'", 'array element 1: .*column "n"'), ("v[3] = 'abc'", "array element 3: .*too long"),
+                      ("n[2] = 2.5", 'array element 2: .*column "n"')):
+        with pytest.raises(sqlkv.DataError, match=text):
+            s.execute(f"UPDATE c SET {bad} WHERE id = 1")
+    assert rows(s, "SELECT n, v FROM c") == [(SqlArray([1, 7, None, 9]), SqlArray(["ab"]))]

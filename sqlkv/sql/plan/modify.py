@@ -24,6 +24,7 @@ from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.access import plan_table_access
+from sqlkv.sql.plan.array_assign import element_target, is_element_target
 from sqlkv.sql.plan.foreign_keys import fk_plan
 from sqlkv.sql.plan.element_updates import update_reads
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, returning, row_checker, target_table
@@ -61,6 +62,9 @@ def plan_update(ast: exp.Update, catalog, env) -> Update:
     table, alias, scope, source = _target_rows(ast, catalog, env)
     sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env), alias)
     checker = row_checker(table, alias, env)
+    # SET tags[3] = x casts the element itself (plan/array_assign.py): the array needs no re-cast
+    checker.trust_arrays({table.columns.index(table.column(element_target(n.this)[0].name))
+                          for n in ast.expressions if isinstance(n, exp.EQ) and is_element_target(n.this)})
     joined = bool(_other_tables(ast))
     ret = returning(ast.args.get("returning"), table, alias, env, scope if joined else None)
     op = Update(table, source, sets, checker, ret)

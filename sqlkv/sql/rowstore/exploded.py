@@ -194,10 +194,13 @@ def _array_changes(head: bytes, old: tuple, new: tuple) -> list[KV]:
     """`ExplodedColumn.changes` for arrays: elements compared as values, encoded only when they differ."""
     keys = index_keys(max(len(old), len(new)))
     out: list[KV] = [] if len(old) == len(new) else [(head, encode_single(len(new)))]
+    n_old = len(old)
     for i, v in enumerate(new):
-        if i >= len(old) or not _same(old[i], v):
+        if i < n_old and old[i] is v:
+            continue  # the common case (an element not assigned, or unread: both NULL), without a call
+        if i >= n_old or not _same(old[i], v):
             encoded = encode_single(v)
-            if i >= len(old) or encode_single(old[i]) != encoded:
+            if i >= n_old or encode_single(old[i]) != encoded:
                 out.append((head + keys[i + 1], encoded))
     out.extend((head + keys[i + 1], None) for i in range(len(new), len(old)))
     return out
