@@ -193,6 +193,33 @@ def test_element_updates_by_primary_key_read_the_length_and_the_assigned_element
     assert "elements" not in plan_text(s, "UPDATE t SET tags[1] = 'y' WHERE id > 6")
 
 
+def test_jsonb_set_of_one_key_by_primary_key_reads_the_header_and_that_attribute(s):  # noqa: F811
+    s.execute(EXPLODED)
+    s.execute("""INSERT INTO t VALUES (7, 'a', NULL, '{"a": 1, "b": 2}'), (8, 'b', NULL, '[1, 2]'),
+                 (9, 'c', NULL, '5'), (10, 'd', NULL, NULL)""")
+    sql = "UPDATE t SET doc = jsonb_set(doc, '{c}', '3') WHERE id = 7"
+    assert 'elements: /Table/100/1/7/2, /Table/100/1/7/2/"c"' in plan_text(s, sql)
+    assert "kv_gets=3 kv_scans=0" in analyze(s, sql)  # family 0, the header, the attribute
+    # replacing one, and create_missing => false on a missing key (nothing changes)
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{a}', '[9]') WHERE id = 7")
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{z}', '0', false) WHERE id = 7")
+    # an array document (the key is a position) is read whole for that row; a NULL one stays NULL
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{0}', '3') WHERE id = 8")
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{c}', '3') WHERE id = 10")
+    with pytest.raises(sqlkv.DataError, match="scalar"):
+        s.execute("UPDATE t SET doc = jsonb_set(doc, '{0}', '3') WHERE id = 9")
+    assert rows(s, "SELECT id, doc FROM t ORDER BY id") == [
+        (7, Jsonb({"a": [9], "b": 2, "c": 3})), (8, Jsonb([3, 2])), (9, Jsonb(5)), (10, None)]
+    # the header still counts every attribute (CHECK DATABASE compares it with the keys)
+    assert rows(s, "SELECT value FROM sqlkv_internal.kv WHERE key = '/t/t_pkey/7/2'") == [("object, 3 keys",)]
+    assert check_database(s) == []
+    # a path of two keys, or the document used elsewhere: read whole
+    for whole in ("UPDATE t SET doc = jsonb_set(doc, '{q,r}', '1') WHERE id = 7",
+                  "UPDATE t SET doc = jsonb_set(doc, '{a}', doc->'b') WHERE id = 7",
+                  "UPDATE t SET doc = jsonb_set(doc, '{a}', '1') WHERE id = 7 AND doc ? 'a'"):
+        assert "kv_scans=1" in analyze(s, whole), whole
+
+
 @pytest.mark.parametrize("extra", [
     "CHECK (cardinality(tags) < 5)", "INDEX t_tags (tags)", "INVERTED INDEX t_inv (tags)",
     "INDEX t_name (name) WHERE tags IS NOT NULL", "n INT AS (cardinality(tags)) STORED",

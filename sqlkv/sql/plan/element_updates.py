@@ -1,4 +1,4 @@
-"""Which exploded ARRAY columns an UPDATE only assigns element by element, so need not read whole.
+"""Which exploded columns an UPDATE only assigns element by element, so need not read whole.
 
 ``UPDATE t SET tags[3] = 'x' WHERE id = 7`` on an exploded ``tags`` needs of the old value only
 its length (the header key: assigning past the end extends the array with NULLs and changes the
@@ -18,9 +18,12 @@ That partial old value must never be seen by anything else, so the column qualif
   maintenance needs the whole old value. (An inverted index would need only the old element and
   whether it occurs elsewhere; not done: such columns keep the whole read.)
 
-JSONB columns (``SET doc = jsonb_set(doc, '{k}', v)``) keep the whole read too: the header's
-attribute count cannot be kept right from a partial object without carrying the stored count
-through the UPDATE.
+A JSONB column qualifies the same way when every mention is ``SET doc = jsonb_set(doc, '{k}',
+v [, create_missing])`` with one constant top-level key: the read gets the header and attribute
+``k``; when the header says object, the old value is that one attribute (a `PartialObject`
+carrying the stored attribute count, so that `ExplodedColumn.changes` keeps the header's count
+right when ``k`` is added); an array or scalar document (where ``k`` means something else) is
+read whole for that row.
 
 An exploded column the UPDATE does not mention at all (under the same conditions) is not read:
 the new row keeps the old (unread) value by identity, and the writer leaves its keys alone.
@@ -33,6 +36,8 @@ import re
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.errors import DataError
+from sqlkv.sql.expr.jsonb_ops import parse_text_array
 from sqlkv.sql.plan.element_uses import exploded_by_name
 
 
@@ -60,6 +65,38 @@ def _assigned_index(column: exp.Column, update: exp.Update) -> int | None:
     return _constant_index(bracket.expressions[0])
 
 
+def _jsonb_set_key(value: exp.Expression, target: exp.Column) -> str | None:
+    """The key of ``jsonb_set(<target>, '{k}', ...)``: one top-level key, constant; else None."""
+    if not isinstance(value, exp.Anonymous) or str(value.this).lower() != "jsonb_set" \
+            or not 3 <= len(value.expressions) <= 4:
+        return None
+    doc, path = value.expressions[0], value.expressions[1]
+    if not isinstance(doc, exp.Column) or doc.name.lower() != target.name.lower() \
+            or not isinstance(path, exp.Literal) or not path.is_string:
+        return None
+    try:
+        keys = parse_text_array(path.this, "jsonb_set()")
+    except DataError:
+        return None  # the statement reports it, reading the whole value
+    return keys[0] if len(keys) == 1 and isinstance(keys[0], str) else None
+
+
+def _assigned_key(column: exp.Column, update: exp.Update) -> str | None:
+    """The key of ``SET doc = jsonb_set(doc, '{k}', ...)`` when ``column`` is either ``doc``."""
+    parent = column.parent
+    if isinstance(parent, exp.EQ) and parent.parent is update and parent.this is column:
+        eq = parent  # the SET target
+    elif isinstance(parent, exp.Anonymous) and parent.expressions and parent.expressions[0] is column \
+            and isinstance(parent.parent, exp.EQ) and parent.parent.expression is parent \
+            and parent.parent.parent is update:
+        eq = parent.parent  # jsonb_set's first argument
+    else:
+        return None
+    if not isinstance(eq.this, exp.Column) or eq.this.name.lower() != column.name.lower():
+        return None
+    return _jsonb_set_key(eq.expression, eq.this)
+
+
 def _mentions(text: str | None, name: str) -> bool:
     """Whether a stored SQL text (CHECK, generated column, index predicate) may name the column."""
     return text is not None and re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text, re.IGNORECASE) is not None
@@ -77,27 +114,27 @@ def _needs_whole_value(table: TableDescriptor, column_id: int, name: str) -> boo
     return any(column_id in fk.column_ids for fk in table.foreign_keys)
 
 
-def update_reads(update: exp.Update, table: TableDescriptor) -> tuple[dict[int, list[int]], set[int]]:
+def update_reads(update: exp.Update, table: TableDescriptor) -> tuple[dict[int, list], set[int]]:
     """What a primary-key point read for ``update`` must read of the exploded columns:
-    (row position -> assigned indexes, for each ARRAY column the UPDATE only assigns element by
-    element; positions of the exploded columns it does not need at all -- never mentioned, and
+    (row position -> assigned indexes or keys, for each column the UPDATE only assigns element
+    by element; positions of the exploded columns it does not need at all -- never mentioned, and
     no index, CHECK, generated column or foreign key involves them). Both empty when the
     statement has RETURNING or a ``*``."""
     if update.args.get("returning") is not None or update.find(exp.Star) is not None:
         return {}, set()
-    candidates = {name: (pos, col.type.element is not None)  # (position, may be assigned by element)
+    candidates = {name: (pos, col.type.element is not None)  # (position, ARRAY rather than JSONB)
                   for name, (pos, col) in exploded_by_name(table).items()
                   if not _needs_whole_value(table, col.id, col.name)}
-    out: dict[int, list[int]] = {}
+    out: dict[int, list] = {}
     whole: set[int] = set()
     for node in update.find_all(exp.Column):
         hit = candidates.get(node.name.lower())
         if hit is None:
             continue
-        index = _assigned_index(node, update) if hit[1] else None
-        if index is None:
+        key = _assigned_index(node, update) if hit[1] else _assigned_key(node, update)
+        if key is None:
             whole.add(hit[0])
-        else:
-            out.setdefault(hit[0], []).append(index)
+        elif not isinstance(node.parent, exp.EQ):  # the SET target itself adds no key
+            out.setdefault(hit[0], []).append(key)
     unread = {pos for pos, _ in candidates.values() if pos not in whole and pos not in out}
     return {pos: keys for pos, keys in out.items() if pos not in whole}, unread

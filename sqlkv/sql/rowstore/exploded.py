@@ -103,6 +103,11 @@ class ExplodedColumn:
             return _array_changes(head, old.items, new.items)
         old_header, old_elements = self.parts(old)
         new_header, new_elements = self.parts(new)
+        stored = getattr(old.tree, "stored_count", None)
+        if stored is not None and isinstance(new.tree, dict):
+            # old is the part of an object an element UPDATE read (exploded_reads.PartialObject)
+            old_header = encode_single(["object", stored])
+            new_header = encode_single(["object", stored + len(new.tree) - len(old.tree)])
         out: list[KV] = [] if old_header == new_header else [(head, new_header)]
         before = dict(old_elements)
         for k, v in new_elements:

@@ -10,10 +10,11 @@ column in the query is an element access with a constant key (plan/element_uses.
 elements that are missing from the partial value are never looked at; an exploded column the
 query does not mention is not read at all, and one it reads whole is one prefix scan.
 
-``sized`` (an UPDATE that only assigns elements of an ARRAY column, plan/element_updates.py):
-the header key is read too, and the partial value has the stored length, so that assigning
-past the end extends the real array and `ExplodedColumn.changes` sees only the assigned
-elements differ.
+``sized`` (an UPDATE that only assigns elements, plan/element_updates.py): the header key is
+read too; a partial ARRAY has the stored length, so that assigning past the end extends the
+real array and `ExplodedColumn.changes` sees only the assigned elements differ; a partial JSONB
+object carries the stored attribute count (`PartialObject`); a JSONB array or scalar is read
+whole.
 """
 
 from __future__ import annotations
@@ -72,16 +73,14 @@ class PartialFetch:
                 header, at = values[at], at + 1
             found = {e: col.element_value(v) for e, v in zip(elements, values[at:at + len(elements)]) if v is not None}
             at += len(elements)
-            if self.sized:
-                row[col.position] = None if header is None else _sized(col, header, found, base)
-            else:
+            if not self.sized:
                 row[col.position] = _partial(col.jsonb, found)
+            elif header is not None:
+                sized = _sized(col, header, found, base)
+                # a document that is no object: jsonb_set's key means something else, read it whole
+                row[col.position] = sized if sized is not None else _whole(reader, base, col)
         for col in self.whole:
-            start = base + col.suffix
-            pairs = [(k[len(start):], v) for k, v in reader.scan(start, prefix_end(start))]
-            if pairs:
-                header = pairs[0][1] if not pairs[0][0] else None
-                row[col.position] = col.assemble(header, [p for p in pairs if p[0]], start)
+            row[col.position] = _whole(reader, base, col)
         out = tuple(row)
         return codec.complete(out) if codec.virtual else out
 
@@ -96,13 +95,38 @@ class PartialFetch:
         return "elements: " + ", ".join(parts)
 
 
-def _sized(col, header: bytes, found: dict[int, Any], base: bytes) -> SqlArray:
-    """An ARRAY of the header's length holding only the elements read (NULL elsewhere)."""
-    length = col.element_value(header)
-    if type(length) is not int or length < 0 or any(i > length for i in found):
+def _whole(reader, base: bytes, col) -> Any:
+    """One exploded value read whole: one prefix scan (None: a NULL value, no keys)."""
+    start = base + col.suffix
+    pairs = [(k[len(start):], v) for k, v in reader.scan(start, prefix_end(start))]
+    if not pairs:
+        return None
+    header = pairs[0][1] if not pairs[0][0] else None
+    return col.assemble(header, [p for p in pairs if p[0]], start)
+
+
+class PartialObject(dict):
+    """The attributes of a JSONB object an element UPDATE read, and how many the stored object
+    has (`ExplodedColumn.changes` keeps the header's count right from it)."""
+
+    stored_count: int
+
+
+def _sized(col, header: bytes, found: dict[Any, Any], base: bytes) -> Any:
+    """An ARRAY of the header's length holding only the elements read (NULL elsewhere); a JSONB
+    object of only the attributes read (a `PartialObject`), or None when the document is no
+    object."""
+    head = col.element_value(header)
+    if col.jsonb:
+        if not (type(head) is list and len(head) == 2 and head[0] == "object" and type(head[1]) is int):
+            return None
+        tree = PartialObject({k: v.tree for k, v in found.items()})
+        tree.stored_count = head[1]
+        return Jsonb(tree)
+    if type(head) is not int or head < 0 or any(i > head for i in found):
         raise CorruptionError(f'exploded column "{col.name}" at {pretty_key(base + col.suffix)}: '
-                              f"header {length!r} does not match the elements present")
-    items: list = [None] * length
+                              f"header {head!r} does not match the elements present")
+    items: list = [None] * head
     for i, v in found.items():
         items[i - 1] = v
     return SqlArray(items)
