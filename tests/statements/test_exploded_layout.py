@@ -191,6 +191,12 @@ def test_element_updates_by_primary_key_read_the_length_and_the_assigned_element
         assert "kv_scans=1" in analyze(s, whole), whole
     # a range of rows is scanned whole, as before
     assert "elements" not in plan_text(s, "UPDATE t SET tags[1] = 'y' WHERE id > 6")
+    # a new primary key rewrites the row whole: every value is read (none lost)
+    s.execute("UPDATE t SET id = 70, tags[1] = 'm' WHERE id = 7")
+    s.execute("UPDATE t SET id = 80 WHERE id = 8")
+    assert rows(s, "SELECT id, name, tags, doc FROM t ORDER BY id") == [
+        (70, "ann!", SqlArray(["m", "b", "c", None, "e"]), Jsonb({"k": 1})), (80, "bo", SqlArray([None, "q"]), None)]
+    assert check_database(s) == []
 
 
 def test_jsonb_set_of_one_key_by_primary_key_reads_the_header_and_that_attribute(s):  # noqa: F811
@@ -220,8 +226,58 @@ def test_jsonb_set_of_one_key_by_primary_key_reads_the_header_and_that_attribute
         assert "kv_scans=1" in analyze(s, whole), whole
 
 
+def test_golden_kv_of_jsonb_set_beside_an_inverted_index():
+    trace = KVTrace()
+    try:
+        trace.run("CREATE TABLE t (id INT PRIMARY KEY, doc JSONB, INVERTED INDEX t_inv (doc), "
+                  "FAMILY f_doc (doc) WITH (layout = exploded))")
+        trace.run("""INSERT INTO t VALUES (1, '{"a": 1, "b": 2}')""")
+        # a new key: its attribute, the header's count, its one entry -- nothing deleted
+        assert trace.run("UPDATE t SET doc = jsonb_set(doc, '{n}', '3') WHERE id = 1") == [
+            "put /t/t_pkey/1/1 -> object, 3 keys", 'put /t/t_pkey/1/1/"n" -> Jsonb(\'3\')',
+            'put /t/t_inv/jsonb:{"n": 3}/1 -> []']
+        # a replaced key: its attribute, its old entry out and its new one in
+        assert trace.run("UPDATE t SET doc = jsonb_set(doc, '{a}', '[4]') WHERE id = 1") == [
+            'put /t/t_pkey/1/1/"a" -> Jsonb(\'[4]\')', 'del /t/t_inv/jsonb:{"a": 1}/1',
+            'put /t/t_inv/jsonb:{"a": [4]}/1 -> []']
+    finally:
+        trace.close()
+
+
+def _apply_sql(s, sql: str) -> str | None:  # noqa: F811
+    try:
+        s.execute(sql)
+    except sqlkv.Error as e:
+        return type(e).__name__
+    return None
+
+
+def test_jsonb_set_of_one_key_keeps_an_inverted_index_whole_without_reading_the_document(s):  # noqa: F811
+    s.execute(EXPLODED.replace("FAMILY f_tags", "INVERTED INDEX t_doc_inv (doc), FAMILY f_tags"))
+    s.execute(PACKED.replace("FAMILY f_tags", "INVERTED INDEX p_doc_inv (doc), FAMILY f_tags"))
+    docs = ['{"a": 1, "b": {"c": [1, 2]}}', "{}", '{"a": {}}', "[1, {\"a\": 2}]", None]
+    sets = [("{a}", '{"x": [3, 4]}', "true"), ("{b}", "{}", "true"), ("{new}", '"v"', "true"),
+            ("{a}", "1", "false"), ("{zz}", "2", "false"), ("{0}", "7", "true")]
+    for t in ("t", "p"):
+        for i, doc in enumerate(docs):
+            s.execute(f"INSERT INTO {t} (id, doc) VALUES (?, ?)", (i, doc))
+    assert "kv_scans=0" in analyze(s, "UPDATE t SET doc = jsonb_set(doc, '{a}', '5') WHERE id = 0")
+    s.execute("UPDATE p SET doc = jsonb_set(doc, '{a}', '5') WHERE id = 0")
+    for path, value, create in sets:
+        for i in range(len(docs)):
+            sql = f"UPDATE T_ SET doc = jsonb_set(doc, '{path}', '{value}', {create}) WHERE id = {i}"
+            # the same error, or none, in both layouts ({a} in an array document is one)
+            assert _apply_sql(s, sql.replace("T_", "t")) == _apply_sql(s, sql.replace("T_", "p")), sql
+        # every inverted entry is the one the row's whole value gives (CHECK DATABASE recomputes them)
+        assert check_database(s) == []
+        assert rows(s, "SELECT id, doc FROM t ORDER BY id") == rows(s, "SELECT id, doc FROM p ORDER BY id")
+    for probe in ('{"a": {"x": [3]}}', '{"b": {}}', '{"new": "v"}', '{"a": 5}', "{}"):
+        query = f"SELECT id FROM T_ WHERE doc @> '{probe}' ORDER BY id"
+        assert rows(s, query.replace("T_", "t")) == rows(s, query.replace("T_", "p")), probe
+
+
 @pytest.mark.parametrize("extra", [
-    "CHECK (cardinality(tags) < 5)", "INDEX t_tags (tags)", "INVERTED INDEX t_inv (tags)",
+    "CHECK (cardinality(tags) < 5)", "INDEX t_tags (tags)", "INVERTED INDEX t_inv (tags)",  # ARRAY: whole
     "INDEX t_name (name) WHERE tags IS NOT NULL", "n INT AS (cardinality(tags)) STORED",
 ])
 def test_element_updates_read_the_whole_value_when_a_constraint_or_index_needs_it(s, extra):  # noqa: F811

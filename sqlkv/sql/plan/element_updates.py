@@ -12,7 +12,8 @@ That partial old value must never be seen by anything else, so the column qualif
 
 - every mention of it in the statement is the target of ``SET col[<integer constant>] = ...``
   (not in WHERE, RETURNING, a SET value, a subquery);
-- no RETURNING clause and no ``*`` anywhere (they could show the whole value);
+- no RETURNING clause and no ``*`` anywhere (they could show the whole value), and no SET of a
+  primary-key column (a row whose key changes is deleted and written again whole);
 - no index (btree, unique, inverted, partial predicate, STORING), CHECK constraint, generated
   column (expression indexes are generated columns) or foreign key involves it: their
   maintenance needs the whole old value. (An inverted index would need only the old element and
@@ -23,7 +24,11 @@ v [, create_missing])`` with one constant top-level key: the read gets the heade
 ``k``; when the header says object, the old value is that one attribute (a `PartialObject`
 carrying the stored attribute count, so that `ExplodedColumn.changes` keeps the header's count
 right when ``k`` is added); an array or scalar document (where ``k`` means something else) is
-read whole for that row.
+read whole for that row. An inverted index on the document does not force the whole read:
+its entries are the paths of the document, each under one top-level key, so the entries that
+change are those under ``k``, computed from the old and new attribute alone
+(rowstore/inverted.py `value_elements`: a partial object that read no attribute contributes
+no entry, not the empty object's).
 
 An exploded column the UPDATE does not mention at all (under the same conditions) is not read:
 the new row keeps the old (unread) value by identity, and the writer leaves its keys alone.
@@ -102,9 +107,12 @@ def _mentions(text: str | None, name: str) -> bool:
     return text is not None and re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text, re.IGNORECASE) is not None
 
 
-def _needs_whole_value(table: TableDescriptor, column_id: int, name: str) -> bool:
-    """Whether an index, CHECK, generated column or foreign key involves the column."""
+def _needs_whole_value(table: TableDescriptor, column_id: int, name: str, jsonb: bool) -> bool:
+    """Whether an index, CHECK, generated column or foreign key involves the column (an
+    inverted index on a JSONB column does not: see the module docstring)."""
     for idx in table.indexes:
+        if idx.inverted and jsonb:
+            continue
         if column_id in idx.column_ids or column_id in idx.storing or _mentions(idx.predicate, name):
             return True
     if any(_mentions(c.expr_sql, name) for c in table.checks):
@@ -114,17 +122,27 @@ def _needs_whole_value(table: TableDescriptor, column_id: int, name: str) -> boo
     return any(column_id in fk.column_ids for fk in table.foreign_keys)
 
 
+def _moves_rows(update: exp.Update, table: TableDescriptor) -> bool:
+    """Whether the UPDATE may set a primary-key column: a moved row is rewritten whole."""
+    key = {table.columns[table.column_index(i)].name.lower() for i in table.primary_index.column_ids}
+    for eq in update.expressions:
+        target = eq.this if isinstance(eq, exp.EQ) else eq
+        if any(c.name.lower() in key for c in target.find_all(exp.Column)) or not isinstance(eq, exp.EQ):
+            return True
+    return False
+
+
 def update_reads(update: exp.Update, table: TableDescriptor) -> tuple[dict[int, list], set[int]]:
     """What a primary-key point read for ``update`` must read of the exploded columns:
     (row position -> assigned indexes or keys, for each column the UPDATE only assigns element
     by element; positions of the exploded columns it does not need at all -- never mentioned, and
     no index, CHECK, generated column or foreign key involves them). Both empty when the
     statement has RETURNING or a ``*``."""
-    if update.args.get("returning") is not None or update.find(exp.Star) is not None:
+    if update.args.get("returning") is not None or update.find(exp.Star) is not None or _moves_rows(update, table):
         return {}, set()
     candidates = {name: (pos, col.type.element is not None)  # (position, ARRAY rather than JSONB)
                   for name, (pos, col) in exploded_by_name(table).items()
-                  if not _needs_whole_value(table, col.id, col.name)}
+                  if not _needs_whole_value(table, col.id, col.name, col.type.kind == "JSONB")}
     out: dict[int, list] = {}
     whole: set[int] = set()
     for node in update.find_all(exp.Column):
