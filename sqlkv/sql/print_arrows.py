@@ -39,11 +39,13 @@ def _unparen(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _operand(gen: Generator, node: exp.Expression) -> str:
-    """An operand of an arrow: bare when it is an atom or another arrow, else in one pair."""
+def _operand(gen: Generator, node: exp.Expression, right: bool = False) -> str:
+    """An operand of an arrow: bare when it is an atom (on the left also another arrow: they
+    group from the left), else in one pair."""
     inner = _unparen(node)
     text = gen.sql(inner)
-    return text if isinstance(inner, _ATOMS) else f"({text})"
+    bare = isinstance(inner, _ATOMS) and not (right and type(inner) in ARROWS)
+    return text if bare else f"({text})"
 
 
 def _key(gen: Generator, node: exp.Expression, arrow: str) -> str | None:
@@ -63,7 +65,7 @@ def _key(gen: Generator, node: exp.Expression, arrow: str) -> str | None:
         return None  # a bare string after -> is a JSON path to sqlglot: only its function spelling says so
     if isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal):
         return gen.sql(inner)  # doc -> -1
-    return _operand(gen, node)
+    return _operand(gen, node, right=True)
 
 
 def _arrow_sql(gen: Generator, node: exp.Expression) -> str:

@@ -36,6 +36,8 @@ def _print(text: str) -> str:
     ("doc->>'a' || doc->>'b'", "doc ->> 'a' || doc ->> 'b'"),
     ("doc::JSONB -> 'a'", "CAST(doc AS JSONB) -> 'a'"),
     ("doc->'k' @> '1'", "doc -> 'k' @> '1'"),
+    ("doc -> (doc ->> 'k')", "doc -> (doc ->> 'k')"),  # an arrow on the right keeps its pair
+    ("doc -> ('a' || 'b')", "doc -> ('a' || 'b')"),
     # the function spellings earlier versions stored read back into the same trees
     ("JSON_EXTRACT(((doc)), ('k'))", "doc -> 'k'"),
     ("JSON_EXTRACT(JSON_EXTRACT(((doc)), ('a')), '$[0]')", "doc -> 'a' -> 0"),
