@@ -177,15 +177,20 @@ def assign_array(value: Any, typ: SqlType, column: str, assign: Callable[[Any, S
         shown = value if isinstance(value, str) else repr(value)
         raise DataError(f'value "{shown}" ({type(value).__name__}) is not valid for column "{column}" '
                         f"of type {typ.sql()}")
-    out = []
-    for i, item in enumerate(value, start=1):
-        if isinstance(item, (SqlArray, list, tuple)):
-            raise NotSupportedError(f'multi-dimensional arrays are not supported (column "{column}")')
-        try:
-            out.append(assign(item, elem, column) if elem.known else item)
-        except DataError as exc:
-            raise type(exc)(f"array element {i}: {exc} (column type {typ.sql()})") from None
-    return SqlArray(out)
+    return SqlArray([assign_element(item, i, typ, column, assign) for i, item in enumerate(value, start=1)])
+
+
+def assign_element(item: Any, index: int, typ: SqlType, column: str,
+                   assign: Callable[[Any, SqlType, str], Any]) -> Any:
+    """Element ``index`` (1-based) of a value for ARRAY column ``column`` of type ``typ``, by the
+    element type's assignment rules (`assign_array`; ``UPDATE t SET tags[3] = x`` for one)."""
+    if isinstance(item, (SqlArray, list, tuple)):
+        raise NotSupportedError(f'multi-dimensional arrays are not supported (column "{column}")')
+    elem = element_type(typ)
+    try:
+        return assign(item, elem, column) if elem.known else item
+    except DataError as exc:
+        raise type(exc)(f"array element {index}: {exc} (column type {typ.sql()})") from None
 
 
 def cast_array(value: Any, typ: SqlType, cast: Callable[[Any, SqlType], Any]) -> SqlArray:

@@ -23,6 +23,7 @@ is the one spelling in which it reads back as the operator rather than a paramet
   default dialect would read ``'a.b'`` as a JSON path of two keys; PostgreSQL's key is ``a.b``),
   and a bare name or parenthesised group before ``->`` that starts a function argument is
   wrapped in a second pair (``f(doc -> 'k')`` would otherwise be a lambda ``doc -> 'k'``).
+- Printing the four arrows as operators (not sqlglot's function spelling) is print_arrows.py.
 - ``?::TYPE`` (one token to sqlglot) is a parameter followed by a cast.
 """
 
@@ -34,6 +35,7 @@ from sqlglot.tokens import Token, TokenType
 
 from sqlkv.sql.parse_edits import Edit
 from sqlkv.sql.parse_extras import after_operand
+from sqlkv.sql.print_arrows import install as install_arrow_printers
 
 # (first token text, second token text) -> operator, for operators the tokenizer splits in two
 _PAIRS = {("@", ">"): "@>", ("<", "@"): "<@", ("?", "|"): "?|", ("?", "&"): "?&", ("#", "-"): "#-",
@@ -153,3 +155,4 @@ def _array_sql(gen: Generator, node: exp.Array) -> str:
 
 Generator.TRANSFORMS[exp.Operator] = _operator_sql
 Generator.TRANSFORMS[exp.Array] = _array_sql
+install_arrow_printers()  # -> ->> #> #>> print as operators (print_arrows.py)

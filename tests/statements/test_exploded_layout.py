@@ -171,6 +171,126 @@ def test_element_reads_by_primary_key_are_point_gets(s):  # noqa: F811
     assert "kv_gets=1 kv_scans=0" in analyze(s, "SELECT name FROM t WHERE id = 1")
 
 
+def test_element_updates_by_primary_key_read_the_length_and_the_assigned_elements(s):  # noqa: F811
+    s.execute(EXPLODED)
+    s.execute("INSERT INTO t VALUES (7, 'ann', ARRAY['a', NULL, 'c'], '{\"k\": 1}'), (8, 'bo', NULL, NULL)")
+    sql = "UPDATE t SET tags[2] = 'b', tags[5] = 'e' WHERE id = 7"
+    assert "elements: /Table/100/1/7/1, /Table/100/1/7/1/2, /Table/100/1/7/1/5" in plan_text(s, sql)
+    # family 0, the header and the two elements: one batch of gets, no scan of either exploded value
+    assert "kv_gets=4 kv_scans=0" in analyze(s, sql)
+    # an UPDATE of another column reads neither exploded value
+    assert "kv_gets=1 kv_scans=0" in analyze(s, "UPDATE t SET name = name || '!' WHERE id = 7")
+    # a NULL array (no header) is extended from empty, as with a whole read
+    s.execute("UPDATE t SET tags[2] = 'q' WHERE id = 8")
+    assert rows(s, "SELECT id, name, tags, doc FROM t ORDER BY id") == [
+        (7, "ann!", SqlArray(["a", "b", "c", None, "e"]), Jsonb({"k": 1})), (8, "bo", SqlArray([None, "q"]), None)]
+    # any other use of the column, RETURNING, or a non-constant index: the whole value is read
+    for whole in ("UPDATE t SET tags[1] = tags[2] WHERE id = 7", "UPDATE t SET tags[1] = 'x' WHERE id = 7 RETURNING id",
+                  "UPDATE t SET tags[id - 6] = 'x' WHERE id = 7", "UPDATE t SET tags[1] = 'x' WHERE id = 7 AND "
+                  "cardinality(tags) > 0"):
+        assert "kv_scans=1" in analyze(s, whole), whole
+    # a range of rows is scanned whole, as before
+    assert "elements" not in plan_text(s, "UPDATE t SET tags[1] = 'y' WHERE id > 6")
+    # a new primary key rewrites the row whole: every value is read (none lost)
+    s.execute("UPDATE t SET id = 70, tags[1] = 'm' WHERE id = 7")
+    s.execute("UPDATE t SET id = 80 WHERE id = 8")
+    assert rows(s, "SELECT id, name, tags, doc FROM t ORDER BY id") == [
+        (70, "ann!", SqlArray(["m", "b", "c", None, "e"]), Jsonb({"k": 1})), (80, "bo", SqlArray([None, "q"]), None)]
+    assert check_database(s) == []
+
+
+def test_jsonb_set_of_one_key_by_primary_key_reads_the_header_and_that_attribute(s):  # noqa: F811
+    s.execute(EXPLODED)
+    s.execute("""INSERT INTO t VALUES (7, 'a', NULL, '{"a": 1, "b": 2}'), (8, 'b', NULL, '[1, 2]'),
+                 (9, 'c', NULL, '5'), (10, 'd', NULL, NULL)""")
+    sql = "UPDATE t SET doc = jsonb_set(doc, '{c}', '3') WHERE id = 7"
+    assert 'elements: /Table/100/1/7/2, /Table/100/1/7/2/"c"' in plan_text(s, sql)
+    assert "kv_gets=3 kv_scans=0" in analyze(s, sql)  # family 0, the header, the attribute
+    # replacing one, and create_missing => false on a missing key (nothing changes)
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{a}', '[9]') WHERE id = 7")
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{z}', '0', false) WHERE id = 7")
+    # an array document (the key is a position) is read whole for that row; a NULL one stays NULL
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{0}', '3') WHERE id = 8")
+    s.execute("UPDATE t SET doc = jsonb_set(doc, '{c}', '3') WHERE id = 10")
+    with pytest.raises(sqlkv.DataError, match="scalar"):
+        s.execute("UPDATE t SET doc = jsonb_set(doc, '{0}', '3') WHERE id = 9")
+    assert rows(s, "SELECT id, doc FROM t ORDER BY id") == [
+        (7, Jsonb({"a": [9], "b": 2, "c": 3})), (8, Jsonb([3, 2])), (9, Jsonb(5)), (10, None)]
+    # the header still counts every attribute (CHECK DATABASE compares it with the keys)
+    assert rows(s, "SELECT value FROM sqlkv_internal.kv WHERE key = '/t/t_pkey/7/2'") == [("object, 3 keys",)]
+    assert check_database(s) == []
+    # a path of two keys, or the document used elsewhere: read whole
+    for whole in ("UPDATE t SET doc = jsonb_set(doc, '{q,r}', '1') WHERE id = 7",
+                  "UPDATE t SET doc = jsonb_set(doc, '{a}', doc->'b') WHERE id = 7",
+                  "UPDATE t SET doc = jsonb_set(doc, '{a}', '1') WHERE id = 7 AND doc ? 'a'"):
+        assert "kv_scans=1" in analyze(s, whole), whole
+
+
+def test_golden_kv_of_jsonb_set_beside_an_inverted_index():
+    trace = KVTrace()
+    try:
+        trace.run("CREATE TABLE t (id INT PRIMARY KEY, doc JSONB, INVERTED INDEX t_inv (doc), "
+                  "FAMILY f_doc (doc) WITH (layout = exploded))")
+        trace.run("""INSERT INTO t VALUES (1, '{"a": 1, "b": 2}')""")
+        # a new key: its attribute, the header's count, its one entry -- nothing deleted
+        assert trace.run("UPDATE t SET doc = jsonb_set(doc, '{n}', '3') WHERE id = 1") == [
+            "put /t/t_pkey/1/1 -> object, 3 keys", 'put /t/t_pkey/1/1/"n" -> Jsonb(\'3\')',
+            'put /t/t_inv/jsonb:{"n": 3}/1 -> []']
+        # a replaced key: its attribute, its old entry out and its new one in
+        assert trace.run("UPDATE t SET doc = jsonb_set(doc, '{a}', '[4]') WHERE id = 1") == [
+            'put /t/t_pkey/1/1/"a" -> Jsonb(\'[4]\')', 'del /t/t_inv/jsonb:{"a": 1}/1',
+            'put /t/t_inv/jsonb:{"a": [4]}/1 -> []']
+    finally:
+        trace.close()
+
+
+def _apply_sql(s, sql: str) -> str | None:  # noqa: F811
+    try:
+        s.execute(sql)
+    except sqlkv.Error as e:
+        return type(e).__name__
+    return None
+
+
+def test_jsonb_set_of_one_key_keeps_an_inverted_index_whole_without_reading_the_document(s):  # noqa: F811
+    s.execute(EXPLODED.replace("FAMILY f_tags", "INVERTED INDEX t_doc_inv (doc), FAMILY f_tags"))
+    s.execute(PACKED.replace("FAMILY f_tags", "INVERTED INDEX p_doc_inv (doc), FAMILY f_tags"))
+    docs = ['{"a": 1, "b": {"c": [1, 2]}}', "{}", '{"a": {}}', "[1, {\"a\": 2}]", None]
+    sets = [("{a}", '{"x": [3, 4]}', "true"), ("{b}", "{}", "true"), ("{new}", '"v"', "true"),
+            ("{a}", "1", "false"), ("{zz}", "2", "false"), ("{0}", "7", "true")]
+    for t in ("t", "p"):
+        for i, doc in enumerate(docs):
+            s.execute(f"INSERT INTO {t} (id, doc) VALUES (?, ?)", (i, doc))
+    assert "kv_scans=0" in analyze(s, "UPDATE t SET doc = jsonb_set(doc, '{a}', '5') WHERE id = 0")
+    s.execute("UPDATE p SET doc = jsonb_set(doc, '{a}', '5') WHERE id = 0")
+    for path, value, create in sets:
+        for i in range(len(docs)):
+            sql = f"UPDATE T_ SET doc = jsonb_set(doc, '{path}', '{value}', {create}) WHERE id = {i}"
+            # the same error, or none, in both layouts ({a} in an array document is one)
+            assert _apply_sql(s, sql.replace("T_", "t")) == _apply_sql(s, sql.replace("T_", "p")), sql
+        # every inverted entry is the one the row's whole value gives (CHECK DATABASE recomputes them)
+        assert check_database(s) == []
+        assert rows(s, "SELECT id, doc FROM t ORDER BY id") == rows(s, "SELECT id, doc FROM p ORDER BY id")
+    for probe in ('{"a": {"x": [3]}}', '{"b": {}}', '{"new": "v"}', '{"a": 5}', "{}"):
+        query = f"SELECT id FROM T_ WHERE doc @> '{probe}' ORDER BY id"
+        assert rows(s, query.replace("T_", "t")) == rows(s, query.replace("T_", "p")), probe
+
+
+@pytest.mark.parametrize("extra", [
+    "CHECK (cardinality(tags) < 5)", "INDEX t_tags (tags)", "INVERTED INDEX t_inv (tags)",  # ARRAY: whole
+    "INDEX t_name (name) WHERE tags IS NOT NULL", "n INT AS (cardinality(tags)) STORED",
+])
+def test_element_updates_read_the_whole_value_when_a_constraint_or_index_needs_it(s, extra):  # noqa: F811
+    s.execute(EXPLODED.replace("FAMILY f_tags", extra + ", FAMILY f_tags"))
+    s.execute("INSERT INTO t (id, name, tags) VALUES (7, 'ann', ARRAY['a', 'b', 'c', 'd'])")
+    assert "kv_scans=1" in analyze(s, "UPDATE t SET tags[1] = 'z' WHERE id = 7")
+    if extra.startswith("CHECK"):
+        with pytest.raises(sqlkv.IntegrityError):
+            s.execute("UPDATE t SET tags[5] = 'e' WHERE id = 7")
+    assert rows(s, "SELECT tags FROM t") == [(SqlArray(["z", "b", "c", "d"]),)]
+    assert check_database(s) == []
+
+
 def test_scans_filters_indexes_and_time_travel(tmp_path):
     conn = sqlkv.connect(str(tmp_path / "db"), autocommit=True)
     conn.execute(EXPLODED)
@@ -250,6 +370,7 @@ _ops = st.lists(st.one_of(
     st.tuples(st.just("set_key"), st.integers(0, 5), st.sampled_from("abcde"), _json),
     st.tuples(st.just("set_whole"), st.integers(0, 5), st.one_of(st.none(), st.lists(_elem, max_size=6)), _json),
     st.tuples(st.just("delete"), st.integers(0, 5)),
+    st.tuples(st.just("set_name"), st.integers(0, 5)),
     st.tuples(st.just("move"), st.integers(0, 5), st.integers(-3, 3)),
     st.tuples(st.just("upsert"), st.integers(0, 5), st.lists(_elem, max_size=4)),
 ), max_size=15)
@@ -267,6 +388,8 @@ def _apply(s, table: str, op) -> str | None:
                        (json.dumps(args[1]), k))
     elif kind == "set_whole":
         sql, params = f"UPDATE {table} SET tags = ?, doc = ? WHERE id = ?", (args[0], json.dumps(args[1]), k)
+    elif kind == "set_name":  # reads neither exploded value (plan/element_updates.py)
+        sql, params = f"UPDATE {table} SET name = name || 'x' WHERE id = ?", (k,)
     elif kind == "move":  # a new primary key: every key of the row moves
         sql, params = f"UPDATE {table} SET id = id + ? WHERE id = ?", (args[0], k)
     elif kind == "upsert":
@@ -452,3 +575,18 @@ def test_equal_values_with_two_encodings_read_as_in_a_default_table(s, typ, firs
         s.execute(f"UPDATE {t} SET a = ARRAY[{second}, {second}] WHERE id = 1")
     got = {t: [tuple(map(str, r[1])) for r in rows(s, f"SELECT * FROM {t}")] for t in ("d", "e")}
     assert got["d"] == got["e"]
+
+
+@pytest.mark.parametrize("layout", ["", " WITH (layout = exploded)"])
+def test_an_assigned_element_is_cast_to_the_element_type(s, layout):  # noqa: F811
+    # the element is cast by the assignment and the array is not re-cast (plan/array_assign.py)
+    s.execute(f"CREATE TABLE c (id INT PRIMARY KEY, n INT[], v VARCHAR(2)[], FAMILY f (n){layout})")
+    s.execute("INSERT INTO c VALUES (1, ARRAY[1, 2], ARRAY['ab'])")
+    s.execute("UPDATE c SET n[2] = 7.0, n[4] = 9 WHERE id = 1")
+    got = rows(s, "SELECT n FROM c")[0][0]
+    assert got == SqlArray([1, 7, None, 9]) and [type(x) for x in got.items] == [int, int, type(None), int]
+    for bad, text in (("n[1] = 'x'", 'array element 1: .*column "n"'), ("v[3] = 'abc'", "array element 3: .*too long"),
+                      ("n[2] = 2.5", 'array element 2: .*column "n"')):
+        with pytest.raises(sqlkv.DataError, match=text):
+            s.execute(f"UPDATE c SET {bad} WHERE id = 1")
+    assert rows(s, "SELECT n, v FROM c") == [(SqlArray([1, 7, None, 9]), SqlArray(["ab"]))]

@@ -21,7 +21,8 @@ EXPRESSIONS = [
     ("j ?& ARRAY['a']", "j ?& ARRAY['a']"),
     ("j #- '{a,0}'", "j #- '{a,0}'"),
     ("a @> ARRAY[1] AND a <@ ARRAY[1,2]", "a @> ARRAY[1] AND a <@ ARRAY[1, 2]"),
-    ("(j -> 'x') ? 'y' OR NOT j ? 'z'", "(JSON_EXTRACT(((j)), ('x'))) ? 'y' OR NOT j ? 'z'"),
+    ("(j -> 'x') ? 'y' OR NOT j ? 'z'", "(j -> 'x') ? 'y' OR NOT j ? 'z'"),
+    ("f(j -> 'x', j->>0) ? 'y'", "F(j -> 'x', j ->> 0) ? 'y'"),  # arguments: the arrows' lambda-proof parentheses
     ("(j || '{}') @> j", "(j || '{}') @> j"),
     ("j @? '$.a[*] ? (@ > 1)'", "j @? '$.a[*] ? (@ > 1)'"),
     ("j @@ '$.a == 1'", "j @@ '$.a == 1'"),

@@ -18,6 +18,7 @@ from sqlkv.errors import (
     UndefinedObject,
     UniqueViolation,
 )
+from sqlkv.sql.print_arrows import ARROWS
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.ddl import index_ingest
 from sqlkv.sql.ddl.foreign_keys import refuse_index_drop
@@ -93,12 +94,15 @@ def create_index(stmt: ParsedStatement, catalog, env) -> None:
         else:
             inner = inner.unnest()  # ((n * 2)) is n * 2, as a query writes it
             cols.append(expression_column(table, inner, env))
-            shown.append(inner.sql_name().lower() if isinstance(inner, exp.Func) and not isinstance(inner, exp.Anonymous)
+            # an operator is "expr", as PostgreSQL names it (the JSONB arrows are Func nodes to sqlglot)
+            named = isinstance(inner, exp.Func) and not isinstance(inner, exp.Anonymous) and type(inner) not in ARROWS
+            shown.append(inner.sql_name().lower() if named
                          else str(inner.this).lower() if isinstance(inner, exp.Anonymous) else "expr")
         desc.append(bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False)
     if len({c.id for c in cols}) != len(cols):
         raise ProgrammingError("index lists a column twice")
-    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{'_'.join(shown)}_idx"
+    iname = new_name(index.this, "index") if index.this is not None else _auto_name(
+        f"{table.name}_{'_'.join(shown)}_idx", catalog, stmt)
     if not _name_free(iname, catalog, stmt):
         return
     storing = []
@@ -125,7 +129,8 @@ def _create_inverted(stmt: ParsedStatement, catalog, env, table: TableDescriptor
     col_id = check_inverted_form(table, cols_nodes, stmt, params, bool(stmt.ast.args.get("unique")))
     index = stmt.ast.this
     col_name = table.column_by_id(col_id).name
-    iname = new_name(index.this, "index") if index.this is not None else f"{table.name}_{col_name}_idx"
+    iname = new_name(index.this, "index") if index.this is not None else _auto_name(
+        f"{table.name}_{col_name}_idx", catalog, stmt)
     if not _name_free(iname, catalog, stmt):
         return
     idx = IndexDescriptor(table.next_index_id, iname, [col_id], [False], inverted=True)
@@ -133,6 +138,19 @@ def _create_inverted(stmt: ParsedStatement, catalog, env, table: TableDescriptor
     table.indexes.append(idx)
     catalog.update(table)
     backfill_inverted(table, idx, env.ctx)
+
+
+def _auto_name(base: str, catalog, stmt: ParsedStatement) -> str:
+    """A generated index name: ``base``, else ``base1``, ``base2``... as PostgreSQL numbers them
+    (two indexes on expressions are both ``t_expr_idx`` at first). With IF NOT EXISTS ``base``
+    itself, so that a repeated statement finds its index and does nothing."""
+    taken = {i.name.lower() for other in catalog.list_tables() for i in other.all_indexes()}
+    if stmt.ast.args.get("exists") or base.lower() not in taken:
+        return base
+    n = 1
+    while f"{base}{n}".lower() in taken:
+        n += 1
+    return f"{base}{n}"
 
 
 def _name_free(iname: str, catalog, stmt: ParsedStatement) -> bool:

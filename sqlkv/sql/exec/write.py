@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.encoding.arrays import SqlArray
 from sqlkv.errors import NotNullViolation, CheckViolation
 from sqlkv.sql.casts import assign_cast
 from sqlkv.sql.context import Column, ExecContext
@@ -104,6 +105,12 @@ class RowChecker:
                     continue
             row[i] = assign_cast(v, typ, name)
         return row
+
+    def trust_arrays(self, positions: set[int]) -> None:
+        """ARRAY values at these positions arrive cast (``UPDATE t SET tags[3] = x``: the new
+        element is cast by the assignment, the others are stored values): `cast_row` skips them."""
+        for p in positions:
+            self.fast[p] = (SqlArray, None)
 
     def check(self, row: tuple) -> None:
         for i in self.not_null:

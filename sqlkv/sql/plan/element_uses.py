@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlkv.catalog.descriptors import TableDescriptor
+from sqlkv.catalog.descriptors import ColumnDescriptor, TableDescriptor
 
 def _unparen_up(node: exp.Expression) -> exp.Expression:
     """The outermost of the parentheses around ``node`` (``((doc)) -> 'a'`` reads doc)."""
@@ -55,16 +55,21 @@ def _element_of(column: exp.Column, jsonb: bool) -> Any:
     return None
 
 
+def exploded_by_name(table: TableDescriptor) -> dict[str, tuple[int, ColumnDescriptor]]:
+    """Lower-case name -> (row position, column) of each exploded column of ``table``."""
+    out = {}
+    for fam in table.families:
+        if fam.exploded and fam.column_ids:
+            pos = table.column_index(fam.column_ids[0])
+            out[table.columns[pos].name.lower()] = (pos, table.columns[pos])
+    return out
+
+
 def element_uses(query: exp.Expression, table: TableDescriptor) -> dict[int, list[Any]]:
     """Row position -> constant element keys, for each exploded column of ``table`` that
     ``query`` mentions only in element accesses with constant keys (all strings or all
     integers for a JSONB column)."""
-    exploded = {}
-    for fam in table.families:
-        if fam.exploded and fam.column_ids:
-            pos = table.column_index(fam.column_ids[0])
-            col = table.columns[pos]
-            exploded[col.name.lower()] = (pos, col.type.kind == "JSONB")
+    exploded = {name: (pos, col.type.kind == "JSONB") for name, (pos, col) in exploded_by_name(table).items()}
     if not exploded:
         return {}
     keys: dict[int, list[Any]] = {}

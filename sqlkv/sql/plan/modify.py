@@ -19,9 +19,14 @@ from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.exec.modify import Delete, Truncate, Update
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter
+from sqlkv.sql.exec.scan import IndexScan
+from sqlkv.sql.rowstore.codec import codec_for
+from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.expr import compile_predicate
 from sqlkv.sql.plan.access import plan_table_access
+from sqlkv.sql.plan.array_assign import element_target, is_element_target
 from sqlkv.sql.plan.foreign_keys import fk_plan
+from sqlkv.sql.plan.element_updates import update_reads
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, returning, row_checker, target_table
 from sqlkv.sql.plan.joins import FromPlanner, and_predicates
 from sqlkv.sql.plan.names import LazySql, split_conjuncts
@@ -57,12 +62,30 @@ def plan_update(ast: exp.Update, catalog, env) -> Update:
     table, alias, scope, source = _target_rows(ast, catalog, env)
     sets = assignments(ast.expressions, table, scope, env, column_defaults(table, env), alias)
     checker = row_checker(table, alias, env)
+    # SET tags[3] = x casts the element itself (plan/array_assign.py): the array needs no re-cast
+    checker.trust_arrays({table.columns.index(table.column(element_target(n.this)[0].name))
+                          for n in ast.expressions if isinstance(n, exp.EQ) and is_element_target(n.this)})
     joined = bool(_other_tables(ast))
     ret = returning(ast.args.get("returning"), table, alias, env, scope if joined else None)
     op = Update(table, source, sets, checker, ret)
     op.joined = joined
+    if not joined:
+        _read_assigned_elements_only(ast, table, source)
     op.fk = fk_plan(table, catalog, env)
     return op
+
+
+def _read_assigned_elements_only(ast: exp.Update, table, source: Operator) -> None:
+    """``SET tags[3] = x`` on an exploded ARRAY column, row found by primary key: read its length
+    and the assigned elements, not the whole value (plan/element_updates.py)."""
+    scan = source.child if isinstance(source, Filter) else source
+    codec = codec_for(table)
+    if not isinstance(scan, IndexScan) or not scan.primary or not codec.exploded or codec.virtual:
+        return
+    elements, unread = update_reads(ast, table)
+    if elements or unread:
+        needed = set(range(len(table.columns))) - unread
+        scan.partial_fetch = PartialFetch(codec, needed, elements, sized=True)
 
 
 def plan_delete(ast: exp.Delete, catalog, env) -> Delete:

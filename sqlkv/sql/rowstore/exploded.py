@@ -103,6 +103,11 @@ class ExplodedColumn:
             return _array_changes(head, old.items, new.items)
         old_header, old_elements = self.parts(old)
         new_header, new_elements = self.parts(new)
+        stored = getattr(old.tree, "stored_count", None)
+        if stored is not None and isinstance(new.tree, dict):
+            # old is the part of an object an element UPDATE read (exploded_reads.PartialObject)
+            old_header = encode_single(["object", stored])
+            new_header = encode_single(["object", stored + len(new.tree) - len(old.tree)])
         out: list[KV] = [] if old_header == new_header else [(head, new_header)]
         before = dict(old_elements)
         for k, v in new_elements:
@@ -194,10 +199,13 @@ def _array_changes(head: bytes, old: tuple, new: tuple) -> list[KV]:
     """`ExplodedColumn.changes` for arrays: elements compared as values, encoded only when they differ."""
     keys = index_keys(max(len(old), len(new)))
     out: list[KV] = [] if len(old) == len(new) else [(head, encode_single(len(new)))]
+    n_old = len(old)
     for i, v in enumerate(new):
-        if i >= len(old) or not _same(old[i], v):
+        if i < n_old and old[i] is v:
+            continue  # the common case (an element not assigned, or unread: both NULL), without a call
+        if i >= n_old or not _same(old[i], v):
             encoded = encode_single(v)
-            if i >= len(old) or encode_single(old[i]) != encoded:
+            if i >= n_old or encode_single(old[i]) != encoded:
                 out.append((head + keys[i + 1], encoded))
     out.extend((head + keys[i + 1], None) for i in range(len(new), len(old)))
     return out

@@ -73,7 +73,10 @@ def value_elements(value: Any, kind: str) -> list[Any]:
         return []
     if kind == "ARRAY":
         return [v for v in value if v is not None] if len(value) else [EMPTY_ARRAY]
-    return [Jsonb(doc) for doc in minimal_documents(value.tree)]
+    tree = value.tree
+    if not tree and getattr(tree, "stored_count", 0):
+        return []  # a partial object (exploded_reads.PartialObject) that read no attribute: not empty
+    return [Jsonb(doc) for doc in minimal_documents(tree)]
 
 
 class InvertedCodec:
