@@ -172,6 +172,23 @@ class WriteBuffer:
         self.byte_size = new_size
         self.version += 1
 
+    def put_new_batch(self, pairs: list[tuple[bytes, bytes]]) -> bool:
+        """`put_new` of every pair, or of none (False) when two share a key or the buffer would
+        outgrow its limit. The caller has checked that no key has an entry."""
+        new = dict(pairs)
+        if len(new) != len(pairs):
+            return False
+        new_size = self.byte_size + sum(len(k) + len(v) for k, v in pairs) + ENTRY_OVERHEAD * len(pairs)
+        if new_size > self.max_bytes:
+            return False
+        if self._marks:
+            self._undo.extend([(_UNDO_ENTRY, key, ABSENT) for key in new])
+        self.entries.update(new)
+        self._unindexed.extend(new)
+        self.byte_size = new_size
+        self.version += len(pairs)
+        return True
+
     def _refuse(self, new_size: int) -> None:
         raise OperationalError(
             f"transaction too large: {new_size} bytes buffered in {self.write_count + 1} "

@@ -1,0 +1,167 @@
+"""executemany of a prepared INSERT, a chunk of parameter rows at a time.
+
+``cursor.executemany("INSERT INTO orders VALUES (?, ?, ?)", rows)`` runs the plan once per
+row on the row path (`Insert.execute`): bind, build the row, one ``put_if_absent`` -- hence one
+snapshot read -- per primary key and unique entry, one buffer put per pair. Here, for
+`CHUNK_ROWS` rows at a time, the rows are built from the parameters directly (the VALUES items
+are plain ``?``), cast and checked in one loop, encoded, and handed to the transaction as one
+`Transaction.put_new_batch`: one ``get_many`` for every primary key and unique entry of the
+chunk, then the pairs put in bulk.
+
+The batch path only ever writes a chunk that the row path would write the same way. Anything
+it is not sure of -- a cast or a check that fails, a NULL auto id, a key already present, in
+the buffer, or twice in the chunk, a too-large transaction -- writes nothing of the chunk and
+runs that chunk on the row path, which raises the same error at the same row as always (and
+the statement's savepoint then undoes the whole executemany). Building a chunk has no side
+effect to repeat: the auto-id counter moves only once the chunk is written. Plans it does not cover (ON
+CONFLICT, OR REPLACE, RETURNING, foreign keys, defaults, inverted indexes, column families,
+expressions in VALUES) run every row on the row path. ``BATCH_INSERTS = False`` (or the
+environment variable ``SQLKV_INSERT_BATCH=0``) forces the row path everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from typing import Any
+
+from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.insert import Insert
+from sqlkv.sql.exec.write import WriteResult, touch
+
+BATCH_INSERTS = os.environ.get("SQLKV_INSERT_BATCH", "1") != "0"
+CHUNK_ROWS = 512
+
+Params = Any
+Bind = Callable[[Params], Params]  # validates one parameter row, returns it as the plan reads it
+
+
+class _Rejected(Exception):
+    """This chunk is not for the batch path: the row path runs it."""
+
+
+def batchable(plan: object) -> bool:
+    """Whether executemany of this plan can go by chunks (see the module doc)."""
+    if not BATCH_INSERTS or type(plan) is not Insert:
+        return False
+    op: Insert = plan
+    codec = op.codec
+    given = set(op.targets)
+    no_defaults = all(fn is None for i, fn in enumerate(op.defaults.fns) if i not in given)
+    return (op.param_keys is not None and op.mode == "error" and op.columns is None
+            and op.fk is None and codec.single_family and not codec.inverted
+            and set(op.defaults.auto) <= given and no_defaults)
+
+
+def execute_many(plan: Insert, ctx: ExecContext, rows: Iterable[Params], bind: Bind) -> WriteResult:
+    """Run ``plan`` over every parameter row: chunk by chunk, each on the batch path when it can
+    be, else on the row path. A parameter row ``bind`` refuses is raised once the rows before it
+    have run, as the row-by-row loop would."""
+    touch(ctx, plan.table.id)
+    count = 0
+    last_id = None
+    source = iter(rows)
+    while True:
+        chunk, refused = _next_chunk(source, bind)
+        if chunk:
+            ctx.check_cancelled()
+            try:
+                last = _write_chunk(plan, ctx, chunk)
+            except Exception:  # noqa: BLE001 - _Rejected, or an error the row path raises at its row
+                last = _row_path(plan, ctx, chunk)
+            count += len(chunk)
+            if last is not None:
+                last_id = last
+        if refused is not None:
+            raise refused
+        if len(chunk) < CHUNK_ROWS:
+            return WriteResult(None, count, last_id)
+
+
+def _next_chunk(source: Iterator[Params], bind: Bind) -> tuple[list[Params], Exception | None]:
+    """Up to CHUNK_ROWS bound parameter rows, and the error of a row ``bind`` refused (the
+    chunk then ends before it)."""
+    chunk: list[Params] = []
+    try:
+        for params in islice(source, CHUNK_ROWS):
+            chunk.append(bind(params))
+    except Exception as exc:  # noqa: BLE001 - raised after the rows before it ran
+        return chunk, exc
+    return chunk, None
+
+
+def _row_path(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | None:
+    last_id = None
+    for params in chunk:
+        ctx.params = params
+        result = plan.execute(ctx)
+        if result.lastrowid is not None:
+            last_id = result.lastrowid
+    return last_id
+
+
+def _built_rows(plan: Insert, chunk: list[Params]) -> list[tuple]:
+    """The chunk's full rows, cast, computed and checked (raising at the first failure)."""
+    ncols = len(plan.table.columns)
+    keys = plan.param_keys
+    assert keys is not None
+    targets = plan.targets
+    identity = targets == keys == list(range(ncols))
+    checker = plan.checker
+    cast_row, check, generated = checker.cast_row, checker.check, checker.generated
+    auto = plan.defaults.auto
+    rows: list[tuple] = []
+    blank: list[Any] = [None] * ncols
+    for params in chunk:
+        if identity and type(params) is tuple and len(params) == ncols:
+            row = list(params)
+        else:
+            row = blank[:]
+            for pos, k in zip(targets, keys):
+                row[pos] = params[k]
+        cast_row(row)
+        for i in auto:
+            if row[i] is None:
+                raise _Rejected  # an id to assign: the row path reads the counter
+        if generated:
+            checker.compute(row)
+        out = tuple(row)
+        check(out)
+        rows.append(out)
+    return rows
+
+
+def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | None:
+    """Build, encode and put the chunk's rows; the last auto id, if the table has one."""
+    rows = _built_rows(plan, chunk)
+    codec = plan.codec
+    checked: list[tuple[bytes, bytes]] = []
+    plain: list[tuple[bytes, bytes]] = []
+    pk_prefix, pk_positions, suffix = codec.pk_prefix, codec.pk_positions, codec.fam0_suffix
+    family0_value = codec.family0_value
+    cut = len(codec.prefix)
+    indexes = codec.indexes
+    for row in rows:
+        base = pk_prefix([row[p] for p in pk_positions])
+        checked.append((base + suffix, family0_value(row)))
+        if indexes:
+            pk_bytes = base[cut:]
+            for ic in indexes:
+                if ic.predicate is None or ic.predicate(row):
+                    key, value, conditional = ic.entry(row, pk_bytes)
+                    (checked if conditional else plain).append((key, value))
+    if not ctx.txn.put_new_batch(checked, plain):
+        raise _Rejected
+    return _count_auto_ids(plan, ctx, rows)
+
+
+def _count_auto_ids(plan: Insert, ctx: ExecContext, rows: list[tuple]) -> int | None:
+    """Keep the auto-id counter past the ids given, as `Insert.build_row` does row by row."""
+    defaults = plan.defaults
+    for i in defaults.auto:
+        given = [row[i] for row in rows if isinstance(row[i], int)]
+        if given:
+            defaults.saw_value(ctx.txn, max(given))
+    auto = defaults.auto
+    return rows[-1][auto[0]] if auto else None
