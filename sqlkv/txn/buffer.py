@@ -26,6 +26,7 @@ statement atomicity -- costs O(1) beyond the put itself and a million such state
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import itemgetter
 
 from sortedcontainers import SortedDict, SortedList
@@ -178,11 +179,11 @@ class WriteBuffer:
         new = dict(pairs)
         if len(new) != len(pairs):
             return False
-        new_size = self.byte_size + sum(len(k) + len(v) for k, v in pairs) + ENTRY_OVERHEAD * len(pairs)
+        new_size = self.byte_size + sum(map(len, new)) + sum(map(len, new.values())) + ENTRY_OVERHEAD * len(new)
         if new_size > self.max_bytes:
             return False
         if self._marks:
-            self._undo.extend([(_UNDO_ENTRY, key, ABSENT) for key in new])
+            self._undo.extend(zip(repeat(_UNDO_ENTRY), new, repeat(ABSENT)))
         self.entries.update(new)
         self._unindexed.extend(new)
         self.byte_size = new_size

@@ -26,9 +26,13 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from sqlkv.encoding.keys import encode_key
+from sqlkv.encoding.values import encode_row_value
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.insert import Insert
+from sqlkv.sql.exec.insert_columns import stored_as_given
 from sqlkv.sql.exec.write import WriteResult, touch
+from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
 BATCH_INSERTS = os.environ.get("SQLKV_INSERT_BATCH", "1") != "0"
 CHUNK_ROWS = 512
@@ -111,6 +115,11 @@ def _built_rows(plan: Insert, chunk: list[Params]) -> list[tuple]:
     checker = plan.checker
     cast_row, check, generated = checker.cast_row, checker.check, checker.generated
     auto = plan.defaults.auto
+    if identity and not generated and stored_as_given(checker, chunk, ncols, checker.not_null + auto):
+        if checker.checks:
+            for row in chunk:
+                check(row)
+        return chunk
     rows: list[tuple] = []
     blank: list[Any] = [None] * ncols
     for params in chunk:
@@ -136,24 +145,50 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
     """Build, encode and put the chunk's rows; the last auto id, if the table has one."""
     rows = _built_rows(plan, chunk)
     codec = plan.codec
-    checked: list[tuple[bytes, bytes]] = []
+    pk_positions, pk_desc, prefix = codec.pk_positions, codec.pk_desc, codec.prefix
+    if len(pk_positions) == 1:
+        k = pk_positions[0]
+        bases = [encode_key((row[k],), pk_desc, prefix) for row in rows]
+    else:
+        bases = [encode_key([row[p] for p in pk_positions], pk_desc, prefix) for row in rows]
+    stored = codec.stored_columns
+    suffix = codec.fam0_suffix
+    checked = list(zip([base + suffix for base in bases], map(encode_row_value, [
+        {cid: row[p] for cid, p in stored if row[p] is not None} for row in rows])))
     plain: list[tuple[bytes, bytes]] = []
-    pk_prefix, pk_positions, suffix = codec.pk_prefix, codec.pk_positions, codec.fam0_suffix
-    family0_value = codec.family0_value
-    cut = len(codec.prefix)
-    indexes = codec.indexes
-    for row in rows:
-        base = pk_prefix([row[p] for p in pk_positions])
-        checked.append((base + suffix, family0_value(row)))
-        if indexes:
-            pk_bytes = base[cut:]
-            for ic in indexes:
+    if codec.indexes:
+        cut = len(prefix)
+        pk_bytes = [base[cut:] for base in bases]
+        for ic in codec.indexes:
+            if _plain_entries(ic):
+                plain.extend(_plain_entries_of(ic, rows, pk_bytes))
+                continue
+            for row, pkb in zip(rows, pk_bytes):
                 if ic.predicate is None or ic.predicate(row):
-                    key, value, conditional = ic.entry(row, pk_bytes)
+                    key, value, conditional = ic.entry(row, pkb)
                     (checked if conditional else plain).append((key, value))
     if not ctx.txn.put_new_batch(checked, plain):
         raise _Rejected
     return _count_auto_ids(plan, ctx, rows)
+
+
+def _plain_entries(ic: IndexCodec) -> bool:
+    """Whether every row's entry is the key columns ascending, then the encoded primary key,
+    with an empty value (a plain, non-unique, non-partial index storing nothing)."""
+    return (not ic.unique and ic.predicate is None and ic.pk_bytes_in_key and not ic.storing_positions
+            and not any(ic.key_desc))
+
+
+def _plain_entries_of(ic: IndexCodec, rows: list[tuple], pk_bytes: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """`IndexCodec.entry` of each row, for an index `_plain_entries` accepts."""
+    prefix = ic.prefix
+    if len(ic.key_positions) == 1:
+        k = ic.key_positions[0]
+        keys = [encode_key((row[k],), None, prefix) for row in rows]
+    else:
+        kp = ic.key_positions
+        keys = [encode_key([row[p] for p in kp], None, prefix) for row in rows]
+    return [(key + pkb, EMPTY_LIST) for key, pkb in zip(keys, pk_bytes)]
 
 
 def _count_auto_ids(plan: Insert, ctx: ExecContext, rows: list[tuple]) -> int | None:

@@ -1,0 +1,247 @@
+"""executemany of a plain INSERT by chunks (sqlkv/sql/exec/insert_many.py) against the row path
+(``BATCH_INSERTS = False``): the same stored KV pairs and answers (sqlite3 as the oracle), the
+same error at the same row with nothing changed, duplicates within one executemany and against
+stored rows, many NULLs in a UNIQUE column, auto ids, parameter rows refused midway."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+import sqlkv
+from sqlkv.encoding.keys import table_prefix
+from sqlkv.errors import DataError, IntegrityError, OperationalError, ProgrammingError
+from sqlkv.sql.exec import insert_many
+from sqlkv.storage.kv import prefix_end
+from sqlkv.txn.manager import TxnManager
+from sqlkv.txn.transaction import Transaction
+
+SCHEMA = [
+    "CREATE TABLE items (id INTEGER PRIMARY KEY, sku TEXT NOT NULL, grp INT, price FLOAT, note TEXT, "
+    "CHECK (grp IS NULL OR grp >= 0))",
+    "CREATE UNIQUE INDEX items_sku ON items (sku)",
+    "CREATE UNIQUE INDEX items_note ON items (note)",  # nullable: many NULLs allowed
+    "CREATE INDEX items_grp ON items (grp)",
+    "CREATE INDEX items_grp_price ON items (grp DESC, price) STORING (note)",
+    "CREATE INDEX items_cheap ON items (price) WHERE price < 2",
+    "CREATE TABLE pairs (a INT, b TEXT, c INT NOT NULL, PRIMARY KEY (b, a))",
+    "CREATE INDEX pairs_c ON pairs (c)",
+]
+INSERT_ITEMS = "INSERT INTO items VALUES (?, ?, ?, ?, ?)"
+INSERT_PAIRS = "INSERT INTO pairs (c, a, b) VALUES (?, ?, ?)"  # reordered targets
+QUERIES = [
+    "SELECT id, sku, grp, price, note FROM items ORDER BY id",
+    "SELECT id FROM items WHERE sku = 'sku-00042'",
+    "SELECT id, note FROM items WHERE grp = 3 ORDER BY price, id",
+    "SELECT count(*) FROM items WHERE note IS NULL",
+    "SELECT id FROM items WHERE price < 1 ORDER BY id",
+    "SELECT a, b, c FROM pairs ORDER BY b, a",
+    "SELECT a FROM pairs WHERE c = 4 ORDER BY a",
+]
+
+
+def _item(i: int) -> tuple:
+    return (i, f"sku-{(i * 7919) % 100003:05d}", i % 13 if i % 7 else None, (i % 9) / 4,
+            None if i % 3 else f"note {i}")
+
+
+ITEMS = [_item(i) for i in range(1, 1800)]
+PAIRS = [(i % 11, i, f"b{i % 5}") for i in range(1300)]
+
+
+@pytest.fixture(params=[True, False], ids=["batch", "row"])
+def batch(request, monkeypatch) -> bool:
+    monkeypatch.setattr(insert_many, "BATCH_INSERTS", request.param)
+    return request.param
+
+
+def _db(statements=SCHEMA):
+    conn = sqlkv.connect(":memory:")
+    for sql in statements:
+        conn.execute(sql)
+    conn.commit()
+    return conn
+
+
+def _oracle():
+    conn = sqlite3.connect(":memory:")
+    for sql in SCHEMA:
+        conn.execute(sql.replace(" STORING (note)", ""))
+    return conn
+
+
+def _user_kvs(conn) -> list:
+    return list(conn.session.db.engine.snapshot().scan(table_prefix(100), prefix_end(table_prefix(10_000))))
+
+
+def _answers(conn) -> list:
+    return [conn.execute(q).fetchall() for q in QUERIES]
+
+
+def _count_batches(monkeypatch) -> list:
+    calls = []
+    original = Transaction.put_new_batch
+
+    def counting(self, checked, plain):
+        calls.append(len(checked) + len(plain))
+        return original(self, checked, plain)
+
+    monkeypatch.setattr(Transaction, "put_new_batch", counting)
+    return calls
+
+
+def _load(conn) -> list[int]:
+    cur = conn.cursor()
+    cur.executemany(INSERT_ITEMS, ITEMS)
+    counts = [cur.rowcount]
+    cur.executemany(INSERT_PAIRS, PAIRS)
+    counts.append(cur.rowcount)
+    conn.commit()
+    return counts
+
+
+def test_batch_and_row_paths_store_the_same_pairs_and_answer_as_sqlite(monkeypatch):
+    calls = _count_batches(monkeypatch)
+    stored = {}
+    for batched in (True, False):
+        monkeypatch.setattr(insert_many, "BATCH_INSERTS", batched)
+        conn = _db()
+        assert _load(conn) == [len(ITEMS), len(PAIRS)]
+        assert conn.execute("CHECK DATABASE").fetchall() == []
+        stored[batched] = (_user_kvs(conn), _answers(conn))
+        assert (len(calls) > 0) is batched  # the batch path really ran (and only when asked)
+        calls.clear()
+    assert stored[True] == stored[False]
+    oracle = _oracle()
+    oracle.executemany(INSERT_ITEMS, ITEMS)
+    oracle.executemany(INSERT_PAIRS, PAIRS)
+    assert stored[True][1] == [oracle.execute(q).fetchall() for q in QUERIES]
+
+
+def _failure(conn, sql: str, rows: list) -> tuple[type, str]:
+    with pytest.raises(sqlkv.Error) as info:
+        conn.executemany(sql, rows)
+    return type(info.value), str(info.value)
+
+
+BAD_ROWS = {
+    # a duplicate primary key within the executemany, in a later chunk than its first use
+    "pk twice": (ITEMS[:5] + [_item(i) for i in range(5000, 5700)] + [_item(5100)[:1] + ("new", 1, 1.0, None)],
+                 IntegrityError, "items_pkey"),
+    # against a stored row
+    "pk stored": ([_item(i) for i in range(5000, 5600)] + [(7, "fresh", 1, 1.0, None)], IntegrityError, "items_pkey"),
+    "unique stored": ([_item(i) for i in range(5000, 5600)] + [(9000, ITEMS[3][1], 1, 1.0, None)],
+                      IntegrityError, "items_sku"),
+    "unique twice": ([_item(i) for i in range(5000, 5600)] + [(9000, _item(5001)[1], 1, 1.0, None)],
+                     IntegrityError, "items_sku"),
+    "not null": ([_item(i) for i in range(5000, 5600)] + [(9000, None, 1, 1.0, None)], IntegrityError, "sku"),
+    "check": ([_item(i) for i in range(5000, 5600)] + [(9000, "x", -1, 1.0, None)], IntegrityError, "check"),
+    "type": ([_item(i) for i in range(5000, 5600)] + [(9000, "x", "many", 1.0, None)], DataError, "grp"),
+    "out of range": ([_item(i) for i in range(5000, 5600)] + [(2**63, "x", 1, 1.0, None)], DataError, ""),
+    "parameter count": ([_item(i) for i in range(5000, 5600)] + [(9000, "x")], ProgrammingError, "parameter"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ROWS))
+def test_a_bad_row_fails_the_whole_executemany_as_the_row_path_does(monkeypatch, case):
+    rows, error, named = BAD_ROWS[case]
+    outcome = {}
+    for batched in (True, False):
+        monkeypatch.setattr(insert_many, "BATCH_INSERTS", batched)
+        conn = _db()
+        _load(conn)
+        before = _user_kvs(conn)
+        conn.execute("INSERT INTO pairs VALUES (99, 'kept', 1)")  # the transaction's earlier work stays
+        outcome[batched] = _failure(conn, INSERT_ITEMS, rows)
+        assert issubclass(outcome[batched][0], error)
+        assert named in outcome[batched][1]
+        assert conn.execute("SELECT a FROM pairs WHERE b = 'kept'").fetchall() == [(99,)]
+        conn.rollback()
+        assert _user_kvs(conn) == before
+        assert conn.execute("CHECK DATABASE").fetchall() == []
+    assert outcome[True] == outcome[False]
+
+
+def test_many_nulls_in_a_unique_column_and_rows_that_are_cast(batch):
+    conn = _db()
+    rows = [(i, f"s{i}", None, i, None) for i in range(1, 1200)]  # price given as int: cast to float
+    rows += [(i, f"s{i}", True, 2.5, None) for i in range(1200, 1210)]  # bool into INT: refused
+    with pytest.raises(DataError):
+        conn.executemany(INSERT_ITEMS, rows)
+    conn.executemany(INSERT_ITEMS, rows[:1199])
+    conn.commit()
+    assert conn.execute("SELECT count(*), count(note), sum(price) FROM items").fetchall() == [
+        (1199, 0, float(sum(range(1, 1200))))]
+    assert conn.execute("SELECT typeof(price) FROM items WHERE id = 5").fetchall() == [("float",)]
+
+
+def test_auto_ids_given_then_assigned(batch):
+    conn = _db()
+    cur = conn.cursor()
+    cur.executemany(INSERT_ITEMS, ITEMS[:700])
+    assert cur.lastrowid == 700
+    cur.executemany(INSERT_ITEMS, [(None, "auto-a", 1, 1.0, None), (None, "auto-b", 1, 1.0, None)])
+    assert cur.lastrowid == 702
+    cur.executemany("INSERT INTO items (sku) VALUES (?)", [("auto-c",), ("auto-d",)])
+    assert cur.lastrowid == 704
+    assert conn.execute("SELECT id FROM items WHERE sku LIKE 'auto-%' ORDER BY id").fetchall() == [
+        (701,), (702,), (703,), (704,)]
+
+
+def test_a_transaction_too_large_is_refused_as_on_the_row_path(batch):
+    conn = _db()
+    TxnManager.for_engine(conn.session.db.engine).max_txn_bytes = 60_000
+    with pytest.raises(OperationalError, match="transaction too large"):
+        conn.executemany(INSERT_ITEMS, ITEMS)
+    conn.rollback()
+    assert conn.execute("SELECT count(*) FROM items").fetchall() == [(0,)]
+
+
+def test_an_empty_parameter_list_inserts_nothing(batch):
+    conn = _db()
+    cur = conn.cursor()
+    cur.executemany(INSERT_ITEMS, [])
+    assert cur.rowcount == 0
+    assert conn.execute("SELECT count(*) FROM items").fetchall() == [(0,)]
+
+
+def test_a_generator_of_parameters_stops_at_the_row_it_refuses(batch):
+    conn = _db()
+
+    def rows():
+        yield from ITEMS[:600]
+        yield "not a sequence"
+
+    with pytest.raises(ProgrammingError):
+        conn.executemany(INSERT_ITEMS, rows())
+    assert conn.execute("SELECT count(*) FROM items").fetchall() == [(0,)]
+
+
+def test_random_loads_agree_with_sqlite(batch):
+    rng = random.Random(5)
+    conn = _db()
+    oracle = _oracle()
+    failures = 0
+    for round_ in range(6):
+        size = rng.randrange(1, 900)
+        ids = rng.sample(range(1, 4000), size) if round_ % 2 else [rng.randrange(1, 4000) for _ in range(size)]
+        rows = [_item(i) for i in ids]  # distinct within the batch, or drawn with repeats
+        try:
+            oracle.executemany(INSERT_ITEMS, rows)
+            oracle.commit()
+            expected = None
+        except sqlite3.IntegrityError:
+            oracle.rollback()
+            expected = IntegrityError
+            failures += 1
+        if expected is None:
+            conn.executemany(INSERT_ITEMS, rows)
+            conn.commit()
+        else:
+            with pytest.raises(expected):
+                conn.executemany(INSERT_ITEMS, rows)
+            conn.rollback()
+    assert 0 < failures < 6
+    assert _answers(conn)[:5] == [oracle.execute(q).fetchall() for q in QUERIES[:5]]
