@@ -22,8 +22,7 @@ environment variable ``SQLKV_INSERT_BATCH=0``) forces the row path everywhere.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from collections.abc import Iterable
 from typing import Any
 
 from sqlkv.encoding.keys import encode_key
@@ -38,7 +37,6 @@ BATCH_INSERTS = os.environ.get("SQLKV_INSERT_BATCH", "1") != "0"
 CHUNK_ROWS = 512
 
 Params = Any
-Bind = Callable[[Params], Params]  # validates one parameter row, returns it as the plan reads it
 
 
 class _Rejected(Exception):
@@ -58,41 +56,23 @@ def batchable(plan: object) -> bool:
             and set(op.defaults.auto) <= given and no_defaults)
 
 
-def execute_many(plan: Insert, ctx: ExecContext, rows: Iterable[Params], bind: Bind) -> WriteResult:
-    """Run ``plan`` over every parameter row: chunk by chunk, each on the batch path when it can
-    be, else on the row path. A parameter row ``bind`` refuses is raised once the rows before it
-    have run, as the row-by-row loop would."""
+def execute_many(plan: Insert, ctx: ExecContext, chunks: Iterable[list[Params]]) -> WriteResult:
+    """Run ``plan`` over every bound parameter row, a chunk (a list of about CHUNK_ROWS rows) at
+    a time, each on the batch path when it can be, else on the row path. An error ``chunks``
+    raises reaches the caller once the chunks before it have run, as in the row-by-row loop."""
     touch(ctx, plan.table.id)
     count = 0
     last_id = None
-    source = iter(rows)
-    while True:
-        chunk, refused = _next_chunk(source, bind)
-        if chunk:
-            ctx.check_cancelled()
-            try:
-                last = _write_chunk(plan, ctx, chunk)
-            except Exception:  # noqa: BLE001 - _Rejected, or an error the row path raises at its row
-                last = _row_path(plan, ctx, chunk)
-            count += len(chunk)
-            if last is not None:
-                last_id = last
-        if refused is not None:
-            raise refused
-        if len(chunk) < CHUNK_ROWS:
-            return WriteResult(None, count, last_id)
-
-
-def _next_chunk(source: Iterator[Params], bind: Bind) -> tuple[list[Params], Exception | None]:
-    """Up to CHUNK_ROWS bound parameter rows, and the error of a row ``bind`` refused (the
-    chunk then ends before it)."""
-    chunk: list[Params] = []
-    try:
-        for params in islice(source, CHUNK_ROWS):
-            chunk.append(bind(params))
-    except Exception as exc:  # noqa: BLE001 - raised after the rows before it ran
-        return chunk, exc
-    return chunk, None
+    for chunk in chunks:
+        ctx.check_cancelled()
+        try:
+            last = _write_chunk(plan, ctx, chunk)
+        except Exception:  # noqa: BLE001 - _Rejected, or an error the row path raises at its row
+            last = _row_path(plan, ctx, chunk)
+        count += len(chunk)
+        if last is not None:
+            last_id = last
+    return WriteResult(None, count, last_id)
 
 
 def _row_path(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | None:
