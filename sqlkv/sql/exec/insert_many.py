@@ -25,6 +25,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from sqlkv.encoding.keycolumns import encode_column_keys
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.values import encode_row_value
 from sqlkv.sql.context import ExecContext
@@ -126,9 +127,9 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
     rows = _built_rows(plan, chunk)
     codec = plan.codec
     pk_positions, pk_desc, prefix = codec.pk_positions, codec.pk_desc, codec.prefix
-    if len(pk_positions) == 1:
+    if len(pk_positions) == 1 and not pk_desc[0]:
         k = pk_positions[0]
-        bases = [encode_key((row[k],), pk_desc, prefix) for row in rows]
+        bases = encode_column_keys([row[k] for row in rows], prefix)
     else:
         bases = [encode_key([row[p] for p in pk_positions], pk_desc, prefix) for row in rows]
     stored = codec.stored_columns
@@ -164,7 +165,7 @@ def _plain_entries_of(ic: IndexCodec, rows: list[tuple], pk_bytes: list[bytes]) 
     prefix = ic.prefix
     if len(ic.key_positions) == 1:
         k = ic.key_positions[0]
-        keys = [encode_key((row[k],), None, prefix) for row in rows]
+        keys = encode_column_keys([row[k] for row in rows], prefix)
     else:
         kp = ic.key_positions
         keys = [encode_key([row[p] for p in kp], None, prefix) for row in rows]
