@@ -5,6 +5,7 @@ stored rows, many NULLs in a UNIQUE column, auto ids, parameter rows refused mid
 
 from __future__ import annotations
 
+import datetime
 import random
 import sqlite3
 
@@ -245,3 +246,57 @@ def test_random_loads_agree_with_sqlite(batch):
             conn.rollback()
     assert 0 < failures < 6
     assert _answers(conn)[:5] == [oracle.execute(q).fetchall() for q in QUERIES[:5]]
+
+
+class _Boom(Exception):
+    pass
+
+
+def test_an_error_of_the_callers_iterable_fails_the_executemany(batch):
+    conn = _db()
+
+    def rows():
+        yield from ITEMS[:700]
+        raise _Boom("the caller's generator failed")
+
+    with pytest.raises(sqlkv.Error, match="the caller's generator failed"):  # as before batching
+        conn.executemany(INSERT_ITEMS, rows())
+    assert conn.execute("SELECT count(*) FROM items").fetchall() == [(0,)]
+
+
+def test_a_bad_row_before_the_iterables_error_is_the_one_reported(batch):
+    conn = _db()
+
+    def rows():
+        yield from ITEMS[:300]
+        yield ITEMS[0]  # a duplicate primary key, before the generator fails
+        yield from ITEMS[300:700]
+        raise _Boom("later")
+
+    with pytest.raises(IntegrityError, match="items_pkey"):
+        conn.executemany(INSERT_ITEMS, rows())
+
+
+@pytest.mark.parametrize("bad, error", [(object(), ProgrammingError), (2**64, DataError)])
+def test_a_parameter_the_driver_refuses_midway_changes_nothing(batch, bad, error):
+    conn = _db()
+    rows = ITEMS[:600] + [(9000, "x", bad, 1.0, None)] + ITEMS[600:900]
+    with pytest.raises(error):
+        conn.executemany(INSERT_ITEMS, rows)
+    assert conn.execute("SELECT count(*) FROM items").fetchall() == [(0,)]
+
+
+def test_aware_datetimes_and_lists_of_parameters_are_bound_as_on_the_row_path(monkeypatch):
+    utc = datetime.timezone.utc
+    plus2 = datetime.timezone(datetime.timedelta(hours=2))
+    rows = [[i, datetime.datetime(2024, 1, 1, i % 24, tzinfo=plus2 if i % 2 else utc)] for i in range(1, 1100)]
+    stored = {}
+    for batched in (True, False):
+        monkeypatch.setattr(insert_many, "BATCH_INSERTS", batched)
+        conn = _db(["CREATE TABLE ev (id INT PRIMARY KEY, at TIMESTAMPTZ)", "CREATE INDEX ev_at ON ev (at)"])
+        conn.executemany("INSERT INTO ev VALUES (?, ?)", rows)
+        conn.commit()
+        stored[batched] = _user_kvs(conn)
+        found = conn.execute("SELECT id FROM ev WHERE at = ? ORDER BY id", (rows[2][1],)).fetchall()
+        assert found and (3,) in found
+    assert stored[True] == stored[False]
