@@ -17,7 +17,6 @@ import time
 import uuid
 from decimal import Decimal
 from collections.abc import Iterable, Iterator
-from itertools import chain
 from typing import Any
 
 from sqlkv.encoding.arrays import SqlArray
@@ -221,15 +220,16 @@ def adapted_stream(seq_of_parameters: Iterable[Any]) -> Iterator[Any]:
 
 def _plain_tuples(chunk: list[Any]) -> bool:
     """Whether `adapt_parameters` would pass every set of ``chunk`` unchanged."""
-    if set(map(type, chunk)) != {tuple}:
+    if set(map(type, chunk)) != {tuple} or len(set(map(len, chunk))) > 1:
         return False
-    values = list(chain.from_iterable(chunk))
-    kinds = set(map(type, values))
-    if not kinds <= _EXACT_PASS:
-        return False
-    if int in kinds:
-        ints = [v for v in values if type(v) is int]
-        return _INT_LOW <= min(ints) and max(ints) <= _INT_HIGH
+    for column in zip(*chunk):  # a column at a time: its ints range-checked by min and max
+        kinds = set(map(type, column))
+        if not kinds <= _EXACT_PASS:
+            return False
+        if int in kinds:
+            ints = column if len(kinds) == 1 else [v for v in column if type(v) is int]
+            if min(ints) < _INT_LOW or max(ints) > _INT_HIGH:
+                return False
     return True
 
 

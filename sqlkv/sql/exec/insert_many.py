@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from sqlkv.encoding.keycolumns import encode_column_keys
@@ -32,6 +33,7 @@ from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.insert import Insert
 from sqlkv.sql.exec.insert_columns import stored_as_given
 from sqlkv.sql.exec.write import WriteResult, touch
+from sqlkv.sql.rowstore.codec import TableCodec
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
 BATCH_INSERTS = os.environ.get("SQLKV_INSERT_BATCH", "1") != "0"
@@ -132,10 +134,8 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
         bases = encode_column_keys([row[k] for row in rows], prefix)
     else:
         bases = [encode_key([row[p] for p in pk_positions], pk_desc, prefix) for row in rows]
-    stored = codec.stored_columns
     suffix = codec.fam0_suffix
-    checked = list(zip([base + suffix for base in bases], map(encode_row_value, [
-        {cid: row[p] for cid, p in stored if row[p] is not None} for row in rows])))
+    checked = list(zip([base + suffix for base in bases], map(encode_row_value, _stored_values(codec, rows))))
     plain: list[tuple[bytes, bytes]] = []
     if codec.indexes:
         cut = len(prefix)
@@ -151,6 +151,24 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
     if not ctx.txn.put_new_batch(checked, plain):
         raise _Rejected
     return _count_auto_ids(plan, ctx, rows)
+
+
+def _stored_values(codec: TableCodec, rows: list[tuple]) -> list[dict[int, Any]]:
+    """Each row's stored columns as `TableCodec.family0_value` encodes them: column id ->
+    value, NULLs left out."""
+    stored = codec.stored_columns
+    if len(stored) < 2:
+        return [{cid: row[p] for cid, p in stored if row[p] is not None} for row in rows]
+    ids = [cid for cid, _ in stored]
+    values_of = itemgetter(*[p for _, p in stored])
+    out = []
+    for row in rows:
+        values = values_of(row)
+        if None in values:
+            out.append({cid: v for cid, v in zip(ids, values) if v is not None})
+        else:
+            out.append(dict(zip(ids, values)))
+    return out
 
 
 def _plain_entries(ic: IndexCodec) -> bool:
