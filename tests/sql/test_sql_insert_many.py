@@ -103,22 +103,30 @@ def _load(conn) -> list[int]:
     return counts
 
 
-def test_batch_and_row_paths_store_the_same_pairs_and_answer_as_sqlite(monkeypatch):
+def _both_ways(monkeypatch, statements: list[str], session) -> dict[bool, tuple]:
+    """``session(conn)``'s result and the stored pairs after it, batched and row by row
+    (checking that the batch path really ran, and only when asked)."""
     calls = _count_batches(monkeypatch)
-    stored = {}
+    outcome = {}
     for batched in (True, False):
         monkeypatch.setattr(insert_many, "BATCH_INSERTS", batched)
-        conn = _db()
-        assert _load(conn) == [len(ITEMS), len(PAIRS)]
+        conn = _db(statements)
+        result = session(conn)
         assert conn.execute("CHECK DATABASE").fetchall() == []
-        stored[batched] = (_user_kvs(conn), _answers(conn))
-        assert (len(calls) > 0) is batched  # the batch path really ran (and only when asked)
+        outcome[batched] = (result, _user_kvs(conn))
+        assert (len(calls) > 0) is batched
         calls.clear()
+    return outcome
+
+
+def test_batch_and_row_paths_store_the_same_pairs_and_answer_as_sqlite(monkeypatch):
+    stored = _both_ways(monkeypatch, SCHEMA, lambda conn: (_load(conn), _answers(conn)))
     assert stored[True] == stored[False]
+    assert stored[True][0][0] == [len(ITEMS), len(PAIRS)]
     oracle = _oracle()
     oracle.executemany(INSERT_ITEMS, ITEMS)
     oracle.executemany(INSERT_PAIRS, PAIRS)
-    assert stored[True][1] == [oracle.execute(q).fetchall() for q in QUERIES]
+    assert stored[True][0][1] == [oracle.execute(q).fetchall() for q in QUERIES]
 
 
 def _failure(conn, sql: str, rows: list) -> tuple[type, str]:
@@ -300,3 +308,37 @@ def test_aware_datetimes_and_lists_of_parameters_are_bound_as_on_the_row_path(mo
         found = conn.execute("SELECT id FROM ev WHERE at = ? ORDER BY id", (rows[2][1],)).fetchall()
         assert found and (3,) in found
     assert stored[True] == stored[False]
+
+
+def _auto_id_session(conn) -> list:
+    """Ids given and assigned, mixed within chunks, into a table with an INTEGER PRIMARY KEY and
+    one without a primary key (a hidden row id); an UPDATE moving a row past the counter."""
+    cur = conn.cursor()
+    results = []
+    given_or_not = [(None if i % 3 else i * 10, f"s{i}", None, 1.0, None) for i in range(1, 1400)]
+    cur.executemany(INSERT_ITEMS, given_or_not)
+    results.append(cur.lastrowid)
+    cur.executemany("INSERT INTO items (sku, grp) VALUES (?, ?)", [(f"t{i}", i % 4) for i in range(700)])
+    results.append(cur.lastrowid)
+    conn.execute("UPDATE items SET id = id + 100000 WHERE sku = 't5'")  # the next id is read again
+    cur.executemany("INSERT INTO items (sku) VALUES (?)", [(f"u{i}",) for i in range(600)])
+    results.append(cur.lastrowid)
+    with pytest.raises(IntegrityError):  # ids assigned to a chunk that fails at its row 301
+        cur.executemany("INSERT INTO items (sku) VALUES (?)", [(f"v{i}",) for i in range(300)] + [("u1",)])
+    cur.executemany("INSERT INTO items (sku) VALUES (?)", [("after",)])
+    results.append(cur.lastrowid)
+    cur.executemany("INSERT INTO log VALUES (?, ?)", [(f"m{i}", i % 9) for i in range(1100)])
+    cur.executemany("INSERT INTO log (n) VALUES (?)", [(i,) for i in range(600)])
+    conn.commit()
+    results.append(conn.execute("SELECT count(*), max(id), sum(id) FROM items").fetchall())
+    results.append(conn.execute("SELECT count(*), sum(n) FROM log").fetchall())
+    return results
+
+
+def test_auto_ids_assigned_within_chunks_as_on_the_row_path(monkeypatch):
+    schema = SCHEMA + ["CREATE TABLE log (msg TEXT, n INT)", "CREATE INDEX log_n ON log (n)"]
+    outcome = _both_ways(monkeypatch, schema, _auto_id_session)
+    assert outcome[True] == outcome[False]
+    counts = outcome[True][0]
+    assert counts[4][0][0] == 1399 + 700 + 600 + 1 and counts[5] == [(1700, sum(i % 9 for i in range(1100))
+                                                                  + sum(range(600)))]

@@ -9,13 +9,15 @@ are plain ``?``), cast and checked in one loop, encoded, and handed to the trans
 chunk, then the pairs put in bulk.
 
 The batch path only ever writes a chunk that the row path would write the same way. Anything
-it is not sure of -- a cast or a check that fails, a NULL auto id, a key already present, in
-the buffer, or twice in the chunk, a too-large transaction -- writes nothing of the chunk and
-runs that chunk on the row path, which raises the same error at the same row as always (and
-the statement's savepoint then undoes the whole executemany). Building a chunk has no side
-effect to repeat: the auto-id counter moves only once the chunk is written. Plans it does not cover (ON
-CONFLICT, OR REPLACE, RETURNING, foreign keys, defaults, inverted indexes, column families,
-expressions in VALUES) run every row on the row path. ``BATCH_INSERTS = False`` (or the
+it is not sure of -- a cast or a check that fails, a key already present, in the buffer, or
+twice in the chunk (an assigned id too: the row path then re-reads the maximum), a too-large
+transaction -- writes nothing of the chunk and runs that chunk on the row path, which raises
+the same error at the same row as always (and the statement's savepoint then undoes the whole
+executemany). Auto ids are assigned, and ids given counted, row by row in order as the row
+path does; the transaction's auto-id counter is put back as it was when a chunk is rejected.
+Plans it does not cover (ON CONFLICT, OR REPLACE, RETURNING, foreign keys, DEFAULTs of columns
+not given, inverted indexes, column families, expressions in VALUES) run every row on the row
+path. ``BATCH_INSERTS = False`` (or the
 environment variable ``SQLKV_INSERT_BATCH=0``) forces the row path everywhere.
 """
 
@@ -30,6 +32,7 @@ from sqlkv.encoding.keycolumns import encode_column_keys
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.values import encode_row_value
 from sqlkv.sql.context import ExecContext
+from sqlkv.sql.exec.defaults import AUTO_IDS
 from sqlkv.sql.exec.insert import Insert
 from sqlkv.sql.exec.insert_columns import stored_as_given
 from sqlkv.sql.exec.write import WriteResult, touch
@@ -55,8 +58,7 @@ def batchable(plan: object) -> bool:
     given = set(op.targets)
     no_defaults = all(fn is None for i, fn in enumerate(op.defaults.fns) if i not in given)
     return (op.param_keys is not None and op.mode == "error" and op.columns is None
-            and op.fk is None and codec.single_family and not codec.inverted
-            and set(op.defaults.auto) <= given and no_defaults)
+            and op.fk is None and codec.single_family and not codec.inverted and no_defaults)
 
 
 def execute_many(plan: Insert, ctx: ExecContext, chunks: Iterable[list[Params]]) -> WriteResult:
@@ -68,9 +70,11 @@ def execute_many(plan: Insert, ctx: ExecContext, chunks: Iterable[list[Params]])
     last_id = None
     for chunk in chunks:
         ctx.check_cancelled()
+        counter = _auto_counter(plan, ctx)
         try:
             last = _write_chunk(plan, ctx, chunk)
         except Exception:  # noqa: BLE001 - _Rejected, or an error the row path raises at its row
+            counter.restore()
             last = _row_path(plan, ctx, chunk)
         count += len(chunk)
         if last is not None:
@@ -88,7 +92,31 @@ def _row_path(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | None
     return last_id
 
 
-def _built_rows(plan: Insert, chunk: list[Params]) -> list[tuple]:
+class _SavedCounter:
+    """The transaction's next auto id of one table as it was before a chunk."""
+
+    def __init__(self, counters: dict[int, int] | None, table_id: int) -> None:
+        self.counters = counters
+        self.table_id = table_id
+        self.value = None if counters is None else counters.get(table_id)
+
+    def restore(self) -> None:
+        counters = self.counters
+        if counters is None:
+            return
+        if self.value is None:
+            counters.pop(self.table_id, None)
+        else:
+            counters[self.table_id] = self.value
+
+
+def _auto_counter(plan: Insert, ctx: ExecContext) -> _SavedCounter:
+    if not plan.defaults.auto:
+        return _SavedCounter(None, plan.table.id)
+    return _SavedCounter(AUTO_IDS.setdefault(ctx.txn, {}), plan.table.id)
+
+
+def _built_rows(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> list[tuple]:
     """The chunk's full rows, cast, computed and checked (raising at the first failure)."""
     ncols = len(plan.table.columns)
     keys = plan.param_keys
@@ -97,11 +125,14 @@ def _built_rows(plan: Insert, chunk: list[Params]) -> list[tuple]:
     identity = targets == keys == list(range(ncols))
     checker = plan.checker
     cast_row, check, generated = checker.cast_row, checker.check, checker.generated
-    auto = plan.defaults.auto
+    defaults = plan.defaults
+    auto, txn = defaults.auto, ctx.txn
     if identity and not generated and stored_as_given(checker, chunk, ncols, checker.not_null + auto):
         if checker.checks:
             for row in chunk:
                 check(row)
+        for i in auto:  # every id given: the counter moves past the largest, as row by row
+            defaults.saw_value(txn, max(row[i] for row in chunk))
         return chunk
     rows: list[tuple] = []
     blank: list[Any] = [None] * ncols
@@ -113,9 +144,11 @@ def _built_rows(plan: Insert, chunk: list[Params]) -> list[tuple]:
             for pos, k in zip(targets, keys):
                 row[pos] = params[k]
         cast_row(row)
-        for i in auto:
+        for i in auto:  # as Insert.build_row: assign, or count the id given
             if row[i] is None:
-                raise _Rejected  # an id to assign: the row path reads the counter
+                row[i] = defaults.next_auto(txn)
+            elif isinstance(row[i], int):
+                defaults.saw_value(txn, row[i])
         if generated:
             checker.compute(row)
         out = tuple(row)
@@ -126,7 +159,7 @@ def _built_rows(plan: Insert, chunk: list[Params]) -> list[tuple]:
 
 def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | None:
     """Build, encode and put the chunk's rows; the last auto id, if the table has one."""
-    rows = _built_rows(plan, chunk)
+    rows = _built_rows(plan, ctx, chunk)
     codec = plan.codec
     pk_positions, pk_desc, prefix = codec.pk_positions, codec.pk_desc, codec.prefix
     if len(pk_positions) == 1 and not pk_desc[0]:
@@ -150,7 +183,7 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
                     (checked if conditional else plain).append((key, value))
     if not ctx.txn.put_new_batch(checked, plain):
         raise _Rejected
-    return _count_auto_ids(plan, ctx, rows)
+    return _last_auto_id(plan, rows)
 
 
 def _stored_values(codec: TableCodec, rows: list[tuple]) -> list[dict[int, Any]]:
@@ -190,12 +223,6 @@ def _plain_entries_of(ic: IndexCodec, rows: list[tuple], pk_bytes: list[bytes]) 
     return [(key + pkb, EMPTY_LIST) for key, pkb in zip(keys, pk_bytes)]
 
 
-def _count_auto_ids(plan: Insert, ctx: ExecContext, rows: list[tuple]) -> int | None:
-    """Keep the auto-id counter past the ids given, as `Insert.build_row` does row by row."""
-    defaults = plan.defaults
-    for i in defaults.auto:
-        given = [row[i] for row in rows if isinstance(row[i], int)]
-        if given:
-            defaults.saw_value(ctx.txn, max(given))
-    auto = defaults.auto
+def _last_auto_id(plan: Insert, rows: list[tuple]) -> int | None:
+    auto = plan.defaults.auto
     return rows[-1][auto[0]] if auto else None
