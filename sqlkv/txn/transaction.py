@@ -345,17 +345,18 @@ class Transaction(KVReader):
         or nothing, with one snapshot read for the checked keys (a bulk INSERT's chunk of rows).
 
         Returns False, having written nothing, unless every key is new to this transaction (no
-        entry in its buffer, no delete range of its own), distinct, absent from the snapshot
-        and within the size limit: the caller then goes pair by pair for the precise error."""
+        entry in its buffer), distinct, absent from the snapshot (or inside a delete range of
+        the transaction, as `put_if_absent` sees it) and within the size limit: the caller
+        then goes pair by pair for the precise error."""
         if not self._active or self.read_only:
             self._check_writable()
         buffer = self._buffer
-        if buffer.ranges:
-            return False
         keys = [key for key, _ in checked]
         if not buffer.entries.keys().isdisjoint(keys) or not buffer.entries.keys().isdisjoint(
                 [key for key, _ in plain]):
             return False
+        if buffer.ranges:  # keys our own delete_range hides need no read: nothing is there
+            keys = [key for key in keys if buffer.covering_range(key) is None]
         self._reads.add_points(keys)
         self.kv_gets += len(keys)
         tally = self._tally

@@ -373,3 +373,25 @@ def test_generated_columns_jsonb_arrays_decimals_identity_as_on_the_row_path(mon
     outcome = _both_ways(monkeypatch, OTHER_SCHEMA, _other_session)
     assert outcome[True] == outcome[False]
     assert outcome[True][0][0][0][0] == 900 and outcome[True][0][3] == [(600, 600)]
+
+
+def _reload_session(conn) -> list:
+    """Rows loaded, the table emptied, the same keys loaded again, in one transaction."""
+    cur = conn.cursor()
+    cur.executemany(INSERT_ITEMS, ITEMS[:900])
+    conn.commit()
+    results = []
+    for empty in ("DELETE FROM items", "TRUNCATE items"):
+        conn.execute(empty)
+        cur.executemany(INSERT_ITEMS, ITEMS[300:1200])
+        results.append(conn.execute("SELECT count(*), min(id), max(id) FROM items").fetchall())
+        with pytest.raises(IntegrityError, match="items_sku"):  # still checked against the new rows
+            cur.executemany(INSERT_ITEMS, [(9000 + i, ITEMS[400 + i][1], 1, 1.0, None) for i in range(600)])
+        conn.commit()
+    return results
+
+
+def test_a_table_emptied_and_loaded_again_in_one_transaction(monkeypatch):
+    outcome = _both_ways(monkeypatch, SCHEMA, _reload_session)
+    assert outcome[True] == outcome[False]
+    assert outcome[True][0] == [[(900, 301, 1200)]] * 2

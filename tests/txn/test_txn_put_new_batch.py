@@ -59,11 +59,17 @@ def test_the_size_limit_refuses_the_batch(manager):
     assert _state(txn, ALL) == [None] * 4
 
 
-def test_a_delete_range_of_the_transaction_refuses_the_batch(manager):
+def test_under_a_delete_range_a_stored_key_is_free_again(manager):
+    _seeded(manager)
     txn = manager.begin()
-    txn.delete_range(b"x", b"y")
-    assert txn.put_new_batch(CHECKED, PLAIN) is False
-    assert _state(txn, ALL) == [None] * 4
+    txn.delete_range(b"k", b"l")  # hides k-stored
+    assert txn.put_new_batch(CHECKED + [(b"k-stored", b"new")], PLAIN) is True
+    assert txn.get(b"k-stored") == b"new"
+    assert txn.put_new_batch([(b"k-other", b"o")], []) is True
+    assert txn.put_new_batch([(b"k-other", b"again")], []) is False  # our own entry now
+    txn.commit()
+    with manager.begin() as reader:
+        assert [k for k, _ in reader.scan(b"k", b"l")] == [b"k-other", b"k-stored"]
 
 
 def test_a_savepoint_rollback_undoes_the_batch(manager):
