@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlkv.dbapi.compat import refresh_database
 from sqlkv.dbapi.types import (
     adapt_parameters,
+    adapted_stream,
     array_positions,
     arrays_as_lists,
     description_entry,
@@ -86,8 +87,9 @@ class Cursor:
         self._connection._settle_streaming(self)
         self._reset()
         self._connection._traced(sql)
-        # A generator keeps huge parameter streams out of memory; validation happens per set.
-        params_stream = (adapt_parameters(params) for params in seq_of_parameters)
+        # A generator keeps huge parameter streams out of memory; each set is validated (a
+        # chunk at a time) before it runs
+        params_stream = adapted_stream(seq_of_parameters)
         result = session.executemany(sql, params_stream)
         if result.columns is not None:
             raise ProgrammingError("executemany() cannot run a statement that returns rows")

@@ -16,13 +16,14 @@ import datetime
 import time
 import uuid
 from decimal import Decimal
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.interval import Interval
 from sqlkv.encoding.jsonb import Jsonb, from_python, to_python
 from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
+from sqlkv.sql.many import take
 
 Date = datetime.date
 Time = datetime.time
@@ -193,6 +194,43 @@ def adapt_parameters(params: Any) -> Any:
     if hasattr(params, "keys") and hasattr(params, "__getitem__"):
         return {key: adapt_parameter(params[key], key) for key in params.keys()}
     return tuple(adapt_parameter(value, i) for i, value in enumerate(params, start=1))
+
+
+ADAPT_CHUNK = 512
+
+
+def adapted_stream(seq_of_parameters: Iterable[Any]) -> Iterator[Any]:
+    """`adapt_parameters` of each parameter set of an executemany, lazily, ADAPT_CHUNK sets read
+    at a time: a chunk of tuples of plain values (the common case) is checked as a whole, at C
+    speed. A set refused -- or an error of the caller's iterable -- is raised when it is
+    reached, after the sets before it, as one set at a time would."""
+    source = iter(seq_of_parameters)
+    while True:
+        chunk, failure = take(source, ADAPT_CHUNK)
+        if _plain_tuples(chunk):
+            yield from chunk
+        else:
+            for params in chunk:
+                yield adapt_parameters(params)
+        if failure is not None:
+            raise failure
+        if len(chunk) < ADAPT_CHUNK:
+            return
+
+
+def _plain_tuples(chunk: list[Any]) -> bool:
+    """Whether `adapt_parameters` would pass every set of ``chunk`` unchanged."""
+    if set(map(type, chunk)) != {tuple} or len(set(map(len, chunk))) > 1:
+        return False
+    for column in zip(*chunk):  # a column at a time: its ints range-checked by min and max
+        kinds = set(map(type, column))
+        if not kinds <= _EXACT_PASS:
+            return False
+        if int in kinds:
+            ints = column if len(kinds) == 1 else [v for v in column if type(v) is int]
+            if min(ints) < _INT_LOW or max(ints) > _INT_HIGH:
+                return False
+    return True
 
 
 def jsonb_positions(columns: list[Any]) -> list[int]:

@@ -1,18 +1,27 @@
-"""The first key column of many keys at once (a scan's batch of primary-index keys).
+"""Keys a column at a time: the first key column of a scan's batch of keys, and the keys of a
+bulk INSERT's chunk of rows.
 
-``decode_key(key, 1, [False], offset)[0][0]`` for each key of a batch, without its per-call
-loop and bookkeeping: a one-column primary key's value is read straight from its marker (a
-small integer is the marker itself) or by the type's decoder, with the same errors
+Decoding: ``decode_key(key, 1, [False], offset)[0][0]`` for each key of a batch, without its
+per-call loop and bookkeeping: a one-column primary key's value is read straight from its marker
+(a small integer is the marker itself) or by the type's decoder, with the same errors
 `decode_key` raises for a marker of the wrong kind or a truncated value.
+
+Encoding: ``encode_column_keys([7, 300, 12], prefix)`` gives what ``encode_key((v,), None,
+prefix)`` gives for each value, ascending. Python's cost is per call: one call per value spends
+more on the call, the bytearray and the type dispatch than on the bytes. Here the common cases --
+ints in the 64-bit range, strings -- are encoded inline in one loop; anything else goes through
+`encode_key`, so the bytes are always the same.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import struct
 
 from sqlkv.encoding import markers as M
-from sqlkv.encoding.keys import decode_key
+from sqlkv.encoding.keys import decode_key, encode_key
 from sqlkv.encoding.typecodecs import ASC_DECODERS, DESC_DECODERS
+from sqlkv.encoding.varint import INT64_MAX
 from sqlkv.errors import CorruptionError
 
 _INT_ZERO = M.INT_ZERO
@@ -40,3 +49,39 @@ def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[o
     except (IndexError, ValueError, OverflowError, UnicodeDecodeError, struct.error, CorruptionError):
         pass  # decode_key below raises the error with its message
     return [decode_key(key, 1, [descending], offset)[0][0] for key in keys]
+
+
+_SMALL = [bytes((M.INT_ZERO + v,)) for v in range(M.INT_SMALL)]  # one-byte ints: 0 .. INT_SMALL-1
+_WIDE_HEADS = [bytes((M.INT_SMALL_MAX + n,)) for n in range(9)]  # marker of an n-byte positive int
+_STRING_END = b"\x00\x01"
+
+
+def encode_column_keys(values: Sequence[object], prefix: bytes = b"") -> list[bytes]:
+    """``encode_key((v,), None, prefix)`` of each of ``values``."""
+    small = [prefix + head for head in _SMALL]
+    string_head = prefix + bytes((M.STRING,))
+    limit = M.INT_SMALL
+    out: list[bytes] = []
+    append = out.append
+    for v in values:
+        t = type(v)
+        if t is int:
+            if 0 <= v < limit:  # type: ignore[operator]
+                append(small[v])  # type: ignore[index]
+                continue
+            if limit <= v <= INT64_MAX:  # type: ignore[operator]
+                n = (v.bit_length() + 7) >> 3  # type: ignore[attr-defined]
+                append(prefix + _WIDE_HEADS[n] + v.to_bytes(n, "big"))  # type: ignore[attr-defined]
+                continue
+        elif t is str:
+            try:
+                data = v.encode()  # type: ignore[attr-defined]
+            except UnicodeEncodeError:
+                append(encode_key((v,), None, prefix))  # raises its DataError
+                continue
+            if b"\x00" in data:
+                data = data.replace(b"\x00", b"\x00\xff")
+            append(string_head + data + _STRING_END)
+            continue
+        append(encode_key((v,), None, prefix))
+    return out

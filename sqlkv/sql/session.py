@@ -45,6 +45,8 @@ from sqlkv.sql.depth import ensure_recursion_headroom
 from sqlkv.sql.exec.write import WriteOperator, WriteResult
 from sqlkv.sql.explain import explain
 from sqlkv.sql.fastread import fast_read
+from sqlkv.sql.many import bound_params, run_insert_many
+from sqlkv.sql.exec.insert_many import batchable
 from sqlkv.sql.expr import CompileEnv, eval_constant
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
 from sqlkv.sql.pep249 import as_pep249
@@ -319,17 +321,16 @@ class Session:
         total = 0
         last = None
         prepared = self.prepare(stmt) if stmt.kind in _DML_KINDS else None
+        if prepared is not None and batchable(prepared.plan):
+            return run_insert_many(stmt, prepared, seq_of_params, self._bind)
         ctx = None
         execute = prepared.plan.execute if prepared is not None else None
         for params in seq_of_params:
             if prepared is not None:
                 if ctx is None:
                     ctx = self._bind(prepared, params)  # txn, now, catalog: once per batch
-                    self._current_ctx = ctx
                 else:
-                    if type(params) is not tuple or len(params) != prepared.stmt.param_count:
-                        check_params(prepared.stmt, params)
-                    ctx.params = () if params is None else naive_params(params)
+                    ctx.params = bound_params(prepared.stmt, params)
                     ctx.check_cancelled()
                 res = execute(ctx)
             else:
@@ -405,6 +406,7 @@ class Session:
         ctx.stats = None
         ctx.cancelled = False
         ctx.extra["sequences"] = self.sequence_values
+        self._current_ctx = ctx  # what cancel() flags
         return ctx
 
     def _execute_plan(self, prepared: Prepared, ctx: ExecContext) -> Result:

@@ -26,6 +26,7 @@ statement atomicity -- costs O(1) beyond the put itself and a million such state
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import itemgetter
 
 from sortedcontainers import SortedDict, SortedList
@@ -171,6 +172,23 @@ class WriteBuffer:
         self._unindexed.append(key)
         self.byte_size = new_size
         self.version += 1
+
+    def put_new_batch(self, pairs: list[tuple[bytes, bytes]]) -> bool:
+        """`put_new` of every pair, or of none (False) when two share a key or the buffer would
+        outgrow its limit. The caller has checked that no key has an entry."""
+        new = dict(pairs)
+        if len(new) != len(pairs):
+            return False
+        new_size = self.byte_size + sum(map(len, new)) + sum(map(len, new.values())) + ENTRY_OVERHEAD * len(new)
+        if new_size > self.max_bytes:
+            return False
+        if self._marks:
+            self._undo.extend(zip(repeat(_UNDO_ENTRY), new, repeat(ABSENT)))
+        self.entries.update(new)
+        self._unindexed.extend(new)
+        self.byte_size = new_size
+        self.version += len(pairs)
+        return True
 
     def _refuse(self, new_size: int) -> None:
         raise OperationalError(

@@ -21,6 +21,7 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from itertools import islice
 from collections.abc import Callable, Container, Iterator
 from typing import TYPE_CHECKING
@@ -338,6 +339,35 @@ class Transaction(KVReader):
             if actual is not None:
                 raise ConditionFailedError(key, actual)
         buffer.put_new(key, value)  # no entry for ``key``: skip put's lookup
+
+    def put_new_batch(self, checked: list[tuple[bytes, bytes]], plain: list[tuple[bytes, bytes]]) -> bool:
+        """`put_if_absent` of each pair in ``checked`` and `put` of each pair in ``plain``, all
+        or nothing, with one snapshot read for the checked keys (a bulk INSERT's chunk of rows).
+
+        Returns False, having written nothing, unless every key is new to this transaction (no
+        entry in its buffer), distinct, absent from the snapshot (or inside a delete range of
+        the transaction, as `put_if_absent` sees it) and within the size limit: the caller
+        then goes pair by pair for the precise error."""
+        if not self._active or self.read_only:
+            self._check_writable()
+        buffer = self._buffer
+        keys = [key for key, _ in checked]
+        if not buffer.entries.keys().isdisjoint(keys) or not buffer.entries.keys().isdisjoint(
+                [key for key, _ in plain]):
+            return False
+        if buffer.ranges:  # keys our own delete_range hides need no read: nothing is there
+            keys = [key for key in keys if buffer.covering_range(key) is None]
+        self._reads.add_points(keys)
+        self.kv_gets += len(keys)
+        tally = self._tally
+        for prefix, count in Counter([key[:PREFIX_LEN] for key in keys]).items():
+            tally[prefix] = tally.get(prefix, 0) + count
+        if any(value is not None for value in self._snapshot.get_many(keys)):
+            return False
+        if not buffer.put_new_batch(checked + plain):
+            return False
+        self.kv_puts += len(checked) + len(plain)
+        return True
 
     # -- savepoints ----------------------------------------------------------------------
 

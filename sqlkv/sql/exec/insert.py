@@ -62,6 +62,8 @@ class Insert(WriteOperator):
         self.update: Assignments | None = None
         self.update_where: Callable[[tuple], bool] | None = None
         self.fks = None  # this execution's FkRun
+        # VALUES (?, ?, ...): the parameter index of each item (executemany binds in batches)
+        self.param_keys: list[int] | None = None
 
     def children(self) -> list[Operator]:
         return [self.query] if self.query is not None else []

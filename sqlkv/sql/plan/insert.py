@@ -19,6 +19,7 @@ from sqlkv.sql.exec.insert import DEFAULT, Insert
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.write import Assignments
 from sqlkv.sql.expr import compile_for_column, compile_predicate
+from sqlkv.sql.expr.compile import param_key
 from sqlkv.sql.plan.dml_parts import refuse_generated_always
 from sqlkv.sql.plan.dml_parts import assignments, column_defaults, is_default, returning, row_checker, target_table
 from sqlkv.sql.plan.foreign_keys import fk_plan
@@ -45,7 +46,21 @@ def plan_insert(ast: exp.Insert, catalog, env, upsert: bool = False, overriding:
     op = Insert(table, kind, [] if default_values else targets, value_rows, query, defaults, checker, ret)
     _plan_conflict(op, ast, alias, targets, env, upsert)
     op.fk = fk_plan(table, catalog, env)
+    op.param_keys = _param_keys(ast.expression, len(targets))
     return op
+
+
+def _param_keys(source, width: int) -> list[int] | None:
+    """The parameter index of each VALUES item when the source is one row of positional
+    placeholders (``VALUES (?, ?, ?)``): executemany can then bind a batch without closures."""
+    if not isinstance(source, exp.Values) or len(source.expressions) != 1:
+        return None
+    row = source.expressions[0]
+    items = row.expressions if isinstance(row, exp.Tuple) else [row]
+    if len(items) != width or not all(isinstance(e, (exp.Placeholder, exp.Parameter)) for e in items):
+        return None
+    keys = [param_key(e) for e in items]
+    return keys if all(isinstance(k, int) for k in keys) else None  # type: ignore[return-value]
 
 
 def _source(ast: exp.Insert, table, targets: list[int], catalog, env) -> tuple[list | None, Operator | None]:
