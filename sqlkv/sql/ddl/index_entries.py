@@ -1,0 +1,92 @@
+"""CREATE INDEX's backfill entries, built a batch of table rows at a time (index_ingest.py).
+
+A row's entry costs what `IndexCodec.entry` costs for one row: a list of the indexed values,
+one `encode_key` call walking them, the key and value concatenated. Here a batch of the
+scan's pairs (`BATCH_ROWS`) is decoded at once (`RowDecoder.batch`, only the columns the
+entry needs), and when every entry of the index is *distinct* by construction -- a
+non-unique index, whose key ends with the row's primary key -- each indexed column is
+encoded down the batch (`encode_column`) and the key assembled by one C-level join per row
+from the prefix, the encoded columns and the primary key's bytes cut verbatim from the row's
+key (keys.md: an entry's primary key suffix is the primary key's encoding, same directions).
+
+Distinct entries need no ordinal to report a unique violation, and with no STORING column
+their values are all `EMPTY_LIST`: such a run sorts as a list of bytes (`sorted_keys` mode),
+far cheaper than sorting ``(key, ordinal, value)`` tuples. Unique indexes keep the tuples
+(index_ingest.py reports the first duplicate in primary key order from the ordinal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import repeat
+
+from sqlkv.encoding.keys import append_value
+from sqlkv.encoding.markers import INT_SMALL, INT_ZERO
+from sqlkv.encoding.values import encode_values
+from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
+
+BATCH_ROWS = 1_024  # table pairs read and decoded at once
+
+# the one-byte ascending encoding of each small non-negative int (the common case)
+_SMALL_INTS = [bytes([INT_ZERO + i]) for i in range(INT_SMALL)]
+
+
+def distinct_entries(codec, ic: IndexCodec) -> bool:
+    """Whether ``ic``'s entries can be built column-wise here: a non-unique index whose key
+    ends with the table's whole primary key, on a single-family table (one pair per row,
+    whose key is prefix + primary key + family 0)."""
+    return codec.single_family and not ic.unique and ic.pk_bytes_in_key
+
+
+def needed_positions(ic: IndexCodec, pk_from_key: bool) -> set[int]:
+    """The row positions an entry reads: the primary key's only when it is not taken as
+    bytes from the row's key (or the index also reads it: indexed, stored, predicate)."""
+    needed = set(ic.key_positions) | set(ic.storing_positions) | set(ic.predicate_positions)
+    if not pk_from_key:
+        needed |= set(ic.extra_pk_positions)
+    return needed
+
+
+def row_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, bytes]]], pk_from_key: bool
+                ) -> Iterator[tuple[list[tuple], list[bytes] | None]]:
+    """Per batch of pairs: its rows (the needed columns decoded) and, with ``pk_from_key``
+    (single-family tables only), each row's primary key bytes cut from its key."""
+    decode = codec.decoder(needed_positions(ic, pk_from_key)).batch
+    start, cut = len(codec.prefix), -len(codec.fam0_suffix)
+    for pairs in batches:
+        pks = [key[start:cut] for key, _value in pairs] if pk_from_key else None
+        yield decode(pairs), pks
+
+
+def encode_column(values: Iterable[object], descending: bool) -> list[bytes]:
+    """The key encoding of each value, as `encode_key` encodes one value."""
+    out: list[bytes] = []
+    append = out.append
+    small = _SMALL_INTS
+    for value in values:
+        if type(value) is int and 0 <= value < INT_SMALL and not descending:
+            append(small[value])
+        else:
+            buf = bytearray()
+            append_value(buf, value, descending)
+            append(bytes(buf))
+    return out
+
+
+def distinct_batch(ic: IndexCodec, rows: list[tuple], pks: list[bytes]) -> tuple[list[bytes], list[bytes] | None]:
+    """The entry keys of a batch of rows (those the index holds) and their values, None when
+    every value is `EMPTY_LIST` (no STORING column)."""
+    if ic.predicate is not None:
+        kept = [i for i, row in enumerate(rows) if ic.predicate(row)]
+        rows = [rows[i] for i in kept]
+        pks = [pks[i] for i in kept]
+    if not rows:
+        return [], None if not ic.storing_positions else []
+    columns = list(zip(*rows))
+    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
+    encoded = [encode_column(columns[p], d) for p, d in zip(ic.key_positions, desc)]
+    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded, pks)))
+    if not ic.storing_positions:
+        return keys, None
+    stored = [columns[p] for p in ic.storing_positions]
+    return keys, [encode_values(list(values)) for values in zip(*stored)]
