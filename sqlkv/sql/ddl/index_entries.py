@@ -21,14 +21,17 @@ from collections.abc import Iterable, Iterator
 from itertools import repeat
 
 from sqlkv.encoding.keys import append_value
-from sqlkv.encoding.markers import INT_SMALL, INT_ZERO
+from sqlkv.encoding.markers import INT_SMALL, INT_SMALL_MAX, INT_ZERO
 from sqlkv.encoding.values import encode_values
+from sqlkv.encoding.varint import INT64_MAX
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
 BATCH_ROWS = 1_024  # table pairs read and decoded at once
 
 # the one-byte ascending encoding of each small non-negative int (the common case)
 _SMALL_INTS = [bytes([INT_ZERO + i]) for i in range(INT_SMALL)]
+# the marker of an ascending int from INT_SMALL up, by its length in bytes (1-8)
+_INT_MARKERS = [bytes([INT_SMALL_MAX + n]) for n in range(9)]
 
 
 def distinct_entries(codec, ic: IndexCodec) -> bool:
@@ -63,13 +66,19 @@ def encode_column(values: Iterable[object], descending: bool) -> list[bytes]:
     out: list[bytes] = []
     append = out.append
     small = _SMALL_INTS
+    markers = _INT_MARKERS
     for value in values:
-        if type(value) is int and 0 <= value < INT_SMALL and not descending:
-            append(small[value])
-        else:
-            buf = bytearray()
-            append_value(buf, value, descending)
-            append(bytes(buf))
+        if type(value) is int and not descending:
+            if 0 <= value < INT_SMALL:
+                append(small[value])
+                continue
+            if INT_SMALL <= value <= INT64_MAX:  # as `encode_key` inlines it: length marker, big-endian bytes
+                n = (value.bit_length() + 7) >> 3
+                append(markers[n] + value.to_bytes(n, "big"))
+                continue
+        buf = bytearray()
+        append_value(buf, value, descending)
+        append(bytes(buf))
     return out
 
 

@@ -1,0 +1,25 @@
+"""index_entries.py: the column-wise key encoding is `encode_key`'s, value for value."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+import pytest
+
+from sqlkv.encoding.keys import encode_key
+from sqlkv.encoding.varint import INT64_MAX
+from sqlkv.sql.ddl.index_entries import encode_column
+
+VALUES = [
+    None, True, False, 0, 1, 109, 110, 111, 255, 256, 65535, 65536, 2**31, 2**32 + 5, INT64_MAX,
+    -1, -109, -110, -2**31, -2**63, 0.0, -0.0, 1.5, -2.25, float("inf"), float("-inf"), float("nan"),
+    "", "a", "a\x00b", "\x00", "é€", b"", b"\x00\xff", decimal.Decimal("1.50"), decimal.Decimal("-7e-3"),
+    datetime.date(2024, 2, 29), datetime.datetime(1999, 12, 31, 23, 59, 59, 999999),
+]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_encode_column_is_encode_key_per_value(descending):
+    expected = [encode_key([value], [descending]) for value in VALUES]
+    assert encode_column(VALUES, descending) == expected
