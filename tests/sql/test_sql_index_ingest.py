@@ -112,6 +112,7 @@ ODD_INDEXES = [
     "CREATE INDEX o_kd ON t (k DESC, s DESC)",
     "CREATE INDEX o_sx ON t (s) STORING (x, k) WHERE x > 0",
     "CREATE INDEX o_x ON t (x)",
+    "CREATE INDEX o_kb ON t (k) STORING (b, x)",  # a primary key column stored: decoded from the row key
     "CREATE INDEX o_ba ON t (b, a)",
     "CREATE UNIQUE INDEX o_u ON t (s, a, b)",
 ]

@@ -51,7 +51,7 @@ from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.hash_spill import read_pickled_chunks
 from sqlkv.sql.rowstore.codec import codec_for
-from sqlkv.sql.ddl.index_entries import BATCH_ROWS, distinct_batch, distinct_entries, row_batches
+from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
 from sqlkv.storage.kv import Engine, prefix_end
 
@@ -152,7 +152,7 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
                 if distinct:  # batches of (rows, their primary keys' bytes)
                     batches = snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False, None,
                                                 repeat(BATCH_ROWS))
-                    rows = row_batches(codec, ic, wrap(batches, label="row batches"), True)
+                    rows = column_batches(codec, ic, wrap(batches, label="row batches"))
                 else:
                     rows = _rows_with_pk(codec, ic, wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)),
                                                          label="rows"))
@@ -230,8 +230,8 @@ def _entry_chunks(rows, ic: IndexCodec) -> Iterator[list[tuple]]:
 def _distinct_chunks(batches, ic: IndexCodec) -> Iterator[list]:
     """Distinct entries (index_entries.py), a list per batch of rows: keys, or ``(key,
     value)`` pairs when the index stores columns; no ordinal (no key repeats)."""
-    for rows, pks in batches:
-        keys, values = distinct_batch(ic, rows, pks)
+    for columns, pks in batches:
+        keys, values = distinct_batch(ic, columns, pks)
         yield keys if values is None else list(zip(keys, values))
 
 
