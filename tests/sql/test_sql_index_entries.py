@@ -23,3 +23,36 @@ VALUES = [
 def test_encode_column_is_encode_key_per_value(descending):
     expected = [encode_key([value], [descending]) for value in VALUES]
     assert encode_column(VALUES, descending) == expected
+
+
+COLUMNS = [
+    [0, 5, 109, 3],  # one-byte ints
+    [0, 109, 110, 255, 256, 70000, 2**40, INT64_MAX, 7],  # mixed lengths
+    [5, -1, 300],  # a negative: value by value
+    [5, None, 300],  # a NULL: value by value
+    [True, False],  # bools are not ints here
+    ["", "a", "é€", "zz" * 40],  # strings without NUL: the C-level path
+    ["a", "b\x00c"],  # a NUL to escape: value by value
+    ["a", "\ud800"],  # a lone surrogate: the DataError encode_key raises
+    [2**63],  # beyond int64: encode_key's own error or encoding
+]
+
+
+@pytest.mark.parametrize("column", COLUMNS)
+@pytest.mark.parametrize("descending", [False, True])
+def test_encode_column_of_one_type_is_encode_key_per_value(column, descending):
+    def each(values):
+        out = []
+        for value in values:
+            try:
+                out.append(encode_key([value], [descending]))
+            except Exception as exc:  # noqa: BLE001 -- the same error class is expected below
+                return type(exc)
+        return out
+
+    expected = each(column)
+    if isinstance(expected, type):
+        with pytest.raises(expected):
+            encode_column(column, descending)
+    else:
+        assert encode_column(column, descending) == expected

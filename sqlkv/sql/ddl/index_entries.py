@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 
 from sqlkv.encoding.keys import append_value
-from sqlkv.encoding.markers import INT_SMALL, INT_SMALL_MAX, INT_ZERO
+from sqlkv.encoding.markers import INT_SMALL, INT_SMALL_MAX, INT_ZERO, STRING
 from sqlkv.encoding.values import decode_row_values, encode_values
 from sqlkv.encoding.varint import INT64_MAX
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
@@ -33,6 +33,7 @@ BATCH_ROWS = 1_024  # table pairs read and decoded at once
 _SMALL_INTS = [bytes([INT_ZERO + i]) for i in range(INT_SMALL)]
 # the marker of an ascending int from INT_SMALL up, by its length in bytes (1-8)
 _INT_MARKERS = [bytes([INT_SMALL_MAX + n]) for n in range(9)]
+_STRING_MARKER, _STRING_END = bytes([STRING]), b"\x00\x01"
 
 
 def distinct_entries(codec, ic: IndexCodec) -> bool:
@@ -78,8 +79,19 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
         yield {p: transposed[p] if rows else () for p in wanted}, pks
 
 
-def encode_column(values: Iterable[object], descending: bool) -> list[bytes]:
+def encode_column(values: Sequence[object], descending: bool) -> list[bytes]:
     """The key encoding of each value, as `encode_key` encodes one value."""
+    if not descending and values and type(values[0]) is str and set(map(type, values)) == {str}:
+        try:
+            encoded = list(map(str.encode, values))  # type: ignore[arg-type]
+        except UnicodeEncodeError:  # a lone surrogate: encoded below, which names it (DataError)
+            encoded = [b"\x00"]
+        if b"\x00" not in b"".join(encoded):  # nothing to escape: marker, UTF-8, terminator
+            return list(map(b"".join, zip(repeat(_STRING_MARKER), encoded, repeat(_STRING_END))))
+    return _encode_each(values, descending)
+
+
+def _encode_each(values: Iterable[object], descending: bool) -> list[bytes]:
     out: list[bytes] = []
     append = out.append
     small = _SMALL_INTS
