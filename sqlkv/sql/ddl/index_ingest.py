@@ -40,7 +40,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Iterator
-from itertools import repeat
+from itertools import islice, repeat
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -53,12 +53,12 @@ from sqlkv.sql.exec.hash_spill import read_pickled_chunks
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
-from sqlkv.storage.kv import Engine, prefix_end
+from sqlkv.storage.kv import Engine, PairColumns, prefix_end
 
 # Off switch (tests compare both paths; a user can set SQLKV_BULK_INDEX=0).
 ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
 RUN_ENTRIES = 200_000  # entries sorted in memory at once (~30-60 MB); more spill to a temporary file per run
-_SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run
+_SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run (and per list handed to ingest)
 _CHUNK_ROWS = 4_096  # rows between two checks for a cancelled statement
 
 def applies(ctx: ExecContext, catalog: Catalog) -> bool:
@@ -253,7 +253,7 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
     any group of equal keys: the first row in primary key order repeating an earlier key).
     Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key."""
     if distinct:
-        manager.ingest(merged if ic.storing_positions else zip(merged, repeat(EMPTY_LIST)), start, end)
+        manager.ingest(merged if ic.storing_positions else _key_columns(merged), start, end)
         return None
     first_dup: list[int] = []
 
@@ -281,6 +281,12 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
             seen_second = True
             best = min(best, ordinal)
     return best
+
+
+def _key_columns(keys: Iterator[bytes]) -> PairColumns:
+    """Keys whose values are all `EMPTY_LIST`, handed to the engine a list at a time."""
+    chunks = iter(lambda: list(islice(keys, _SPILL_CHUNK)), [])
+    return PairColumns((chunk, [EMPTY_LIST] * len(chunk)) for chunk in chunks)
 
 
 def _row_at(codec, snap, ic: IndexCodec, ordinal: int) -> tuple:
