@@ -149,13 +149,13 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
             with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
                 distinct = distinct_entries(codec, ic)
-                if distinct:  # batches of (rows, their primary keys' bytes)
-                    batches = snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False, None,
-                                                repeat(BATCH_ROWS))
-                    rows = column_batches(codec, ic, wrap(batches, label="row batches"))
+                if codec.single_family:  # one pair per row: read a batch of them at a time
+                    batches = wrap(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False, None,
+                                                     repeat(BATCH_ROWS)), label="row batches")
+                    rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
                 else:
-                    rows = _rows_with_pk(codec, ic, wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)),
-                                                         label="rows"))
+                    pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
+                    rows = ((row, None) for row in codec.decode_rows(pairs))
                 runs = _sorted_runs(rows, ic, ctx, spill_dir, distinct)
                 merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
                 duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
@@ -183,17 +183,14 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         raise
 
 
-def _rows_with_pk(codec, ic: IndexCodec, pairs) -> Iterator[tuple[tuple, bytes | None]]:
-    """``(row, its encoded primary key)`` per row, with only the columns the index reads
-    decoded; the key bytes save `IndexCodec.entry` encoding the primary key again
-    (single-family tables: one KV per row, key = prefix + primary key + family 0)."""
-    if not codec.single_family:
-        for row in codec.decode_rows(pairs):
-            yield row, None
-        return
-    one, start, cut = codec.decoder(set(ic.all_positions)).one, len(codec.prefix), -len(codec.fam0_suffix)
-    for key, value in pairs:
-        yield one(key, value), key[start:cut]
+def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes]]:
+    """``(row, its encoded primary key)`` per row of a single-family table's batches of
+    pairs, with only the columns the index reads decoded (`RowDecoder.batch`); the key bytes
+    save `IndexCodec.entry` encoding the primary key again (key = prefix + primary key +
+    family 0)."""
+    decode, start, cut = codec.decoder(set(ic.all_positions)).batch, len(codec.prefix), -len(codec.fam0_suffix)
+    for pairs in batches:
+        yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
 
 
 def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str, distinct: bool) -> list[Iterator]:
