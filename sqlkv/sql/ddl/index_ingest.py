@@ -40,7 +40,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Iterator
-from itertools import islice, repeat
+from itertools import chain, islice, repeat
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -150,8 +150,8 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
             with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
                 distinct = distinct_entries(codec, ic)
                 if codec.single_family:  # one pair per row: read a batch of them at a time
-                    batches = wrap(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False, None,
-                                                     repeat(BATCH_ROWS)), label="row batches")
+                    batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
+                                                              None, repeat(BATCH_ROWS)), wrap)
                     rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
                 else:
                     pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
@@ -181,6 +181,14 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
     except BaseException:
         publish.rollback()
         raise
+
+
+def _counted_rows(batches: Iterator[list], wrap) -> Iterator[list]:
+    """The batches again, their pairs passed one by one through the progress hook's ``wrap``
+    (the shell's bar counts rows); without a hook ``wrap`` hands them back and the
+    re-batching is a C-level copy."""
+    pairs = wrap(chain.from_iterable(batches), label="rows")
+    return iter(lambda: list(islice(pairs, BATCH_ROWS)), [])
 
 
 def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes]]:
