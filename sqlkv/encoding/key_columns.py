@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import struct
+from itertools import repeat
 
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.keys import decode_key, encode_key
@@ -56,8 +57,15 @@ _WIDE_HEADS = [bytes((M.INT_SMALL_MAX + n,)) for n in range(9)]  # marker of an 
 _STRING_END = b"\x00\x01"
 
 
-def encode_column_keys(values: Sequence[object], prefix: bytes = b"") -> list[bytes]:
-    """``encode_key((v,), None, prefix)`` of each of ``values``."""
+def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
+                       descending: bool = False) -> list[bytes]:
+    """``encode_key((v,), [descending], prefix)`` of each of ``values``."""
+    if descending:
+        return [encode_key((v,), (True,), prefix) for v in values]
+    if values and type(values[0]) is str and set(map(type, values)) == {str}:
+        strings = _plain_strings(values, prefix)  # type: ignore[arg-type]
+        if strings is not None:
+            return strings
     small = [prefix + head for head in _SMALL]
     string_head = prefix + bytes((M.STRING,))
     limit = M.INT_SMALL
@@ -85,3 +93,16 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"") -> list[by
             continue
         append(encode_key((v,), None, prefix))
     return out
+
+
+def _plain_strings(values: Sequence[str], prefix: bytes) -> list[bytes] | None:
+    """A column of strings none of which holds a NUL (nothing to escape) encoded by C-level
+    maps and joins; None when one does, or cannot be encoded (the loop then names it)."""
+    try:
+        encoded = list(map(str.encode, values))
+    except UnicodeEncodeError:
+        return None
+    if b"\x00" in b"".join(encoded):
+        return None
+    head = prefix + bytes((M.STRING,))
+    return list(map(b"".join, zip(repeat(head), encoded, repeat(_STRING_END))))

@@ -294,6 +294,27 @@ class Engine(KVReader):
         self.close()
 
 
+class PairColumns:
+    """Sorted pairs for `Engine.ingest` handed over as columns: an iterable of ``(keys,
+    values)`` lists. Iterating it yields the pairs, so every engine takes it; the LSM reads
+    the lists as they come, without building (and then transposing) a tuple per pair."""
+
+    def __init__(self, columns: Iterable[tuple[list[bytes], list[bytes]]]) -> None:
+        self._columns = iter(columns)
+
+    def columns(self) -> Iterator[tuple[list[bytes], list[bytes]]]:
+        return self._columns
+
+    def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
+        for keys, values in self._columns:
+            if len(keys) != len(values):
+                raise InterfaceError(UNEQUAL_COLUMNS)
+            yield from zip(keys, values)
+
+
+UNEQUAL_COLUMNS = "ingest: PairColumns holds something other than equal lists of keys and values"
+
+
 def checked_pairs(pairs: Iterable[tuple[bytes, bytes]], previous: bytes | None = None,
                   first: int = 0) -> Iterator[tuple[bytes, bytes]]:
     """``pairs`` as they stream by, raising InterfaceError at the first one out of order (keys

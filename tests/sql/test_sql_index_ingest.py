@@ -97,6 +97,49 @@ def test_ingested_indexes_equal_transactional_ones(tmp_path, monkeypatch, small_
         assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
 
 
+ODD_TABLES = [
+    # a DESC composite primary key: the entry's key ends with its bytes, cut from the row key
+    ("CREATE TABLE t (a INT, b TEXT, k INT, s TEXT, x FLOAT, PRIMARY KEY (a DESC, b))",
+     "INSERT INTO t VALUES (?, ?, ?, ?, ?)"),
+    # two families: the tuple path (one row is several pairs)
+    ("CREATE TABLE t (a INT, b TEXT, k INT, s TEXT, x FLOAT, PRIMARY KEY (a DESC, b), "
+     "FAMILY f1 (a, b, k, s), FAMILY f2 (x))", "INSERT INTO t VALUES (?, ?, ?, ?, ?)"),
+]
+ODD_ROWS = [(i * 7919 - 10**12 if i % 5 else i, f"b\x00{i % 3}", (-1) ** i * i**3 if i % 11 else None,
+             f"s{i % 17}\x00z" if i % 4 else None, -0.0 if i % 6 == 0 else i / 3 - 50) for i in range(900)]
+ODD_INDEXES = [
+    "CREATE INDEX o_k ON t (k)",
+    "CREATE INDEX o_kd ON t (k DESC, s DESC)",
+    "CREATE INDEX o_sx ON t (s) STORING (x, k) WHERE x > 0",
+    "CREATE INDEX o_x ON t (x)",
+    "CREATE INDEX o_kb ON t (k) STORING (b, x)",  # a primary key column stored: decoded from the row key
+    "CREATE INDEX o_ba ON t (b, a)",
+    "CREATE UNIQUE INDEX o_u ON t (s, a, b)",
+]
+
+
+@pytest.mark.parametrize("create, insert", ODD_TABLES)
+def test_odd_keys_ingest_as_the_transactional_path_writes_them(tmp_path, monkeypatch, small_runs, create, insert):
+    """Negative and large ints, NUL bytes in strings, -0.0, NULLs ascending and descending, a
+    DESC composite primary key, STORING with a predicate: the ingested entries are the bytes
+    the transactional backfill writes, and CHECK DATABASE finds every index whole."""
+    contents = {}
+    for mode in (True, False):
+        monkeypatch.setattr(index_ingest, "ENABLED", mode)
+        path = str(tmp_path / f"db{mode}")
+        conn = _open(path)
+        conn.execute(create)
+        conn.executemany(insert, ODD_ROWS)
+        before = _ingests(path)
+        for sql in ODD_INDEXES:
+            conn.execute(sql)
+        assert _ingests(path) - before == (len(ODD_INDEXES) if mode else 0)
+        assert conn.execute("CHECK DATABASE").fetchall() == []
+        contents[mode] = _table_kvs(path)
+        conn.close()
+    assert contents[True] == contents[False]
+
+
 def _leftovers(path, index_id: int) -> list:
     snap = _db(path).engine.snapshot()
     start = index_prefix(100, index_id)
@@ -128,7 +171,7 @@ CRASH_CHILD = textwrap.dedent(
     import os, signal, sys
     import sqlkv
     from sqlkv.sql.ddl import index_ingest
-    path, point = sys.argv[1], sys.argv[2]
+    path, point, unique = sys.argv[1], sys.argv[2], sys.argv[3] == "unique"
     target = {"after_ingest": "_ingest_checked", "while_sorting": "_sorted_runs"}[point]
     original = getattr(index_ingest, target)
     def killing(*args):
@@ -142,17 +185,18 @@ CRASH_CHILD = textwrap.dedent(
     conn.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, v TEXT)")
     conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, i % 97, "v%d" % i) for i in range(5000)])
     sys.stdout.write("loaded\\n"); sys.stdout.flush()
-    conn.execute("CREATE INDEX ix ON t (k, v)")
+    conn.execute("CREATE UNIQUE INDEX ix ON t (k, v)" if unique else "CREATE INDEX ix ON t (k, v)")
     sys.stdout.write("returned\\n"); sys.stdout.flush()
     """
 )
 
 
+@pytest.mark.parametrize("kind", ["unique", "plain"])  # (key, ordinal, value) entries, or keys alone
 @pytest.mark.parametrize("point", ["after_ingest", "while_sorting"])
-def test_kill_during_backfill_leaves_no_index_and_a_later_build_works(tmp_path, point):
+def test_kill_during_backfill_leaves_no_index_and_a_later_build_works(tmp_path, point, kind):
     path = str(tmp_path / "db")
     env = dict(os.environ, PYTHONPATH=os.getcwd())
-    child = subprocess.run([sys.executable, "-c", CRASH_CHILD, path, point], capture_output=True, env=env,
+    child = subprocess.run([sys.executable, "-c", CRASH_CHILD, path, point, kind], capture_output=True, env=env,
                            timeout=120)
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
     lines = child.stdout.decode().split()

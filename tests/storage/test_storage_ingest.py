@@ -14,7 +14,7 @@ import time
 import pytest
 
 from sqlkv.errors import InterfaceError
-from sqlkv.storage.kv import WriteBatch
+from sqlkv.storage.kv import PairColumns, WriteBatch
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.memory import MemoryEngine
 from tests.storage.conftest import SMALL, model_scan
@@ -45,8 +45,20 @@ def _check(engine, model: dict, rng: random.Random) -> None:
         assert list(engine.scan(k, end, limit=7)) == model_scan(model, k, end, False, 7)
 
 
+def _as_columns(pairs: list, rng: random.Random) -> PairColumns:
+    """``pairs`` as `PairColumns` lists of uneven lengths (an empty one among them)."""
+    chunks, at = [([], [])], 0
+    while at < len(pairs):
+        size = rng.randrange(1, 700)
+        keys, values = zip(*pairs[at:at + size])
+        chunks.append((list(keys), list(values)))
+        at += size
+    return PairColumns(chunks)
+
+
+@pytest.mark.parametrize("columns", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_ingest_matches_a_dict_model(engine, seed):
+def test_ingest_matches_a_dict_model(engine, seed, columns):
     rng = random.Random(seed)
     model: dict = {}
     for round_ in range(6):
@@ -73,7 +85,7 @@ def test_ingest_matches_a_dict_model(engine, seed):
         keys = sorted(rng.sample(range(lo, lo + 1500), rng.randrange(1, 600)))
         pairs = [(_key(i), b"i%d-%d" % (round_, i)) for i in keys]
         before = engine.last_seq
-        seq = engine.ingest(iter(pairs))
+        seq = engine.ingest(_as_columns(pairs, rng) if columns else iter(pairs))
         assert seq == engine.last_seq and seq > before
         model.update(pairs)
         _check(engine, model, rng)
@@ -109,15 +121,25 @@ def test_an_empty_ingest_writes_nothing(engine):
     ([b"abc"], "not a (key, value) pair"),
     ([7], "not a (key, value) pair"),
 ])
-def test_bad_input_is_refused_and_writes_nothing(engine, tmp_path, bad, message):
+@pytest.mark.parametrize("columns", [False, True])
+def test_bad_input_is_refused_and_writes_nothing(engine, tmp_path, bad, message, columns):
+    if columns and not all(isinstance(item, tuple) for item in bad):
+        pytest.skip("PairColumns holds keys and values, never other items")
     engine.write(_put(b"a0", b"kept"))
     good = [(b"%05d" % i, b"v") for i in range(3000)]  # a few tables' worth before the bad item
     with pytest.raises(InterfaceError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        engine.ingest(iter(good + bad))
+        engine.ingest(_as_columns(good + bad, random.Random(3)) if columns else iter(good + bad))
     assert list(engine.scan(b"", None)) == [(b"a0", b"kept")]
     if not isinstance(engine, MemoryEngine):
         assert sorted(n for n in os.listdir(tmp_path / "db") if n.endswith(".sst")) == \
             sorted(f"{t.number:06d}.sst" for lv in engine._core.version.levels for t in lv)
+
+
+def test_pair_columns_of_unequal_lengths_are_refused(engine):
+    engine.write(_put(b"a0", b"kept"))
+    with pytest.raises(InterfaceError, match="equal lists of keys and values"):
+        engine.ingest(PairColumns([([b"a1", b"a2"], [b"1", b"2"]), ([b"b1", b"b2"], [b"1"])]))
+    assert list(engine.scan(b"", None)) == [(b"a0", b"kept")]
 
 
 def _put(key: bytes, value: bytes) -> WriteBatch:

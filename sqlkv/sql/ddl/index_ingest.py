@@ -40,6 +40,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Iterator
+from itertools import chain, islice, repeat
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -50,13 +51,15 @@ from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.hash_spill import read_pickled_chunks
 from sqlkv.sql.rowstore.codec import codec_for
-from sqlkv.sql.rowstore.index import IndexCodec, unique_violation
-from sqlkv.storage.kv import Engine, prefix_end
+from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
+from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
+from sqlkv.storage.kv import Engine, PairColumns, prefix_end
 
 # Off switch (tests compare both paths; a user can set SQLKV_BULK_INDEX=0).
 ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
 RUN_ENTRIES = 200_000  # entries sorted in memory at once (~30-60 MB); more spill to a temporary file per run
-_SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run
+_SPILL_CHUNK = 4_096  # entries per pickle record in a spilled run (and per list handed to ingest)
+_CHUNK_ROWS = 4_096  # rows between two checks for a cancelled statement
 
 def applies(ctx: ExecContext, catalog: Catalog) -> bool:
     """Whether this CREATE INDEX may build by ingestion (see the module docstring)."""
@@ -143,13 +146,19 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         codec = codec_for(table)
         ic = IndexCodec(table, idx, codec.pk_positions)
         start = index_prefix(table.id, idx.id)
-        pairs = snap.scan(codec.prefix, prefix_end(codec.prefix))
         with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
             with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
-                rows = _rows_with_pk(codec, ic, wrap(pairs, label="rows"))
-                runs = _sorted_runs(rows, ic, ctx, spill_dir)
+                distinct = distinct_entries(codec, ic)
+                if codec.single_family:  # one pair per row: read a batch of them at a time
+                    batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
+                                                              None, repeat(BATCH_ROWS)), wrap)
+                    rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
+                else:
+                    pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
+                    rows = ((row, None) for row in codec.decode_rows(pairs))
+                runs = _sorted_runs(rows, ic, ctx, spill_dir, distinct)
                 merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
-                duplicate = _ingest_checked(manager, merged, start, prefix_end(start))
+                duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
         if duplicate is not None:
 
             raise unique_violation(table, idx, ic, _row_at(codec, snap, ic, duplicate))
@@ -174,40 +183,64 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         raise
 
 
-def _rows_with_pk(codec, ic: IndexCodec, pairs) -> Iterator[tuple[tuple, bytes | None]]:
-    """``(row, its encoded primary key)`` per row, with only the columns the index reads
-    decoded; the key bytes save `IndexCodec.entry` encoding the primary key again
-    (single-family tables: one KV per row, key = prefix + primary key + family 0)."""
-    if not codec.single_family:
-        for row in codec.decode_rows(pairs):
-            yield row, None
-        return
-    one, start, cut = codec.decoder(set(ic.all_positions)).one, len(codec.prefix), -len(codec.fam0_suffix)
-    for key, value in pairs:
-        yield one(key, value), key[start:cut]
+def _counted_rows(batches: Iterator[list], wrap) -> Iterator[list]:
+    """The batches again, their pairs passed one by one through the progress hook's ``wrap``
+    (the shell's bar counts rows); without a hook ``wrap`` hands them back and the
+    re-batching is a C-level copy."""
+    pairs = wrap(chain.from_iterable(batches), label="rows")
+    return iter(lambda: list(islice(pairs, BATCH_ROWS)), [])
 
 
-def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str) -> list[Iterator[tuple]]:
+def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes]]:
+    """``(row, its encoded primary key)`` per row of a single-family table's batches of
+    pairs, with only the columns the index reads decoded (`RowDecoder.batch`); the key bytes
+    save `IndexCodec.entry` encoding the primary key again (key = prefix + primary key +
+    family 0)."""
+    decode, start, cut = codec.decoder(set(ic.all_positions)).batch, len(codec.prefix), -len(codec.fam0_suffix)
+    for pairs in batches:
+        yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
+
+
+def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str, distinct: bool) -> list[Iterator]:
     """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
-    in primary key order). Runs but the last are spilled, so memory holds one run."""
-    runs: list[Iterator[tuple]] = []
-    run: list[tuple] = []
-    for ordinal, (row, pk_bytes) in enumerate(rows):
-        if not ordinal & 0xFFF:
-            ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
-        if ic.holds(row):
-            key, value, _conditional = ic.entry(row, pk_bytes)
-            run.append((key, ordinal, value))
-            if len(run) == RUN_ENTRIES:
-                run.sort()
-                runs.append(_spill(run, os.path.join(spill_dir, f"run{len(runs)}")))
-                run = []
+    in primary key order), or of `_distinct_chunks`' items when ``distinct``. Runs but the
+    last are spilled, so memory holds one run."""
+    runs: list[Iterator] = []
+    run: list = []
+    for chunk in _distinct_chunks(rows, ic) if distinct else _entry_chunks(rows, ic):
+        ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
+        run += chunk
+        if len(run) >= RUN_ENTRIES:
+            run.sort()
+            runs.append(_spill(run, os.path.join(spill_dir, f"run{len(runs)}")))
+            run = []
     run.sort()
     runs.append(iter(run))
     return runs
 
 
-def _spill(run: list[tuple], path: str) -> Iterator[tuple]:
+def _entry_chunks(rows, ic: IndexCodec) -> Iterator[list[tuple]]:
+    """``(key, ordinal, value)`` of each row the index holds, a list per `_CHUNK_ROWS` rows."""
+    chunk: list[tuple] = []
+    for ordinal, (row, pk_bytes) in enumerate(rows, 1):
+        if ic.holds(row):
+            key, value, _conditional = ic.entry(row, pk_bytes)
+            chunk.append((key, ordinal - 1, value))
+        if not ordinal % _CHUNK_ROWS:
+            yield chunk
+            chunk = []
+    yield chunk
+
+
+def _distinct_chunks(batches, ic: IndexCodec) -> Iterator[list]:
+    """Distinct entries (index_entries.py), a list per batch of rows: keys, or ``(key,
+    value)`` pairs when the index stores columns; no ordinal (no key repeats)."""
+    for columns, pks in batches:
+        keys, values = distinct_batch(ic, columns, pks)
+        yield keys if values is None else list(zip(keys, values))
+
+
+def _spill(run: list, path: str) -> Iterator[tuple]:
     with open(path, "wb") as f:
         for i in range(0, len(run), _SPILL_CHUNK):
             pickle.dump(run[i:i + _SPILL_CHUNK], f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -218,10 +251,15 @@ class _Duplicate(Exception):
     pass
 
 
-def _ingest_checked(manager, merged: Iterator[tuple], start: bytes, end: bytes) -> int | None:
+def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: IndexCodec,
+                    distinct: bool) -> int | None:
     """Ingest the merged entries; on equal adjacent keys ingest nothing and return the ordinal
     of the row the transactional backfill would have reported (the smallest second ordinal of
-    any group of equal keys: the first row in primary key order repeating an earlier key)."""
+    any group of equal keys: the first row in primary key order repeating an earlier key).
+    Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key."""
+    if distinct:
+        manager.ingest(merged if ic.storing_positions else _key_columns(merged), start, end)
+        return None
     first_dup: list[int] = []
 
     def pairs() -> Iterator[tuple[bytes, bytes]]:
@@ -248,6 +286,12 @@ def _ingest_checked(manager, merged: Iterator[tuple], start: bytes, end: bytes) 
             seen_second = True
             best = min(best, ordinal)
     return best
+
+
+def _key_columns(keys: Iterator[bytes]) -> PairColumns:
+    """Keys whose values are all `EMPTY_LIST`, handed to the engine a list at a time."""
+    chunks = iter(lambda: list(islice(keys, _SPILL_CHUNK)), [])
+    return PairColumns((chunk, [EMPTY_LIST] * len(chunk)) for chunk in chunks)
 
 
 def _row_at(codec, snap, ic: IndexCodec, ordinal: int) -> tuple:

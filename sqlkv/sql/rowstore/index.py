@@ -65,6 +65,7 @@ class IndexCodec:
         self.pk_bytes_in_key = self.extra_pk_positions == list(pk_positions)
         # a partial index: only rows satisfying the predicate have an entry
         self.predicate, pred_positions = _index_predicate(table, index)
+        self.predicate_positions = sorted(pred_positions)
         # every column whose change can change this index's entry (or whether there is one)
         self.all_positions = sorted(self.covered | pred_positions)
 

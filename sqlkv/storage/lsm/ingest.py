@@ -30,13 +30,13 @@ its tables and raises InterfaceError).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from operator import lt
 from typing import TYPE_CHECKING
 
 from sqlkv.errors import InterfaceError, OperationalError
-from sqlkv.storage.kv import checked_pairs
+from sqlkv.storage.kv import UNEQUAL_COLUMNS, PairColumns, checked_pairs
 from sqlkv.storage.lsm import background
 from sqlkv.storage.lsm.compaction import CompactionAborted, table_path
 from sqlkv.storage.lsm.sstable.builder import TableBuilder, TableInfo
@@ -123,26 +123,51 @@ def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int)
     return infos, payload
 
 
-def _checked_chunks(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[tuple, tuple]]:
-    """``(keys, values)`` of `CHUNK` pairs at a time, checked as `checked_pairs` checks them
-    (whose message names the first bad pair when a chunk fails the checks made in C here)."""
-    it = iter(pairs)
+def _checked_chunks(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[Sequence, Sequence]]:
+    """``(keys, values)`` of `CHUNK` pairs at a time (a `PairColumns`' own lists), checked as
+    `checked_pairs` checks them (whose message names the first bad pair when a chunk fails
+    the checks made in C here)."""
+    if isinstance(pairs, PairColumns):
+        chunks: Iterator[tuple[Sequence, Sequence]] = pairs.columns()
+    else:
+        it = iter(pairs)
+        chunks = (_transposed(chunk) for chunk in iter(lambda: list(islice(it, CHUNK)), []))
     previous: bytes | None = None
     count = 0
-    while chunk := list(islice(it, CHUNK)):
+    for keys, values in chunks:
+        if not keys and not values:
+            continue
         try:
-            keys, values = zip(*chunk)
-            ok = set(map(len, chunk)) == _PAIR and set(map(type, keys)) == _BYTES and set(map(type, values)) == _BYTES \
+            ok = len(keys) == len(values) and set(map(type, keys)) == _BYTES and set(map(type, values)) == _BYTES \
                 and (previous is None or previous < keys[0]) and all(map(lt, keys, keys[1:]))
         except (TypeError, ValueError):
             ok = False
         if not ok:
-            for _ in checked_pairs(chunk, previous, count):
+            for _ in checked_pairs(_pairs_of(keys, values), previous, count):
                 pass
             raise AssertionError("a chunk failed the checks but no pair did")  # unreachable
         yield keys, values
         previous = keys[-1]
-        count += len(chunk)
+        count += len(keys)
+
+
+def _transposed(chunk: list) -> tuple[Sequence, Sequence]:
+    """A chunk of pairs as ``(keys, values)``; anything but pairs as itself, for
+    `checked_pairs` to name."""
+    try:
+        if set(map(len, chunk)) == _PAIR:
+            return tuple(zip(*chunk))  # type: ignore[return-value]
+    except TypeError:
+        pass
+    return chunk, None  # type: ignore[return-value]
+
+
+def _pairs_of(keys, values) -> Iterable:
+    if values is None:  # `_transposed` could not split the chunk
+        return keys
+    if not isinstance(keys, (list, tuple)) or not isinstance(values, (list, tuple)) or len(keys) != len(values):
+        raise InterfaceError(UNEQUAL_COLUMNS)
+    return zip(keys, values)
 
 
 def _install(core: LSMCore, infos: list[TableInfo], seq: int) -> int:

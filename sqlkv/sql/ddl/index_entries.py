@@ -1,0 +1,84 @@
+"""CREATE INDEX's backfill entries, built a batch of table rows at a time (index_ingest.py).
+
+A row's entry costs what `IndexCodec.entry` costs for one row: a list of the indexed values,
+one `encode_key` call walking them, the key and value concatenated. Here, when every entry of
+the index is *distinct* by construction -- a non-unique index, whose key ends with the row's
+primary key, on a single-family table -- a batch of the scan's pairs (`BATCH_ROWS`) becomes
+columns at once (`column_batches`: only the indexed and stored columns, read from the
+batch's unpacked values without building rows when no predicate needs them), each indexed
+column is encoded down the batch (`key_columns.encode_column_keys`), and each key is one C-level join of the
+prefix, the encoded columns and the primary key's bytes cut verbatim from the row's key
+(keys.md: an entry's primary key suffix is the primary key's encoding, same directions).
+
+Distinct entries need no ordinal to report a unique violation, and with no STORING column
+their values are all `EMPTY_LIST`: such a run sorts as a list of bytes, far cheaper than
+sorting ``(key, ordinal, value)`` tuples. Unique indexes and multi-family tables keep the
+row-at-a-time entries (index_ingest.py reports a unique violation from the ordinal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
+
+from sqlkv.encoding.key_columns import encode_column_keys
+from sqlkv.encoding.values import decode_row_values, encode_values
+from sqlkv.sql.rowstore.index import IndexCodec
+
+BATCH_ROWS = 1_024  # table pairs read and decoded at once
+
+
+def distinct_entries(codec, ic: IndexCodec) -> bool:
+    """Whether ``ic``'s entries can be built column-wise here: a non-unique index whose key
+    ends with the table's whole primary key, on a single-family table (one pair per row,
+    whose key is prefix + primary key + family 0)."""
+    return codec.single_family and not codec.exploded and not ic.unique and ic.pk_bytes_in_key
+
+
+def needed_positions(ic: IndexCodec, pk_from_key: bool) -> set[int]:
+    """The row positions an entry reads: the primary key's only when it is not taken as
+    bytes from the row's key (or the index also reads it: indexed, stored, predicate)."""
+    needed = set(ic.key_positions) | set(ic.storing_positions) | set(ic.predicate_positions)
+    if not pk_from_key:
+        needed |= set(ic.extra_pk_positions)
+    return needed
+
+
+def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, bytes]]]
+                   ) -> Iterator[tuple[dict[int, Sequence], list[bytes]]]:
+    """Per batch of a single-family table's pairs, for the rows the index holds: the values
+    of each indexed and stored column (by row position) and each row's primary key bytes,
+    cut from its key. Without a predicate, and when those columns are all stored in the
+    value (none in the key, none computed), no row is built: each column is read from the
+    batch's unpacked maps by one C-level ``map``."""
+    start, cut = len(codec.prefix), -len(codec.fam0_suffix)
+    wanted = [*ic.key_positions, *ic.storing_positions]
+    stored = {p: cid for cid, p in codec.stored_columns}
+    if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
+        for pairs in batches:
+            maps = decode_row_values([value for _key, value in pairs])
+            columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
+            yield columns, [key[start:cut] for key, _value in pairs]
+        return
+    decode = codec.decoder(needed_positions(ic, True)).batch
+    for pairs in batches:
+        rows = decode(pairs)
+        pks = [key[start:cut] for key, _value in pairs]
+        if ic.predicate is not None:
+            kept = [i for i, row in enumerate(rows) if ic.predicate(row)]
+            rows, pks = [rows[i] for i in kept], [pks[i] for i in kept]
+        transposed = list(zip(*rows))
+        yield {p: transposed[p] if rows else () for p in wanted}, pks
+
+
+def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes]
+                   ) -> tuple[list[bytes], list[bytes] | None]:
+    """The entry keys of a batch (`column_batches`) and their values, None when every
+    value is `EMPTY_LIST` (no STORING column)."""
+    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
+    encoded = [encode_column_keys(columns[p], b"", d) for p, d in zip(ic.key_positions, desc)]
+    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded, pks)))
+    if not ic.storing_positions:
+        return keys, None
+    stored = [columns[p] for p in ic.storing_positions]
+    return keys, [encode_values(list(values)) for values in zip(*stored)]
