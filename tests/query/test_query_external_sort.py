@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import gc
+import os
 import random
 import tempfile
 
 import pytest
 
-from sqlkv.sql.exec import external_sort
+from sqlkv.sql.exec import external_sort, spill
 from tests.query.oracle import Pair
 
 ROWS = 700
@@ -29,7 +30,7 @@ def spilled(monkeypatch):
 
     monkeypatch.setattr(external_sort, "SORT_MEMORY_ROWS", 64)
     monkeypatch.setattr(external_sort, "BLOCK_ROWS", 10)
-    monkeypatch.setattr(external_sort.tempfile, "TemporaryFile", counting)
+    monkeypatch.setattr(spill.tempfile, "TemporaryFile", counting)
     rng = random.Random(11)
     p = Pair()
     p.both("CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c REAL)")
@@ -88,3 +89,15 @@ def test_spilled_sort_under_limit_offset_and_distinct(spilled):
     pair.check("SELECT DISTINCT a, b FROM t ORDER BY b, a")
     pair.check("SELECT id, b FROM t ORDER BY b DESC, id LIMIT 5 OFFSET 300")
     pair.check("SELECT a, count(*) FROM t GROUP BY a ORDER BY count(*) DESC, a")
+
+
+def test_spilled_runs_leave_no_file_behind_even_while_open(spilled, monkeypatch, tmp_path):
+    """Runs are anonymous files (spill.py): the temporary directory shows nothing while a spilled
+    sort streams, so a process killed mid-sort leaves nothing behind either."""
+    pair, opened = spilled
+    monkeypatch.setattr(spill.tempfile, "tempdir", str(tmp_path))
+    result = iter(pair.session.execute("SELECT id FROM t ORDER BY c, b, id"))
+    next(result)
+    assert opened and not all(f.closed for f in opened)
+    assert os.listdir(tmp_path) == []
+    assert len(list(result)) == ROWS - 1

@@ -254,13 +254,13 @@ def test_hash_joins_that_spill_to_partitions_match_sqlite(pair, monkeypatch, lim
     spilled: list[str] = []
     original = hash_spill.SpillFiles.__init__
     monkeypatch.setattr(hash_spill.SpillFiles, "__init__",
-                        lambda self, d, name: spilled.append(name) or original(self, d, name))
+                        lambda self, name: spilled.append(name) or original(self, name))
     for sql in SPILL_QUERIES:
         assert "hash join" in _plan(s, sql), sql
         got = sorted(s.execute(sql).fetchall(), key=repr)
         assert got == sorted(lite.execute(sql).fetchall(), key=repr), sql
     assert (spilled != []) == (limit == 7)
-    # a LIMIT that stops inside the partition pass leaves no file open (the directory is gone)
+    # a LIMIT that stops inside the partition pass leaves no file open (anonymous files, closed)
     assert len(s.execute(SPILL_QUERIES[0] + " LIMIT 3").fetchall()) == 3
 
 

@@ -20,8 +20,8 @@ statement walks these steps, each in a transaction of its own:
    have its stale entry ingested on top of the deletion's. Blocking writers of that one table
    for the backfill's length is the price; readers, and writers of other tables, go on.
 3. **Build** the entries from a scan at that snapshot, sorted in runs of `RUN_ENTRIES` (spilled
-   to temporary files past the first) and merged (`sorted_entries`); equal adjacent keys are a
-   unique violation, reported as the transactional path reports it (the first row, in primary
+   to anonymous temporary files past the first: nothing is left after a crash) and merged
+   (`sorted_entries`); equal adjacent keys are a unique violation, reported as the transactional path reports it (the first row, in primary
    key order, that repeats an earlier row's key), and nothing is ingested.
 4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST).
 5. **Publish** (committed): the descriptor gains the index, the marker goes.
@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import pickle
-import tempfile
 from collections.abc import Iterator
 from itertools import chain, islice, repeat
 from dataclasses import replace
@@ -49,7 +47,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.exec.hash_spill import read_pickled_chunks
+from sqlkv.sql.exec.spill import dump_chunk, new_spill_file, read_chunks
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
@@ -147,18 +145,17 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         ic = IndexCodec(table, idx, codec.pk_positions)
         start = index_prefix(table.id, idx.id)
         with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
-            with tempfile.TemporaryDirectory(prefix="sqlkv-index-") as spill_dir:
-                distinct = distinct_entries(codec, ic)
-                if codec.single_family:  # one pair per row: read a batch of them at a time
-                    batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
-                                                              None, repeat(BATCH_ROWS)), wrap)
-                    rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
-                else:
-                    pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
-                    rows = ((row, None) for row in codec.decode_rows(pairs))
-                runs = _sorted_runs(rows, ic, ctx, spill_dir, distinct)
-                merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
-                duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
+            distinct = distinct_entries(codec, ic)
+            if codec.single_family:  # one pair per row: read a batch of them at a time
+                batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
+                                                          None, repeat(BATCH_ROWS)), wrap)
+                rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
+            else:
+                pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
+                rows = ((row, None) for row in codec.decode_rows(pairs))
+            runs = _sorted_runs(rows, ic, ctx, distinct)
+            merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
+            duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
         if duplicate is not None:
 
             raise unique_violation(table, idx, ic, _row_at(codec, snap, ic, duplicate))
@@ -201,7 +198,7 @@ def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes
         yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
 
 
-def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str, distinct: bool) -> list[Iterator]:
+def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator]:
     """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
     in primary key order), or of `_distinct_chunks`' items when ``distinct``. Runs but the
     last are spilled, so memory holds one run."""
@@ -212,7 +209,7 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, spill_dir: str, distinc
         run += chunk
         if len(run) >= RUN_ENTRIES:
             run.sort()
-            runs.append(_spill(run, os.path.join(spill_dir, f"run{len(runs)}")))
+            runs.append(_spill(run))
             run = []
     run.sort()
     runs.append(iter(run))
@@ -240,11 +237,16 @@ def _distinct_chunks(batches, ic: IndexCodec) -> Iterator[list]:
         yield keys if values is None else list(zip(keys, values))
 
 
-def _spill(run: list, path: str) -> Iterator[tuple]:
-    with open(path, "wb") as f:
+def _spill(run: list) -> Iterator[tuple]:
+    """A sorted run written to an anonymous temporary file (spill.py), read back lazily."""
+    f = new_spill_file("CREATE INDEX")
+    try:
         for i in range(0, len(run), _SPILL_CHUNK):
-            pickle.dump(run[i:i + _SPILL_CHUNK], f, protocol=pickle.HIGHEST_PROTOCOL)
-    return read_pickled_chunks(path)
+            dump_chunk(f, run[i:i + _SPILL_CHUNK], "CREATE INDEX")
+    except BaseException:
+        f.close()
+        raise
+    return read_chunks(f)
 
 
 class _Duplicate(Exception):

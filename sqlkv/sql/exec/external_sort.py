@@ -5,7 +5,7 @@ holding every row to sort it would make the statement's memory grow with the tab
 hands its input to `sort_spilling`: rows are collected up to `SORT_MEMORY_ROWS`; when the input
 ends first, they are sorted in memory as before (nothing touches the disk). Otherwise each full
 batch is sorted and written as one *run* to an anonymous temporary file (already unlinked, so a
-crash leaves nothing behind), in pickled blocks of `BLOCK_ROWS` rows; the result is a k-way
+crash leaves nothing behind; spill.py), in pickled blocks of `BLOCK_ROWS` rows; the result is a k-way
 `heapq.merge` of the runs that reads one block per run at a time. Memory is then bounded by one
 batch while runs are written, and by one block per run while they are merged.
 
@@ -17,12 +17,11 @@ order, so equal rows keep their input order across runs too (the sort stays stab
 from __future__ import annotations
 
 import heapq
-import pickle
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from sqlkv.errors import DataError, OperationalError
+from sqlkv.errors import DataError
+from sqlkv.sql.exec.spill import dump_chunk, new_spill_file, read_chunks
 
 SORT_MEMORY_ROWS = 100_000  # rows a sort holds before it spills a run (module-level: tests lower it)
 BLOCK_ROWS = 1_000  # rows per pickled block of a run: what the merge holds per run
@@ -57,32 +56,19 @@ def sort_spilling(rows: Iterator[tuple], sort_batch: SortBatch, key: RowKey) -> 
 
 
 def _write_run(rows: list[tuple]) -> IO[bytes]:
-    """One sorted run in an anonymous temporary file, rewound for reading."""
+    """One sorted run in an anonymous temporary file (spill.py)."""
+    run = new_spill_file("ORDER BY")
     try:
-        run = tempfile.TemporaryFile(prefix="sqlkv-sort-")
-        try:
-            for start in range(0, len(rows), BLOCK_ROWS):
-                pickle.dump(rows[start:start + BLOCK_ROWS], run, protocol=pickle.HIGHEST_PROTOCOL)
-            run.seek(0)
-        except BaseException:
-            run.close()
-            raise
-    except OSError as exc:
-        raise OperationalError(f"ORDER BY could not spill sorted rows to {tempfile.gettempdir()}: {exc}") from exc
+        for start in range(0, len(rows), BLOCK_ROWS):
+            dump_chunk(run, rows[start:start + BLOCK_ROWS], "ORDER BY")
+    except BaseException:
+        run.close()
+        raise
     return run
-
-
-def _read_run(run: IO[bytes]) -> Iterator[tuple]:
-    while True:
-        try:
-            block = pickle.load(run)
-        except EOFError:
-            return
-        yield from block
 
 
 def _merged(runs: list[IO[bytes]], key: RowKey) -> Iterator[tuple]:
     try:
-        yield from heapq.merge(*(_read_run(run) for run in runs), key=key)
+        yield from heapq.merge(*(read_chunks(run) for run in runs), key=key)
     except TypeError as exc:
         raise DataError(f"cannot order values of incomparable types: {exc}") from None

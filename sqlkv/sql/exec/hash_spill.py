@@ -2,7 +2,7 @@
 
 A `HashJoin` keeps at most `HASH_JOIN_MEMORY_ROWS` rows of its build side in its hash table.
 When the build input holds more, the join goes over to partitions: every build row and then
-every probe row is written to one of `PARTITIONS` temporary files chosen by the hash of its
+every probe row is written to one of `PARTITIONS` anonymous temporary files (spill.py) chosen by the hash of its
 join key (pickled in chunks of `CHUNK_ROWS`), and the partitions are joined one at a time, each
 with a hash table of about 1/`PARTITIONS` of the build side. Rows with equal keys land in the
 same partition, so each partition is a complete join of its keys: inner and outer joins keep
@@ -14,11 +14,10 @@ from the in-memory join's, which SQL does not promise without ORDER BY.
 
 from __future__ import annotations
 
-import os
-import pickle
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import IO, Any
+
+from sqlkv.sql.exec.spill import dump_chunk, new_spill_file, read_chunks
 
 HASH_JOIN_MEMORY_ROWS = 250_000  # build rows held in memory before the join partitions
 PARTITIONS = 16
@@ -28,44 +27,38 @@ KeyFn = Callable[[tuple], tuple | None]
 
 
 class SpillFiles:
-    """``PARTITIONS`` append-only row files in a temporary directory."""
+    """``PARTITIONS`` append-only row files (anonymous temporary files, spill.py)."""
 
-    def __init__(self, directory: str, name: str) -> None:
-        self.paths = [os.path.join(directory, f"{name}{i}") for i in range(PARTITIONS)]
-        self.files = [open(path, "wb") for path in self.paths]  # noqa: SIM115 - closed in finish()
+    def __init__(self, name: str) -> None:
+        self.what = f"hash join ({name} side)"
+        self.files: list[IO[bytes]] = []
+        try:
+            for _ in range(PARTITIONS):
+                self.files.append(new_spill_file(self.what))
+        except BaseException:
+            self.close()
+            raise
         self.buffers: list[list[tuple]] = [[] for _ in range(PARTITIONS)]
 
     def add(self, part: int, row: tuple) -> None:
         buf = self.buffers[part]
         buf.append(row)
         if len(buf) >= CHUNK_ROWS:
-            pickle.dump(buf, self.files[part], protocol=pickle.HIGHEST_PROTOCOL)
+            dump_chunk(self.files[part], buf, self.what)
             self.buffers[part] = []
 
     def finish(self) -> None:
         for part, buf in enumerate(self.buffers):
             if buf:
-                pickle.dump(buf, self.files[part], protocol=pickle.HIGHEST_PROTOCOL)
+                dump_chunk(self.files[part], buf, self.what)
         self.buffers = []
-        self.close()
 
     def close(self) -> None:
         for f in self.files:
             f.close()
 
     def read(self, part: int) -> Iterator[tuple]:
-        return read_pickled_chunks(self.paths[part])
-
-
-def read_pickled_chunks(path: str) -> Iterator[Any]:
-    """The items of the lists pickled one after another into the file at ``path``."""
-    with open(path, "rb") as f:
-        while True:
-            try:
-                chunk = pickle.load(f)
-            except EOFError:
-                return
-            yield from chunk
+        return read_chunks(self.files[part])
 
 
 def partitioned(rows: Iterable[tuple], key: KeyFn, files: SpillFiles,
@@ -89,19 +82,18 @@ def grace_join(build_rows: Iterable[tuple], probe_rows: Iterable[tuple], build_k
                ) -> Iterator[tuple]:
     """Partition both inputs to disk, then ``join_partition(build, probe)`` one partition at a
     time; ``pad_*`` give the padded row of a NULL-key row that an outer join keeps (else None)."""
-    with tempfile.TemporaryDirectory(prefix="sqlkv-hashjoin-") as directory:
-        build_files = SpillFiles(directory, "build")
-        probe_files = None
-        try:
-            yield from partitioned(build_rows, build_key, build_files, pad_build)
-            probe_files = SpillFiles(directory, "probe")
-            yield from partitioned(probe_rows, probe_key, probe_files, pad_probe)
-            for part in range(PARTITIONS):
-                yield from join_partition(build_files.read(part), probe_files.read(part))
-        finally:  # the consumer may stop early (LIMIT): close before the directory goes
-            build_files.close()
-            if probe_files is not None:
-                probe_files.close()
+    build_files = SpillFiles("build")
+    probe_files = None
+    try:
+        yield from partitioned(build_rows, build_key, build_files, pad_build)
+        probe_files = SpillFiles("probe")
+        yield from partitioned(probe_rows, probe_key, probe_files, pad_probe)
+        for part in range(PARTITIONS):
+            yield from join_partition(build_files.read(part), probe_files.read(part))
+    finally:  # the consumer may stop early (LIMIT): the files go when closed
+        build_files.close()
+        if probe_files is not None:
+            probe_files.close()
 
 
 def none(_row: tuple) -> Any:
