@@ -318,6 +318,14 @@ def test_aggregates(s):
     assert text(s, "SELECT jsonb_object_agg(k, v ORDER BY id DESC) FROM t") == '{"x": 1, "y": null}'
     assert one(s, "SELECT jsonb_agg(v) FROM t WHERE id > 10") is None
     assert text(s, "SELECT json_agg(DISTINCT k) FROM t") == '["x", "y"]'
+    # DISTINCT keeps one NULL in the aggregates that collect NULLs (PostgreSQL), none in count
+    s.execute("INSERT INTO t VALUES (5, 'c', 'z', NULL), (6, 'c', 'z', 1)")
+    assert text(s, "SELECT jsonb_agg(DISTINCT v ORDER BY v) FROM t") == "[null, 1, 3, 4]"
+    assert sorted(one(s, "SELECT jsonb_agg(DISTINCT v) FROM t").tree, key=lambda v: (v is not None, v)) == \
+        [None, 1, 3, 4]
+    assert list(one(s, "SELECT array_agg(DISTINCT v ORDER BY v DESC) FROM t").items) == [4, 3, 1, None]
+    assert one(s, "SELECT count(DISTINCT v) FROM t") == 3
+    s.execute("DELETE FROM t WHERE id > 4")
     assert [(i, str(a)) for i, a in rows(s, "SELECT id, jsonb_agg(v) OVER (ORDER BY id) FROM t")] == [
         (1, "[1]"), (2, "[1, null]"), (3, "[1, null, 3]"), (4, "[1, null, 3, 4]")]
     with pytest.raises(DataError, match="field name must not be null"):

@@ -313,16 +313,24 @@ class AnyValue(Accumulator):
 
 
 class DistinctInputs(Accumulator):
-    """Feeds each distinct non-NULL value once to the wrapped accumulator (``count(DISTINCT x)``)."""
+    """Feeds each distinct non-NULL value once to the wrapped accumulator (``count(DISTINCT x)``);
+    with ``keep_null`` (aggregates that collect NULLs, ``jsonb_agg``) NULL is one more value."""
 
-    __slots__ = ("inner", "seen")
+    __slots__ = ("inner", "seen", "keep_null")
 
-    def __init__(self, inner: Accumulator) -> None:
+    def __init__(self, inner: Accumulator, keep_null: bool = False) -> None:
         self.inner = inner
         self.seen: set = set()
+        self.keep_null = keep_null
 
     def add(self, value: Any) -> None:
-        if value is None or value in self.seen:
+        if value is None:
+            if not self.keep_null:
+                return
+            self.keep_null = False  # the first NULL goes in, the others are repeats
+            self.inner.add(None)
+            return
+        if value in self.seen:
             return
         self.seen.add(value)
         self.inner.add(value)

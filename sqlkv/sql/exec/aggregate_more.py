@@ -181,13 +181,14 @@ class Filtered(Accumulator):
 class OrderedInputs(Accumulator):
     """``agg(x ORDER BY k)``: keeps (x, k...) and feeds x to the accumulator in k's order."""
 
-    __slots__ = ("inner", "keys", "rows", "distinct")
+    __slots__ = ("inner", "keys", "rows", "distinct", "keep_null")
 
-    def __init__(self, inner: Accumulator, keys: list[SortKey], distinct: bool) -> None:
+    def __init__(self, inner: Accumulator, keys: list[SortKey], distinct: bool, keep_null: bool = False) -> None:
         self.inner = inner
         self.keys = keys
         self.rows: list[tuple] = []
         self.distinct = distinct
+        self.keep_null = keep_null  # DISTINCT keeps one NULL (aggregates that collect NULLs)
 
     def add(self, value: Any) -> None:
         if value is not SKIP:
@@ -195,12 +196,18 @@ class OrderedInputs(Accumulator):
 
     def result(self) -> Any:
         seen: set = set()
+        null_wanted = self.keep_null
         for row in sort_rows(self.rows, self.keys):
             v = row[0]
             if self.distinct:
-                if v is None or v in seen:
+                if v is None:
+                    if not null_wanted:
+                        continue
+                    null_wanted = False
+                elif v in seen:
                     continue
-                seen.add(v)
+                else:
+                    seen.add(v)
             self.inner.add(v)
         self.rows = []
         return self.inner.result()

@@ -31,6 +31,9 @@ from sqlkv.sql.exec.aggregate import (
 from sqlkv.sql.exec.aggregate_arrays import ArrayAgg
 from sqlkv.sql.exec.relational import SortKey
 
+# aggregates whose result lists NULL inputs: under DISTINCT, NULL is kept once (PostgreSQL)
+COLLECTS_NULLS = frozenset({"array_agg", "jsonb_agg", "json_agg"})
+
 
 @dataclass
 class AggregateSpec:
@@ -96,9 +99,11 @@ class AggregateSpec:
         if self.order:
             keys = [SortKey(i + 1, desc, nf) for i, (_, desc, nf) in enumerate(self.order)]
             distinct = self.distinct
-            make = lambda: more.OrderedInputs(base(), keys, distinct)  # noqa: E731
+            keep_null = self.func in COLLECTS_NULLS
+            make = lambda: more.OrderedInputs(base(), keys, distinct, keep_null)  # noqa: E731
         elif self.distinct and self.arg is not None and self.func != "array_agg":
-            make = lambda: DistinctInputs(base())  # noqa: E731
+            keep_null = self.func in COLLECTS_NULLS
+            make = lambda: DistinctInputs(base(), keep_null)  # noqa: E731
         if self.filter is not None:
             ordered = make
             return lambda: more.Filtered(ordered())
