@@ -47,7 +47,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.exec.spill import dump_chunk, new_spill_file, read_chunks
+from sqlkv.sql.exec.spill import read_chunks, spill_run
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
@@ -209,7 +209,7 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list
         run += chunk
         if len(run) >= RUN_ENTRIES:
             run.sort()
-            runs.append(_spill(run))
+            runs.append(read_chunks(spill_run(run, _SPILL_CHUNK, "CREATE INDEX")))
             run = []
     run.sort()
     runs.append(iter(run))
@@ -235,18 +235,6 @@ def _distinct_chunks(batches, ic: IndexCodec) -> Iterator[list]:
     for columns, pks in batches:
         keys, values = distinct_batch(ic, columns, pks)
         yield keys if values is None else list(zip(keys, values))
-
-
-def _spill(run: list) -> Iterator[tuple]:
-    """A sorted run written to an anonymous temporary file (spill.py), read back lazily."""
-    f = new_spill_file("CREATE INDEX")
-    try:
-        for i in range(0, len(run), _SPILL_CHUNK):
-            dump_chunk(f, run[i:i + _SPILL_CHUNK], "CREATE INDEX")
-    except BaseException:
-        f.close()
-        raise
-    return read_chunks(f)
 
 
 class _Duplicate(Exception):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from sqlkv.errors import DataError
-from sqlkv.sql.exec.spill import dump_chunk, new_spill_file, read_chunks
+from sqlkv.sql.exec.spill import read_chunks, spill_run
 
 SORT_MEMORY_ROWS = 100_000  # rows a sort holds before it spills a run (module-level: tests lower it)
 BLOCK_ROWS = 1_000  # rows per pickled block of a run: what the merge holds per run
@@ -41,30 +41,18 @@ def sort_spilling(rows: Iterator[tuple], sort_batch: SortBatch, key: RowKey) -> 
         for row in rows:
             batch.append(row)
             if len(batch) >= limit:
-                runs.append(_write_run(sort_batch(batch)))
+                runs.append(spill_run(sort_batch(batch), BLOCK_ROWS, "ORDER BY"))
                 batch = []
         if not runs:
             yield from sort_batch(batch)
             return
         if batch:
-            runs.append(_write_run(sort_batch(batch)))
+            runs.append(spill_run(sort_batch(batch), BLOCK_ROWS, "ORDER BY"))
             batch = []
         yield from _merged(runs, key)
     finally:
         for run in runs:
             run.close()
-
-
-def _write_run(rows: list[tuple]) -> IO[bytes]:
-    """One sorted run in an anonymous temporary file (spill.py)."""
-    run = new_spill_file("ORDER BY")
-    try:
-        for start in range(0, len(rows), BLOCK_ROWS):
-            dump_chunk(run, rows[start:start + BLOCK_ROWS], "ORDER BY")
-    except BaseException:
-        run.close()
-        raise
-    return run
 
 
 def _merged(runs: list[IO[bytes]], key: RowKey) -> Iterator[tuple]:

@@ -32,6 +32,18 @@ def dump_chunk(file: IO[bytes], items: list, what: str) -> None:
         raise OperationalError(f"{what} could not spill to {tempfile.gettempdir()}: {exc}") from exc
 
 
+def spill_run(items: list, chunk: int, what: str) -> IO[bytes]:
+    """``items`` written to a new spill file in lists of ``chunk`` (a sorted run, say)."""
+    file = new_spill_file(what)
+    try:
+        for start in range(0, len(items), chunk):
+            dump_chunk(file, items[start:start + chunk], what)
+    except BaseException:
+        file.close()
+        raise
+    return file
+
+
 def read_chunks(file: IO[bytes]) -> Iterator[Any]:
     """The items of every list in ``file``, from its start; the file is closed (and so gone)
     when they are all read or the reader is dropped."""
