@@ -1,8 +1,9 @@
 """The LRU block cache shared by every table of one engine.
 
 Keys are ``(file number, block offset)``; file numbers are never reused, so an entry can never
-describe another file's bytes. Values are decoded blocks (whatever the reader stores), charged
-by their on-disk size. Hits take no lock (OrderedDict operations are atomic under the GIL); the
+describe another file's bytes. Values are blocks as the reader keeps them (decoded lists, or a
+format-2 block's bytes for point reads), charged the memory they hold; an entry that grows
+(`grow`) or is swapped for its decoded form (`replace`) is charged again. Hits take no lock (OrderedDict operations are atomic under the GIL); the
 miss path takes one to keep the byte count exact while evicting.
 """
 
@@ -44,9 +45,30 @@ class BlockCache:
             self.entries[key] = value
             self._sizes[key] = size
             self._bytes += size
-            while self._bytes > self.capacity and self.entries:
-                old_key, _ = self.entries.popitem(last=False)
-                self._bytes -= self._sizes.pop(old_key, 0)
+            self._evict_to_capacity()
+
+    def replace(self, key: tuple[int, int], value: Any, size: int) -> None:
+        """Put ``value`` in place of what ``key`` holds (or add it), charged ``size``."""
+        with self._lock:
+            self._bytes -= self._sizes.pop(key, 0)
+            self.entries.pop(key, None)
+        self.put(key, value, size)
+
+    def grow(self, key: tuple[int, int], extra: int) -> None:
+        """Charge ``extra`` more bytes to the entry ``key`` (it decoded part of itself)."""
+        if not extra:
+            return
+        with self._lock:
+            if key not in self._sizes:
+                return  # evicted meanwhile: nothing holds the memory any more
+            self._sizes[key] += extra
+            self._bytes += extra
+            self._evict_to_capacity()
+
+    def _evict_to_capacity(self) -> None:
+        while self._bytes > self.capacity and self.entries:
+            old_key, _ = self.entries.popitem(last=False)
+            self._bytes -= self._sizes.pop(old_key, 0)
 
     def evict_file(self, number: int) -> None:
         """Drop the blocks of a deleted file (they would otherwise age out)."""

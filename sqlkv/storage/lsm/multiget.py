@@ -17,6 +17,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
+from sqlkv.storage.lsm.sstable.packed import PackedBlock
+
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
     from sqlkv.storage.lsm.sstable.reader import TableReader
@@ -111,23 +113,19 @@ def _from_table(reader: TableReader, keys: list[bytes], seq: int, found: Found) 
                 if not reader.may_contain(key):
                     continue  # the filter spares reading the block
                 cache.misses += 1
-                blk = reader._read_block(i)
+                blk = reader.point_block(i)
             else:
                 cache.hits += 1
                 try:
                     entries.move_to_end(cache_key)
                 except KeyError:  # evicted by another thread in between: still valid
                     pass
+                if blk.__class__ is PackedBlock and blk.keys is None:
+                    cache.grow(cache_key, blk.promote())
             current = i
-        bkeys = blk.keys  # type: ignore[union-attr]
-        j = bisect_left(bkeys, key)
-        n = len(bkeys)
-        seqs = blk.seqs  # type: ignore[union-attr]
-        while j < n and bkeys[j] == key:
-            if seqs[j] <= seq:
-                found[key] = (seqs[j], blk.values[j])  # type: ignore[union-attr]
-                break
-            j += 1
+        version = blk.find(key, seq)  # type: ignore[union-attr]
+        if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)
+            found[key] = version
 
 
 def visible_value(state: ReadState, key: bytes, version: tuple | None, seq: int) -> bytes | None:

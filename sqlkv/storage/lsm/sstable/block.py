@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from bisect import bisect_left
 from typing import Final
 
 import msgpack
@@ -40,14 +41,46 @@ class DataBlock:
         self.simple_seq = simple_seq
         self.size = size  # memory held (decoded_block_bytes), what the block cache charges
 
+    def find(self, key: bytes, seq: int) -> tuple | None:
+        """``(seq, value)`` of the newest version of ``key`` at or below ``seq``; `NOT_VISIBLE`
+        when the block holds only newer ones; None when it holds no version of ``key``."""
+        keys = self.keys
+        j = bisect_left(keys, key)
+        n = len(keys)
+        if j == n or keys[j] != key:
+            return None
+        seqs = self.seqs
+        while j < n and keys[j] == key:
+            if seqs[j] <= seq:
+                return seqs[j], self.values[j]
+            j += 1
+        return NOT_VISIBLE
+
+
+# A key found but only in versions newer than the read: distinct from None ("no such key in
+# the block"), which the reader counts as a bloom false positive.
+NOT_VISIBLE: Final = ()
+
 
 NEVER_SIMPLE: Final = 1 << 63
 
 
 def seal(payload: bytes) -> bytes:
     """Append the trailer (type and checksum) to a block payload."""
-    crc = zlib.crc32(payload + bytes([TYPE_RAW])) & 0xFFFFFFFF
-    return payload + BLOCK_TRAILER.pack(TYPE_RAW, crc)
+    return seal_parts((payload,))
+
+
+def seal_parts(parts: tuple[bytes, ...]) -> bytes:
+    """The block whose payload is ``parts`` joined, trailer appended: one copy of the bytes
+    (the checksum runs over the parts, then the type byte)."""
+    crc = 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+    crc = zlib.crc32(_TYPE_RAW_BYTE, crc) & 0xFFFFFFFF
+    return b"".join((*parts, BLOCK_TRAILER.pack(TYPE_RAW, crc)))
+
+
+_TYPE_RAW_BYTE = bytes([TYPE_RAW])
 
 
 def unseal(raw: bytes, path: str, offset: int) -> bytes:

@@ -27,9 +27,14 @@ from sqlkv.storage.lsm.sstable.block import (
 )
 from sqlkv.storage.lsm import fileio
 from sqlkv.storage.lsm.sstable.bloom import build_filter
+from sqlkv.storage.lsm.sstable.packed import encode_packed_block
 
 MAGIC = b"SQLKVSST"
-FORMAT_VERSION = 1
+# 1: data blocks are one msgpack array (block.py); 2: keys and values apart, with offsets
+# (packed.py). Readers take both; writers write 2 (1 only when a test asks for it).
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+_BLOCK_ENCODERS = {1: encode_data_block, 2: encode_packed_block}
 # index_offset, index_size, bloom_offset, bloom_size, format_version, magic; then crc32 of those.
 FOOTER = struct.Struct("<QIQII8s")
 FOOTER_CRC = struct.Struct("<I")
@@ -70,10 +75,13 @@ class TableInfo:
 class TableBuilder:
     """Streams sorted entries into a new SSTable file at ``path``."""
 
-    def __init__(self, path: str, number: int, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
+    def __init__(self, path: str, number: int, block_size: int = DEFAULT_BLOCK_SIZE,
+                 format_version: int = FORMAT_VERSION) -> None:
         self.path = path
         self.number = number
         self.block_size = block_size
+        self.format_version = format_version
+        self._encode_block = _BLOCK_ENCODERS[format_version]
         self._fd = fileio.open_file(path)
         self._pending = bytearray()  # written to the file in large pieces
         self._offset = 0
@@ -164,7 +172,7 @@ class TableBuilder:
     def _finish_block(self) -> None:
         if not self._keys:
             return
-        raw = encode_data_block(self._flags, self._block_max_seq, self._keys, self._seqs, self._values)
+        raw = self._encode_block(self._flags, self._block_max_seq, self._keys, self._seqs, self._values)
         self._write(raw, self._keys[-1])
         self._keys, self._seqs, self._values = [], [], []
         self._block_bytes = 0
@@ -192,7 +200,7 @@ class TableBuilder:
         index_raw = encode_msgpack_block([self._index_keys, self._index_offsets, self._index_sizes])
         index_offset = self._write(index_raw, None)
         footer = FOOTER.pack(index_offset, len(index_raw), bloom_offset, len(bloom_raw),
-                             FORMAT_VERSION, MAGIC)
+                             self.format_version, MAGIC)
         self._pending += footer + FOOTER_CRC.pack(zlib.crc32(footer) & 0xFFFFFFFF)
         self._offset += FOOTER_SIZE
         fileio.write_all(self._fd, self._pending)

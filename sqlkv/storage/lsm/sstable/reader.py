@@ -20,7 +20,13 @@ from sqlkv.errors import CorruptionError
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.sstable.block import DataBlock, decode_data_block, decode_msgpack_block, unseal
 from sqlkv.storage.lsm.sstable.bloom import BloomFilter
-from sqlkv.storage.lsm.sstable.builder import FOOTER, FOOTER_CRC, FOOTER_SIZE, FORMAT_VERSION, MAGIC
+from sqlkv.storage.lsm.sstable.builder import FOOTER, FOOTER_CRC, FOOTER_SIZE, MAGIC, READABLE_VERSIONS
+from sqlkv.storage.lsm.sstable.packed import PackedBlock, decode_packed_block
+
+# How a data block of each table format is read: decoded whole (for scans), and for a point
+# read (format 1 has no cheaper form; format 2 keeps the block's bytes, packed.py).
+_DECODERS = {1: decode_data_block, 2: decode_packed_block}
+_POINT_READERS = {1: decode_data_block, 2: PackedBlock}
 
 
 class TableReader:
@@ -44,6 +50,9 @@ class TableReader:
         self._bloom_bits = b""
         self._bloom_nbits = 0
         self._bloom_probes = 0
+        self.format_version = 0
+        self._decode = decode_data_block
+        self._read_for_point = decode_data_block
 
     # -- opening -------------------------------------------------------------------------
 
@@ -76,7 +85,7 @@ class TableReader:
         if zlib.crc32(body) & 0xFFFFFFFF != crc:
             raise CorruptionError(f"checksum mismatch in {self.path}: footer at offset {size - FOOTER_SIZE}")
         index_off, index_size, bloom_off, bloom_size, version, magic = FOOTER.unpack(body)
-        if magic != MAGIC or version != FORMAT_VERSION:
+        if magic != MAGIC or version not in READABLE_VERSIONS:
             raise CorruptionError(f"{self.path} is not a sqlkv table (format {version})")
         if index_off + index_size > size or bloom_off + bloom_size > size:
             raise CorruptionError(f"footer of {self.path} points outside the file")
@@ -88,25 +97,50 @@ class TableReader:
         self._bloom_bits = self.bloom.bits
         self._bloom_nbits = self.bloom.nbits
         self._bloom_probes = self.bloom.probes
+        self.format_version = version
+        self._decode = _DECODERS[version]
+        self._read_for_point = _POINT_READERS[version]
 
     # -- blocks --------------------------------------------------------------------------
 
     def block(self, i: int) -> DataBlock:
-        """Data block number ``i`` (0-based), from the cache or the disk."""
-        blk = self.cache.get((self.number, self.index_offsets[i]))
-        return blk if blk is not None else self._read_block(i)
+        """Data block number ``i`` (0-based) decoded whole, from the cache or the disk (a
+        packed block a point read cached is decoded in place)."""
+        cache_key = (self.number, self.index_offsets[i])
+        blk = self.cache.get(cache_key)
+        if blk is None:
+            return self._read_block(i)
+        if blk.__class__ is PackedBlock:
+            blk = blk.decoded()
+            self.cache.replace(cache_key, blk, blk.size)
+        return blk
 
     def _read_block(self, i: int) -> DataBlock:
-        offset = self.index_offsets[i]
+        blk = self._decode(self._pread_block(i), self.path, self.index_offsets[i])
+        self._check_last_key(i, blk.keys[-1] if blk.keys else None)
+        self.cache.put((self.number, self.index_offsets[i]), blk, blk.size)
+        return blk
+
+    def point_block(self, i: int) -> DataBlock | PackedBlock:
+        """Data block number ``i`` read from the disk for a point read and cached: a format-2
+        block as its bytes (`PackedBlock`), a format-1 block decoded."""
+        blk = self._read_for_point(self._pread_block(i), self.path, self.index_offsets[i])
+        if blk.__class__ is PackedBlock:
+            self._check_last_key(i, blk.last_key)
+        else:
+            self._check_last_key(i, blk.keys[-1] if blk.keys else None)
+        self.cache.put((self.number, self.index_offsets[i]), blk, blk.size)
+        return blk
+
+    def _pread_block(self, i: int) -> bytes:
         fd = self._fd
         if fd is None:
             raise CorruptionError(f"table file {self.path} was closed while in use")
-        raw = os.pread(fd, self.index_sizes[i], offset)
-        blk = decode_data_block(raw, self.path, offset)
-        if blk.keys and (i + 1 < len(self.index_keys)) and blk.keys[-1] != self.index_keys[i]:
-            raise CorruptionError(f"index of {self.path} disagrees with block at offset {offset}")
-        self.cache.put((self.number, offset), blk, blk.size)
-        return blk
+        return os.pread(fd, self.index_sizes[i], self.index_offsets[i])
+
+    def _check_last_key(self, i: int, last_key: bytes | None) -> None:
+        if last_key is not None and i + 1 < len(self.index_keys) and last_key != self.index_keys[i]:
+            raise CorruptionError(f"index of {self.path} disagrees with block at offset {self.index_offsets[i]}")
 
     def may_contain(self, key: bytes) -> bool:
         """The bloom filter's answer for ``key`` (True when the table has none), counted."""
@@ -150,25 +184,21 @@ class TableReader:
         blk = cache.entries.get(cache_key)
         if blk is None:
             cache.misses += 1
-            blk = self._read_block(i)
+            blk = self.point_block(i)
         else:
             cache.hits += 1
             try:
                 cache.entries.move_to_end(cache_key)
             except KeyError:
                 pass
-        keys = blk.keys
-        j = bisect_left(keys, key)
-        n = len(keys)
-        seqs = blk.seqs
-        if nbits and (j == n or keys[j] != key):
-            self.bloom_false_positives += 1
+            if blk.__class__ is PackedBlock and blk.keys is None:
+                cache.grow(cache_key, blk.promote())
+        found = blk.find(key, seq)
+        if found is None:
+            if nbits:
+                self.bloom_false_positives += 1
             return None
-        while j < n and keys[j] == key:
-            if seqs[j] <= seq:
-                return seqs[j], blk.values[j]
-            j += 1
-        return None
+        return found or None
 
     def first_block_for(self, key: bytes) -> int:
         """Index of the first block that may hold keys >= ``key``."""
@@ -214,6 +244,7 @@ def iter_table(reader: TableReader):
     fd = reader._fd
     if fd is None:
         raise CorruptionError(f"table file {reader.path} was closed while in use")
+    decode = reader._decode
     for offset, size in zip(reader.index_offsets, reader.index_sizes):
-        blk = decode_data_block(os.pread(fd, size, offset), reader.path, offset)
+        blk = decode(os.pread(fd, size, offset), reader.path, offset)
         yield from zip(blk.keys, blk.seqs, blk.values)

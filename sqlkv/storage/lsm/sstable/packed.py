@@ -1,0 +1,303 @@
+"""Data blocks of table format 2: one value readable without decoding the others.
+
+A format-1 block is one msgpack array ``[flags, max_seq, keys, seqs, values]``: a point read
+that misses the block cache decodes every entry of the block (some 500 Python objects for an
+8 KiB block) to answer one key, and the cache then holds all of them (about 4x the block's
+bytes). A format-2 block keeps the keys and the values in two separate msgpack arrays and adds
+the byte offset of every key and every value (grammar-notes/storage.md, "Data block"):
+
+- a point read that misses the cache keeps the block's bytes as they are (`PackedBlock`),
+  finds the key's msgpack element with one ``bytes.find`` (the offsets tell a real element
+  start from a match inside another key) and slices its value out: no per-entry object is
+  built, and the cache is charged little more than the block's size;
+- a block hit again decodes its key list once (`PackedBlock.promote`), so later lookups bisect
+  it as they bisect a decoded block;
+- a scan decodes the two arrays with one C call each (`decode_packed_block`), as before.
+
+Seqs are a little-endian u64 array, or nothing when every entry has the block's ``max_seq``
+(``FLAG_UNIFORM_SEQ``: an ingested table, a bulk load).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import add
+from typing import Final
+
+import msgpack
+
+from sqlkv.errors import CorruptionError
+from sqlkv.storage.lsm.sstable.block import (
+    FLAG_MULTI_VERSION,
+    FLAG_TOMBSTONES,
+    NEVER_SIMPLE,
+    NOT_VISIBLE,
+    TRAILER_SIZE,
+    DataBlock,
+    seal_parts,
+    unseal,
+)
+
+FLAG_UNIFORM_SEQ: Final = 4
+FLAG_WIDE_OFFSETS: Final = 8  # offsets are u32 (the sections end at or past 64 KiB), else u16
+
+# flags:u8, max_seq:u64, count:u32, keys_size:u32, values_size:u32
+HEADER = struct.Struct("<BQIII")
+_SEQ = struct.Struct("<Q")
+_U16: Final = "H"
+_U32: Final = "I" if array("I").itemsize == 4 else "L"
+# offset width -> (array typecode, struct of two consecutive offsets)
+_OFFSETS = {2: (_U16, struct.Struct("<HH")), 4: (_U32, struct.Struct("<II"))}
+_U64: Final = "Q"
+_BIG_ENDIAN = sys.byteorder == "big"
+
+# msgpack's header for a bin of n bytes (n < 256: bin8), i.e. the needle prefix of a key
+_BIN8 = [bytes((0xC4, n)) for n in range(256)]
+_BIN_HEADER = {0xC4: 2, 0xC5: 3, 0xC6: 5}
+_NIL = 0xC0
+
+# Memory a packed block holds besides its raw bytes: the object, its offsets array (4 bytes an
+# entry) and cache bookkeeping; and what a promoted block's key list adds per entry (a bytes
+# object of ~40 bytes plus its list slot). Kept honest by tests/storage/test_storage_cache_memory.py.
+_PACKED_MEMORY = 400
+_KEY_MEMORY = 40 + 8
+# A block decoded for a scan: per entry a key and a value bytes object and their list slots,
+# and a seq slot (an array, or one shared int in a uniform block).
+_DECODED_ENTRY_MEMORY = 2 * (40 + 8) + 8
+_DECODED_BLOCK_MEMORY = 3 * 56 + 80 + 250
+
+
+def _bin_size(n: int) -> int:
+    return n + (2 if n < 256 else 3 if n < 65536 else 5)
+
+
+def _element_size(value: bytes | None) -> int:
+    return 1 if value is None else _bin_size(len(value))
+
+
+def _array_header_size(count: int) -> int:
+    return 1 if count < 16 else 3 if count < 65536 else 5
+
+
+def _offsets(width: int, items: list, packed: bytes, base: int) -> bytes:
+    """The offsets (from ``base``, where ``packed`` begins), little-endian, ``width`` bytes
+    each, of each element of the msgpack array ``packed`` of ``items`` (bins, or nil for
+    None), then of its end."""
+    first = base + _array_header_size(len(items))
+    count = len(items) + 1
+    try:  # usually every item is a bin8 (2 header bytes): one pass of C iterators
+        offsets = list(map(add, accumulate(map(len, items), initial=first), range(0, 2 * count, 2)))
+    except TypeError:  # a None (tombstone) has no len
+        offsets = [0]
+    if offsets[-1] != base + len(packed):
+        offsets = list(accumulate(map(_element_size, items), initial=first))
+        if offsets[-1] != base + len(packed):  # never write a block whose offsets are wrong
+            raise ValueError("data block encoding: element offsets disagree with msgpack")
+    return struct.pack(f"<{count}{_PACK_CODES[width]}", *offsets)
+
+
+_PACK_CODES = {2: "H", 4: "I"}
+
+
+def _from_le(typecode: str, data: bytes | memoryview) -> array:
+    values = array(typecode)
+    values.frombytes(data)
+    if _BIG_ENDIAN:
+        values.byteswap()
+    return values
+
+
+def encode_packed_block(flags: int, max_seq: int, keys: list, seqs: list, values: list) -> bytes:
+    """A format-2 data block (sealed) of parallel lists in (key ascending, seq descending) order."""
+    count = len(keys)
+    packed_keys = msgpack.packb(keys, use_bin_type=True)
+    packed_values = msgpack.packb(values, use_bin_type=True)
+    values_at = HEADER.size + len(packed_keys)
+    width = 2
+    if values_at + len(packed_values) >= 1 << 16:
+        flags |= FLAG_WIDE_OFFSETS
+        width = 4
+    key_starts = _offsets(width, keys, packed_keys, HEADER.size)[:-width]  # keys end where values begin
+    value_starts = _offsets(width, values, packed_values, values_at)
+    if min(seqs, default=max_seq) == max_seq:
+        flags |= FLAG_UNIFORM_SEQ
+        seq_bytes = b""
+    else:
+        seq_bytes = struct.pack(f"<{count}Q", *seqs)
+    header = HEADER.pack(flags, max_seq, count, len(packed_keys), len(packed_values))
+    return seal_parts((header, packed_keys, packed_values, key_starts, value_starts, seq_bytes))
+
+
+class _Layout:
+    """Where the sections of a format-2 block lie (payload offsets), checked against its size."""
+
+    __slots__ = ("flags", "max_seq", "count", "keys_end", "values_end", "key_starts_at",
+                 "value_starts_at", "seqs_at", "width", "typecode", "span")
+
+    def __init__(self, raw: bytes, path: str, offset: int) -> None:
+        payload_size = len(raw) - TRAILER_SIZE
+        if payload_size < HEADER.size:
+            raise CorruptionError(f"truncated data block in {path} at offset {offset}")
+        self.flags, self.max_seq, count, keys_size, values_size = HEADER.unpack_from(raw, 0)
+        self.count = count
+        self.keys_end = HEADER.size + keys_size
+        self.values_end = self.keys_end + values_size
+        self.width = width = 4 if self.flags & FLAG_WIDE_OFFSETS else 2
+        self.typecode, self.span = _OFFSETS[width]
+        self.key_starts_at = self.values_end
+        self.value_starts_at = self.key_starts_at + width * count
+        self.seqs_at = self.value_starts_at + width * (count + 1)
+        seqs_size = 0 if self.flags & FLAG_UNIFORM_SEQ else 8 * count
+        if self.seqs_at + seqs_size != payload_size or not count:
+            raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
+
+    @property
+    def simple_seq(self) -> int:
+        return NEVER_SIMPLE if self.flags & (FLAG_MULTI_VERSION | FLAG_TOMBSTONES) else self.max_seq
+
+    def seqs(self, raw: bytes) -> list | array:
+        if self.flags & FLAG_UNIFORM_SEQ:
+            return [self.max_seq] * self.count
+        return _from_le(_U64, memoryview(raw)[self.seqs_at: self.seqs_at + 8 * self.count])
+
+
+def decode_packed_block(raw: bytes, path: str, offset: int) -> DataBlock:
+    """A format-2 block (checksum verified here) decoded into parallel lists, for scans."""
+    unseal_check(raw, path, offset)
+    layout = _Layout(raw, path, offset)
+    return _decoded(raw, layout, path, offset)
+
+
+def _decoded(raw: bytes, layout: _Layout, path: str, offset: int) -> DataBlock:
+    view = memoryview(raw)
+    try:
+        keys = msgpack.unpackb(view[HEADER.size: layout.keys_end], raw=True, use_list=True)
+        values = msgpack.unpackb(view[layout.keys_end: layout.values_end], raw=True, use_list=True)
+    except Exception as exc:  # msgpack raises several types on garbage
+        raise CorruptionError(f"undecodable block in {path} at offset {offset}: {exc}") from None
+    if not (isinstance(keys, list) and isinstance(values, list) and len(keys) == len(values) == layout.count):
+        raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
+    size = len(raw) + layout.count * _DECODED_ENTRY_MEMORY + _DECODED_BLOCK_MEMORY
+    return DataBlock(keys, layout.seqs(raw), values, layout.simple_seq, size)
+
+
+def unseal_check(raw: bytes, path: str, offset: int) -> None:
+    """`unseal` without copying the payload out (the offsets address ``raw`` itself)."""
+    unseal(memoryview(raw), path, offset)
+
+
+class PackedBlock:
+    """A format-2 block kept as its bytes: what a point read caches on a miss."""
+
+    __slots__ = ("raw", "layout", "key_starts", "keys", "size", "path", "offset", "simple_seq")
+
+    def __init__(self, raw: bytes, path: str, offset: int) -> None:
+        unseal_check(raw, path, offset)
+        layout = _Layout(raw, path, offset)
+        self.raw = raw
+        self.layout = layout
+        self.path, self.offset = path, offset
+        self.key_starts = _from_le(layout.typecode, memoryview(raw)[layout.key_starts_at: layout.value_starts_at])
+        if self.key_starts[0] <= HEADER.size or self.key_starts[-1] >= layout.keys_end:
+            raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
+        self.keys: list[bytes] | None = None  # decoded by `promote`
+        self.simple_seq = layout.simple_seq
+        self.size = len(raw) + self.key_starts.itemsize * layout.count + _PACKED_MEMORY
+
+    @property
+    def last_key(self) -> bytes:
+        start = self.key_starts[-1]
+        return self._key_at(start, self.layout.keys_end)
+
+    def _key_at(self, start: int, end: int) -> bytes:
+        raw = self.raw
+        header = _BIN_HEADER.get(raw[start])
+        if header is None:
+            raise CorruptionError(f"undecodable key in {self.path}: block at offset {self.offset}")
+        return raw[start + header: end]
+
+    def promote(self) -> int:
+        """Decode the key list (the block is being hit again); return the memory it adds."""
+        if self.keys is not None:
+            return 0
+        layout = self.layout
+        try:
+            keys = msgpack.unpackb(memoryview(self.raw)[HEADER.size: layout.keys_end], raw=True)
+        except Exception as exc:
+            raise CorruptionError(f"undecodable block in {self.path} at offset {self.offset}: {exc}") from None
+        if not isinstance(keys, list) or len(keys) != layout.count:
+            raise CorruptionError(f"inconsistent block in {self.path} at offset {self.offset}")
+        self.keys = keys
+        extra = layout.count * _KEY_MEMORY + 56
+        self.size += extra
+        return extra
+
+    def decoded(self) -> DataBlock:
+        """This block as parallel lists (a scan wants them all); no disk read, no checksum."""
+        return _decoded(self.raw, self.layout, self.path, self.offset)
+
+    def find(self, key: bytes, seq: int) -> tuple | None:
+        """``(seq, value)`` of the newest version of ``key`` at or below ``seq``; `NOT_VISIBLE`
+        when the block holds only newer ones; None when it holds no version of ``key``."""
+        keys = self.keys
+        if keys is not None:
+            j = bisect_left(keys, key)
+            if j == len(keys) or keys[j] != key:
+                return None
+        else:
+            j = self._locate(key)
+            if j < 0:
+                return None
+        layout = self.layout
+        if layout.flags & FLAG_UNIFORM_SEQ:  # one version per key, all at max_seq
+            return (layout.max_seq, self._value(j)) if layout.max_seq <= seq else NOT_VISIBLE
+        raw, count, seqs_at = self.raw, layout.count, layout.seqs_at
+        while True:
+            version = _SEQ.unpack_from(raw, seqs_at + 8 * j)[0]
+            if version <= seq:
+                return version, self._value(j)
+            j += 1
+            if j == count or not self._is_key(j, key):
+                return NOT_VISIBLE
+
+    def _locate(self, key: bytes) -> int:
+        """The entry number of the first version of ``key``, or -1: the key's msgpack element
+        found in the keys section; a match that is not an element's start is skipped."""
+        n = len(key)
+        needle = _BIN8[n] + key if n < 256 else msgpack.packb(key, use_bin_type=True)
+        raw, starts, end = self.raw, self.key_starts, self.layout.keys_end
+        pos = raw.find(needle, HEADER.size, end)
+        while pos >= 0:
+            j = bisect_left(starts, pos)
+            if j < len(starts) and starts[j] == pos:
+                return j
+            pos = raw.find(needle, pos + 1, end)
+        return -1
+
+    def _is_key(self, j: int, key: bytes) -> bool:
+        keys = self.keys
+        if keys is not None:
+            return keys[j] == key
+        n = len(key)
+        needle = _BIN8[n] + key if n < 256 else msgpack.packb(key, use_bin_type=True)
+        start = self.key_starts[j]
+        stop = self.key_starts[j + 1] if j + 1 < len(self.key_starts) else self.layout.keys_end
+        return stop - start == len(needle) and self.raw.startswith(needle, start)
+
+    def _value(self, j: int) -> bytes | None:
+        raw = self.raw
+        layout = self.layout
+        start, end = layout.span.unpack_from(raw, layout.value_starts_at + layout.width * j)
+        tag = raw[start]
+        if tag == 0xC4:
+            return raw[start + 2: end]
+        if tag == _NIL:
+            return None
+        header = _BIN_HEADER.get(tag)
+        if header is None or end > layout.values_end:
+            raise CorruptionError(f"undecodable value in {self.path}: block at offset {self.offset}")
+        return raw[start + header: end]
