@@ -23,17 +23,26 @@ def _build(path: str, value_size: int, rows: int = 20000) -> None:
     engine.close()
 
 
-def _cached_memory(path: str, cache_size: int, rows: int = 20000) -> tuple[int, int]:
-    """(memory traced while reading everything through the cache, bytes the cache charged)."""
+def _cached_memory(path: str, cache_size: int, rows: int = 20000, scan: bool = True,
+                   stride: int = 7) -> tuple[int, int]:
+    """(memory traced while reading through the cache, bytes the cache charged): a scan of
+    everything (blocks decoded whole) unless ``scan`` is False, then a get of every
+    ``stride``-th key (point reads keep a block's bytes, and decode its keys once hit again)."""
     engine = open_lsm(path, cache_size=cache_size)
     try:
-        engine.get(b"/t/1/00000000")  # open the table readers before measuring
+        state = engine._core.read_state  # open every table reader before measuring
+        for _, _, reader in state.l0:
+            reader.load()
+        for _, _, readers in state.levels:
+            for reader in readers:
+                reader.load()
         gc.collect()
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]
-            assert sum(1 for _ in engine.scan(b"", None)) == rows
-            for i in range(0, rows, 7):
+            if scan:
+                assert sum(1 for _ in engine.scan(b"", None)) == rows
+            for i in range(0, rows, stride):
                 assert engine.get(b"/t/1/%08d" % i) is not None
             gc.collect()
             held = tracemalloc.get_traced_memory()[0] - before
@@ -56,3 +65,13 @@ def test_a_small_cache_holds_about_its_size(tmp_path):
     held, charged = _cached_memory(str(tmp_path), cache_size=256 * 1024)
     assert charged <= 256 * 1024
     assert held <= 1.2 * 256 * 1024, held
+
+
+@pytest.mark.parametrize("value_size", [5, 40, 300])
+@pytest.mark.parametrize("stride", [7, 997])
+def test_the_charge_of_point_reads_matches_real_memory(tmp_path, value_size, stride):
+    """Blocks read by gets alone: kept as bytes (stride 997: about one get a block) or with
+    their key list decoded (stride 7: each block hit again)."""
+    _build(str(tmp_path), value_size)
+    held, charged = _cached_memory(str(tmp_path), cache_size=1 << 30, scan=False, stride=stride)
+    assert 0.7 * charged <= held <= 1.1 * charged, (held, charged)

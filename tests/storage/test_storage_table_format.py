@@ -1,0 +1,248 @@
+"""Table format 2 (sstable/packed.py): point reads out of a block's bytes answer what a decoded
+block answers; format-1 tables (the builder before it) still read; damage is CorruptionError."""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+
+import pytest
+
+from sqlkv.errors import CorruptionError
+from sqlkv.storage.kv import WriteBatch
+from sqlkv.storage.lsm import open_lsm
+from sqlkv.storage.lsm.cache import BlockCache
+from sqlkv.storage.lsm.sstable import TableBuilder, TableReader
+from sqlkv.storage.lsm.sstable import builder as builder_module
+from sqlkv.storage.lsm.sstable.block import (
+    FLAG_MULTI_VERSION,
+    FLAG_TOMBSTONES,
+    NOT_VISIBLE,
+    decode_data_block,
+    encode_data_block,
+    seal_parts,
+)
+from sqlkv.storage.lsm.sstable.packed import (
+    HEADER,
+    PackedBlock,
+    decode_packed_block,
+    encode_packed_block,
+)
+
+
+def _entries(rng: random.Random, n: int, key_sizes=(1, 9, 40), value_sizes=(0, 5, 60, 300)):
+    """(key, seq, value) in (key ascending, seq descending) order: some keys with several
+    versions, some tombstones."""
+    keys = sorted({rng.randbytes(rng.choice(key_sizes)) for _ in range(n)})
+    out = []
+    for key in keys:
+        seqs = sorted(rng.sample(range(1, 500), rng.choice([1, 1, 1, 2, 3])), reverse=True)
+        for seq in seqs:
+            value = None if rng.random() < 0.1 else rng.randbytes(rng.choice(value_sizes))
+            out.append((key, seq, value))
+    return out
+
+
+def _block_args(entries):
+    keys, seqs, values = (list(x) for x in zip(*entries))
+    flags = (FLAG_MULTI_VERSION if len(set(keys)) < len(keys) else 0) | (
+        FLAG_TOMBSTONES if None in values else 0)
+    return flags, max(seqs), keys, seqs, values
+
+
+def _probes(rng: random.Random, entries):
+    keys = sorted({k for k, _, _ in entries})
+    absent = [rng.randbytes(rng.choice([1, 9, 40])) for _ in range(50)]
+    # a key that is a slice of the block's bytes but not an element start
+    inner = [k[1:] for k in keys if len(k) > 2][:20]
+    return keys + absent + inner + [b"", keys[0] + b"\x00", keys[-1] + b"\xff"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_packed_block_finds_what_a_decoded_block_finds(seed):
+    rng = random.Random(seed)
+    entries = _entries(rng, rng.choice([3, 40, 200]))
+    args = _block_args(entries)
+    old = decode_data_block(encode_data_block(*args), "t.sst", 0)
+    raw = encode_packed_block(*args)
+    packed = PackedBlock(raw, "t.sst", 0)
+    promoted = PackedBlock(raw, "t.sst", 0)
+    assert promoted.promote() > 0
+    decoded = decode_packed_block(raw, "t.sst", 0)
+    assert (decoded.keys, list(decoded.seqs), decoded.values, decoded.simple_seq) == (
+        old.keys, old.seqs, old.values, old.simple_seq)
+    assert packed.last_key == old.keys[-1]
+    for key in _probes(rng, entries):
+        for seq in (0, 1, 100, 250, 499, 1 << 40):
+            expected = old.find(key, seq)
+            assert packed.find(key, seq) == expected, (key, seq)
+            assert promoted.find(key, seq) == expected, (key, seq)
+            assert decoded.find(key, seq) == expected, (key, seq)
+
+
+def test_find_tells_absent_from_only_newer_versions():
+    raw = encode_packed_block(FLAG_MULTI_VERSION, 9, [b"a", b"a", b"b"], [9, 5, 7], [b"x", b"y", b"z"])
+    block = PackedBlock(raw, "t.sst", 0)
+    assert block.find(b"a", 4) is NOT_VISIBLE
+    assert block.find(b"a", 6) == (5, b"y")
+    assert block.find(b"a", 9) == (9, b"x")
+    assert block.find(b"c", 9) is None
+    assert block.find(b"b", 6) is NOT_VISIBLE
+
+
+@pytest.mark.parametrize("value_size", [255, 256, 70000])
+def test_long_keys_and_values_and_wide_offsets(value_size):
+    keys = [b"k" * 255, b"k" * 256, b"k" * 300 + b"z"]
+    values = [b"v" * value_size, None, b"w" * 3]
+    raw = encode_packed_block(FLAG_TOMBSTONES, 4, keys, [4, 4, 4], values)
+    block = PackedBlock(raw, "t.sst", 0)
+    for key, value in zip(keys, values):
+        assert block.find(key, 4) == (4, value)
+    assert block.find(b"k" * 257, 4) is None
+    assert decode_packed_block(raw, "t.sst", 0).values == values
+
+
+def _write_table(path: str, entries, format_version: int, block_size: int = 512) -> TableReader:
+    builder = TableBuilder(path, 1, block_size, format_version=format_version)
+    for key, seq, value in entries:
+        builder.add(key, seq, value)
+    info = builder.finish()
+    return TableReader(path, 1, info.size, BlockCache(1 << 20))
+
+
+@pytest.mark.parametrize("cache_size", [0, 1 << 20])
+def test_a_format_1_table_reads_as_a_format_2_table(tmp_path, cache_size):
+    rng = random.Random(3)
+    entries = _entries(rng, 600)
+    old = _write_table(str(tmp_path / "old.sst"), entries, 1)
+    new = _write_table(str(tmp_path / "new.sst"), entries, 2)
+    for reader in (old, new):
+        reader.cache = BlockCache(cache_size)
+        reader.load()
+    assert (old.block_count, old.format_version, new.format_version) == (new.block_count, 1, 2)
+    for key in _probes(rng, entries):
+        for seq in (0, 100, 1 << 40):
+            assert new.get(key, seq) == old.get(key, seq), (key, seq)
+            assert new.get(key, seq) == old.get(key, seq), (key, seq)  # again: from the cache
+    for i in range(new.block_count):  # scans (after point reads cached packed blocks)
+        a, b = old.block(i), new.block(i)
+        assert (a.keys, a.seqs, a.values, a.simple_seq) == (b.keys, list(b.seqs), b.values, b.simple_seq)
+
+
+def _write_rows(engine, rows: dict[bytes, bytes | None]) -> None:
+    batch = WriteBatch()
+    for key, value in rows.items():
+        if value is None:
+            batch.delete(key)
+        else:
+            batch.put(key, value)
+    engine.write(batch)
+
+
+def test_a_database_of_format_1_tables_opens_reads_and_compacts(tmp_path, monkeypatch):
+    path = str(tmp_path)
+    defaults = builder_module.TableBuilder.__init__.__defaults__
+    monkeypatch.setattr(builder_module.TableBuilder.__init__, "__defaults__", (defaults[0], 1))
+    engine = open_lsm(path, background_processes=False)
+    expected: dict[bytes, bytes | None] = {}
+    for round_ in range(3):
+        rows = {b"key%05d" % i: b"v%d-%d" % (round_, i) for i in range(round_, 3000, 3)}
+        rows.update({b"key%05d" % i: None for i in range(round_ * 7, 3000, 50)})
+        _write_rows(engine, rows)
+        expected.update(rows)
+        engine.flush()
+    engine.close()
+    monkeypatch.setattr(builder_module.TableBuilder.__init__, "__defaults__", defaults)
+    tables = [os.path.join(path, f) for f in os.listdir(path) if f.endswith(".sst")]
+    assert tables and all(_format_of(t) == 1 for t in tables)
+
+    engine = open_lsm(path, cache_size=64 * 1024)
+    try:
+        live = {k: v for k, v in expected.items() if v is not None}
+        assert dict(engine.scan(b"", None)) == live
+        for key, value in expected.items():
+            assert engine.get(key) == value
+        assert engine.snapshot().get_many(list(expected)) == list(expected.values())
+        engine.compact()
+        tables = [os.path.join(path, f) for f in os.listdir(path) if f.endswith(".sst")]
+        assert tables and all(_format_of(t) == 2 for t in tables)
+        for key, value in expected.items():
+            assert engine.get(key) == value
+        assert dict(engine.scan(b"", None)) == live
+    finally:
+        engine.close()
+
+
+def _format_of(table: str) -> int:
+    with open(table, "rb") as f:
+        f.seek(-builder_module.FOOTER_SIZE, os.SEEK_END)
+        return builder_module.FOOTER.unpack(f.read(builder_module.FOOTER.size))[4]
+
+
+def test_an_unknown_table_format_is_corruption(tmp_path):
+    with pytest.raises(KeyError):
+        TableBuilder(str(tmp_path / "t.sst"), 1, format_version=3)
+
+
+def _resealed(raw: bytes, edit) -> bytes:
+    """``raw`` with its payload edited and a valid checksum again (a writer's bug, not a
+    disk's: only the structure checks can catch it)."""
+    payload = bytearray(raw[:-5])
+    edit(payload)
+    return seal_parts((bytes(payload),))
+
+
+def test_inconsistent_packed_blocks_are_corruption():
+    raw = encode_packed_block(0, 3, [b"a", b"b"], [3, 3], [b"x", b"y"])
+    bad_count = _resealed(raw, lambda p: struct.pack_into("<I", p, 9, 3))
+    values_at = HEADER.size + 7  # the keys' array: 0x92, then c4 01 61, c4 01 62
+    bad_values = _resealed(raw, lambda p: p.__setitem__(values_at + 1, 0xCC))  # a uint8, not a bin
+    bad_key_start = _resealed(raw, lambda p: struct.pack_into("<H", p, len(p) - 10, 0))
+    for damaged in (bad_count, bad_key_start, raw[:10]):
+        with pytest.raises(CorruptionError, match=r"t\.sst.*offset 4096"):
+            PackedBlock(damaged, "t.sst", 4096)
+    with pytest.raises(CorruptionError, match=r"t\.sst.*offset 4096"):
+        decode_packed_block(bad_count, "t.sst", 4096)
+    with pytest.raises(CorruptionError, match=r"t\.sst.*offset 4096"):
+        decode_packed_block(bad_values, "t.sst", 4096)
+    with pytest.raises(CorruptionError, match=r"t\.sst.*offset 4096"):
+        PackedBlock(bad_values, "t.sst", 4096).find(b"a", 3)
+
+
+@pytest.mark.parametrize("where", ["keys", "offsets", "trailer"])
+def test_a_flipped_byte_in_a_packed_block_is_reported_by_gets(tmp_path, where):
+    entries = [(b"key%04d" % i, 5, b"value%d" % i) for i in range(400)]
+    table = str(tmp_path / "000007.sst")
+    reader = _write_table(table, entries, 2)
+    reader.load()
+    size = reader.index_sizes[1]
+    at = {"keys": HEADER.size + 3, "offsets": size - 12, "trailer": size - 2}[where]
+    reader.close()
+    with open(table, "r+b") as f:
+        f.seek(reader.index_offsets[1] + at)
+        byte = f.read(1)
+        f.seek(reader.index_offsets[1] + at)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    reader = TableReader(table, 7, os.path.getsize(table), BlockCache(1 << 20))
+    reader.load()  # the index and bloom are intact
+    victim = reader.index_keys[1]
+    message = rf"000007\.sst.*offset {reader.index_offsets[1]}"
+    with pytest.raises(CorruptionError, match=message):
+        reader.get(victim, 9)
+    with pytest.raises(CorruptionError, match=message):
+        reader.block(1)
+
+
+def test_the_cache_charges_what_it_swaps_and_grows():
+    cache = BlockCache(10_000)
+    cache.put((1, 0), "packed", 1_000)
+    cache.put((1, 1), "other", 2_000)
+    cache.grow((1, 0), 500)
+    assert cache.used_bytes == 3_500
+    cache.replace((1, 0), "decoded", 4_000)
+    assert cache.used_bytes == 6_000 and cache.entries[(1, 0)] == "decoded"
+    cache.grow((1, 0), 5_000)  # over capacity: the least recently used goes
+    assert (1, 1) not in cache.entries and cache.used_bytes == 9_000
+    cache.grow((1, 1), 100)  # an evicted entry is not charged
+    assert cache.used_bytes == 9_000
