@@ -73,6 +73,9 @@ def test_packed_block_finds_what_a_decoded_block_finds(seed):
     assert (decoded.keys, list(decoded.seqs), decoded.values, decoded.simple_seq) == (
         old.keys, old.seqs, old.values, old.simple_seq)
     assert packed.last_key == old.keys[-1]
+    # read as a decoded block is read, promoted or not
+    for view in (packed, promoted):
+        assert (view.keys, list(view.seqs), view.values) == (old.keys, old.seqs, old.values)
     for key in _probes(rng, entries):
         for seq in (0, 1, 100, 250, 499, 1 << 40):
             expected = old.find(key, seq)

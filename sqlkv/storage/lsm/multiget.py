@@ -120,7 +120,7 @@ def _from_table(reader: TableReader, keys: list[bytes], seq: int, found: Found) 
                     entries.move_to_end(cache_key)
                 except KeyError:  # evicted by another thread in between: still valid
                     pass
-                if blk.__class__ is PackedBlock and blk.keys is None:
+                if blk.__class__ is PackedBlock and blk.key_list is None:
                     cache.grow(cache_key, blk.promote())
             current = i
         version = blk.find(key, seq)  # type: ignore[union-attr]

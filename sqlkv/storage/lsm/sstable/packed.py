@@ -193,7 +193,7 @@ def unseal_check(raw: bytes, path: str, offset: int) -> None:
 class PackedBlock:
     """A format-2 block kept as its bytes: what a point read caches on a miss."""
 
-    __slots__ = ("raw", "layout", "key_starts", "keys", "size", "path", "offset", "simple_seq")
+    __slots__ = ("raw", "layout", "key_starts", "key_list", "size", "path", "offset", "simple_seq")
 
     def __init__(self, raw: bytes, path: str, offset: int) -> None:
         unseal_check(raw, path, offset)
@@ -204,7 +204,7 @@ class PackedBlock:
         self.key_starts = _from_le(layout.typecode, memoryview(raw)[layout.key_starts_at: layout.value_starts_at])
         if self.key_starts[0] <= HEADER.size or self.key_starts[-1] >= layout.keys_end:
             raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
-        self.keys: list[bytes] | None = None  # decoded by `promote`
+        self.key_list: list[bytes] | None = None  # decoded by `promote`
         self.simple_seq = layout.simple_seq
         self.size = len(raw) + self.key_starts.itemsize * layout.count + _PACKED_MEMORY
 
@@ -222,7 +222,7 @@ class PackedBlock:
 
     def promote(self) -> int:
         """Decode the key list (the block is being hit again); return the memory it adds."""
-        if self.keys is not None:
+        if self.key_list is not None:
             return 0
         layout = self.layout
         try:
@@ -231,7 +231,7 @@ class PackedBlock:
             raise CorruptionError(f"undecodable block in {self.path} at offset {self.offset}: {exc}") from None
         if not isinstance(keys, list) or len(keys) != layout.count:
             raise CorruptionError(f"inconsistent block in {self.path} at offset {self.offset}")
-        self.keys = keys
+        self.key_list = keys
         extra = layout.count * _KEY_MEMORY + 56
         self.size += extra
         return extra
@@ -240,10 +240,25 @@ class PackedBlock:
         """This block as parallel lists (a scan wants them all); no disk read, no checksum."""
         return _decoded(self.raw, self.layout, self.path, self.offset)
 
+    # Read as a `DataBlock` is read (for code that takes a cached block without asking the
+    # reader's `block`, which swaps it for its decoded form): decoded on each access, not kept
+    # (the cache charged the block for its bytes).
+    @property
+    def keys(self) -> list[bytes]:
+        return self.key_list if self.key_list is not None else self.decoded().keys
+
+    @property
+    def seqs(self) -> list | array:
+        return self.layout.seqs(self.raw)
+
+    @property
+    def values(self) -> list:
+        return self.decoded().values
+
     def find(self, key: bytes, seq: int) -> tuple | None:
         """``(seq, value)`` of the newest version of ``key`` at or below ``seq``; `NOT_VISIBLE`
         when the block holds only newer ones; None when it holds no version of ``key``."""
-        keys = self.keys
+        keys = self.key_list
         if keys is not None:
             j = bisect_left(keys, key)
             if j == len(keys) or keys[j] != key:
@@ -279,7 +294,7 @@ class PackedBlock:
         return -1
 
     def _is_key(self, j: int, key: bytes) -> bool:
-        keys = self.keys
+        keys = self.key_list
         if keys is not None:
             return keys[j] == key
         n = len(key)

@@ -191,7 +191,7 @@ class TableReader:
                 cache.entries.move_to_end(cache_key)
             except KeyError:
                 pass
-            if blk.__class__ is PackedBlock and blk.keys is None:
+            if blk.__class__ is PackedBlock and blk.key_list is None:
                 cache.grow(cache_key, blk.promote())
         found = blk.find(key, seq)
         if found is None:
