@@ -1,9 +1,10 @@
 """Block encoding shared by data, index, bloom and range blocks.
 
 A block on disk is ``payload | type:u8 | crc32(payload + type):u32``. The payload of a data
-block is msgpack ``[flags, max_seq, keys, seqs, values]`` -- three parallel lists in (key
-ascending, seq descending) order, ``None`` values being point tombstones. Storing parallel lists
-lets a reader decode a block with one C call and then bisect ``keys`` directly.
+block of table format 1 (format 2's is in packed.py) is msgpack ``[flags, max_seq, keys, seqs,
+values]`` -- three parallel lists in (key ascending, seq descending) order, ``None`` values
+being point tombstones. Storing parallel lists lets a reader decode a block with one C call
+and then bisect ``keys`` directly; `DataBlock` is what both formats decode to.
 
 ``flags`` bit 0: some key has several versions; bit 1: some value is a tombstone. A block with
 neither is "simple": a scan reading at a seq >= max_seq can yield ``zip(keys, values)`` as is.

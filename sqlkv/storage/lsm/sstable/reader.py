@@ -1,8 +1,9 @@
 """Reading one SSTable: footer, index and bloom loaded lazily, data blocks via the block cache.
 
 A point lookup runs: bloom check -> bisect the index's last-key list -> cached block (or pread,
-checksum, decode) -> bisect the block's keys -> first version with seq <= the read seq. A scan
-asks for the block numbers covering its range and walks them through `block`.
+checksum, and for a format-2 table keep the bytes: packed.py) -> find the key in the block ->
+first version with seq <= the read seq. A scan asks for the block numbers covering its range
+and walks them through `block`, which decodes them whole.
 
 Nothing is read when a reader is created: opening a database touches only the MANIFEST, and a
 table's footer, index and bloom are read on its first use.
