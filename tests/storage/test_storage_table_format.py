@@ -146,7 +146,8 @@ def _write_rows(engine, rows: dict[bytes, bytes | None]) -> None:
 def test_a_database_of_format_1_tables_opens_reads_and_compacts(tmp_path, monkeypatch):
     path = str(tmp_path)
     defaults = builder_module.TableBuilder.__init__.__defaults__
-    monkeypatch.setattr(builder_module.TableBuilder.__init__, "__defaults__", (defaults[0], 1))
+    old_builder = (defaults[0], 1, *defaults[2:])  # block_size, format_version, ...
+    monkeypatch.setattr(builder_module.TableBuilder.__init__, "__defaults__", old_builder)
     engine = open_lsm(path, background_processes=False)
     expected: dict[bytes, bytes | None] = {}
     for round_ in range(3):
@@ -249,3 +250,38 @@ def test_the_cache_charges_what_it_swaps_and_grows():
     assert (1, 1) not in cache.entries and cache.used_bytes == 9_000
     cache.grow((1, 1), 100)  # an evicted entry is not charged
     assert cache.used_bytes == 9_000
+
+
+def test_an_ingestion_leaves_its_blocks_in_the_cache(tmp_path):
+    engine = open_lsm(str(tmp_path))
+    try:
+        pairs = [(b"k%06d" % i, b"v%d" % i * 3) for i in range(20000)]
+        engine.ingest(pairs)
+        before = engine.stats()["block_cache"]
+        assert before["used_bytes"] > 0
+        for key, value in pairs[::37]:
+            assert engine.get(key) == value
+        assert engine.get(b"k0000005x") is None
+        after = engine.stats()["block_cache"]
+        assert after["misses"] == before["misses"]  # no data block came from the disk
+        assert after["hits"] > before["hits"]
+        assert dict(engine.scan(b"", None)) == dict(pairs)  # scans decode the cached bytes
+    finally:
+        engine.close()
+
+
+def test_a_failed_ingestion_leaves_nothing_in_the_cache(tmp_path):
+    engine = open_lsm(str(tmp_path), target_file_size=64 * 1024)
+
+    def pairs():
+        for i in range(20000):
+            yield b"k%06d" % i, b"v" * 20
+        raise RuntimeError("the source failed")
+
+    try:
+        with pytest.raises(RuntimeError, match="the source failed"):
+            engine.ingest(pairs())
+        assert engine.stats()["block_cache"]["used_bytes"] == 0
+        assert list(engine.scan(b"", None)) == []
+    finally:
+        engine.close()

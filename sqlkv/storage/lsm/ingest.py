@@ -105,7 +105,8 @@ def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int)
             while True:
                 if builder is None:
                     number = core.new_file_number()
-                    builder = TableBuilder(table_path(core.path, number), number, core.opts.block_size)
+                    builder = TableBuilder(table_path(core.path, number), number, core.opts.block_size,
+                                           cache=core.cache)  # read right after: a bulk load
                 taken = builder.add_puts(keys, values, seq, target)
                 if taken == len(keys):
                     break
@@ -222,6 +223,7 @@ def _target_level(version, first: bytes, last: bytes) -> int:
 
 def _remove(core: LSMCore, infos: list[TableInfo]) -> None:
     for info in infos:
+        core.cache.evict_file(info.number)  # the blocks the builder cached
         try:
             os.unlink(table_path(core.path, info.number))
         except FileNotFoundError:

@@ -27,7 +27,8 @@ from sqlkv.storage.lsm.sstable.block import (
 )
 from sqlkv.storage.lsm import fileio
 from sqlkv.storage.lsm.sstable.bloom import build_filter
-from sqlkv.storage.lsm.sstable.packed import encode_packed_block
+from sqlkv.storage.lsm.cache import BlockCache
+from sqlkv.storage.lsm.sstable.packed import PackedBlock, encode_packed_block
 
 MAGIC = b"SQLKVSST"
 # 1: data blocks are one msgpack array (block.py); 2: keys and values apart, with offsets
@@ -76,12 +77,16 @@ class TableBuilder:
     """Streams sorted entries into a new SSTable file at ``path``."""
 
     def __init__(self, path: str, number: int, block_size: int = DEFAULT_BLOCK_SIZE,
-                 format_version: int = FORMAT_VERSION) -> None:
+                 format_version: int = FORMAT_VERSION, cache: BlockCache | None = None) -> None:
+        """``cache``: put each data block written into this block cache as a point read would
+        have cached it (an ingestion's tables are read right after it: a bulk load, an index
+        build); only for format 2."""
         self.path = path
         self.number = number
         self.block_size = block_size
         self.format_version = format_version
         self._encode_block = _BLOCK_ENCODERS[format_version]
+        self._cache = cache if format_version == 2 else None
         self._fd = fileio.open_file(path)
         self._pending = bytearray()  # written to the file in large pieces
         self._offset = 0
@@ -173,7 +178,10 @@ class TableBuilder:
         if not self._keys:
             return
         raw = self._encode_block(self._flags, self._block_max_seq, self._keys, self._seqs, self._values)
-        self._write(raw, self._keys[-1])
+        offset = self._write(raw, self._keys[-1])
+        if self._cache is not None:
+            blk = PackedBlock(raw, self.path, offset)
+            self._cache.put((self.number, offset), blk, blk.size)
         self._keys, self._seqs, self._values = [], [], []
         self._block_bytes = 0
         self._flags = 0
@@ -227,6 +235,8 @@ class TableBuilder:
 
     def abandon(self) -> None:
         """Close and remove a partly written file (compaction failed or engine closing)."""
+        if self._cache is not None:
+            self._cache.evict_file(self.number)
         try:
             self._close()
         finally:
