@@ -24,8 +24,8 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, repeat
-from operator import add
+from collections.abc import Iterable
+from itertools import accumulate
 from typing import Final
 
 import msgpack
@@ -88,18 +88,22 @@ def _offsets(width: int, items: list, packed: bytes, base: int) -> bytes:
     each, of each element of the msgpack array ``packed`` of ``items`` (bins, or nil for
     None), then of its end."""
     first = base + _array_header_size(len(items))
-    count = len(items) + 1
-    try:  # usually every item is a bin8 (2 header bytes): one pass of C iterators
-        offsets = list(map(add, accumulate(map(len, items), initial=first), range(0, 2 * count, 2)))
-    except TypeError:  # a None (tombstone) has no len
-        offsets = [0]
-    if offsets[-1] != base + len(packed):
+    end = base + len(packed)
+    offsets: Iterable[int] = ()
+    try:  # usually every item is a bin8 of 2 header bytes: sizes as bytes, all in C
+        sizes = bytes(map(len, items)).translate(_PLUS_BIN8_HEADER)
+        offsets = list(accumulate(sizes, initial=first))
+    except (TypeError, ValueError):  # a None (tombstone) has no len; a len over 255
+        pass
+    if not offsets or offsets[-1] != end:  # (a size of 256 or more came out as 255)
         offsets = list(accumulate(map(_element_size, items), initial=first))
-        if offsets[-1] != base + len(packed):  # never write a block whose offsets are wrong
+        if offsets[-1] != end:  # never write a block whose offsets are wrong
             raise ValueError("data block encoding: element offsets disagree with msgpack")
-    return struct.pack(f"<{count}{_PACK_CODES[width]}", *offsets)
+    return struct.pack(f"<{len(items) + 1}{_PACK_CODES[width]}", *offsets)
 
 
+# n -> n + 2 (a bin8's element size), saturating at 255 (then the total is short: caught)
+_PLUS_BIN8_HEADER = bytes(min(255, n + 2) for n in range(256))
 _PACK_CODES = {2: "H", 4: "I"}
 
 
