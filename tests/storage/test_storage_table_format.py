@@ -285,3 +285,44 @@ def test_a_failed_ingestion_leaves_nothing_in_the_cache(tmp_path):
         assert list(engine.scan(b"", None)) == []
     finally:
         engine.close()
+
+
+def _filled(path: str, rows: int = 20000) -> dict[bytes, bytes]:
+    engine = open_lsm(path)
+    data = {b"k%06d" % i: b"value-%d" % i * 4 for i in range(rows)}
+    _write_rows(engine, data)
+    engine.flush()
+    engine.close()
+    return data
+
+
+def test_a_scan_larger_than_the_cache_keeps_the_point_reads_blocks(tmp_path):
+    data = _filled(str(tmp_path))
+    engine = open_lsm(str(tmp_path), cache_size=256 * 1024)
+    try:
+        hot = list(data)[5000:5400]
+        for key in hot:
+            assert engine.get(key) == data[key]
+        assert dict(engine.scan(b"", None)) == data  # far more than 256 KiB decoded
+        before = engine.stats()["block_cache"]
+        for key in hot:
+            assert engine.get(key) == data[key]
+        after = engine.stats()["block_cache"]
+        assert after["used_bytes"] <= 256 * 1024
+        assert after["misses"] == before["misses"]  # the gets' blocks stayed cached
+    finally:
+        engine.close()
+
+
+def test_a_scan_caches_decoded_blocks_where_there_is_room(tmp_path):
+    data = _filled(str(tmp_path))
+    engine = open_lsm(str(tmp_path), cache_size=64 << 20)
+    try:
+        assert dict(engine.scan(b"", None)) == data
+        first = engine.stats()["block_cache"]
+        assert first["misses"] > 0 and first["used_bytes"] > 0
+        assert dict(engine.scan(b"", None)) == data
+        second = engine.stats()["block_cache"]
+        assert second["misses"] == first["misses"]  # all from the cache the second time
+    finally:
+        engine.close()

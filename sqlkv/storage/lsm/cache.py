@@ -36,23 +36,32 @@ class BlockCache:
             pass
         return value
 
-    def put(self, key: tuple[int, int], value: Any, size: int) -> None:
+    def put(self, key: tuple[int, int], value: Any, size: int, evict: bool = True) -> None:
+        """Cache ``value`` charged ``size``, evicting the least recently used entries to make
+        room -- or, with ``evict`` False (a scan's decoded block), only if there is room: a
+        scan larger than the cache would otherwise replace what point reads keep cached
+        with blocks it will not read again."""
         if size > self.capacity:
             return
         with self._lock:
-            if key in self._sizes:
+            if key in self._sizes or (not evict and self._bytes + size > self.capacity):
                 return
             self.entries[key] = value
             self._sizes[key] = size
             self._bytes += size
             self._evict_to_capacity()
 
-    def replace(self, key: tuple[int, int], value: Any, size: int) -> None:
-        """Put ``value`` in place of what ``key`` holds (or add it), charged ``size``."""
+    def replace(self, key: tuple[int, int], value: Any, size: int, evict: bool = True) -> None:
+        """Put ``value`` in place of what ``key`` holds (or add it), charged ``size``; with
+        ``evict`` False, only if that fits without evicting anything."""
         with self._lock:
-            self._bytes -= self._sizes.pop(key, 0)
+            held = self._sizes.get(key, 0)
+            if not evict and self._bytes - held + size > self.capacity:
+                return
+            self._bytes -= held
+            self._sizes.pop(key, None)
             self.entries.pop(key, None)
-        self.put(key, value, size)
+        self.put(key, value, size, evict)
 
     def grow(self, key: tuple[int, int], extra: int) -> None:
         """Charge ``extra`` more bytes to the entry ``key`` (it decoded part of itself)."""

@@ -105,21 +105,22 @@ class TableReader:
     # -- blocks --------------------------------------------------------------------------
 
     def block(self, i: int) -> DataBlock:
-        """Data block number ``i`` (0-based) decoded whole, from the cache or the disk (a
-        packed block a point read cached is decoded in place)."""
+        """Data block number ``i`` (0-based) decoded whole, for a scan: from the cache or the
+        disk. A packed block a point read cached is decoded; the decoded form is cached (in
+        its place) only where it fits without evicting anything (`BlockCache.put`)."""
         cache_key = (self.number, self.index_offsets[i])
         blk = self.cache.get(cache_key)
         if blk is None:
             return self._read_block(i)
         if blk.__class__ is PackedBlock:
             blk = blk.decoded()
-            self.cache.replace(cache_key, blk, blk.size)
+            self.cache.replace(cache_key, blk, blk.size, evict=False)
         return blk
 
     def _read_block(self, i: int) -> DataBlock:
         blk = self._decode(self._pread_block(i), self.path, self.index_offsets[i])
         self._check_last_key(i, blk.keys[-1] if blk.keys else None)
-        self.cache.put((self.number, self.index_offsets[i]), blk, blk.size)
+        self.cache.put((self.number, self.index_offsets[i]), blk, blk.size, evict=False)
         return blk
 
     def point_block(self, i: int) -> DataBlock | PackedBlock:
