@@ -60,8 +60,8 @@ _BIN8 = [bytes((0xC4, n)) for n in range(256)]
 _BIN_HEADER = {0xC4: 2, 0xC5: 3, 0xC6: 5}
 _NIL = 0xC0
 
-# Memory a packed block holds besides its raw bytes: the object, its offsets array (4 bytes an
-# entry) and cache bookkeeping; and what a promoted block's key list adds per entry (a bytes
+# Memory a packed block holds besides its raw bytes: the object, its key offsets (2 or 4 bytes
+# an entry) and cache bookkeeping; and what a promoted block's key list adds per entry (a bytes
 # object of ~40 bytes plus its list slot). Kept honest by tests/storage/test_storage_cache_memory.py.
 _PACKED_MEMORY = 400
 _KEY_MEMORY = 40 + 8
@@ -69,6 +69,12 @@ _KEY_MEMORY = 40 + 8
 # and a seq slot (an array, or one shared int in a uniform block).
 _DECODED_ENTRY_MEMORY = 2 * (40 + 8) + 8
 _DECODED_BLOCK_MEMORY = 3 * 56 + 80 + 250
+
+
+def _element_of(key: bytes) -> bytes:
+    """``key``'s msgpack element as the keys section holds it."""
+    n = len(key)
+    return _BIN8[n] + key if n < 256 else msgpack.packb(key, use_bin_type=True)
 
 
 def _bin_size(n: int) -> int:
@@ -235,6 +241,8 @@ class PackedBlock:
             raise CorruptionError(f"undecodable block in {self.path} at offset {self.offset}: {exc}") from None
         if not isinstance(keys, list) or len(keys) != layout.count:
             raise CorruptionError(f"inconsistent block in {self.path} at offset {self.offset}")
+        if self.key_list is not None:  # another thread promoted it meanwhile: charged once
+            return 0
         self.key_list = keys
         extra = layout.count * _KEY_MEMORY + 56
         self.size += extra
@@ -286,8 +294,7 @@ class PackedBlock:
     def _locate(self, key: bytes) -> int:
         """The entry number of the first version of ``key``, or -1: the key's msgpack element
         found in the keys section; a match that is not an element's start is skipped."""
-        n = len(key)
-        needle = _BIN8[n] + key if n < 256 else msgpack.packb(key, use_bin_type=True)
+        needle = _element_of(key)
         raw, starts, end = self.raw, self.key_starts, self.layout.keys_end
         pos = raw.find(needle, HEADER.size, end)
         while pos >= 0:
@@ -301,8 +308,7 @@ class PackedBlock:
         keys = self.key_list
         if keys is not None:
             return keys[j] == key
-        n = len(key)
-        needle = _BIN8[n] + key if n < 256 else msgpack.packb(key, use_bin_type=True)
+        needle = _element_of(key)
         start = self.key_starts[j]
         stop = self.key_starts[j + 1] if j + 1 < len(self.key_starts) else self.layout.keys_end
         return stop - start == len(needle) and self.raw.startswith(needle, start)
