@@ -133,6 +133,34 @@ def test_a_format_1_table_reads_as_a_format_2_table(tmp_path, cache_size):
         assert (a.keys, a.seqs, a.values, a.simple_seq) == (b.keys, list(b.seqs), b.values, b.simple_seq)
 
 
+FORMAT_1_TABLE = os.path.join(os.path.dirname(__file__), "data", "format1-table.sst")
+
+
+def _format_1_entries():
+    """What data/format1-table.sst holds: written by the format-1 builder (main at 5ffebec,
+    `TableBuilder(path, 1, 512)`, these entries in order)."""
+    for i in range(600):
+        key = b"key%05d" % i
+        for seq in ([200 + i, 100 + i] if i % 3 == 0 else [100 + i]):
+            yield key, seq, None if (i + seq) % 7 == 0 else b"v%d-%d" % (i, seq) * (i % 5)
+
+
+@pytest.mark.parametrize("cache_size", [0, 1 << 20])
+def test_a_table_written_by_the_format_1_builder_reads(tmp_path, cache_size):
+    reader = TableReader(FORMAT_1_TABLE, 1, os.path.getsize(FORMAT_1_TABLE), BlockCache(cache_size))
+    reader.load()
+    assert reader.format_version == 1
+    entries = list(_format_1_entries())
+    rewritten = _write_table(str(tmp_path / "new.sst"), entries, 2)
+    rewritten.cache = BlockCache(cache_size)
+    for key in sorted({k for k, _, _ in entries}) + [b"key", b"key00600", b"key00001x"]:
+        for seq in (0, 150, 250, 799, 1 << 40):
+            assert reader.get(key, seq) == rewritten.get(key, seq), (key, seq)
+    scanned = [entry for i in range(reader.block_count)
+               for entry in zip(reader.block(i).keys, reader.block(i).seqs, reader.block(i).values)]
+    assert scanned == entries
+
+
 def _write_rows(engine, rows: dict[bytes, bytes | None]) -> None:
     batch = WriteBatch()
     for key, value in rows.items():
