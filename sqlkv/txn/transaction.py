@@ -20,7 +20,6 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from itertools import islice
 from collections.abc import Callable, Container, Iterator
@@ -65,10 +64,8 @@ class Transaction(KVReader):
         self.kv_keys_read = 0
         self.kv_puts = 0
         self._tally: dict[bytes, int] = manager.figures.reads  # shared: keys read per prefix
-        # Runs once: on commit/rollback, or when an abandoned transaction is garbage-collected,
-        # so a forgotten transaction cannot pin the manager's conflict log or the snapshot.
-        self._finalizer = weakref.finalize(self, manager._release_txn, txn_id, snapshot)
-        self._finalizer.atexit = False  # at interpreter exit the engine goes away anyway
+        # An abandoned transaction (never committed nor rolled back) is released when it is
+        # garbage-collected, through the manager's weak reference to it (`TxnManager._registered`)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -429,9 +426,11 @@ class Transaction(KVReader):
 
     def _finish(self) -> None:
         self._active = False
-        self._finalizer()
-        self._buffer = WriteBuffer(0)
-        self._reads = ReadSet()
+        self._manager._release_txn(self.txn_id, self._snapshot)
+        if self._buffer.write_count or self._buffer.byte_size:
+            self._buffer = WriteBuffer(0)  # the memory goes now, not when the object does
+        if len(self._reads):
+            self._reads = ReadSet()
 
     def _run_callbacks(self) -> None:
         callbacks, self._callbacks = self._callbacks, []
