@@ -14,7 +14,6 @@ Figures live per transaction manager (one per open database) and restart with th
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import weakref
@@ -22,16 +21,12 @@ from time import perf_counter_ns
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlglot.tokens import Tokenizer, TokenType
-
 from sqlkv.errors import SerializationFailure
+from sqlkv.sql.normalize import normalize
 from sqlkv.storage.metrics import Histogram
 
 MAX_STATEMENTS = 1000  # distinct normalized statements kept; the least recently run go first
 _NORMALIZED_CACHE = 4096
-_LITERALS = {TokenType.NUMBER, TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.BIT_STRING,
-             TokenType.HEX_STRING, TokenType.BYTE_STRING}
-_LIST_OF_MARKS = re.compile(r"-?\?(?:\s*,\s*-?\?)+")
 
 
 @dataclass
@@ -73,11 +68,12 @@ class StatementStats:
                 stats = cls._registry[owner] = cls()
             return stats
 
-    def entry(self, sql: str, kind: str) -> StatementFigures:
+    def entry(self, sql: str, kind: str, normalized: str | None = None) -> StatementFigures:
+        """The entry of ``sql`` (``normalized``: its normalized text, when the parser made it)."""
         figures = self._by_sql.get(sql)
         if figures is not None:
             return figures
-        text = normalize(sql)
+        text = normalize(sql) if normalized is None else normalized
         with self._lock:
             figures = self._by_text.get(text)
             if figures is None:
@@ -99,33 +95,6 @@ class StatementStats:
     def all(self) -> list[StatementFigures]:
         with self._lock:
             return list(self._by_text.values())
-
-
-def normalize(sql: str) -> str:
-    """``sql`` with its literals replaced by ``?`` and whitespace collapsed."""
-    try:
-        tokens = Tokenizer().tokenize(sql)
-    except Exception:  # noqa: BLE001 - text that does not tokenize ran (and failed) anyway
-        return " ".join(sql.split())
-    parts: list[str] = []
-    pos = 0
-    for tok in tokens:
-        if tok.token_type in _LITERALS:
-            parts.append(sql[pos:_literal_start(sql, tok)])
-            parts.append("?")
-            pos = tok.end + 1
-    parts.append(sql[pos:])
-    text = " ".join("".join(parts).split()).rstrip(";").rstrip()
-    return _LIST_OF_MARKS.sub("?, ...", text)
-
-
-def _literal_start(sql: str, tok: Any) -> int:
-    """Where a literal begins in ``sql``, with a one-letter prefix (``x'ab'``, ``E'q'``)."""
-    start = tok.start
-    if tok.token_type != TokenType.NUMBER and start > 0 and sql[start - 1].isalpha() \
-            and (start == 1 or not (sql[start - 2].isalnum() or sql[start - 2] == "_")):
-        start -= 1
-    return start
 
 
 class StatementTracker:
@@ -174,7 +143,7 @@ def figures_for(session: Any, stmt: Any) -> StatementFigures:
     stats = session.__dict__.get("_statement_stats")
     if stats is None:
         stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
-    return stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+    return stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind, stmt.normalized)
 
 
 def kv_counts(txn: Any) -> tuple[int, int, int, int]:

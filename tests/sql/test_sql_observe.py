@@ -11,6 +11,7 @@ from sqlkv.encoding.keys import index_prefix
 from sqlkv.errors import ProgrammingError, SerializationFailure
 from sqlkv.sql import Database, Session
 from sqlkv.sql.stmtstats import normalize
+from sqlkv.sql.parse import parse_statement
 from sqlkv.storage.kv import prefix_end
 
 TABLES = ["engine_stats", "latencies", "compactions", "statement_stats", "table_stats", "transactions",
@@ -461,6 +462,27 @@ def test_normalize() -> None:
         "SELECT * FROM t WHERE a = ? AND b IN (?, ...)"
     assert normalize("INSERT INTO t VALUES (1, x'ab')") == "INSERT INTO t VALUES (?, ...)"
     assert normalize("SELECT ? + 1") == "SELECT ? + ?"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM t WHERE a = 'it''s'  AND b IN (1, 2.5, -3);",
+    "  ;; INSERT INTO t VALUES (1, x'ab') ;",
+    "SELECT ? + 1 -- a comment 5\n",
+    "UPDATE t SET v = 'q' || 'x' WHERE id = -7",
+])
+def test_the_parser_normalizes_as_the_statistics_do(sql) -> None:
+    """The normalized text the parser makes from its tokens is `normalize` of the statement's
+    text, and the statistics entry the statement counts into is keyed by it."""
+    stmt = parse_statement(sql)
+    assert stmt.normalized == normalize(stmt.sql)
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, a TEXT, b FLOAT, v TEXT)")
+    try:
+        s.execute(sql, (1,) if "?" in sql else ())
+    except Exception:  # noqa: BLE001 - a failing statement is counted too
+        pass
+    statements = [r[0] for r in s.execute("SELECT statement FROM sqlkv_internal.statement_stats")]
+    assert stmt.normalized in statements
 
 
 def test_sqlkv_stats_command(tmp_path, capsys) -> None:
