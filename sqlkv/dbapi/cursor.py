@@ -75,10 +75,11 @@ class Cursor:
         sql = operation if type(operation) is str else self._check_sql(operation)
         if connection._streaming is not None:
             connection._settle_streaming(self)
-        if self._result is not None or self._rows is not None:
+        if self._result is not None:
             self._reset()
-        else:
-            self.rowcount = -1  # what _reset leaves, should the statement fail
+        else:  # what _reset leaves, should the statement fail
+            self._rows = self._description = None
+            self.rowcount = -1
         if connection._trace is not None:
             connection._trace(sql)
         if session.db.read_only and not session.in_transaction:
@@ -240,18 +241,23 @@ class Cursor:
 
     def _take(self, result: Any, rows: Iterator[tuple] | None = None) -> None:
         """Adopt a session Result: description, counts, and its (lazy) rows."""
-        self.rowcount = result.rowcount if result.rowcount is not None else -1
-        if result.rowcount:  # -1 for a SELECT: nothing changed
-            self._connection._count_changes(result.kind or "", result.rowcount)
+        rowcount = result.rowcount
+        self.rowcount = rowcount = -1 if rowcount is None else rowcount
+        if rowcount > 0:  # -1 for a SELECT: nothing changed
+            self._connection._count_changes(result.kind or "", rowcount)
         if result.lastrowid is not None:
             self.lastrowid = result.lastrowid
-        if result.columns is None:
+        columns = result.columns
+        if columns is None:
             self._rows = None
             self._description = None
         else:
             described = self._described
-            if described is not None and described[0] is result.columns:
+            if described is not None and described[0] is columns:
                 self._description, jsonb_columns, array_columns = described[1], described[2], described[3]
+                if rows is None and result.ready is not None and not jsonb_columns and not array_columns:
+                    self._rows = iter(result.ready)  # a repeated fast read: its rows as they are
+                    return
             else:
                 self._description = tuple(description_entry(col) for col in result.columns)
                 jsonb_columns = jsonb_positions(result.columns)

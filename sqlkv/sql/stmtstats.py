@@ -154,32 +154,39 @@ def kv_counts(txn: Any) -> tuple[int, int, int, int]:
 def record(figures: StatementFigures, txn: Any, base: tuple, started: int, rows: int,
            error: BaseException | None = None) -> None:
     """Add one execution that ran in ``txn`` from ``started`` (perf_counter_ns), its KV
-    requests those beyond ``base`` (`kv_counts` when it began): the statement fast path's
-    lean form of `StatementTracker`."""
-    _record(figures, txn, txn, base, started, rows, error)
+    requests those beyond ``base`` (`kv_counts` when it began): what every execution pays
+    (the statement fast path calls it directly, `StatementTracker` through `_record`)."""
+    ended = perf_counter_ns()
+    figures.count += 1
+    figures.last_run = ended
+    figures.latency.record(ended - started)
+    figures.rows += rows
+    figures.kv_gets += txn.kv_gets - base[0]
+    figures.kv_scans += txn.kv_scans - base[1]
+    figures.kv_keys_read += txn.kv_keys_read - base[2]
+    figures.kv_puts += txn.kv_puts - base[3]
+    if error is not None and not isinstance(error, (GeneratorExit, KeyboardInterrupt)):
+        figures.errors += 1
+        if isinstance(error, SerializationFailure):
+            figures.retries += 1
+
+
+class _NoRequests:
+    """The KV counts of a statement that ran in no transaction."""
+
+    kv_gets = kv_scans = kv_keys_read = kv_puts = 0
+
+
+_NONE = (0, 0, 0, 0)
+_NO_TXN = _NoRequests()
 
 
 def _record(figures: StatementFigures, txn: Any, before_txn: Any, base: tuple | None, started: int,
             rows: int, error: BaseException | None) -> None:
     """Add one execution. Its KV requests are ``txn``'s: all of them when the statement opened
     ``txn``, else those beyond ``base`` (the counts when it began)."""
-    ended = perf_counter_ns()
-    figures.count += 1
-    figures.last_run = ended
-    figures.latency.record(ended - started)
-    figures.rows += rows
-    if txn is not None:
-        if txn is before_txn and base is not None:
-            figures.kv_gets += txn.kv_gets - base[0]
-            figures.kv_scans += txn.kv_scans - base[1]
-            figures.kv_keys_read += txn.kv_keys_read - base[2]
-            figures.kv_puts += txn.kv_puts - base[3]
-        else:
-            figures.kv_gets += txn.kv_gets
-            figures.kv_scans += txn.kv_scans
-            figures.kv_keys_read += txn.kv_keys_read
-            figures.kv_puts += txn.kv_puts
-    if error is not None and not isinstance(error, (GeneratorExit, KeyboardInterrupt)):
-        figures.errors += 1
-        if isinstance(error, SerializationFailure):
-            figures.retries += 1
+    if txn is None:
+        txn, base = _NO_TXN, _NONE
+    elif txn is not before_txn or base is None:
+        base = _NONE
+    record(figures, txn, base, started, rows, error)
