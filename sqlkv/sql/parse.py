@@ -54,6 +54,7 @@ from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, operator_part
+from sqlkv.sql.parse_params import numbered_tokens
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.parse_tree import nodes_of_type, statement_kind
@@ -390,7 +391,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             named = True
     rewritten = apply_edits(text, edits)
     nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one walk serves every step below
-    ast = sqlglot_parse(rewritten, text, edits, tokens=None if edits else toks, walked=nodes)
+    ast = sqlglot_parse(rewritten, text, edits, tokens=numbered_tokens(toks, edits) if edits else toks,
+                        walked=nodes)
     refuse_ignored_clauses(ast, nodes)
     _number_placeholders(ast, nodes)
     if hex_literals:
