@@ -77,7 +77,7 @@ def copy_tree(root: exp.Expression) -> exp.Expression:
         if node._type is not None:
             copy._type = deepcopy(node._type)
         meta = node._meta
-        if meta is not None:
+        if meta:  # an empty one stays None: the ``meta`` property makes a dict when asked
             copy._meta = dict(meta) if all(type(v) in _ATOMS for v in meta.values()) else deepcopy(meta)
         if node._hash is not None:
             copy._hash = node._hash
