@@ -12,11 +12,14 @@
    `exp.Placeholder` knows its position: ``node.meta["param_index"] = N`` (``this`` reset to
    None so it prints as ``?`` again). Transaction control (BEGIN, COMMIT, SAVEPOINT, RELEASE,
    ROLLBACK [TO]), ``EXPLAIN [ANALYZE]`` and ``CHECK DATABASE`` are recognised here directly.
-3. sqlglot parses the rewritten text; a `ParseError`/`TokenError` becomes a ProgrammingError
-   with the line and column in the original text.
+3. sqlglot parses the rewritten text (from tokens made out of the original ones when the
+   only rewrite numbered the parameters, parse_params.py); a `ParseError`/`TokenError` becomes
+   a ProgrammingError with the line and column in the original text. The later checks and
+   rewrites share one walk of the tree (parse_tree.py).
 
-`parse_statement` is cached per SQL text (LRU). Callers must not mutate the cached AST: plan
-from ``stmt.ast.copy()`` when the planner rewrites nodes.
+`parse_statement` is cached per SQL text (LRU), process-wide: every connection shares it.
+Callers must not mutate the cached AST: plan from a copy (`parse_tree.copy_tree`) when the
+planner rewrites nodes.
 
 """
 

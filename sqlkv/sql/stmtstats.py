@@ -5,9 +5,10 @@ reads the clock and the transaction's KV counters (gets, scans, keys read, puts)
 statement, and again when the statement is over -- for a SELECT that is when its rows have
 been consumed or the result closed, not when ``execute`` returns. The difference is added to
 the entry of the statement's *normalized* text, ``SELECT * FROM users WHERE id = ?``: literals
-become ``?`` (a list of them, ``?, ...``), whitespace collapses. The normalization is computed
-once per distinct SQL text (the plan cache works per text too), so a repeated statement costs
-two clock reads, a dict lookup and a handful of additions.
+become ``?`` (a list of them, ``?, ...``), whitespace collapses (normalize.py; the parser makes
+it from its own tokens). It is looked up once per distinct SQL text (the plan cache works per
+text too), so a repeated statement costs two clock reads, a dict lookup and a handful of
+additions (`record`).
 
 Figures live per transaction manager (one per open database) and restart with the process.
 """
