@@ -32,8 +32,15 @@ def normalized_from_tokens(sql: str, tokens: list[Token]) -> str:
     """`normalize` of ``sql``, given sqlglot's (default dialect's) tokens of it."""
     parts: list[str] = []
     pos = 0
-    for tok in tokens:
+    for k, tok in enumerate(tokens):
         if tok.token_type in _LITERALS:
+            if tok.token_type == TokenType.STRING and tok.end - tok.start + 1 <= len(tok.text):
+                # longer than its place in the text: the rest of a command the tokenizer kept
+                # as one string (EXPLAIN ..., SHOW ...), normalized as a statement of its own
+                cut = tokens[k - 1].end + 1 if k else 0
+                parts.append(sql[pos:cut] + " " + normalize(sql[cut:]))
+                pos = len(sql)
+                break
             parts.append(sql[pos:_literal_start(sql, tok)])
             parts.append("?")
             pos = tok.end + 1

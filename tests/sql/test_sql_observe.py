@@ -457,6 +457,15 @@ def test_explain_analyze_subquery_lines_have_figures() -> None:
     assert "rows=4 " in sub[0]
 
 
+def test_normalize_a_command_the_tokenizer_keeps_whole() -> None:
+    """EXPLAIN and SHOW reach the tokenizer as a word and one string holding the rest: the rest
+    is normalized as a statement (its literals, not its last character, become ``?``)."""
+    assert normalize("EXPLAIN SELECT * FROM t WHERE id IN (1, 2, 3)") == "EXPLAIN SELECT * FROM t WHERE id IN (?, ...)"
+    assert normalize("EXPLAIN ANALYZE  SELECT 'a' FROM t") == "EXPLAIN ANALYZE SELECT ? FROM t"
+    assert normalize("SHOW COLUMNS FROM users") == "SHOW COLUMNS FROM users"
+    assert normalize("SHOW t") == "SHOW t"
+
+
 def test_normalize() -> None:
     assert normalize("SELECT * FROM t WHERE a = 'it''s'  AND b IN (1, 2.5, -3);") == \
         "SELECT * FROM t WHERE a = ? AND b IN (?, ...)"
@@ -469,6 +478,9 @@ def test_normalize() -> None:
     "  ;; INSERT INTO t VALUES (1, x'ab') ;",
     "SELECT ? + 1 -- a comment 5\n",
     "UPDATE t SET v = 'q' || 'x' WHERE id = -7",
+    "EXPLAIN SELECT count(*) FROM t WHERE id IN (1, 2, 3)",
+    "EXPLAIN ANALYZE SELECT a FROM t WHERE a = 'x'",
+    "SHOW COLUMNS FROM t",
 ])
 def test_the_parser_normalizes_as_the_statistics_do(sql) -> None:
     """The normalized text the parser makes from its tokens is `normalize` of the statement's
@@ -478,7 +490,9 @@ def test_the_parser_normalizes_as_the_statistics_do(sql) -> None:
     s = Session(Database.open(":memory:"))
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, a TEXT, b FLOAT, v TEXT)")
     try:
-        s.execute(sql, (1,) if "?" in sql else ())
+        result = s.execute(sql, (1,) if "?" in sql else ())
+        if result.columns is not None:
+            result.fetchall()  # a result's figures are recorded once its rows are read
     except Exception:  # noqa: BLE001 - a failing statement is counted too
         pass
     statements = [r[0] for r in s.execute("SELECT statement FROM sqlkv_internal.statement_stats")]
