@@ -246,9 +246,14 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
     """Ingest the merged entries; on equal adjacent keys ingest nothing and return the ordinal
     of the row the transactional backfill would have reported (the smallest second ordinal of
     any group of equal keys: the first row in primary key order repeating an earlier key).
-    Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key."""
+    Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key.
+
+    Only a unique index's entries are read by exact key (``put_if_absent`` of the next row
+    with the same values); a non-unique index's end with the primary key and are found by
+    range scans, so their tables get no bloom filter (``point_reads``)."""
+    point_reads = ic.unique
     if distinct:
-        manager.ingest(merged if ic.storing_positions else _key_columns(merged), start, end)
+        manager.ingest(merged if ic.storing_positions else _key_columns(merged), start, end, point_reads)
         return None
     first_dup: list[int] = []
 
@@ -262,7 +267,7 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
             yield key, value
 
     try:
-        manager.ingest(pairs(), start, end)
+        manager.ingest(pairs(), start, end, point_reads)
         return None
     except _Duplicate:
         pass
