@@ -64,6 +64,7 @@ def _table_kvs(path):
 @pytest.fixture
 def small_runs(monkeypatch):
     monkeypatch.setattr(index_ingest, "RUN_ENTRIES", 700)  # several spilled runs to merge
+    monkeypatch.setattr(index_ingest, "_SPILL_CHUNK", 64)  # ... each of several lists
 
 
 def _ingests(path) -> int:
@@ -95,6 +96,44 @@ def test_ingested_indexes_equal_transactional_ones(tmp_path, monkeypatch, small_
         plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + q).fetchall())
         assert "@ix_" in plan or "count" in q, plan
         assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+
+
+def _bloom_bits_by_index(path, index_ids) -> dict[int, set[int]]:
+    """Per index id of table 100: the bloom filter sizes (in bits) of the tables holding it."""
+    core = _db(path).engine._core
+    out: dict[int, set[int]] = {}
+    for index_id in index_ids:
+        prefix = index_prefix(100, index_id)
+        for info in (info for level in core.version.levels for info in level):
+            if info.smallest.startswith(prefix) and info.largest.startswith(prefix):
+                reader = core.readers[info.number]
+                reader.load()
+                out.setdefault(index_id, set()).add(reader._bloom_nbits)
+    return out
+
+
+def test_only_a_unique_index_is_ingested_with_a_bloom_filter(tmp_path):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    conn.execute("CREATE INDEX ix_k ON t (k)")  # index id 2
+    conn.execute("CREATE UNIQUE INDEX ux_kn ON t (k, name)")  # id 3 (k and name repeat; the pairs do not)
+    conn.execute("CREATE INDEX ix_st ON t (name) STORING (x)")  # id 4
+    bits = _bloom_bits_by_index(path, (2, 3, 4))
+    assert bits[2] == bits[4] == {0} and 0 not in bits[3], bits
+    oracle = sqlite3.connect(":memory:")
+    oracle.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, name TEXT, x FLOAT, flag BOOL)")
+    oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ROWS)
+    for q in ("SELECT id FROM t WHERE k = 5 ORDER BY id", "SELECT x FROM t WHERE name = 'name7' ORDER BY id",
+              "SELECT id FROM t WHERE k = 37 AND name = 'name7'", "SELECT id FROM t WHERE k = 37 AND name = 'name8'",
+              "SELECT id FROM t WHERE k = 74 AND id = 2", "SELECT id FROM t WHERE k = 73 AND id = 2"):
+        assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+    # later writes: a duplicate is still refused by the unique index, updates move entries
+    with pytest.raises(IntegrityError, match="ux_kn"):
+        conn.execute("INSERT INTO t VALUES (5000, 37, 'name7', 1.0, true)")  # row 1's (k, name)
+    conn.execute("UPDATE t SET k = 1000 WHERE id = 7")
+    assert conn.execute("SELECT id FROM t WHERE k = 1000").fetchall() == [(7,)]
+    assert conn.execute("CHECK DATABASE").fetchall() == []
 
 
 ODD_TABLES = [

@@ -20,8 +20,8 @@ statement walks these steps, each in a transaction of its own:
    have its stale entry ingested on top of the deletion's. Blocking writers of that one table
    for the backfill's length is the price; readers, and writers of other tables, go on.
 3. **Build** the entries from a scan at that snapshot, sorted in runs of `RUN_ENTRIES` (spilled
-   to anonymous temporary files past the first: nothing is left after a crash) and merged
-   (`sorted_entries`); equal adjacent keys are a unique violation, reported as the transactional path reports it (the first row, in primary
+   to anonymous temporary files past the first: nothing is left after a crash) and merged a
+   list at a time (exec/merge_lists.py); equal adjacent keys are a unique violation, reported as the transactional path reports it (the first row, in primary
    key order, that repeats an earlier row's key), and nothing is ingested.
 4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST).
 5. **Publish** (committed): the descriptor gains the index, the marker goes.
@@ -35,7 +35,6 @@ transactional backfill.
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections.abc import Iterator
 from itertools import chain, islice, repeat
@@ -47,7 +46,8 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.exec.spill import read_chunks, spill_run
+from sqlkv.sql.exec.merge_lists import merged_lists
+from sqlkv.sql.exec.spill import read_lists, spill_run
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
@@ -154,8 +154,7 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
                 pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
                 rows = ((row, None) for row in codec.decode_rows(pairs))
             runs = _sorted_runs(rows, ic, ctx, distinct)
-            merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
-            duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
+            duplicate = _ingest_checked(manager, merged_lists(runs), start, prefix_end(start), ic, distinct)
         if duplicate is not None:
 
             raise unique_violation(table, idx, ic, _row_at(codec, snap, ic, duplicate))
@@ -198,10 +197,11 @@ def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes
         yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
 
 
-def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator]:
+def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator[list]]:
     """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
-    in primary key order), or of `_distinct_chunks`' items when ``distinct``. Runs but the
-    last are spilled, so memory holds one run."""
+    in primary key order), or of `_distinct_chunks`' items when ``distinct``; each run an
+    iterator of sorted lists of `_SPILL_CHUNK` entries. Runs but the last are spilled, so
+    memory holds one run."""
     runs: list[Iterator] = []
     run: list = []
     for chunk in _distinct_chunks(rows, ic) if distinct else _entry_chunks(rows, ic):
@@ -209,10 +209,10 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list
         run += chunk
         if len(run) >= RUN_ENTRIES:
             run.sort()
-            runs.append(read_chunks(spill_run(run, _SPILL_CHUNK, "CREATE INDEX")))
+            runs.append(read_lists(spill_run(run, _SPILL_CHUNK, "CREATE INDEX")))
             run = []
     run.sort()
-    runs.append(iter(run))
+    runs.append(run[at:at + _SPILL_CHUNK] for at in range(0, len(run), _SPILL_CHUNK))
     return runs
 
 
@@ -241,9 +241,9 @@ class _Duplicate(Exception):
     pass
 
 
-def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: IndexCodec,
+def _ingest_checked(manager, merged: Iterator[list], start: bytes, end: bytes, ic: IndexCodec,
                     distinct: bool) -> int | None:
-    """Ingest the merged entries; on equal adjacent keys ingest nothing and return the ordinal
+    """Ingest the merged entries (sorted lists of them); on equal adjacent keys ingest nothing and return the ordinal
     of the row the transactional backfill would have reported (the smallest second ordinal of
     any group of equal keys: the first row in primary key order repeating an earlier key).
     Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key.
@@ -253,13 +253,14 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
     range scans, so their tables get no bloom filter (``point_reads``)."""
     point_reads = ic.unique
     if distinct:
-        manager.ingest(merged if ic.storing_positions else _key_columns(merged), start, end, point_reads)
+        manager.ingest(_pair_columns(merged, bool(ic.storing_positions)), start, end, point_reads)
         return None
+    entries = chain.from_iterable(merged)
     first_dup: list[int] = []
 
     def pairs() -> Iterator[tuple[bytes, bytes]]:
         prev = None
-        for key, ordinal, value in merged:
+        for key, ordinal, value in entries:
             if key == prev:
                 first_dup.append(ordinal)
                 raise _Duplicate
@@ -274,7 +275,7 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
     # finish the pass to find the reported row (the error path only)
     best = first_dup[0]
     prev, seen_second = None, True
-    for key, ordinal, _value in merged:
+    for key, ordinal, _value in entries:
         if key != prev:
             prev, seen_second = key, False
         elif not seen_second:
@@ -283,10 +284,12 @@ def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: Ind
     return best
 
 
-def _key_columns(keys: Iterator[bytes]) -> PairColumns:
-    """Keys whose values are all `EMPTY_LIST`, handed to the engine a list at a time."""
-    chunks = iter(lambda: list(islice(keys, _SPILL_CHUNK)), [])
-    return PairColumns((chunk, [EMPTY_LIST] * len(chunk)) for chunk in chunks)
+def _pair_columns(merged: Iterator[list], storing: bool) -> PairColumns:
+    """Distinct entries' sorted lists for the engine: lists of ``(key, value)`` pairs when the
+    index stores columns, else of keys, whose values are all `EMPTY_LIST`."""
+    if storing:
+        return PairColumns(tuple(zip(*chunk)) for chunk in merged)  # type: ignore[misc]
+    return PairColumns((keys, [EMPTY_LIST] * len(keys)) for keys in merged)
 
 
 def _row_at(codec, snap, ic: IndexCodec, ordinal: int) -> tuple:
