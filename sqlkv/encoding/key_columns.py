@@ -66,7 +66,7 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
         strings = _plain_strings(values, prefix)  # type: ignore[arg-type]
         if strings is not None:
             return strings
-    small = [prefix + head for head in _SMALL]
+    small = [prefix + head for head in _SMALL] if prefix else _SMALL
     string_head = prefix + bytes((M.STRING,))
     limit = M.INT_SMALL
     out: list[bytes] = []

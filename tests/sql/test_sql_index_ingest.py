@@ -4,6 +4,8 @@ during the backfill reach the index."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import os
 import signal
 import sqlite3
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
 
 import pytest
 
@@ -65,6 +68,7 @@ def _table_kvs(path):
 def small_runs(monkeypatch):
     monkeypatch.setattr(index_ingest, "RUN_ENTRIES", 700)  # several spilled runs to merge
     monkeypatch.setattr(index_ingest, "_SPILL_CHUNK", 64)  # ... each of several lists
+    monkeypatch.setattr(index_ingest, "BATCH_ROWS", 256)  # several batches of table rows
 
 
 def _ingests(path) -> int:
@@ -162,21 +166,51 @@ def test_odd_keys_ingest_as_the_transactional_path_writes_them(tmp_path, monkeyp
     """Negative and large ints, NUL bytes in strings, -0.0, NULLs ascending and descending, a
     DESC composite primary key, STORING with a predicate: the ingested entries are the bytes
     the transactional backfill writes, and CHECK DATABASE finds every index whole."""
+    _same_kvs_both_ways(tmp_path, monkeypatch, create, insert, ODD_ROWS, ODD_INDEXES)
+
+
+def _same_kvs_both_ways(tmp_path, monkeypatch, create: str, insert: str, rows: list, indexes: list) -> None:
+    """Build ``indexes`` by ingestion and transactionally; the stored pairs are equal and
+    CHECK DATABASE finds every index whole."""
     contents = {}
     for mode in (True, False):
         monkeypatch.setattr(index_ingest, "ENABLED", mode)
         path = str(tmp_path / f"db{mode}")
         conn = _open(path)
         conn.execute(create)
-        conn.executemany(insert, ODD_ROWS)
+        conn.executemany(insert, rows)
         before = _ingests(path)
-        for sql in ODD_INDEXES:
+        for sql in indexes:
             conn.execute(sql)
-        assert _ingests(path) - before == (len(ODD_INDEXES) if mode else 0)
+        assert _ingests(path) - before == (len(indexes) if mode else 0)
         assert conn.execute("CHECK DATABASE").fetchall() == []
         contents[mode] = _table_kvs(path)
         conn.close()
     assert contents[True] == contents[False]
+
+
+TYPED_TABLE = ("CREATE TABLE t (id INT PRIMARY KEY, d DECIMAL, dt DATE, ts TIMESTAMP, u UUID, "
+               "s TEXT, f FLOAT, i INT, b BYTES)")
+TYPED_ROWS = [(n, decimal.Decimal(n * 37 % 101) / 8 if n % 7 else None, datetime.date(2000, 1, 1 + n % 28),
+               datetime.datetime(2020, 5, 1, n % 24, n % 60, 0, n), uuid.UUID(int=(n * 7919) % 1000),
+               f"é{n % 13}\x00€" if n % 5 else None, (n % 17) / 3 - 2, n % 9 - 4 if n % 11 else None,
+               bytes([n % 256, 0]) if n % 3 else None) for n in range(900)]
+TYPED_INDEXES = [
+    "CREATE INDEX y_d ON t (d)",  # columns read with the row's strings left undecoded (raw unpack)
+    "CREATE INDEX y_dt ON t (dt, i DESC)",
+    "CREATE INDEX y_ts ON t (ts DESC) STORING (u)",
+    "CREATE INDEX y_u ON t (u, f)",
+    "CREATE INDEX y_fs ON t (f) STORING (s)",  # a string read: the normal unpack
+    "CREATE INDEX y_b ON t (b, i)",
+    "CREATE INDEX y_s ON t (s)",
+]
+
+
+def test_typed_columns_ingest_as_the_transactional_path_writes_them(tmp_path, monkeypatch, small_runs):
+    """Decimal, date, timestamp, UUID, float, bytes and text columns (non-ASCII text with NULs
+    beside the indexed columns): the ingested entries are the transactional path's bytes."""
+    _same_kvs_both_ways(tmp_path, monkeypatch, TYPED_TABLE, "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        TYPED_ROWS, TYPED_INDEXES)
 
 
 def _leftovers(path, index_id: int) -> list:
