@@ -203,17 +203,28 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list
     iterator of sorted lists of `_SPILL_CHUNK` entries. Runs but the last are spilled, so
     memory holds one run."""
     runs: list[Iterator] = []
-    run: list = []
+    # The run is gathered as tuples, which the garbage collector stops tracking once it has
+    # seen they hold only bytes (or untracked tuples): a full collection during the build then
+    # does not walk every entry gathered so far, as it walks a list's.
+    parts: list[tuple] = []
+    gathered = 0
     for chunk in _distinct_chunks(rows, ic) if distinct else _entry_chunks(rows, ic):
         ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
-        run += chunk
-        if len(run) >= RUN_ENTRIES:
-            run.sort()
-            runs.append(read_lists(spill_run(run, _SPILL_CHUNK, "CREATE INDEX")))
-            run = []
-    run.sort()
+        parts.append(tuple(chunk))
+        gathered += len(chunk)
+        if gathered >= RUN_ENTRIES:
+            runs.append(read_lists(spill_run(_sorted(parts), _SPILL_CHUNK, "CREATE INDEX")))
+            parts, gathered = [], 0
+    run = _sorted(parts)
     runs.append(run[at:at + _SPILL_CHUNK] for at in range(0, len(run), _SPILL_CHUNK))
     return runs
+
+
+def _sorted(parts: list[tuple]) -> list:
+    run = list(chain.from_iterable(parts))
+    parts.clear()
+    run.sort()
+    return run
 
 
 def _entry_chunks(rows, ic: IndexCodec) -> Iterator[list[tuple]]:
