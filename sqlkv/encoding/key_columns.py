@@ -67,6 +67,7 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
         if strings is not None:
             return strings
     small = [prefix + head for head in _SMALL] if prefix else _SMALL
+    wide_heads = [prefix + head for head in _WIDE_HEADS] if prefix else _WIDE_HEADS
     string_head = prefix + bytes((M.STRING,))
     limit = M.INT_SMALL
     out: list[bytes] = []
@@ -79,7 +80,7 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
                 continue
             if limit <= v <= INT64_MAX:  # type: ignore[operator]
                 n = (v.bit_length() + 7) >> 3  # type: ignore[attr-defined]
-                append(prefix + _WIDE_HEADS[n] + v.to_bytes(n, "big"))  # type: ignore[attr-defined]
+                append(wide_heads[n] + v.to_bytes(n, "big"))  # type: ignore[attr-defined]
                 continue
         elif t is str:
             try:

@@ -137,8 +137,8 @@ class TableBuilder:
         if not n:
             return 0
         # ends[i]: the block bytes of pairs [0, i] (sizes as `add` counts them)
-        ends = list(accumulate(map(add, map(len, keys), map(len, values)), initial=0))
-        ends = list(map(add, ends, range(0, (n + 1) * _ENTRY_OVERHEAD, _ENTRY_OVERHEAD)))
+        sizes = map(add, map(add, map(len, keys), map(len, values)), repeat(_ENTRY_OVERHEAD))
+        ends = list(accumulate(sizes, initial=0))
         taken = 0
         while taken < n:
             if self._block_bytes >= self.block_size:
