@@ -10,13 +10,15 @@ from sqlkv.sql.exec.merge_lists import merged_lists
 from sqlkv.sql.exec.spill import read_lists, spill_run
 
 
-def _run_of(items: list, rng: random.Random) -> list[list]:
-    """``items`` sorted and cut into lists of uneven lengths, empty ones among them."""
+def _run_of(items: list, rng: random.Random) -> list:
+    """``items`` sorted and cut into lists (or tuples, as CREATE INDEX's runs) of uneven
+    lengths, empty ones among them."""
     items = sorted(items)
-    out, at = [[]], 0
+    kind = rng.choice([list, tuple])
+    out, at = [kind()], 0
     while at < len(items):
         size = rng.choice([0, 1, 2, 7, 50, 300])
-        out.append(items[at:at + size])
+        out.append(kind(items[at:at + size]))
         at += size
     return out
 

@@ -36,7 +36,7 @@ transactional backfill.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain, islice, repeat
 from dataclasses import replace
 
@@ -197,10 +197,10 @@ def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes
         yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
 
 
-def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator[list]]:
+def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator[tuple]]:
     """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
     in primary key order), or of `_distinct_chunks`' items when ``distinct``; each run an
-    iterator of sorted lists of `_SPILL_CHUNK` entries. Runs but the last are spilled, so
+    iterator of sorted tuples of `_SPILL_CHUNK` entries. Runs but the last are spilled, so
     memory holds one run."""
     runs: list[Iterator] = []
     # The run is gathered as tuples, which the garbage collector stops tracking once it has
@@ -220,11 +220,13 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list
     return runs
 
 
-def _sorted(parts: list[tuple]) -> list:
+def _sorted(parts: list[tuple]) -> tuple:
+    """The gathered entries sorted, as a tuple (untracked by the collector, like ``parts``:
+    a run of 200,000 held as a list would be walked by every collection while it lives)."""
     run = list(chain.from_iterable(parts))
     parts.clear()
     run.sort()
-    return run
+    return tuple(run)
 
 
 def _entry_chunks(rows, ic: IndexCodec) -> Iterator[list[tuple]]:
@@ -252,9 +254,9 @@ class _Duplicate(Exception):
     pass
 
 
-def _ingest_checked(manager, merged: Iterator[list], start: bytes, end: bytes, ic: IndexCodec,
+def _ingest_checked(manager, merged: Iterator[Sequence], start: bytes, end: bytes, ic: IndexCodec,
                     distinct: bool) -> int | None:
-    """Ingest the merged entries (sorted lists of them); on equal adjacent keys ingest nothing and return the ordinal
+    """Ingest the merged entries (sorted lists or tuples of them); on equal adjacent keys ingest nothing and return the ordinal
     of the row the transactional backfill would have reported (the smallest second ordinal of
     any group of equal keys: the first row in primary key order repeating an earlier key).
     Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key.
@@ -295,8 +297,8 @@ def _ingest_checked(manager, merged: Iterator[list], start: bytes, end: bytes, i
     return best
 
 
-def _pair_columns(merged: Iterator[list], storing: bool) -> PairColumns:
-    """Distinct entries' sorted lists for the engine: lists of ``(key, value)`` pairs when the
+def _pair_columns(merged: Iterator[Sequence], storing: bool) -> PairColumns:
+    """Distinct entries' sorted sequences for the engine: of ``(key, value)`` pairs when the
     index stores columns, else of keys, whose values are all `EMPTY_LIST`."""
     if storing:
         return PairColumns(tuple(zip(*chunk)) for chunk in merged)  # type: ignore[misc]

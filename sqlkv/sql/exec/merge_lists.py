@@ -2,8 +2,8 @@
 
 `heapq.merge` steps a Python generator once per item (about 1 us each: a second per million
 items merged). CREATE INDEX merges its spilled runs of index keys (ddl/index_ingest.py) a list
-at a time instead. Each run is an iterator of sorted lists (a spilled run's pickled chunks,
-spill.py `read_lists`) whose concatenation is sorted. Every round:
+at a time instead. Each run is an iterator of sorted lists or tuples (a spilled run's pickled
+chunks, spill.py `read_lists`) whose concatenation is sorted. Every round:
 
 1. the *fence* is the smallest last item among the runs' current lists;
 2. from each run, the items up to and including the fence are cut (one `bisect_right`): no
@@ -20,12 +20,13 @@ callers' items are distinct, or carry a tiebreaker). Memory: one list per run pl
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 
-def merged_lists(runs: Iterable[Iterable[list]]) -> Iterator[list]:
-    """The items of the sorted ``runs`` (each an iterable of sorted lists), sorted, a list at a time."""
+def merged_lists(runs: Iterable[Iterable[Sequence]]) -> Iterator[Sequence]:
+    """The items of the sorted ``runs`` (each an iterable of sorted lists or tuples), sorted, a
+    list at a time (a run's own lists or tuples once it is the last one left)."""
     heads: list[list[Any]] = []  # [current list, position in it, the run's iterator]
     for run in runs:
         it = iter(run)
