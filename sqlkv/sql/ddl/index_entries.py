@@ -5,7 +5,8 @@ one `encode_key` call walking them, the key and value concatenated. Here, when e
 the index is *distinct* by construction -- a non-unique index, whose key ends with the row's
 primary key, on a single-family table -- a batch of the scan's pairs (`BATCH_ROWS`) becomes
 columns at once (`column_batches`: only the indexed and stored columns, read from the
-batch's unpacked values without building rows when no predicate needs them), each indexed
+batch's unpacked values without building rows when no predicate needs them; when none of them
+is a string column the values are unpacked with strings left undecoded), each indexed
 column is encoded down the batch (`key_columns.encode_column_keys`), and each key is one C-level join of the
 prefix, the encoded columns and the primary key's bytes cut verbatim from the row's key
 (keys.md: an entry's primary key suffix is the primary key's encoding, same directions).

@@ -23,7 +23,8 @@ statement walks these steps, each in a transaction of its own:
    to anonymous temporary files past the first: nothing is left after a crash) and merged a
    list at a time (exec/merge_lists.py); equal adjacent keys are a unique violation, reported as the transactional path reports it (the first row, in primary
    key order, that repeats an earlier row's key), and nothing is ingested.
-4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST).
+4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST);
+   a non-unique index's tables get no bloom filter (`_ingest_checked`).
 5. **Publish** (committed): the descriptor gains the index, the marker goes.
 
 A failure after step 1 removes the id's key range and the marker (`_abandon`). A crash leaves
