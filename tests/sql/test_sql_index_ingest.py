@@ -203,6 +203,8 @@ TYPED_INDEXES = [
     "CREATE INDEX y_fs ON t (f) STORING (s)",  # a string read: the normal unpack
     "CREATE INDEX y_b ON t (b, i)",
     "CREATE INDEX y_s ON t (s)",
+    "CREATE UNIQUE INDEX y_uq ON t (u) STORING (s, d)",  # unique, batched: the value holds id, s, d
+    "CREATE UNIQUE INDEX y_ud ON t (i DESC, id)",  # NULLs in i: those rows' keys end with the id
 ]
 
 
@@ -415,3 +417,44 @@ def test_a_build_overtaken_by_other_ddl_fails_and_leaves_nothing(tmp_path, monke
     conn.execute("CREATE INDEX ix_again ON t (k)")
     assert conn.execute("CHECK DATABASE").fetchall() == []
     assert conn.execute("SELECT count(*) FROM t WHERE k = 5").fetchall() == [(sum(1 for r in ROWS if r[1] == 5),)]
+
+
+class _Consumer:
+    """A manager whose ingest reads every pair (as the engine does) and keeps them."""
+
+    def __init__(self):
+        self.pairs = None
+
+    def ingest(self, pairs, start, end, point_reads):
+        self.pairs = list(pairs)
+        assert all(a < b for (a, _), (b, _) in zip(self.pairs, self.pairs[1:])), "not strictly ascending"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_repeated_keys_report_the_first_row_repeating_an_earlier_one(seed):
+    """`_ingest_checked` on sorted lists of ``(key, ordinal, value)``: without repeats every
+    pair is ingested; with them nothing is, and the reported ordinal is the smallest second
+    ordinal of any group of equal keys, wherever the lists are cut (a repeat across two
+    lists, inside one, several groups)."""
+    import random
+    from sqlkv.sql.ddl.index_ingest import _ingest_checked
+
+    class _Unique:
+        unique, storing_positions = True, []
+
+    rng = random.Random(seed)
+    n = rng.randrange(1, 400) if seed else 6
+    keys = [b"k%03d" % rng.randrange(n * 3 if seed % 2 else n // 2 + 1) for _ in range(n)]
+    if not seed:  # one repeat, across the cut between two lists
+        keys = [b"a", b"b", b"c", b"c", b"d", b"e"]
+    entries = sorted(((key, ordinal, b"v%d" % ordinal) for ordinal, key in enumerate(keys)))
+    cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randrange(0, 12)))) if seed else [3]
+    lists = [entries[a:b] for a, b in zip([0, *cuts], [*cuts, n])]
+    seconds = [entries[i][1] for i in range(1, n) if entries[i][0] == entries[i - 1][0]
+               and (i == 1 or entries[i - 2][0] != entries[i][0])]
+    manager = _Consumer()
+    got = _ingest_checked(manager, iter(lists), b"", b"\xff", _Unique(), False)
+    if seconds:
+        assert got == min(seconds)
+    else:
+        assert got is None and manager.pairs == [(key, value) for key, _o, value in entries]

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 import struct
-from itertools import repeat
+from itertools import compress, repeat
+from operator import is_
 
 import msgpack
 
 from sqlkv.encoding.key_columns import encode_column_keys
 from sqlkv.encoding.values import _from_ext, decode_row_values, encode_values
-from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
 # Column kinds whose values are never msgpack strings (ints, floats, bools, ext types): a batch
 # whose read columns are all of these may be unpacked with strings left as bytes (`_maps_raw`).
@@ -40,6 +41,13 @@ def distinct_entries(codec, ic: IndexCodec) -> bool:
     ends with the table's whole primary key, on a single-family table (one pair per row,
     whose key is prefix + primary key + family 0)."""
     return codec.single_family and not codec.exploded and not ic.unique and ic.pk_bytes_in_key
+
+
+def unique_entries(codec, ic: IndexCodec) -> bool:
+    """Whether a unique index's entries can be built a batch at a time (`unique_batch`): no
+    predicate (every row has an entry, so a row's ordinal is its place in the scan), on a
+    single-family table."""
+    return codec.single_family and not codec.exploded and ic.unique and ic.predicate is None
 
 
 def needed_positions(ic: IndexCodec, pk_from_key: bool) -> set[int]:
@@ -59,7 +67,8 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
     value (none in the key, none computed), no row is built: each column is read from the
     batch's unpacked maps by one C-level ``map``."""
     start, cut = len(codec.prefix), -len(codec.fam0_suffix)
-    wanted = [*ic.key_positions, *ic.storing_positions]
+    # a unique entry's value holds the primary key columns the key lacks
+    wanted = [*ic.key_positions, *ic.storing_positions, *(ic.extra_pk_positions if ic.unique else ())]
     stored = {p: cid for cid, p in codec.stored_columns}
     if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
         columns_ = codec.table.columns
@@ -70,7 +79,7 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
             columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
             yield columns, [key[start:cut] for key, _value in pairs]
         return
-    decode = codec.decoder(needed_positions(ic, True)).batch
+    decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
     for pairs in batches:
         rows = decode(pairs)
         pks = [key[start:cut] for key, _value in pairs]
@@ -110,3 +119,27 @@ def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
     return keys, [encode_values(list(values)) for values in zip(*stored)]
+
+
+def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes], first: int
+                 ) -> list[tuple[bytes, int, bytes]]:
+    """``(key, ordinal, value)`` of a unique index's entries for a batch (`column_batches`)
+    whose first row is row number ``first`` of the scan: `IndexCodec.entry`'s bytes. A row
+    with no NULL among its indexed values gets the unique form (the key is the indexed
+    values alone, the value the primary key columns the key lacks and the stored ones); a
+    row with a NULL gets `IndexCodec.entry` itself (the key then ends with the primary key,
+    so it repeats nothing)."""
+    n = len(pks)
+    key_columns = [columns[p] for p in ic.key_positions]
+    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))
+    encoded = [encode_column_keys(column, b"", d) for column, d in zip(key_columns, desc)]
+    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded)))
+    in_value = [columns[p] for p in (*ic.extra_pk_positions, *ic.storing_positions)]
+    values = list(map(encode_values, zip(*in_value))) if in_value else [EMPTY_LIST] * n
+    with_null: set[int] = set()
+    for column in key_columns:
+        if None in column:
+            with_null.update(compress(range(n), map(is_, column, repeat(None))))
+    for i in with_null:
+        keys[i], values[i], _conditional = ic.entry({p: column[i] for p, column in columns.items()}, pks[i])
+    return list(zip(keys, range(first, first + n), values))

@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice, repeat
+from operator import eq, itemgetter
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -50,7 +51,8 @@ from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.merge_lists import merged_lists
 from sqlkv.sql.exec.spill import read_lists, spill_run
 from sqlkv.sql.rowstore.codec import codec_for
-from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
+from sqlkv.sql.ddl.index_entries import (BATCH_ROWS, column_batches, distinct_batch, distinct_entries,
+                                         unique_batch, unique_entries)
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
 from sqlkv.storage.kv import Engine, PairColumns, prefix_end
 
@@ -150,12 +152,18 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
             if codec.single_family:  # one pair per row: read a batch of them at a time
                 batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
                                                           None, repeat(BATCH_ROWS)), wrap)
-                rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
+                if distinct:
+                    chunks = _distinct_chunks(column_batches(codec, ic, batches), ic)
+                elif unique_entries(codec, ic):
+                    chunks = _unique_chunks(column_batches(codec, ic, batches), ic)
+                else:
+                    chunks = _entry_chunks(_rows_with_pk(codec, ic, batches), ic)
             else:
                 pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
-                rows = ((row, None) for row in codec.decode_rows(pairs))
-            runs = _sorted_runs(rows, ic, ctx, distinct)
-            duplicate = _ingest_checked(manager, merged_lists(runs), start, prefix_end(start), ic, distinct)
+                chunks = _entry_chunks(((row, None) for row in codec.decode_rows(pairs)), ic)
+            runs = _sorted_runs(chunks, ctx)
+            merged = merged_lists(runs, _ENTRY_ORDER if not distinct or ic.storing_positions else None)
+            duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
         if duplicate is not None:
 
             raise unique_violation(table, idx, ic, _row_at(codec, snap, ic, duplicate))
@@ -198,9 +206,9 @@ def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes
         yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
 
 
-def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator[tuple]]:
-    """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
-    in primary key order), or of `_distinct_chunks`' items when ``distinct``; each run an
+def _sorted_runs(chunks: Iterator[list], ctx: ExecContext) -> list[Iterator[tuple]]:
+    """The index entries (lists of them) as sorted runs of ``(key, ordinal, value)``
+    (ordinal: the row's place in primary key order), or of `_distinct_chunks`' items; each run an
     iterator of sorted tuples of `_SPILL_CHUNK` entries. Runs but the last are spilled, so
     memory holds one run."""
     runs: list[Iterator] = []
@@ -209,7 +217,7 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list
     # does not walk every entry gathered so far, as it walks a list's.
     parts: list[tuple] = []
     gathered = 0
-    for chunk in _distinct_chunks(rows, ic) if distinct else _entry_chunks(rows, ic):
+    for chunk in chunks:
         ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
         parts.append(tuple(chunk))
         gathered += len(chunk)
@@ -223,11 +231,18 @@ def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list
 
 def _sorted(parts: list[tuple]) -> tuple:
     """The gathered entries sorted, as a tuple (untracked by the collector, like ``parts``:
-    a run of 200,000 held as a list would be walked by every collection while it lives)."""
+    a run of 200,000 held as a list would be walked by every collection while it lives).
+    Entries that are tuples sort on their key alone (`_ENTRY_ORDER`)."""
     run = list(chain.from_iterable(parts))
     parts.clear()
-    run.sort()
+    run.sort(key=_ENTRY_ORDER if run and type(run[0]) is tuple else None)
     return tuple(run)
+
+
+# Tuples sort on their key: a C-level sort of the keys, not tuple comparisons. Equal keys (a
+# unique violation) keep their gathering order, which is their ordinals' (the runs are
+# gathered in primary key order), so the order is the tuples' own.
+_ENTRY_ORDER = itemgetter(0)
 
 
 def _entry_chunks(rows, ic: IndexCodec) -> Iterator[list[tuple]]:
@@ -251,8 +266,20 @@ def _distinct_chunks(batches, ic: IndexCodec) -> Iterator[list]:
         yield keys if values is None else list(zip(keys, values))
 
 
+def _unique_chunks(batches, ic: IndexCodec) -> Iterator[list[tuple]]:
+    """A unique index's ``(key, ordinal, value)`` entries, a list per batch of rows
+    (index_entries.py `unique_batch`; every row has one: no predicate)."""
+    first = 0
+    for columns, pks in batches:
+        yield unique_batch(ic, columns, pks, first)
+        first += len(pks)
+
+
 class _Duplicate(Exception):
     pass
+
+
+_KEY, _VALUE = itemgetter(0), itemgetter(2)  # of an ``(key, ordinal, value)`` entry
 
 
 def _ingest_checked(manager, merged: Iterator[Sequence], start: bytes, end: bytes, ic: IndexCodec,
@@ -269,32 +296,33 @@ def _ingest_checked(manager, merged: Iterator[Sequence], start: bytes, end: byte
     if distinct:
         manager.ingest(_pair_columns(merged, bool(ic.storing_positions)), start, end, point_reads)
         return None
-    entries = chain.from_iterable(merged)
-    first_dup: list[int] = []
+    failed: list = []  # the list holding the first repeated key, and the key before it
 
-    def pairs() -> Iterator[tuple[bytes, bytes]]:
+    def columns() -> Iterator[tuple[list[bytes], list[bytes]]]:
         prev = None
-        for key, ordinal, value in entries:
-            if key == prev:
-                first_dup.append(ordinal)
+        for chunk in merged:
+            keys = list(map(_KEY, chunk))
+            if keys[0] == prev or any(map(eq, keys, keys[1:])):
+                failed[:] = [chunk, prev]
                 raise _Duplicate
-            prev = key
-            yield key, value
+            prev = keys[-1]
+            yield keys, list(map(_VALUE, chunk))
 
     try:
-        manager.ingest(pairs(), start, end, point_reads)
+        manager.ingest(PairColumns(columns()), start, end, point_reads)
         return None
     except _Duplicate:
         pass
-    # finish the pass to find the reported row (the error path only)
-    best = first_dup[0]
-    prev, seen_second = None, True
-    for key, ordinal, _value in entries:
+    # finish the pass to find the reported row (the error path only); the lists before the
+    # failed one repeat no key, but its first key may repeat the last one before it
+    chunk, prev = failed
+    best, seen_second = None, False
+    for key, ordinal, _value in chain(chunk, chain.from_iterable(merged)):
         if key != prev:
             prev, seen_second = key, False
         elif not seen_second:
             seen_second = True
-            best = min(best, ordinal)
+            best = ordinal if best is None else min(best, ordinal)
     return best
 
 

@@ -20,13 +20,16 @@ callers' items are distinct, or carry a tiebreaker). Memory: one list per run pl
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 
-def merged_lists(runs: Iterable[Iterable[Sequence]]) -> Iterator[Sequence]:
+def merged_lists(runs: Iterable[Iterable[Sequence]], key: Callable[[Any], Any] | None = None
+                 ) -> Iterator[Sequence]:
     """The items of the sorted ``runs`` (each an iterable of sorted lists or tuples), sorted, a
-    list at a time (a run's own lists or tuples once it is the last one left)."""
+    list at a time (a run's own lists or tuples once it is the last one left). ``key``: the
+    sort key of each round's pieces, which must order them as the items themselves do (the
+    fence is found by comparing items); equal keys keep run order."""
     heads: list[list[Any]] = []  # [current list, position in it, the run's iterator]
     for run in runs:
         it = iter(run)
@@ -46,7 +49,7 @@ def merged_lists(runs: Iterable[Iterable[Sequence]]) -> Iterator[Sequence]:
                 head[0] = next((chunk for chunk in head[2] if chunk), None)
                 head[1] = 0
         heads = [head for head in heads if head[0] is not None]
-        out.sort()
+        out.sort(key=key)
         yield out
     if heads:  # one run left: its lists as they are
         chunk, at, it = heads[0]
