@@ -21,18 +21,21 @@ from itertools import repeat
 
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.keys import decode_key, encode_key
-from sqlkv.encoding.typecodecs import ASC_DECODERS, DESC_DECODERS
+from sqlkv.encoding.typecodecs import _MIN_FOR_LENGTH, ASC_DECODERS, DESC_DECODERS
 from sqlkv.encoding.varint import INT64_MAX
 from sqlkv.errors import CorruptionError
 
 _INT_ZERO = M.INT_ZERO
 _INT_SMALL_MAX = M.INT_SMALL_MAX
+_INT_MAX_MARKER = M.INT_MAX_MARKER
 
 
 def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[object]:
     """The value at ``offset`` of each of ``keys`` (encoded ascending unless ``descending``)."""
     decoders = DESC_DECODERS if descending else ASC_DECODERS
     low, high = (_INT_ZERO, _INT_SMALL_MAX) if not descending else (1, 0)  # no shortcut when DESC
+    wide_low, wide_high = (_INT_SMALL_MAX + 1, _INT_MAX_MARKER) if not descending else (1, 0)
+    from_bytes = int.from_bytes
     out: list[object] = []
     append = out.append
     try:
@@ -41,6 +44,12 @@ def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[o
             if low <= marker <= high:
                 append(marker - _INT_ZERO)
                 continue
+            if wide_low <= marker <= wide_high:  # a positive int of 1-8 bytes: the decoder's checks, inline
+                end = offset + marker - _INT_SMALL_MAX + 1
+                value = from_bytes(key[offset + 1:end], "big")
+                if end <= len(key) and _MIN_FOR_LENGTH[end - offset - 1] <= value <= INT64_MAX:
+                    append(value)
+                    continue
             decoder = decoders[marker]
             if decoder is None:
                 break  # decode_key below names the bad marker
