@@ -27,7 +27,7 @@ from operator import is_
 import msgpack
 
 from sqlkv.encoding.key_columns import encode_column_keys
-from sqlkv.encoding.values import _from_ext, decode_row_values, encode_values
+from sqlkv.encoding.values import _from_ext, _packer, decode_row_values, encode_values
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
 # Column kinds whose values are never msgpack strings (ints, floats, bools, ext types): a batch
@@ -118,7 +118,7 @@ def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes
     if not ic.storing_positions:
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
-    return keys, [encode_values(list(values)) for values in zip(*stored)]
+    return keys, _values_of(zip(*stored))
 
 
 def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes], first: int
@@ -135,7 +135,7 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     encoded = [encode_column_keys(column, b"", d) for column, d in zip(key_columns, desc)]
     keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded)))
     in_value = [columns[p] for p in (*ic.extra_pk_positions, *ic.storing_positions)]
-    values = list(map(encode_values, zip(*in_value))) if in_value else [EMPTY_LIST] * n
+    values = _values_of(zip(*in_value)) if in_value else [EMPTY_LIST] * n
     with_null: set[int] = set()
     for column in key_columns:
         if None in column:
@@ -143,3 +143,13 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     for i in with_null:
         keys[i], values[i], _conditional = ic.entry({p: column[i] for p, column in columns.items()}, pks[i])
     return list(zip(keys, range(first, first + n), values))
+
+
+def _values_of(rows: Iterable[tuple]) -> list[bytes]:
+    """`encode_values` of each of ``rows`` (tuples of stored values), by the packer's own C
+    method mapped over them; should it fail, `encode_values` row by row raises its error."""
+    rows = list(rows)
+    try:
+        return list(map(_packer(), rows))
+    except Exception:  # noqa: BLE001 -- re-raised as encode_values reports it
+        return [encode_values(row) for row in rows]
