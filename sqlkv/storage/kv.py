@@ -252,7 +252,7 @@ class Engine(KVReader):
             out.append((keys, size))
         return out
 
-    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], point_reads: bool = True) -> int:
         """Put every ``(key, value)`` of ``pairs`` -- keys strictly ascending -- as one batch;
         return its seq (the last seq when ``pairs`` is empty).
 
@@ -261,6 +261,9 @@ class Engine(KVReader):
         instead of going through WAL and memtable. This default writes one `WriteBatch`, so it
         holds the pairs in memory; engines override it. Unsorted or non-bytes input raises
         InterfaceError and writes nothing. ``pairs`` must not write to this engine itself.
+        ``point_reads=False`` says no key of ``pairs`` will be read by an exact-key get (a
+        non-unique index's entries, found by range scans only): the LSM then builds no bloom
+        filter for them; reads are the same either way.
         """
         batch = WriteBatch()
         for key, value in checked_pairs(pairs):

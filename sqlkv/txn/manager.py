@@ -431,16 +431,18 @@ class TxnManager:
             waited = True
         return waited
 
-    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], start: bytes, end: bytes) -> int:
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], start: bytes, end: bytes,
+               point_reads: bool = True) -> int:
         """`Engine.ingest` the sorted ``pairs`` (all inside ``[start, end)``) as a commit of
         this manager: transactions that read that span and began before it conflict with it,
         as with any commit, and nothing else does (a write around the manager would count as
         writing every key). The engine holds its write lock for the whole ingestion anyway,
-        so holding the commit lock meanwhile costs other commits nothing more."""
+        so holding the commit lock meanwhile costs other commits nothing more. ``point_reads``:
+        as `Engine.ingest`'s."""
         engine = self._engine()
         with self._commit_lock:
             self._log_foreign_writes(engine.last_seq)
-            seq = engine.ingest(pairs)
+            seq = engine.ingest(pairs, point_reads)
             if seq <= self._last_seen_seq:
                 return seq  # nothing was ingested
             self._last_applied_seq = seq

@@ -344,3 +344,17 @@ def test_first_key_values_agree_with_decode_key_and_report_corruption() -> None:
         with pytest.raises(CorruptionError) as got:
             first_key_values([good, bad], len(prefix), False)
         assert str(got.value) == str(expected.value)
+
+    # positive ints decoded inline: a non-canonical length or a value past int64 goes to the
+    # decoder, which decides as decode_key does (the same value or the same error)
+    odd = [prefix + bytes((0xF5 + 2, 0, 5)), prefix + bytes((0xF5 + 8,)) + b"\xff" * 8,
+           prefix + bytes((0xF5 + 8, 0x7F)) + b"\xff" * 7, prefix + bytes((0xF5 + 3, 1, 0))]
+    for key in odd:
+        try:
+            expected_value = [decode_key(key, 1, [False], len(prefix))[0][0]]
+        except CorruptionError as exc:
+            with pytest.raises(CorruptionError) as got:
+                first_key_values([good, key], len(prefix), False)
+            assert str(got.value) == str(exc)
+        else:
+            assert first_key_values([key], len(prefix), False) == expected_value

@@ -148,8 +148,8 @@ class LSMEngine(Engine):
     def write_nowait(self, batch: WriteBatch) -> int:
         return self._live().write_nowait(batch)
 
-    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
-        return ingest_pairs(self._live(), pairs)
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], point_reads: bool = True) -> int:
+        return ingest_pairs(self._live(), pairs, point_reads)
 
     def wait_durable(self, seq: int) -> None:
         # No closed-check: close() syncs the WAL, so waiting after it returns at once.
