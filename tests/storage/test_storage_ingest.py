@@ -229,11 +229,14 @@ def test_kill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_ing
     for _ in range(3):
         child = subprocess.Popen([sys.executable, "-c", CHILD, path, str(start)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        time.sleep(1.5 + rng.random() * 1.5)
+        # Kill at a random moment after the first acknowledgement: a fixed delay killed the
+        # child before it acknowledged anything when the machine was loaded.
+        first = child.stdout.readline()
+        time.sleep(rng.random() * 1.5)
         child.send_signal(signal.SIGKILL)
         out, err = child.communicate()
         assert child.returncode == -signal.SIGKILL, err.decode()[-2000:]
-        acked += [int(line) for line in out.decode().split()]
+        acked += [int(line) for line in (first + out).decode().split()]
         engine = open_lsm(path, durability="normal")
         try:
             assert engine.verify() == []
