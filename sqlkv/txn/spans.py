@@ -65,6 +65,10 @@ class ReadSet:
         self.scans.append(scan)
         return scan
 
+    def add_span(self, start: bytes, end: bytes | None) -> None:
+        """A range read whole (a prefix read): ``[start, end)`` is depended on."""
+        self.scans.append(ScanRead(start, end, False, None, True))
+
     def __len__(self) -> int:
         return len(self.points) + len(self.scans)
 

@@ -15,7 +15,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import fetched_rows, reader_for, row_prefixes
+from sqlkv.sql.exec.scan import fetch_rows, fetched_rows, pk_suffix_prefixes, reader_for, row_prefixes
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
@@ -41,6 +41,10 @@ class IndexLookup(Operator):
         self.desc = list(index.descending[: len(order)])
         self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
         self.decoder = self.codec.decoder(None)
+        # every index column looked up on a non-unique index: an entry's key is the looked-up
+        # prefix followed by the row's primary key (`scan.pk_suffix_prefixes`)
+        self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
+                                and len(order) == len(index.column_ids))
 
     def _base(self, key: tuple) -> bytes | None:
         """The encoded index prefix of ``key``; None when no row can match it."""
@@ -72,8 +76,8 @@ class IndexLookup(Operator):
                        else list(row_prefixes(self.codec, self.icodec, [(base, entries[base])])) for base in bases]
         else:
             per_key = [[] if base is None else self._entry_prefixes(reader, base) for base in bases]
-        rows = self.codec.fetch_many(reader, [p for prefixes in per_key if prefixes for p in prefixes],
-                                     self.decoder)
+        rows = fetch_rows(self.codec, self.decoder, reader,
+                          [p for prefixes in per_key if prefixes for p in prefixes])
         out: list[Iterable[tuple]] = []
         at = 0
         for key, prefixes in zip(keys, per_key):
@@ -85,11 +89,13 @@ class IndexLookup(Operator):
         return out
 
     def _entry_prefixes(self, reader, base: bytes) -> list[bytes] | None:
-        """The row prefixes of the index entries under ``base``; None when there are more than
-        `LOOKUP_KEY_ROWS` (the caller streams that key's rows)."""
-        pairs = reader.read_range(base, prefix_end(base), False, LOOKUP_KEY_ROWS + 1)
-        if len(pairs) > LOOKUP_KEY_ROWS:
+        """The row prefixes of the index entries under ``base`` (a short prefix read); None
+        when there are more than `LOOKUP_KEY_ROWS` (the caller streams that key's rows)."""
+        pairs = reader.read_prefix(base, prefix_end(base), LOOKUP_KEY_ROWS)
+        if pairs is None:
             return None
+        if self.pk_after_prefix:
+            return pk_suffix_prefixes(self.codec, self.icodec, len(base), pairs)  # type: ignore[arg-type]
         return list(row_prefixes(self.codec, self.icodec, pairs))  # type: ignore[arg-type]
 
     def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:

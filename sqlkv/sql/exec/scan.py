@@ -79,6 +79,13 @@ class _Counter:
             self.st.kv_keys_read += len(pairs)
         return pairs
 
+    def read_prefix(self, txn, start: bytes, end: bytes | None, most: int):
+        pairs = txn.read_prefix(start, end, most)
+        if self.st is not None:
+            self.st.kv_scans += 1
+            self.st.kv_keys_read += len(pairs) if pairs is not None else most + 1
+        return pairs
+
     def get_many(self, txn, keys: list[bytes]):
         values = txn.get_many(keys)
         if self.st is not None:
@@ -100,6 +107,9 @@ class _CountingReader:
 
     def read_range(self, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
         return self.counter.read_range(self.txn, start, end, reverse, limit)
+
+    def read_prefix(self, start: bytes, end: bytes | None, most: int):
+        return self.counter.read_prefix(self.txn, start, end, most)
 
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
@@ -149,6 +159,11 @@ class IndexScan(Operator):
         self.describe_ctx: ExecContext | None = None
         # a table with exploded columns: the point read of a row gets only what the query reads
         self.partial_fetch: PartialFetch | None = None
+        # an equality on every column of a non-unique index: an entry's key is the span's start
+        # followed by the row's primary key as the primary index encodes it (or, for a unique
+        # index, is the span's start alone, the PK in the value)
+        self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
+                                and builder._one_prefix and len(builder.bounds) == len(index.column_ids))
 
     def _fetch_point(self, reader, prefix: bytes) -> tuple | None:
         if self.partial_fetch is not None:
@@ -275,21 +290,32 @@ class IndexScan(Operator):
             return [] if row is None else [row]
         if self.primary and not codec.single_family:
             return None
-        limit = most + 1 if self.limit is None else min(self.limit, most + 1)
         if span.point:
             value = txn.get(span.start)
             pairs = [] if value is None else [(span.start, value)]
+        elif not self.primary and not self.reverse and (self.limit is None or self.limit > most):
+            # an equality (or a range) on a secondary index: a short prefix read, whose
+            # recorded conflict span is exactly the span
+            found = txn.read_prefix(span.start, span.end, most)
+            if found is None:
+                return None
+            pairs = found
         else:
+            limit = most + 1 if self.limit is None else min(self.limit, most + 1)
             pairs = txn.read_range(span.start, span.end, self.reverse, limit)
-        if len(pairs) > most:
-            return None
+            if len(pairs) > most:
+                return None
         if self.primary:
             return self.decoder.batch(pairs)
         ic = self.icodec
+        assert ic is not None
         if self.index_only:
-            return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]
-        fetched = codec.fetch_many(txn, list(row_prefixes(codec, ic, pairs)), self.decoder)  # type: ignore[arg-type]
-        return [row for row in fetched if row is not None]
+            return [tuple(ic.decode(key, value)) for key, value in pairs]
+        if self.pk_after_prefix:  # the entries' keys are the span's prefix + the row's PK
+            prefixes = pk_suffix_prefixes(codec, ic, len(span.start), pairs)
+        else:
+            prefixes = list(row_prefixes(codec, ic, pairs))
+        return rows_at(codec, self.decoder, txn, prefixes)
 
     def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
         """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
@@ -386,6 +412,46 @@ def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
             partial = ic.decode(key, value)
             row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
         yield row_prefix
+
+
+def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
+                       pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
+    """`row_prefixes` of entries whose keys all begin with the same ``prefix_len`` bytes of
+    encoded index values (an equality on every index column): the row's key prefix is the
+    table's followed by the rest of the entry key, cut without decoding it. An entry with
+    nothing after the values (a unique index's) is decoded as `row_prefixes` does."""
+    table_prefix = codec.prefix
+    out = []
+    for key, value in pairs:
+        if len(key) > prefix_len:
+            out.append(table_prefix + key[prefix_len:])
+        else:
+            out.extend(row_prefixes(codec, ic, [(key, value)]))
+    return out
+
+
+def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple]:
+    """The rows at ``prefixes`` that exist, in order: one get for one row, else one
+    ``get_many`` (`fetch_rows`)."""
+    if len(prefixes) == 1:
+        row = codec.fetch(reader, prefixes[0], decoder)
+        return [] if row is None else [row]
+    if not prefixes:
+        return []
+    return [row for row in fetch_rows(codec, decoder, reader, prefixes) if row is not None]
+
+
+def fetch_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple | None]:
+    """`TableCodec.fetch_many`'s answer (the row at each prefix, None where there is none)
+    with the rows of a one-family table decoded as one batch (`RowDecoder.batch`: column by
+    column) rather than one by one."""
+    if not codec.single_family or len(prefixes) < 2:
+        return codec.fetch_many(reader, prefixes, decoder)
+    suffix = codec.fam0_suffix
+    keys = [prefix + suffix for prefix in prefixes]
+    values = reader.get_many(keys)
+    rows = iter(decoder.batch([(key, value) for key, value in zip(keys, values) if value is not None]))
+    return [None if value is None else next(rows) for value in values]
 
 
 def fetched_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: Iterator[bytes]) -> Iterator[tuple]:
