@@ -11,8 +11,9 @@ found by bisect) gives the entries from one bisect of its index and one of the b
 on only while keys stay below the span's end. The newest version at or below the read seq of
 each key wins, tombstones and range deletions hide as in `get_many`.
 
-The answer is exact or absent: a source holding more than ``most`` entries in the span (live
-or not) makes `short_read` return None, and the caller reads the span the general way.
+The answer is exact or absent: more than ``most`` visible pairs, or a source holding more than
+``most`` entries in the span (live or not), make `short_read` return None, and the caller reads
+the span the general way.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ Versions = dict[bytes, tuple]  # key -> (newest seq at or below the read seq, va
 
 def short_read(state: ReadState, start: bytes, end: bytes, seq: int,
                most: int) -> list[tuple[bytes, bytes]] | None:
-    """The visible pairs of ``[start, end)`` at ``seq`` in key order; None when a source
-    holds more than ``most`` entries of the span (the caller then scans it)."""
+    """The visible pairs of ``[start, end)`` at ``seq`` in key order; None when there are
+    more than ``most`` of them, or a source holds more than ``most`` entries of the span
+    (the caller then scans it)."""
     found: Versions = {}
     for mem in state.mems:
         if mem.data and not _from_memtable(mem, start, end, seq, most, found):
@@ -55,7 +57,7 @@ def short_read(state: ReadState, start: bytes, end: bytes, seq: int,
         value = visible_value(state, key, found[key], seq)
         if value is not None:
             pairs.append((key, value))
-    return pairs
+    return pairs if len(pairs) <= most else None
 
 
 def _keep(found: Versions, key: bytes, version_seq: int, value: bytes | None) -> None:
