@@ -47,6 +47,15 @@ def _core(engine):
     return engine._live()
 
 
+def _put_all(engine, keys: list[bytes], value: bytes) -> None:
+    """Put ``keys`` in one batch and flush them to a table."""
+    batch = WriteBatch()
+    for key in keys:
+        batch.put(key, value)
+    engine.write(batch)
+    engine.flush()
+
+
 @pytest.mark.parametrize("flush_every", [0, 1, 2])
 def test_read_prefix_equals_the_scan(tmp_path, flush_every: int) -> None:
     """Round after round of puts, deletes and range deletes; after each, every prefix read
@@ -87,11 +96,7 @@ def test_short_read_gives_up_on_a_crowded_source(tmp_path) -> None:
     through: None, and `read_prefix` then answers from a range read."""
     engine = open_lsm(str(tmp_path), durability="off", **SMALL)
     try:
-        batch = WriteBatch()
-        for i in range(50):
-            batch.put(b"q/%03d" % i, b"x" * 20)
-        engine.write(batch)
-        engine.flush()
+        _put_all(engine, [b"q/%03d" % i for i in range(50)], b"x" * 20)
         batch = WriteBatch()
         for i in range(48):
             batch.delete(b"q/%03d" % i)  # two live keys left, behind 48 tombstones
@@ -110,11 +115,7 @@ def test_a_span_straddling_tables_of_a_level(tmp_path) -> None:
     of them, in order, from every table the span meets."""
     engine = open_lsm(str(tmp_path), durability="off", **SMALL)
     try:
-        batch = WriteBatch()
-        for i in range(400):
-            batch.put(b"r/%04d" % i, b"y" * 40)
-        engine.write(batch)
-        engine.flush()
+        _put_all(engine, [b"r/%04d" % i for i in range(400)], b"y" * 40)
         engine.compact()
         core = _core(engine)
         assert any(len(tables) > 2 for _largest, _smallest, tables in core.read_state.levels)
