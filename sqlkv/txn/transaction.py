@@ -195,10 +195,11 @@ class Transaction(KVReader):
         if not self.read_only:
             self._reads.add_span(start, end)
         self.kv_scans += 1
-        self.kv_keys_read += len(pairs)
-        prefix = start[:PREFIX_LEN]
-        tally = self._tally
-        tally[prefix] = tally.get(prefix, 0) + len(pairs)
+        if pairs:
+            self.kv_keys_read += len(pairs)
+            prefix = start[:PREFIX_LEN]
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + len(pairs)
         return pairs
 
     def scan(

@@ -317,6 +317,32 @@ class IndexScan(Operator):
             prefixes = list(row_prefixes(codec, ic, pairs))
         return rows_at(codec, self.decoder, txn, prefixes)
 
+    @property
+    def equality_readable(self) -> bool:
+        """An equality on every column of a non-unique index, fetching rows (`equality_rows`)."""
+        return self.pk_after_prefix and not self.index_only and not self.reverse and self.limit is None
+
+    def equality_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+        """The rows of an `equality_readable` scan without spans: encode the looked-up values,
+        one short prefix read of the entries, the rows' keys cut from the entry keys, their
+        rows fetched (`rows_at`). None when a value has to widen the span or more than
+        ``most`` entries match (the caller runs `rows`)."""
+        builder = self.builder
+        try:
+            values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
+                      for b, t in zip(builder.bounds, builder.types)]
+        except _Empty:
+            return []  # NULL, or 1.5 for an INT column: no row
+        except _Inexact:
+            return None
+        base = encode_key(values, builder.desc, builder.prefix)
+        txn = ctx.txn
+        pairs = txn.read_prefix(base, prefix_end(base), most)
+        if not pairs:
+            return pairs  # None (too many: stream them) or none at all
+        codec = self.codec
+        return rows_at(codec, self.decoder, txn, pk_suffix_prefixes(codec, self.icodec, len(base), pairs))  # type: ignore[arg-type]
+
     def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
         """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
         if not (self.primary and self.codec.single_family) or len(spans) > most \

@@ -260,7 +260,8 @@ class LSMSnapshot(Snapshot):
         if self._closed:
             raise InterfaceError("snapshot is closed")
         core = self._core
-        core.check_open()
+        if core.closed:
+            core.check_open()
         pairs = short_read(core.read_state, start, end, self.seq, most)
         if pairs is None:  # a source holds many entries of the span (live or not): scan it
             return super().read_prefix(start, end, most)

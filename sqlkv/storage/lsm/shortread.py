@@ -53,18 +53,11 @@ def short_read(state: ReadState, start: bytes, end: bytes, seq: int,
     if not found:
         return []
     pairs = []
-    for key in sorted(found):
+    for key in sorted(found) if len(found) > 1 else found:
         value = visible_value(state, key, found[key], seq)
         if value is not None:
             pairs.append((key, value))
     return pairs if len(pairs) <= most else None
-
-
-def _keep(found: Versions, key: bytes, version_seq: int, value: bytes | None) -> None:
-    """Keep ``(version_seq, value)`` for ``key`` unless a newer visible version is kept."""
-    kept = found.get(key)
-    if kept is None or kept[0] < version_seq:
-        found[key] = (version_seq, value)
 
 
 def _from_memtable(mem: Memtable, start: bytes, end: bytes, seq: int, most: int, found: Versions) -> bool:
@@ -76,15 +69,19 @@ def _from_memtable(mem: Memtable, start: bytes, end: bytes, seq: int, most: int,
     previous = None
     for key, version_seq, value in zip(keys, seqs, values):  # newest version first per key
         if version_seq <= seq and key != previous:
-            _keep(found, key, version_seq, value)
+            kept = found.get(key)
+            if kept is None or kept[0] < version_seq:
+                found[key] = (version_seq, value)
             previous = key
     return True
 
 
 def _from_table(reader: TableReader, start: bytes, end: bytes, seq: int, most: int, found: Versions) -> bool:
     """Add the table's newest visible version of each key in the span: one bisect of the
-    index, one of the first block, then entries until the span's end; False when the table
-    holds more than ``most`` entries of the span."""
+    index, one of the first block, then the entries up to the span's end (into the blocks
+    after it, while the span goes on); False when the table holds more than ``most``
+    entries of the span. Blocks come through the block cache, counted as `TableReader.get`
+    counts its lookups."""
     if not reader._loaded:
         reader.load()
     index_keys = reader.index_keys
@@ -93,38 +90,25 @@ def _from_table(reader: TableReader, start: bytes, end: bytes, seq: int, most: i
     left = most
     first = True
     while i < nblocks:
-        blk = _block(reader, i)
-        keys, seqs, block_values = blk.keys, blk.seqs, blk.values
+        blk = reader.block(i)
+        keys = blk.keys
         j = bisect_left(keys, start) if first else 0
         first = False
         n = len(keys)
+        seqs = blk.seqs
+        # walk, not bisect, to the span's end: a few keys, next to the one just found
         while j < n:
             key = keys[j]
             if key >= end:
-                return True
+                return True  # the span ends inside this block
             left -= 1
             if left < 0:
                 return False
             version_seq = seqs[j]
             if version_seq <= seq:
-                _keep(found, key, version_seq, block_values[j])
+                kept = found.get(key)
+                if kept is None or kept[0] < version_seq:
+                    found[key] = (version_seq, blk.values[j])
             j += 1
         i += 1  # the block ended inside the span: its neighbour may continue it
     return True
-
-
-def _block(reader: TableReader, i: int):
-    """Data block ``i`` of ``reader`` through the block cache (counted as `TableReader.get`
-    counts its lookups)."""
-    cache = reader.cache
-    cache_key = (reader.number, reader.index_offsets[i])
-    blk = cache.entries.get(cache_key)
-    if blk is None:
-        cache.misses += 1
-        return reader._read_block(i)
-    cache.hits += 1
-    try:
-        cache.entries.move_to_end(cache_key)
-    except KeyError:  # evicted by another thread in between: still valid
-        pass
-    return blk
