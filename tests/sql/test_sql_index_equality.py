@@ -208,3 +208,17 @@ def test_reads_in_the_past(tmp_path) -> None:
     s.execute("COMMIT")
     s.close()
     db.close()
+
+
+def test_lookup_join_reads_the_first_outer_row_alone(pair) -> None:
+    """Under LIMIT 1 a lookup join reads the first outer row's matches and no more (the
+    batches after it are larger); without a LIMIT EXPLAIN ANALYZE counts one get per row
+    fetched through the index."""
+    s, lite = pair
+    sql = "SELECT c.id, o.id FROM c JOIN o ON o.cust = c.id WHERE c.id >= 0"
+    first = lite.execute("SELECT count(*) FROM o WHERE cust = 0").fetchone()[0]
+    every = lite.execute("SELECT count(*) FROM o WHERE cust >= 0").fetchone()[0]
+    assert first > 1
+    for text, gets in ((sql + " LIMIT 1", first), (sql, every)):
+        total = [r[0] for r in s.execute("EXPLAIN ANALYZE " + text).fetchall()][-1]
+        assert f"kv_gets={gets} " in total, (text, total)

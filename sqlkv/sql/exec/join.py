@@ -226,6 +226,7 @@ class HashJoin(JoinBase):
 
 
 LOOKUP_BATCH = 256  # outer rows of a lookup join whose lookups are read together
+SECOND_LOOKUP_BATCH = 16  # ... in the batch after the first outer row's
 
 
 class LookupJoin(JoinBase):
@@ -248,8 +249,10 @@ class LookupJoin(JoinBase):
         return [self.access.lookup_op]
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        # Outer rows are looked up in batches (their inner rows read by one get_many), the
-        # batches growing from 1 to LOOKUP_BATCH so a LIMIT that stops early reads little ahead.
+        # Outer rows are looked up in batches (their inner rows read by one get_many): the
+        # first outer row alone, so LIMIT 1 or EXISTS reads no more, then the batches grow from
+        # SECOND_LOOKUP_BATCH to LOOKUP_BATCH (a query asking for a few customers' orders
+        # reads them in two batches, not four, while a LIMIT stopping early reads little ahead).
         batch: list[tuple] = []
         size = 1
         for lrow in counted(self.left, ctx):
@@ -258,7 +261,7 @@ class LookupJoin(JoinBase):
                 yield from self._joined(ctx, batch)
                 ctx.check_cancelled()  # each batch is KV reads: check once per batch
                 batch = []
-                size = min(size * 2, LOOKUP_BATCH)
+                size = SECOND_LOOKUP_BATCH if size == 1 else min(size * 2, LOOKUP_BATCH)
         if batch:
             yield from self._joined(ctx, batch)
 
