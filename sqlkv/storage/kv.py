@@ -145,6 +145,12 @@ class KVReader(ABC):
         pairs = self.read_range(start, end, False, most + 1)
         return pairs if len(pairs) <= most else None
 
+    def read_prefixes(self, spans: list[tuple[bytes, bytes]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        """`read_prefix` of each of ``spans`` (a lookup join's batch of keys)."""
+        read = self.read_prefix
+        return [read(start, end, most) for start, end in spans]
+
     def get_many(self, keys: list[bytes]) -> list[bytes | None]:
         """The values of ``keys``, None for each absent one (sorted keys let an engine share
         more work between neighbours). Engines override it to read them against one state."""

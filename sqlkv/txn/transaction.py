@@ -202,6 +202,30 @@ class Transaction(KVReader):
             tally[prefix] = tally.get(prefix, 0) + len(pairs)
         return pairs
 
+    def read_prefixes(self, spans: list[tuple[bytes, bytes]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        """`read_prefix` of each of ``spans``, read from the snapshot in one call while this
+        transaction has written nothing (a lookup join's batch of keys)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or any(end is None or end <= start for start, end in spans):
+            return [self.read_prefix(start, end, most) for start, end in spans]
+        found = self._snapshot.read_prefixes(spans, most)
+        if not self.read_only:
+            record = self._reads.add_span
+            for span, pairs in zip(spans, found):
+                if pairs is not None:
+                    record(*span)
+        self.kv_scans += len(spans)
+        read = sum(len(pairs) for pairs in found if pairs is not None)
+        if read:
+            self.kv_keys_read += read
+            prefix = spans[0][0][:PREFIX_LEN]
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + read
+        return found
+
     def scan(
         self,
         start: bytes,

@@ -1,4 +1,4 @@
-"""Short prefix reads (lsm/shortread.py, `Snapshot.read_prefix`): the pairs under one prefix
+"""Short prefix reads (lsm/shortread.py, `Snapshot.read_prefix` and `read_prefixes`): the pairs under one prefix
 read source by source without a scan. Every answer must equal the lazy scan's pairs (or be
 None exactly when there are more than ``most``), with the prefixes' entries spread over the
 memtable, L0 and the levels, across block and table boundaries, with several versions,
@@ -36,6 +36,7 @@ def _check(engine, snap, most: int) -> int:
         whole = list(snap.scan(start, end))
         want = whole if len(whole) <= most else None
         assert snap.read_prefix(start, end, most) == want, (group, most)
+        assert snap.read_prefixes([(start, end), (b"a", b"b"), (start, end)], most) == [want, [], want]
         direct = short_read(_core(engine).read_state, start, end, snap.seq, most)
         if direct is not None:
             assert direct == want, (group, most)

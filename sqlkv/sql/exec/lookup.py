@@ -2,9 +2,9 @@
 join (``FROM c JOIN o ON o.cid = c.id`` looks each ``c.id`` up in ``o``'s index on ``cid``).
 
 `lookup` streams one key's rows; `lookup_many` serves a batch of outer rows at once: the keys'
-index entries (one ``get_many`` for a unique index, a ``read_range`` per key otherwise), then
-all their rows by primary key in one ``get_many``. KV requests are counted for EXPLAIN ANALYZE
-as `IndexScan` counts its own.
+index entries (one ``get_many`` for a unique index, else one ``read_prefixes``: a short prefix
+read per key against one read state), then all their rows by primary key in one ``get_many``.
+KV requests are counted for EXPLAIN ANALYZE as `IndexScan` counts its own.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class IndexLookup(Operator):
             per_key = [[] if base is None or entries[base] is None
                        else list(row_prefixes(self.codec, self.icodec, [(base, entries[base])])) for base in bases]
         else:
-            per_key = [[] if base is None else self._entry_prefixes(reader, base) for base in bases]
+            per_key = self._entry_prefixes(reader, bases)
         rows = fetch_rows(self.codec, self.decoder, reader,
                           [p for prefixes in per_key if prefixes for p in prefixes])
         out: list[Iterable[tuple]] = []
@@ -88,15 +88,27 @@ class IndexLookup(Operator):
             at += len(prefixes)
         return out
 
-    def _entry_prefixes(self, reader, base: bytes) -> list[bytes] | None:
-        """The row prefixes of the index entries under ``base`` (a short prefix read); None
-        when there are more than `LOOKUP_KEY_ROWS` (the caller streams that key's rows)."""
-        pairs = reader.read_prefix(base, prefix_end(base), LOOKUP_KEY_ROWS)
-        if pairs is None:
-            return None
-        if self.pk_after_prefix:
-            return pk_suffix_prefixes(self.codec, self.icodec, len(base), pairs)  # type: ignore[arg-type]
-        return list(row_prefixes(self.codec, self.icodec, pairs))  # type: ignore[arg-type]
+    def _entry_prefixes(self, reader, bases: list[bytes | None]) -> list[list[bytes] | None]:
+        """For each of ``bases`` the row prefixes of the index entries under it (none for a
+        None base: no row matches), the entries of the whole batch read by one call of short
+        prefix reads; None for a base with more than `LOOKUP_KEY_ROWS` entries (the caller
+        streams that key's rows)."""
+        distinct = sorted({base for base in bases if base is not None})
+        found = dict(zip(distinct, reader.read_prefixes([(base, prefix_end(base)) for base in distinct],
+                                                        LOOKUP_KEY_ROWS)))
+        codec, ic = self.codec, self.icodec
+        out: list[list[bytes] | None] = []
+        for base in bases:
+            pairs = None if base is None else found[base]
+            if base is None:
+                out.append([])
+            elif pairs is None:
+                out.append(None)
+            elif self.pk_after_prefix:
+                out.append(pk_suffix_prefixes(codec, ic, len(base), pairs))  # type: ignore[arg-type]
+            else:
+                out.append(list(row_prefixes(codec, ic, pairs)))  # type: ignore[arg-type]
+        return out
 
     def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
         base = self._base(key)

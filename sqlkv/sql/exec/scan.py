@@ -86,6 +86,13 @@ class _Counter:
             self.st.kv_keys_read += len(pairs) if pairs is not None else most + 1
         return pairs
 
+    def read_prefixes(self, txn, spans: list[tuple[bytes, bytes]], most: int):
+        found = txn.read_prefixes(spans, most)
+        if self.st is not None:
+            self.st.kv_scans += len(spans)
+            self.st.kv_keys_read += sum(most + 1 if pairs is None else len(pairs) for pairs in found)
+        return found
+
     def get_many(self, txn, keys: list[bytes]):
         values = txn.get_many(keys)
         if self.st is not None:
@@ -110,6 +117,9 @@ class _CountingReader:
 
     def read_prefix(self, start: bytes, end: bytes | None, most: int):
         return self.counter.read_prefix(self.txn, start, end, most)
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes]], most: int):
+        return self.counter.read_prefixes(self.txn, spans, most)
 
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)

@@ -267,6 +267,19 @@ class LSMSnapshot(Snapshot):
             return super().read_prefix(start, end, most)
         return pairs
 
+    def read_prefixes(self, spans: list[tuple[bytes, bytes]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        core = self._core
+        core.check_open()
+        state, seq = core.read_state, self.seq  # one read state for the whole batch
+        out = []
+        for start, end in spans:
+            pairs = short_read(state, start, end, seq, most)
+            out.append(super().read_prefix(start, end, most) if pairs is None else pairs)
+        return out
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
