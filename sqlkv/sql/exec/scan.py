@@ -174,6 +174,10 @@ class IndexScan(Operator):
         # index, is the span's start alone, the PK in the value)
         self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
                                 and builder._one_prefix and len(builder.bounds) == len(index.column_ids))
+        # spans of equalities on a secondary index (``a = ?``, ``a IN (...)``): each likely
+        # holds a few entries, read by a short prefix read (`_span_batches`)
+        self.equality_spans = (self.icodec is not None and bool(builder.bounds)
+                               and builder.n_eq == len(builder.bounds))
 
     def _fetch_point(self, reader, prefix: bytes) -> tuple | None:
         if self.partial_fetch is not None:
@@ -201,7 +205,7 @@ class IndexScan(Operator):
         sizes = batch_sizes(FIRST_SCAN_BATCH if self.primary or self.index_only else 1)
         for span in reversed(spans) if self.reverse else spans:
             # the KV limit is only safe when every row read is a row returned
-            for batch in self._span_batches(reader, span, left if checks is None else None, sizes):
+            for batch in self._span_batches(reader, span, left if checks is None else None, sizes, exact):
                 ctx.check_cancelled()
                 if checks is not None:
                     batch = [row for row in batch if all(c(row) for c in checks)]
@@ -214,10 +218,16 @@ class IndexScan(Operator):
                     return
 
     def _span_batches(self, reader, span: Span, kv_limit: int | None,
-                      sizes: Iterator[int]) -> Iterator[list[tuple]]:
+                      sizes: Iterator[int], exact: bool) -> Iterator[list[tuple]]:
         if span.point:  # one key, so at most one row
             rows = list(self._span_rows(reader, span, kv_limit))
             return iter([rows] if rows else [])
+        if self.equality_spans and exact and not self.reverse and kv_limit is None:
+            # a secondary index's span (an equality, say): its few entries by one short
+            # prefix read, recording exactly the span; more than a batch are scanned
+            entries = reader.read_prefix(span.start, span.end, FETCH_BATCH)
+            if entries is not None:
+                return self._entry_batches(reader, span, entries, sizes, exact)
         pairs = reader.scan_batches(span.start, span.end, self.reverse, kv_limit, sizes)
         if self.primary:
             return map(self.decoder.batch, pairs)
@@ -228,6 +238,32 @@ class IndexScan(Operator):
         codec, decoder = self.codec, self.decoder
         return ([row for row in codec.fetch_many(reader, list(row_prefixes(codec, ic, batch)), decoder)
                  if row is not None] for batch in pairs)
+
+    def _entry_batches(self, reader, span: Span, entries: list[tuple[bytes, bytes]],
+                       sizes: Iterator[int], exact: bool) -> Iterator[list[tuple]]:
+        """The rows of a secondary index's ``entries`` (all of ``span``'s), decoded from them
+        (index-only) or fetched by primary key ``sizes`` rows at a time, so a LIMIT met early
+        fetches few rows ahead."""
+        ic = self.icodec
+        assert ic is not None
+        if not entries:
+            return
+        if self.index_only:
+            yield [tuple(ic.decode(key, value)) for key, value in entries]
+            return
+        codec = self.codec
+        if self.pk_after_prefix and exact:  # the span's start is the encoded equality values
+            prefixes = pk_suffix_prefixes(codec, ic, len(span.start), entries)
+        else:
+            prefixes = list(row_prefixes(codec, ic, entries))
+        at = 0
+        while at < len(prefixes):
+            size = next(sizes)
+            rows = [row for row in fetch_rows(codec, self.decoder, reader, prefixes[at:at + size])
+                    if row is not None]
+            at += size
+            if rows:
+                yield rows
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         spans, exact = self._spans(ctx)
