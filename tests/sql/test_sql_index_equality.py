@@ -42,6 +42,9 @@ FILTERED = [  # not the fast path (a filter above the scan): the scan's batches 
     ("SELECT id, q FROM o WHERE cust = ? AND q > 2", lambda r: (r.choice([None, 3.5] + list(range(22))),)),
     ("SELECT id, sku FROM o WHERE cust IN (?, ?) AND sku <> 's1'", lambda r: (r.randrange(22), r.randrange(22))),
     ("SELECT cust, sku FROM o WHERE cust = ? AND sku = ? AND q < 4", lambda r: (r.randrange(22), f"s{r.randrange(60)}")),
+    ("SELECT o.id, c.name FROM o JOIN c ON c.id = o.cust WHERE o.sku = ?", lambda r: (f"s{r.randrange(60)}",)),
+    ("SELECT o.id FROM o WHERE o.sku = ? AND EXISTS (SELECT 1 FROM o o2 WHERE o2.cust = o.cust AND o2.q = ?)",
+     lambda r: (f"s{r.randrange(60)}", r.randrange(6))),
 ]
 JOINS = [
     "SELECT c.id, c.name, o.id, o.sku FROM c JOIN o ON o.cust = c.id WHERE c.id BETWEEN ? AND ? AND o.q > 2",

@@ -275,7 +275,7 @@ class IndexScan(Operator):
         n = 0
         if checks is None and limit is None:
             for span in reversed(spans) if self.reverse else spans:
-                for row in self._span_rows(reader, span, None):
+                for row in self._span_rows(reader, span, None, exact):
                     n += 1
                     if not n & 511:
                         ctx.check_cancelled()
@@ -283,7 +283,7 @@ class IndexScan(Operator):
             return
         for span in reversed(spans) if self.reverse else spans:
             # the KV limit is only safe when every row read is a row returned
-            for row in self._span_rows(reader, span, limit if checks is None else None):
+            for row in self._span_rows(reader, span, limit if checks is None else None, exact):
                 n += 1
                 if n % _CANCEL_EVERY == 0:
                     ctx.check_cancelled()
@@ -399,7 +399,7 @@ class IndexScan(Operator):
                 if row is not None]
         return rows if self.limit is None else rows[:self.limit]
 
-    def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
+    def _span_rows(self, reader, span: Span, limit: int | None, exact: bool = False) -> Iterator[tuple]:
         codec = self.codec
         decoder = self.decoder
         if self.primary:
@@ -413,10 +413,13 @@ class IndexScan(Operator):
             return
         ic = self.icodec
         assert ic is not None
+        pairs = None
         if span.point:
             value = reader.get(span.start)
             pairs = [] if value is None else [(span.start, value)]
-        else:
+        elif self.equality_spans and exact and not self.reverse and limit is None:
+            pairs = reader.read_prefix(span.start, span.end, FETCH_BATCH)  # see _span_batches
+        if pairs is None:
             pairs = reader.scan(span.start, span.end, self.reverse, limit)
         if self.index_only:
             for key, value in pairs:
