@@ -37,6 +37,8 @@ QUERIES = [
     ("SELECT * FROM o WHERE cust = ? AND sku = ?", lambda r: (r.randrange(22), f"s{r.randrange(60)}")),
     ("SELECT id, sku FROM o WHERE code = ?", lambda r: (r.choice([None, "k0", "nope"] + [f"k{i}" for i in range(0, ROWS, 9)]),)),
     ("SELECT id, q FROM o WHERE cust = ? LIMIT 2", lambda r: (r.randrange(22),)),
+    ("SELECT id, sku FROM o WHERE cust IS NULL", lambda r: ()),
+    ("SELECT id FROM o WHERE cust IS NULL AND sku = ?", lambda r: (f"s{r.randrange(60)}",)),
 ]
 FILTERED = [  # not the fast path (a filter above the scan): the scan's batches read the prefixes
     ("SELECT id, q FROM o WHERE cust = ? AND q > 2", lambda r: (r.choice([None, 3.5] + list(range(22))),)),
