@@ -7,6 +7,8 @@ point and range deletions, and snapshots that see only some of them."""
 from __future__ import annotations
 
 import random
+import threading
+import time
 
 import pytest
 
@@ -124,5 +126,55 @@ def test_a_span_straddling_tables_of_a_level(tmp_path) -> None:
             for start in (b"r/", b"r/01", b"r/0399", b"r/1"):
                 end = prefix_end(start)
                 assert snap.read_prefix(start, end, 500) == list(snap.scan(start, end))
+    finally:
+        engine.close()
+
+
+def test_prefix_reads_of_a_snapshot_while_flushes_and_compactions_run(tmp_path) -> None:
+    """A snapshot's prefix reads keep answering what they answered, and what its scan
+    answers, while a writer overwrites and deletes under every prefix and the background
+    threads flush and compact (tables replaced and deleted under the readers)."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    stop = threading.Event()
+
+    def writer() -> None:
+        rng = random.Random(2)
+        while not stop.is_set():
+            batch = WriteBatch()
+            for group in rng.sample(range(GROUPS), 8):
+                for key in _keys(group):
+                    if rng.random() < 0.7:
+                        batch.put(key, b"w%d" % rng.randrange(1000))
+                    else:
+                        batch.delete(key)
+            engine.write(batch)
+
+    try:
+        rng = random.Random(1)
+        batch = WriteBatch()
+        for group in range(GROUPS):
+            for key in _keys(group):
+                batch.put(key, b"first-" + key)
+        engine.write(batch)
+        with engine.snapshot() as snap:
+            spans = [(_prefix(g), prefix_end(_prefix(g))) for g in range(GROUPS)]
+            want = [list(snap.scan(start, end)) for start, end in spans]
+            before = engine.stats()
+            thread = threading.Thread(target=writer)
+            thread.start()
+            try:
+                for _ in range(300):
+                    g = rng.randrange(GROUPS)
+                    assert snap.read_prefix(*spans[g], 64) == want[g]
+                    assert snap.read_prefixes(spans[g:g + 3], 64) == want[g:g + 3]
+                deadline = time.monotonic() + 60
+                while engine.stats()["compactions"] == before["compactions"]:  # tables did change
+                    assert snap.read_prefix(*spans[7], 64) == want[7]
+                    assert time.monotonic() < deadline, "no compaction ran"
+            finally:
+                stop.set()
+                thread.join()
+            assert engine.stats()["flushes"] > before["flushes"]
+            assert [list(snap.scan(start, end)) for start, end in spans] == want
     finally:
         engine.close()
