@@ -386,8 +386,9 @@ class IndexScan(Operator):
         pairs = txn.read_prefix(base, prefix_end(base), most)
         if not pairs:
             return pairs  # None (too many: stream them) or none at all
-        codec = self.codec
-        return rows_at(codec, self.decoder, txn, pk_suffix_prefixes(codec, self.icodec, len(base), pairs))  # type: ignore[arg-type]
+        codec, ic = self.codec, self.icodec
+        assert ic is not None
+        return rows_at(codec, self.decoder, txn, pk_suffix_prefixes(codec, ic, len(base), pairs))
 
     def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
         """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
