@@ -234,3 +234,23 @@ def test_lookup_join_reads_the_first_outer_row_alone(pair) -> None:
     for text, gets in ((sql + " LIMIT 1", first), (sql, every)):
         total = [r[0] for r in s.execute("EXPLAIN ANALYZE " + text).fetchall()][-1]
         assert f"kv_gets={gets} " in total, (text, total)
+
+
+def test_a_key_with_many_matches_streams_through_the_join(pair) -> None:
+    """A lookup key with more matches than a batch holds streams them in growing chunks
+    (a LIMIT reads a few of them), between the listed rows of the other keys."""
+    s, lite = pair
+    rows = [(i, 1 if i < 300 else 3) for i in range(320)]
+    for target in (s, lite):
+        target.execute("CREATE TABLE g (id INT PRIMARY KEY, grp INT)")
+        target.execute("CREATE INDEX g_grp ON g (grp)")
+        target.executemany("INSERT INTO g VALUES (?, ?)", rows)
+    for sql in ("SELECT c.id, g.id FROM c JOIN g ON g.grp = c.id WHERE c.id BETWEEN ? AND ?",
+                "SELECT c.id, g.id FROM c LEFT JOIN g ON g.grp = c.id WHERE c.id BETWEEN ? AND ?"):
+        for params in ((0, 4), (1, 1), (2, 3)):
+            _same(s, lite, sql, params)
+    limited = "SELECT c.id, g.id FROM c JOIN g ON g.grp = c.id WHERE c.id = 1 LIMIT 5"
+    assert len(s.execute(limited).fetchall()) == 5
+    total = [r[0] for r in s.execute("EXPLAIN ANALYZE " + limited).fetchall()][-1]
+    gets = int(total.split("kv_gets=")[1].split()[0])
+    assert 5 <= gets < 16, total  # not the 300 rows of group 1
