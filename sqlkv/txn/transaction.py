@@ -202,7 +202,7 @@ class Transaction(KVReader):
             tally[prefix] = tally.get(prefix, 0) + len(pairs)
         return pairs
 
-    def read_prefixes(self, spans: list[tuple[bytes, bytes]],
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
                       most: int) -> list[list[tuple[bytes, bytes]] | None]:
         """`read_prefix` of each of ``spans``, read from the snapshot in one call while this
         transaction has written nothing (a lookup join's batch of keys)."""

@@ -109,6 +109,7 @@ def test_short_read_gives_up_on_a_crowded_source(tmp_path) -> None:
             assert short_read(core.read_state, b"q/", b"q0", snap.seq, 10) is None
             assert snap.read_prefix(b"q/", b"q0", 10) == [(b"q/048", b"x" * 20), (b"q/049", b"x" * 20)]
             assert snap.read_prefix(b"q/", b"q0", 1) is None
+            assert snap.read_prefix(b"q/049", None, 5) == [(b"q/049", b"x" * 20)]  # to the end
     finally:
         engine.close()
 

@@ -256,18 +256,18 @@ class LSMSnapshot(Snapshot):
             raise InterfaceError("snapshot is closed")
         return self._core.read_range_at(start, end, reverse, limit, self.seq)
 
-    def read_prefix(self, start: bytes, end: bytes, most: int) -> list[tuple[bytes, bytes]] | None:
+    def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
         if self._closed:
             raise InterfaceError("snapshot is closed")
         core = self._core
         if core.closed:
             core.check_open()
-        pairs = short_read(core.read_state, start, end, self.seq, most)
+        pairs = None if end is None else short_read(core.read_state, start, end, self.seq, most)
         if pairs is None:  # a source holds many entries of the span (live or not): scan it
             return super().read_prefix(start, end, most)
         return pairs
 
-    def read_prefixes(self, spans: list[tuple[bytes, bytes]],
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
                       most: int) -> list[list[tuple[bytes, bytes]] | None]:
         if self._closed:
             raise InterfaceError("snapshot is closed")
@@ -276,7 +276,7 @@ class LSMSnapshot(Snapshot):
         state, seq = core.read_state, self.seq  # one read state for the whole batch
         out = []
         for start, end in spans:
-            pairs = short_read(state, start, end, seq, most)
+            pairs = None if end is None else short_read(state, start, end, seq, most)
             out.append(super().read_prefix(start, end, most) if pairs is None else pairs)
         return out
 
