@@ -182,7 +182,8 @@ class Transaction(KVReader):
         the snapshot answers it as a short prefix read (`Snapshot.read_prefix`), and the span
         recorded for the conflict check is exactly ``[start, end)`` -- nothing when None is
         returned, as the caller's own read of the span records it then. With writes of its own
-        buffered, the transaction reads through the merging scan (ours win) as `read_range` does."""
+        buffered, the transaction reads through the merging scan (ours win) as `read_range`
+        does, recording what that pulled (up to ``most + 1`` keys)."""
         if not self._active:
             self._check_active()
         buffer = self._buffer
@@ -221,7 +222,7 @@ class Transaction(KVReader):
         read = sum(len(pairs) for pairs in found if pairs is not None)
         if read:
             self.kv_keys_read += read
-            prefix = spans[0][0][:PREFIX_LEN]
+            prefix = spans[0][0][:PREFIX_LEN]  # one index's keys: the first span's prefix is theirs
             tally = self._tally
             tally[prefix] = tally.get(prefix, 0) + read
         return found

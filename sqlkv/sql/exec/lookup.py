@@ -97,17 +97,19 @@ class IndexLookup(Operator):
         found = dict(zip(distinct, reader.read_prefixes([(base, prefix_end(base)) for base in distinct],
                                                         LOOKUP_KEY_ROWS)))
         codec, ic = self.codec, self.icodec
+        assert ic is not None
         out: list[list[bytes] | None] = []
         for base in bases:
-            pairs = None if base is None else found[base]
             if base is None:
                 out.append([])
-            elif pairs is None:
+                continue
+            pairs = found[base]
+            if pairs is None:
                 out.append(None)
             elif self.pk_after_prefix:
-                out.append(pk_suffix_prefixes(codec, ic, len(base), pairs))  # type: ignore[arg-type]
+                out.append(pk_suffix_prefixes(codec, ic, len(base), pairs))
             else:
-                out.append(list(row_prefixes(codec, ic, pairs)))  # type: ignore[arg-type]
+                out.append(list(row_prefixes(codec, ic, pairs)))
         return out
 
     def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
