@@ -254,3 +254,15 @@ def test_a_key_with_many_matches_streams_through_the_join(pair) -> None:
     total = [r[0] for r in s.execute("EXPLAIN ANALYZE " + limited).fetchall()][-1]
     gets = int(total.split("kv_gets=")[1].split()[0])
     assert 5 <= gets < 16, total  # not the 300 rows of group 1
+
+
+def test_explain_analyze_counts_a_prefix_read(pair) -> None:
+    """An equality scan under a filter: one KV scan (the prefix read) giving each entry,
+    one get per row fetched through them."""
+    s, lite = pair
+    for cust in (3, 4, 99):
+        entries = lite.execute("SELECT count(*) FROM o WHERE cust = ?", (cust,)).fetchone()[0]
+        sql = f"EXPLAIN ANALYZE SELECT id FROM o WHERE cust = {cust} AND q > 2"
+        lines = [r[0] for r in s.execute(sql).fetchall()]
+        scan = next(line for line in lines if "scan o@o_cust" in line)
+        assert f"kv_gets={entries} kv_scans=1 kv_keys={2 * entries} " in scan, lines
