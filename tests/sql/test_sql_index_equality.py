@@ -33,9 +33,11 @@ SCHEMA = [
 ROWS = 700
 QUERIES = [
     ("SELECT id, q FROM o WHERE cust = ?", lambda r: (r.choice([None, -1, 3.0, 3.5] + list(range(22))),)),
-    ("SELECT id, cust, q FROM o WHERE sku = ?", lambda r: (r.choice([None, "zz"] + [f"s{i}" for i in range(60)]),)),
+    ("SELECT id, cust, q FROM o WHERE sku = ?",
+     lambda r: (r.choice([None, "zz"] + [f"s{i}" for i in range(60)]),)),
     ("SELECT * FROM o WHERE cust = ? AND sku = ?", lambda r: (r.randrange(22), f"s{r.randrange(60)}")),
-    ("SELECT id, sku FROM o WHERE code = ?", lambda r: (r.choice([None, "k0", "nope"] + [f"k{i}" for i in range(0, ROWS, 9)]),)),
+    ("SELECT id, sku FROM o WHERE code = ?",
+     lambda r: (r.choice([None, "k0", "nope"] + [f"k{i}" for i in range(0, ROWS, 9)]),)),
     ("SELECT id, q FROM o WHERE cust = ? LIMIT 2", lambda r: (r.randrange(22),)),
     ("SELECT id, sku FROM o WHERE cust IS NULL", lambda r: ()),
     ("SELECT id FROM o WHERE cust IS NULL AND sku = ?", lambda r: (f"s{r.randrange(60)}",)),
@@ -43,7 +45,8 @@ QUERIES = [
 FILTERED = [  # not the fast path (a filter above the scan): the scan's batches read the prefixes
     ("SELECT id, q FROM o WHERE cust = ? AND q > 2", lambda r: (r.choice([None, 3.5] + list(range(22))),)),
     ("SELECT id, sku FROM o WHERE cust IN (?, ?) AND sku <> 's1'", lambda r: (r.randrange(22), r.randrange(22))),
-    ("SELECT cust, sku FROM o WHERE cust = ? AND sku = ? AND q < 4", lambda r: (r.randrange(22), f"s{r.randrange(60)}")),
+    ("SELECT cust, sku FROM o WHERE cust = ? AND sku = ? AND q < 4",
+     lambda r: (r.randrange(22), f"s{r.randrange(60)}")),
     ("SELECT o.id, c.name FROM o JOIN c ON c.id = o.cust WHERE o.sku = ?", lambda r: (f"s{r.randrange(60)}",)),
     ("SELECT o.id FROM o WHERE o.sku = ? AND EXISTS (SELECT 1 FROM o o2 WHERE o2.cust = o.cust AND o2.q = ?)",
      lambda r: (f"s{r.randrange(60)}", r.randrange(6))),
