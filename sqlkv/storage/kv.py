@@ -138,6 +138,19 @@ class KVReader(ABC):
         engines skip the machinery a lazy scan needs."""
         return list(self.scan(start, end, reverse, limit))
 
+    def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
+        """The pairs of ``[start, end)`` in key order when there are at most ``most``, else
+        None: an equality read on an index, which expects a few keys under one prefix
+        (engines answer it without a scan's set-up: lsm/shortread.py)."""
+        pairs = self.read_range(start, end, False, most + 1)
+        return pairs if len(pairs) <= most else None
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        """`read_prefix` of each of ``spans`` (a lookup join's batch of keys)."""
+        read = self.read_prefix
+        return [read(start, end, most) for start, end in spans]
+
     def get_many(self, keys: list[bytes]) -> list[bytes | None]:
         """The values of ``keys``, None for each absent one (sorted keys let an engine share
         more work between neighbours). Engines override it to read them against one state."""

@@ -173,6 +173,57 @@ class Transaction(KVReader):
         tally[prefix] = tally.get(prefix, 0) + len(pairs)
         return pairs
 
+    def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
+        """The pairs of ``[start, end)`` this transaction sees when there are at most ``most``,
+        else None (the caller reads the span another way). Made for an equality on an index:
+        the snapshot answers it as a short prefix read (`Snapshot.read_prefix`), and the span
+        recorded for the conflict check is exactly ``[start, end)`` -- nothing when None is
+        returned, as the caller's own read of the span records it then. With writes of its own
+        buffered, the transaction reads through the merging scan (ours win) as `read_range`
+        does, recording what that pulled (up to ``most + 1`` keys)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or end is None or end <= start:
+            pairs = self.read_range(start, end, False, most + 1)
+            return pairs if len(pairs) <= most else None
+        pairs = self._snapshot.read_prefix(start, end, most)
+        if pairs is None:
+            return None
+        if not self.read_only:
+            self._reads.add_span(start, end)
+        self.kv_scans += 1
+        if pairs:
+            self.kv_keys_read += len(pairs)
+            prefix = start[:PREFIX_LEN]
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + len(pairs)
+        return pairs
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        """`read_prefix` of each of ``spans``, read from the snapshot in one call while this
+        transaction has written nothing (a lookup join's batch of keys)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or any(end is None or end <= start for start, end in spans):
+            return [self.read_prefix(start, end, most) for start, end in spans]
+        found = self._snapshot.read_prefixes(spans, most)
+        if not self.read_only:
+            record = self._reads.add_span
+            for span, pairs in zip(spans, found):
+                if pairs is not None:
+                    record(*span)
+        self.kv_scans += len(spans)
+        read = sum(len(pairs) for pairs in found if pairs is not None)
+        if read:
+            self.kv_keys_read += read
+            prefix = spans[0][0][:PREFIX_LEN]  # one index's keys: the first span's prefix is theirs
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + read
+        return found
+
     def scan(
         self,
         start: bytes,
