@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
-from tests.storage.conftest import SMALL
+from tests.storage.conftest import SMALL, model_scan
 
 
 def _write(engine, keys: range, tag: bytes) -> None:
@@ -49,3 +50,91 @@ def test_read_range_equals_the_lazy_scan_for_every_limit(tmp_path, flushed: bool
             latest.close()
     finally:
         engine.close()
+
+
+def _pinned(engine) -> int:
+    return sum(v.pins for v in engine._core.pinned.values())
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_range_reader_over_one_big_source_and_scattered_small_ones(tmp_path, reverse: bool) -> None:
+    """The merged scan's shape after a load and a few scattered writes: one compacted bottom
+    level, then updates, point deletes and range deletes spread over it in an L0 table and
+    in the memtable. Read in lists of many sizes by one `range_reader` (cursors kept between
+    reads), the pairs are the lazy scan's, for the newest and an older snapshot; the version
+    is unpinned once a read comes back short, and on close."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _write(engine, range(0, 2000), b"old")
+        engine.flush()
+        engine.compact()
+        old = engine.snapshot()
+        batch = WriteBatch()
+        for i in range(7, 2000, 97):
+            batch.put(b"k%05d" % i, b"upd%05d" % i)
+        for i in range(50, 2000, 211):
+            batch.delete(b"k%05d" % i)
+        batch.delete_range(b"k00300", b"k00340")
+        engine.write(batch)
+        engine.flush()  # an L0 table over the bottom level
+        batch = WriteBatch()
+        for i in range(3, 2000, 131):
+            batch.put(b"k%05d" % i, b"mem%05d" % i)
+        batch.delete(b"k00007")  # hides an update sitting in L0
+        batch.delete_range(b"k01500", b"k01502")
+        engine.write(batch)
+        latest = engine.snapshot()
+        models = {False: {b"k%05d" % i: b"old%05d" % i for i in range(2000)}}
+        new = dict(models[False])
+        new.update({b"k%05d" % i: b"upd%05d" % i for i in range(7, 2000, 97)})
+        for i in [*range(50, 2000, 211), *range(300, 340)]:
+            new.pop(b"k%05d" % i, None)
+        new.update({b"k%05d" % i: b"mem%05d" % i for i in range(3, 2000, 131)})
+        for i in (7, 1500, 1501):
+            new.pop(b"k%05d" % i, None)
+        models[True] = new
+        try:
+            for snap in (old, latest):
+                for start, end in ((b"k", None), (b"k00299", b"k01777")):
+                    whole = list(snap.scan(start, end, reverse=reverse))
+                    assert whole == model_scan(models[snap is latest], start, end, reverse, None)
+                    for sizes in ((1,), (16, 32, 64, 128, 256), (255,), (5000,)):
+                        reader = snap.range_reader(start, end, reverse)
+                        got: list = []
+                        i = 0
+                        while True:
+                            size = sizes[min(i, len(sizes) - 1)]
+                            i += 1
+                            part = reader.read(size)
+                            got += part
+                            if len(part) < size:
+                                break
+                            assert _pinned(engine) >= 1
+                        assert got == whole, (start, end, sizes)
+                        assert _pinned(engine) == 0  # the short read released the version
+                    reader = snap.range_reader(start, end, reverse)
+                    assert reader.read(3) == whole[:3]
+                    reader.close()
+                    assert _pinned(engine) == 0 and reader.read(3) == []
+            assert {v[:3] for _k, v in old.read_range(b"k", None)} == {b"old"}
+            assert latest.read_range(b"k00007", b"k00008") == []
+            assert latest.read_range(b"k00299", b"k00341") == [(b"k00299", b"old00299"),
+                                                               (b"k00340", b"old00340")]
+        finally:
+            old.close()
+            latest.close()
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("closing", ["snapshot", "engine"])
+def test_range_reader_of_a_closed_snapshot_or_engine_refuses(tmp_path, closing: str) -> None:
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    _write(engine, range(0, 300), b"v")
+    snap = engine.snapshot()
+    reader = snap.range_reader(b"k", None)
+    assert len(reader.read(10)) == 10
+    (snap if closing == "snapshot" else engine).close()
+    with pytest.raises(InterfaceError, match="closed"):
+        reader.read(10)
+    engine.close()

@@ -19,6 +19,7 @@ from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 from sqlkv.storage.lsm.ingest import ingest as ingest_pairs
+from sqlkv.storage.lsm.range_reader import RangeReader
 from sqlkv.storage.lsm.sizes import approximate_sizes
 from sqlkv.storage.lsm.verify import verify_files
 
@@ -254,6 +255,15 @@ class LSMSnapshot(Snapshot):
         if self._closed:
             raise InterfaceError("snapshot is closed")
         return self._core.read_range_at(start, end, reverse, limit, self.seq)
+
+    def range_reader(self, start: bytes, end: bytes | None, reverse: bool = False) -> RangeReader:
+        """The merged cursors opened once and kept between reads (range_reader.py)."""
+        self._check_open()
+        return RangeReader(self._core, start, end, reverse, self.seq, self._check_open)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
 
     def close(self) -> None:
         if not self._closed:
