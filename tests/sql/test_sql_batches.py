@@ -15,7 +15,9 @@ from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key, encode_key
 from sqlkv.errors import CorruptionError, DataError, SerializationFailure
 from sqlkv.sql import Database, Session
+from sqlkv.encoding.values import decode_row_values
 from sqlkv.sql.exec.operator import BATCH_ROWS, FIRST_SCAN_BATCH, batch_sizes
+from sqlkv.sql.rowstore import codec as codec_module
 
 # where one scan batch ends and the next starts: 16, 48, 112, 240, 496, 752
 EDGES = list(itertools.accumulate(itertools.islice(batch_sizes(FIRST_SCAN_BATCH), 6)))
@@ -382,3 +384,41 @@ def test_first_key_values_agree_with_decode_key_and_report_corruption() -> None:
         with pytest.raises(CorruptionError) as got:
             first_key_values([good, bad], len(prefix), False)
         assert str(got.value) == str(expected.value)
+
+
+def test_scans_reading_no_text_column_skip_string_decoding_and_read_the_same_values(monkeypatch) -> None:
+    """A batch whose needed columns are never stored as msgpack strings is unpacked with its
+    strings left as bytes (`RowDecoder.text` False); the values read are the full decode's."""
+    db = Database.open(":memory:")
+    s = Session(db)
+    try:
+        s.execute("CREATE TABLE w (id INT PRIMARY KEY, name TEXT, i INT, f FLOAT, d DECIMAL(10,2), b BOOL, "
+                  "y BYTEA, dt DATE, ts TIMESTAMP, tm TIME, iv INTERVAL, u UUID, tags TEXT[])")
+        for i in range(1, 300):
+            s.execute(
+                "INSERT INTO w VALUES (?, ?, ?, ?, ?, ?, ?, DATE '2024-01-01' + ?, "
+                "TIMESTAMP '2024-01-01 10:00:00' + INTERVAL '1 hour' * ?, TIME '10:00:00', "
+                "INTERVAL '1 day' * ?, '00000000-0000-0000-0000-0000000000' || lpad(CAST(? AS TEXT), 2, '0'), "
+                "ARRAY['é', ?])",
+                (i, None if i % 7 == 0 else f"ñame-{i}", i * 3, i / 4, i + 0.25, i % 2 == 0, bytes([i % 256]) * 3,
+                 i % 30, i, i, i % 100, f"t{i}"))
+        flags: list[bool] = []
+
+        def spy(datas, text=True):
+            flags.append(text)
+            return decode_row_values(datas, text)
+
+        monkeypatch.setattr(codec_module, "decode_row_values", spy)
+        everything = s.execute("SELECT * FROM w").fetchall()
+        assert flags and all(flags)
+        flags.clear()
+        untexted = "id, i, f, d, b, y, dt, ts, tm, iv, u"
+        got = s.execute(f"SELECT {untexted} FROM w").fetchall()
+        assert flags and not any(flags)
+        assert [tuple(r) for r in got] == [tuple(r[:1]) + tuple(r[2:12]) for r in everything]
+        assert s.execute("SELECT sum(i), count(y), max(dt) FROM w WHERE f > 10").fetchall() == \
+            s.execute("SELECT sum(i), count(y), max(dt) FROM w WHERE f > 10 AND name IS NULL OR f > 10 "
+                      "AND name IS NOT NULL").fetchall()
+    finally:
+        s.close()
+        db.close()
