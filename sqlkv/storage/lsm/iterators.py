@@ -198,6 +198,8 @@ def merged_chunks(cursors: list, read_seq: int, tombs: list[TombstoneIndex],
             heads.append(head)
     if reverse:
         return iter([_merge_reverse(heads, read_seq, tombs)])
+    if len(heads) == 2 and not tombs:
+        return _merge_two_forward(heads[0], heads[1], read_seq)
     return _merge_forward(heads, read_seq, tombs)
 
 
@@ -205,13 +207,17 @@ def _single_source_chunks(cursor, read_seq: int, reverse: bool) -> Iterator[Iter
     """The short-scan fast path: one source and no range tombstones, so no merging -- each
     chunk (which holds every version of its keys) is filtered on its own."""
     head = _Head(cursor)
-    while head.advance(reverse):
-        if reverse:
-            yield _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
-        elif head.simple <= read_seq:  # every entry visible: the chunk as it is
-            yield zip(head.keys, head.values)
-        else:
-            yield _run_forward(head, 0, len(head.keys), read_seq, [])
+    if not reverse:
+        yield from _chunks_forward(head, read_seq)
+        return
+    while head.advance(True):
+        yield _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
+
+
+def _chunks_forward(head: _Head, read_seq: int) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """The visible pairs of each of ``head``'s next chunks, one iterable per chunk."""
+    while head.advance(False):
+        yield _run_forward(head, 0, len(head.keys), read_seq, _NO_TOMBS)
 
 
 def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
@@ -277,6 +283,48 @@ def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[I
 
 
 LONG_RUN = 32  # a run at least this long is handed out on its own rather than copied
+
+
+def _merge_two_forward(a: _Head, b: _Head, read_seq: int) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """`_merge_forward` for the usual merged scan -- a big source (the table's level) and one
+    small one (the memtable's scattered updates and deletes), no range tombstone -- with
+    the general loop's per-step costs gone: no search for the smallest head, no tombstone
+    checks, no list of heads rebuilt after a tie. Once a source runs out, the other's
+    remaining chunks go out whole, as from a single source."""
+    pending: list[tuple[bytes, bytes]] = []
+    while True:
+        akey, bkey = a.keys[a.pos], b.keys[b.pos]
+        if bkey < akey:
+            a, b, akey, bkey = b, a, bkey, akey
+        if akey == bkey:  # the key is in both: the newest visible version wins
+            pair = _tie_forward((a, b), akey, read_seq, _NO_TOMBS)
+            if pair is not None:
+                pending.append(pair)
+        else:  # ``a`` up to ``b``'s key
+            pos = a.pos
+            end = bisect_left(a.keys, bkey, pos)
+            if end - pos < LONG_RUN:
+                pending.extend(_run_forward(a, pos, end, read_seq, _NO_TOMBS))
+            else:
+                if pending:
+                    yield pending
+                    pending = []
+                yield _run_forward(a, pos, end, read_seq, _NO_TOMBS)
+            a.pos = end
+        if a.pos == len(a.keys) and not a.advance(False):
+            rest = b
+            break
+        if b.pos == len(b.keys) and not b.advance(False):
+            rest = a
+            break
+        if len(pending) >= LONG_RUN:
+            yield pending
+            pending = []
+    if pending:
+        yield pending
+    if rest.pos < len(rest.keys):
+        yield _run_forward(rest, rest.pos, len(rest.keys), read_seq, _NO_TOMBS)
+    yield from _chunks_forward(rest, read_seq)
 
 
 def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Iterable[tuple[bytes, bytes]]:
