@@ -147,3 +147,37 @@ def test_range_reader_of_a_closed_snapshot_or_engine_refuses(tmp_path, closing: 
     with pytest.raises(InterfaceError, match="closed"):
         reader.read(10)
     engine.close()
+
+
+def test_range_reader_survives_flushes_and_compactions_between_reads(tmp_path) -> None:
+    """The tables a range reader opened stay readable while it is open (its version is
+    pinned) though flushes and compactions replace them between its reads; their files
+    leave the directory once it is done."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _write(engine, range(0, 1500), b"old")
+        engine.flush()
+        engine.compact()
+        _write(engine, range(0, 1500, 7), b"mid")
+        snap = engine.snapshot()
+        want = [(b"k%05d" % i, (b"mid" if i % 7 == 0 else b"old") + b"%05d" % i) for i in range(1500)]
+        reader = snap.range_reader(b"k", None)
+        got = reader.read(100)
+        pinned = [v for v in engine._core.pinned.values() if v.pins]
+        assert len(pinned) == 1  # the reader's version
+        pinned_tables = {tmp_path / f"{n:06d}.sst" for n in pinned[0].file_numbers()}
+        for round_ in range(3):
+            _write(engine, range(round_, 1500, 5), b"new")
+            batch = WriteBatch()
+            batch.delete_range(b"k00400", b"k00900")
+            engine.write(batch)
+            engine.flush()
+            engine.compact()
+            got += reader.read(300)
+        assert pinned_tables <= set(tmp_path.glob("*.sst"))  # still there for the open reader
+        got += reader.read()
+        assert got == want
+        assert pinned_tables - set(tmp_path.glob("*.sst"))  # the finished reader released them
+        snap.close()
+    finally:
+        engine.close()
