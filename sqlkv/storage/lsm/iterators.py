@@ -188,9 +188,9 @@ def merged_chunks(cursors: list, read_seq: int, tombs: list[TombstoneIndex],
     per run of a source (`_merge_forward`); a reverse merge is one per-pair iterator. Each
     iterable must be exhausted before the next is asked for. Heads are loaded (the seek)
     now, or by the first ``next`` for a single source."""
-    tombs = [t for t in tombs if t]
-    if len(cursors) == 1 and not tombs:
+    if len(cursors) == 1 and not any(tombs):
         return _single_source_chunks(cursors[0], read_seq, reverse)
+    tombs = [t for t in tombs if t]
     heads = []
     for cursor in cursors:
         head = _Head(cursor)
@@ -207,11 +207,13 @@ def _single_source_chunks(cursor, read_seq: int, reverse: bool) -> Iterator[Iter
     """The short-scan fast path: one source and no range tombstones, so no merging -- each
     chunk (which holds every version of its keys) is filtered on its own."""
     head = _Head(cursor)
-    if not reverse:
-        yield from _chunks_forward(head, read_seq)
-        return
-    while head.advance(True):
-        yield _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
+    while head.advance(reverse):
+        if reverse:
+            yield _run_reverse(head, 0, len(head.keys) - 1, read_seq, [])
+        elif head.simple <= read_seq:  # every entry visible: the chunk as it is
+            yield zip(head.keys, head.values)
+        else:
+            yield _run_forward(head, 0, len(head.keys), read_seq, _NO_TOMBS)
 
 
 def _chunks_forward(head: _Head, read_seq: int) -> Iterator[Iterable[tuple[bytes, bytes]]]:
