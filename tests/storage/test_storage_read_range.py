@@ -10,6 +10,7 @@ import pytest
 from sqlkv.errors import InterfaceError
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import open_lsm
+from sqlkv.storage.lsm.iterators import LONG_RUN, merged_chunks
 from tests.storage.conftest import SMALL, model_scan
 
 
@@ -179,5 +180,27 @@ def test_range_reader_survives_flushes_and_compactions_between_reads(tmp_path) -
         assert got == want
         assert pinned_tables - set(tmp_path.glob("*.sst"))  # the finished reader released them
         snap.close()
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("sources", [2, 3])
+def test_merge_of_interleaved_sources_hands_out_small_chunks(tmp_path, sources: int) -> None:
+    """Sources taking turns key by key give runs of one entry: the merge gathers them in
+    lists of about `LONG_RUN`, never the rest of the range at once (a batch of 16 rows must
+    not merge the whole table first)."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        for phase in range(sources):
+            _write(engine, range(phase, 3000, sources), b"p%d" % phase)
+            if phase < sources - 1:
+                engine.flush()  # earlier phases in tables, the last in the memtable
+        core = engine._core
+        state, seq = core.latest()
+        cursors, tombs = core._cursors(state, b"k", None, False)
+        assert len(cursors) >= 2
+        sizes = [len(list(chunk)) for chunk in merged_chunks(cursors, seq, tombs, False)]
+        assert sum(sizes) == 3000
+        assert max(sizes) <= 2 * LONG_RUN, sizes
     finally:
         engine.close()
