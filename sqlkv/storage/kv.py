@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from sqlkv.errors import InterfaceError, NotSupportedError
 from sqlkv.storage.metrics import Latencies
@@ -151,11 +151,52 @@ class KVReader(ABC):
         read = self.read_prefix
         return [read(start, end, most) for start, end in spans]
 
+    def range_reader(self, start: bytes, end: bytes | None, reverse: bool = False) -> RangeReading:
+        """``[start, end)`` read in successive lists (`RangeReading.read`), as a batched scan
+        wants it. The default is one `read_range` per read, from just past the last key read;
+        an engine that can keep its scan's state between reads (the LSM) overrides it."""
+        return PagedRangeReader(self, start, end, reverse)
+
     def get_many(self, keys: list[bytes]) -> list[bytes | None]:
         """The values of ``keys``, None for each absent one (sorted keys let an engine share
         more work between neighbours). Engines override it to read them against one state."""
         get = self.get
         return [get(key) for key in keys]
+
+
+class RangeReading(Protocol):
+    """One scan handed out in lists: ``read(count)`` gives the next ``count`` pairs (all that
+    are left when None), fewer only once the range is exhausted; ``close`` releases it."""
+
+    def read(self, count: int | None = None) -> list[tuple[bytes, bytes]]: ...
+
+    def close(self) -> None: ...
+
+
+class PagedRangeReader:
+    """`KVReader.range_reader`'s default: each read is one `read_range` of what is left."""
+
+    def __init__(self, reader: KVReader, start: bytes, end: bytes | None, reverse: bool) -> None:
+        self._reader = reader
+        self._lo, self._hi, self._reverse = start, end, reverse
+        self._done = end is not None and end <= start
+
+    def read(self, count: int | None = None) -> list[tuple[bytes, bytes]]:
+        if self._done:
+            return []
+        batch = self._reader.read_range(self._lo, self._hi, self._reverse, count)
+        if count is None or len(batch) < count:
+            self._done = True
+        elif batch:
+            last = batch[-1][0]
+            if self._reverse:
+                self._hi = last
+            else:
+                self._lo = last + b"\x00"  # the smallest key after ``last``
+        return batch
+
+    def close(self) -> None:
+        self._done = True
 
 
 class Snapshot(KVReader):

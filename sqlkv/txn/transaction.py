@@ -252,8 +252,9 @@ class Transaction(KVReader):
                      limit: int | None, sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:
         """`scan`'s pairs as lists of ``next(sizes)`` pairs each (the last may be shorter).
 
-        While this transaction has written nothing each list is one `read_range` of the
-        snapshot; the conflict span recorded is one span grown to the last key of each list
+        While this transaction has written nothing the lists are successive reads of one
+        `range_reader` of the snapshot (the LSM keeps its merged cursors between them); the
+        conflict span recorded is one span grown to the last key of each list
         handed out, the same span a lazy scan pulled that far records. Once the buffer holds
         writes the rest of the range is read through the merging scan (our writes win); so is
         a snapshot that pages through its scans itself (etcd: one request per page).
@@ -270,36 +271,41 @@ class Transaction(KVReader):
         self.kv_scans += 1
         tally = self._tally
         prefix = start[:PREFIX_LEN]
-        while True:
-            buffer = self._buffer
-            if buffer.entries or buffer.ranges:  # written since the last batch
-                yield from _sliced(self._scan(lo, hi, reverse, remaining, None), sizes)
-                return
-            want = next(sizes) if remaining is None else min(next(sizes), remaining)
-            batch = self._snapshot.read_range(lo, hi, reverse, want)
-            self.kv_keys_read += len(batch)
-            tally[prefix] = tally.get(prefix, 0) + len(batch)
-            if len(batch) < want or (remaining is not None and remaining == len(batch)):
+        reader = self._snapshot.range_reader(start, end, reverse)
+        try:
+            while True:
+                buffer = self._buffer
+                if buffer.entries or buffer.ranges:  # written since the last batch
+                    reader.close()
+                    yield from _sliced(self._scan(lo, hi, reverse, remaining, None), sizes)
+                    return
+                want = next(sizes) if remaining is None else min(next(sizes), remaining)
+                batch = reader.read(want)
+                self.kv_keys_read += len(batch)
+                tally[prefix] = tally.get(prefix, 0) + len(batch)
+                if len(batch) < want or (remaining is not None and remaining == len(batch)):
+                    if tracker is not None:
+                        if len(batch) < want:
+                            tracker.exhausted = True
+                        elif batch:
+                            tracker.last = batch[-1][0]
+                    if batch:
+                        yield batch
+                    return
+                last = batch[-1][0]
                 if tracker is not None:
-                    if len(batch) < want:
-                        tracker.exhausted = True
-                    elif batch:
-                        tracker.last = batch[-1][0]
-                if batch:
-                    yield batch
-                return
-            last = batch[-1][0]
-            if tracker is not None:
-                tracker.last = last
-            if remaining is not None:
-                remaining -= len(batch)
-            if reverse:
-                hi = last
-            else:
-                lo = last + b"\x00"  # the smallest key after ``last``
-            yield batch
-            if not self._active:  # the snapshot is closed once the transaction ends
-                self._check_active()
+                    tracker.last = last
+                if remaining is not None:
+                    remaining -= len(batch)
+                if reverse:
+                    hi = last
+                else:
+                    lo = last + b"\x00"  # the smallest key after ``last``
+                yield batch
+                if not self._active:  # the snapshot is closed once the transaction ends
+                    self._check_active()
+        finally:
+            reader.close()
 
     def _scan(
         self,

@@ -20,6 +20,8 @@ from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 from sqlkv.storage.lsm.ingest import ingest as ingest_pairs
 from sqlkv.storage.lsm.shortread import short_read
+
+from sqlkv.storage.lsm.range_reader import RangeReader
 from sqlkv.storage.lsm.sizes import approximate_sizes
 from sqlkv.storage.lsm.verify import verify_files
 
@@ -279,6 +281,15 @@ class LSMSnapshot(Snapshot):
             pairs = None if end is None else short_read(state, start, end, seq, most)
             out.append(super().read_prefix(start, end, most) if pairs is None else pairs)
         return out
+
+    def range_reader(self, start: bytes, end: bytes | None, reverse: bool = False) -> RangeReader:
+        """The merged cursors opened once and kept between reads (range_reader.py)."""
+        self._check_open()
+        return RangeReader(self._core, start, end, reverse, self.seq, self._check_open)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
 
     def close(self) -> None:
         if not self._closed:
