@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from threading import get_ident
 import time
 import weakref
 from typing import Any
@@ -185,7 +186,7 @@ class Connection(SqliteConveniences):
     def _check_open(self) -> Any:
         if self._closed:
             raise InterfaceError("cannot use a closed connection")
-        if self._thread is not None and self._thread != threading.get_ident():
+        if self._thread is not None and self._thread != get_ident():
             raise ProgrammingError(
                 "this connection was created in another thread; sqlkv connections are not "
                 "shared between threads (threadsafety 1) unless opened with "

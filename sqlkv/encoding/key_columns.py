@@ -21,18 +21,21 @@ from itertools import repeat
 
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.keys import decode_key, encode_key
-from sqlkv.encoding.typecodecs import ASC_DECODERS, DESC_DECODERS
+from sqlkv.encoding.typecodecs import _MIN_FOR_LENGTH, ASC_DECODERS, DESC_DECODERS
 from sqlkv.encoding.varint import INT64_MAX
 from sqlkv.errors import CorruptionError
 
 _INT_ZERO = M.INT_ZERO
 _INT_SMALL_MAX = M.INT_SMALL_MAX
+_INT_MAX_MARKER = M.INT_MAX_MARKER
 
 
 def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[object]:
     """The value at ``offset`` of each of ``keys`` (encoded ascending unless ``descending``)."""
     decoders = DESC_DECODERS if descending else ASC_DECODERS
     low, high = (_INT_ZERO, _INT_SMALL_MAX) if not descending else (1, 0)  # no shortcut when DESC
+    wide_low, wide_high = (_INT_SMALL_MAX + 1, _INT_MAX_MARKER) if not descending else (1, 0)
+    from_bytes = int.from_bytes
     out: list[object] = []
     append = out.append
     try:
@@ -41,6 +44,12 @@ def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[o
             if low <= marker <= high:
                 append(marker - _INT_ZERO)
                 continue
+            if wide_low <= marker <= wide_high:  # a positive int of 1-8 bytes: the decoder's checks, inline
+                end = offset + marker - _INT_SMALL_MAX + 1
+                value = from_bytes(key[offset + 1:end], "big")
+                if end <= len(key) and _MIN_FOR_LENGTH[end - offset - 1] <= value <= INT64_MAX:
+                    append(value)
+                    continue
             decoder = decoders[marker]
             if decoder is None:
                 break  # decode_key below names the bad marker
@@ -66,7 +75,8 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
         strings = _plain_strings(values, prefix)  # type: ignore[arg-type]
         if strings is not None:
             return strings
-    small = [prefix + head for head in _SMALL]
+    small = [prefix + head for head in _SMALL] if prefix else _SMALL
+    wide_heads = [prefix + head for head in _WIDE_HEADS] if prefix else _WIDE_HEADS
     string_head = prefix + bytes((M.STRING,))
     limit = M.INT_SMALL
     out: list[bytes] = []
@@ -79,7 +89,7 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
                 continue
             if limit <= v <= INT64_MAX:  # type: ignore[operator]
                 n = (v.bit_length() + 7) >> 3  # type: ignore[attr-defined]
-                append(prefix + _WIDE_HEADS[n] + v.to_bytes(n, "big"))  # type: ignore[attr-defined]
+                append(wide_heads[n] + v.to_bytes(n, "big"))  # type: ignore[attr-defined]
                 continue
         elif t is str:
             try:

@@ -237,16 +237,20 @@ def decode_single(data: bytes) -> object:
 _ARRAY32 = struct.Struct(">BI")  # msgpack's array 32 header: 0xdd, then the element count
 
 
-def decode_row_values(datas: list[bytes]) -> list[dict[int, object]]:
+def decode_row_values(datas: list[bytes], text: bool = True) -> list[dict[int, object]]:
     """`decode_row_value` of each of ``datas`` (a scan's batch), parsed by one C-level call:
     the values are concatenated behind an array header counting them, so ``unpackb`` builds
     the list itself (no iterator step per value). Anything short of exactly that many maps
     filling the bytes exactly (a corrupt value, which could shift the split) is decoded
-    again value by value, which names the error."""
+    again value by value, which names the error.
+
+    ``text=False`` (the caller reads no column stored as a msgpack string: no TEXT) leaves
+    strings as the bytes they are stored as, skipping their UTF-8 decoding (a quarter of the
+    unpacking time on a row with two short strings); the other values are the same."""
     parts = [_ARRAY32.pack(0xDD, len(datas))]
     parts += datas
     try:
-        rows = msgpack.unpackb(b"".join(parts), ext_hook=_from_ext, raw=False, strict_map_key=False)
+        rows = msgpack.unpackb(b"".join(parts), ext_hook=_from_ext, raw=not text, strict_map_key=False)
     except Exception:  # noqa: BLE001 -- reported precisely by the per-value decode below
         rows = None
     if type(rows) is not list or (rows and set(map(type, rows)) != {dict}):

@@ -40,10 +40,13 @@ stack reads session -> plan or exec -> rowstore -> txn -> storage, never back up
 cycle and none is hidden in a function).
 
 Beside the pipeline: parse_edits.py, parse_extras.py, parse_alter.py and parse_errors.py
-(sqlkv's own syntax and located syntax errors), headers.py (result column names as typed),
+(sqlkv's own syntax and located syntax errors), parse_params.py (numbered parameters' tokens),
+parse_tree.py (the parsed tree walked once, and copied for the planner), headers.py (result
+column names as typed),
 show.py (SHOW/DESCRIBE as queries); virtual.py (information_schema and sqlkv_internal tables)
 with catalog_tables.py and observe.py (the catalog and the engine's figures as tables);
-stmtstats.py (per-statement figures), observe_explain.py (EXPLAIN ANALYZE's timing);
+stmtstats.py (per-statement figures) with normalize.py (their key, the normalized text),
+observe_explain.py (EXPLAIN ANALYZE's timing);
 check.py (CHECK DATABASE), context.py (columns, scopes, the execution context), depth.py (how
 deep input may nest), casts.py beside types.py.
 """

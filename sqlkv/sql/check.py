@@ -27,6 +27,18 @@ from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.storage.kv import prefix_end
 
 
+def database_problems(engine, catalog_of, ctx_of) -> list[str]:
+    """``CHECK DATABASE``: the storage engine's problems, then the catalog's (``catalog_of()``
+    and its context ``ctx_of()``, made after the storage was verified)."""
+    problems = [f"storage: {p}" for p in engine.verify()]
+    try:
+        catalog = catalog_of()
+        problems += check_catalog(catalog, ctx_of())
+    except CorruptionError as exc:  # already named by the storage half, if it is a file
+        problems.append(f"data unreadable: {exc}")
+    return problems
+
+
 def check_catalog(catalog, ctx: ExecContext | None = None, limit: int = 1000) -> list[str]:
     """Problems found in every table's indexes (empty list: consistent)."""
     problems: list[str] = []

@@ -12,11 +12,14 @@
    `exp.Placeholder` knows its position: ``node.meta["param_index"] = N`` (``this`` reset to
    None so it prints as ``?`` again). Transaction control (BEGIN, COMMIT, SAVEPOINT, RELEASE,
    ROLLBACK [TO]), ``EXPLAIN [ANALYZE]`` and ``CHECK DATABASE`` are recognised here directly.
-3. sqlglot parses the rewritten text; a `ParseError`/`TokenError` becomes a ProgrammingError
-   with the line and column in the original text.
+3. sqlglot parses the rewritten text (from tokens made out of the original ones when the
+   only rewrite numbered the parameters, parse_params.py); a `ParseError`/`TokenError` becomes
+   a ProgrammingError with the line and column in the original text. The later checks and
+   rewrites share one walk of the tree (parse_tree.py).
 
-`parse_statement` is cached per SQL text (LRU). Callers must not mutate the cached AST: plan
-from ``stmt.ast.copy()`` when the planner rewrites nodes.
+`parse_statement` is cached per SQL text (LRU), process-wide: every connection shares it.
+Callers must not mutate the cached AST: plan from a copy (`parse_tree.copy_tree`) when the
+planner rewrites nodes.
 
 """
 
@@ -34,6 +37,7 @@ from sqlkv.errors import NotSupportedError, ProgrammingError, SqlSyntaxError
 from sqlkv.sql.asof import find_as_of, parse_as_of_expr
 from sqlkv.sql.depth import too_deep
 from sqlkv.sql.headers import label_select_items
+from sqlkv.sql.normalize import normalized_from_tokens
 from sqlkv.sql.parse_alter import alter_table_special
 from sqlkv.sql.parse_analyze import analyze_target
 from sqlkv.sql.parse_edits import (
@@ -53,8 +57,10 @@ from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, operator_part
+from sqlkv.sql.parse_params import numbered_tokens
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
+from sqlkv.sql.parse_tree import nodes_of_type, statement_kind
 from sqlkv.sql.show import show_query
 
 
@@ -100,6 +106,7 @@ class ParsedStatement:
     zone: str | None = None  # SET TIME ZONE: the zone named (None: the default, UTC)
     as_of: exp.Expression | None = None  # SELECT/BEGIN ... AS OF SYSTEM TIME <expr> (asof.py)
     target: str | None = None  # ANALYZE <table> (None: every table)
+    normalized: str | None = None  # the statement_stats key (normalize.py), made from the parse's tokens
 
     @property
     def writes(self) -> bool:
@@ -160,7 +167,10 @@ def parse_statement(sql: str) -> ParsedStatement:
     if start != 0:  # tokens carry offsets into the text they were made from
         toks = _tokenize(text)
     try:
-        return _parse_tokens(text, toks)
+        normalized = normalized_from_tokens(text, toks)
+        stmt = _parse_tokens(text, toks)
+        stmt.normalized = normalized
+        return stmt
     except RecursionError:
         raise too_deep(text) from None
     except ProgrammingError as e:
@@ -279,8 +289,8 @@ def _as_of_expr(text: str, toks: list[Token], start: int, end: int, first_param:
     return node, n
 
 
-def _number_placeholders(ast: exp.Expression) -> None:
-    for node in ast.find_all(exp.Placeholder):
+def _number_placeholders(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
+    for node in ast.find_all(exp.Placeholder) if nodes is None else nodes_of_type(nodes, exp.Placeholder):
         name = node.this
         if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
             node.set("this", None)
@@ -383,63 +393,35 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         elif tok.token_type == TokenType.COLON:
             named = True
     rewritten = apply_edits(text, edits)
-    ast = sqlglot_parse(rewritten, text, edits, tokens=None if edits else toks)
-    refuse_ignored_clauses(ast)
-    _number_placeholders(ast)
+    nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one walk serves every step below
+    ast = sqlglot_parse(rewritten, text, edits, tokens=numbered_tokens(toks, edits) if edits else toks,
+                        walked=nodes)
+    refuse_ignored_clauses(ast, nodes)
+    _number_placeholders(ast, nodes)
     if hex_literals:
-        for node in list(ast.find_all(exp.Anonymous)):
+        for node in nodes_of_type(nodes, exp.Anonymous):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:
                 digits = node.expressions[0].this
                 # sqlglot cannot print an empty HexString (int('', 16)), and its text is needed
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
-    for node in list(ast.find_all(exp.ToChar)):
+    for node in nodes_of_type(nodes, exp.ToChar):
         # to_char(v, fmt): sqlglot's node cannot print its format argument; a plain call can
         args = [node.this] + ([node.args["format"]] if node.args.get("format") is not None else [])
         node.replace(exp.Anonymous(this="to_char", expressions=args))
-    for dtype in ast.find_all(exp.DataType):
+    for dtype in nodes_of_type(nodes, exp.DataType):  # those the rewrites above made are not INT4
         if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
             dtype.set("kind", "INT4")
     label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
     if any(isinstance(n, exp.Unnest) or isinstance(n, exp.Anonymous) and n.name.lower() == "jsonb_path_query"
-           for n in ast.find_all(exp.Unnest, exp.Anonymous)):
+           for n in nodes):
         rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0
-    stmt.kind = _kind_of(ast)
+    stmt.kind = statement_kind(ast)
     if stmt.as_of is not None and stmt.kind != "SELECT":
         raise NotSupportedError(f"AS OF SYSTEM TIME is only allowed on SELECT (and BEGIN): {stmt.kind} "
                                 f"writes, and a read of the past cannot write")
     return stmt
-
-
-_KINDS: list[tuple[type, str]] = [
-    (exp.Insert, "INSERT"),
-    (exp.Update, "UPDATE"),
-    (exp.Delete, "DELETE"),
-    (exp.TruncateTable, "TRUNCATE"),
-    (exp.Alter, "ALTER TABLE"),
-    (exp.Transaction, "BEGIN"),
-    (exp.Commit, "COMMIT"),
-]
-
-
-def _kind_of(ast: exp.Expression) -> str:
-    if isinstance(ast, (exp.Query, exp.Values)):  # a standalone VALUES list is a query too
-        return "SELECT"
-    if isinstance(ast, exp.Create):
-        kind = str(ast.args.get("kind") or "").upper()
-        return f"CREATE {kind}"
-    if isinstance(ast, exp.Drop):
-        kind = str(ast.args.get("kind") or "").upper()
-        return f"DROP {kind}"
-    if isinstance(ast, exp.Rollback):
-        return "ROLLBACK TO" if ast.args.get("savepoint") else "ROLLBACK"
-    for cls, kind in _KINDS:
-        if isinstance(ast, cls):
-            return kind
-    raise ProgrammingError(f"unsupported statement: {ast.sql()[:80]}")
-
-

@@ -27,7 +27,6 @@ from typing import Any
 from sqlkv.catalog.catalog import Catalog
 from sqlkv.errors import (
     ConditionFailedError,
-    CorruptionError,
     Error,
     IntegrityError,
     InterfaceError,
@@ -37,7 +36,7 @@ from sqlkv.errors import (
 )
 from sqlkv.sql.analyze import analyze_statement
 from sqlkv.sql.asof import as_of_time
-from sqlkv.sql.check import check_catalog
+from sqlkv.sql.check import database_problems
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.database import Database
 from sqlkv.sql.ddl import execute_ddl
@@ -111,8 +110,9 @@ class Session:
 
     def execute(self, sql: str, params: Any = ()) -> Result:
         with self.lock:
-            self._check_open()
-            self._finish_pending()
+            if self.closed or self.db.closed or self._pending is not None:  # else nothing to do
+                self._check_open()
+                self._finish_pending()
             stmt = parse_statement(sql)
             token = set_zone(self.time_zone)
             try:
@@ -343,11 +343,7 @@ class Session:
         return Result("UPSERT" if stmt.upsert else stmt.kind, None, None, total, last)
 
     def _check_database(self, params: Any) -> Result:
-        problems = [f"storage: {p}" for p in self.db.engine.verify()]
-        try:
-            problems += check_catalog(self.catalog(), self._new_ctx(params))
-        except CorruptionError as exc:  # already named by the storage half, if it is a file
-            problems.append(f"data unreadable: {exc}")
+        problems = database_problems(self.db.engine, self.catalog, lambda: self._new_ctx(params))
         return Result("CHECK DATABASE", [Column("problem")], [(p,) for p in problems], len(problems))
 
     def _explain(self, stmt: ParsedStatement, params: Any) -> Result:

@@ -5,16 +5,16 @@ reads the clock and the transaction's KV counters (gets, scans, keys read, puts)
 statement, and again when the statement is over -- for a SELECT that is when its rows have
 been consumed or the result closed, not when ``execute`` returns. The difference is added to
 the entry of the statement's *normalized* text, ``SELECT * FROM users WHERE id = ?``: literals
-become ``?`` (a list of them, ``?, ...``), whitespace collapses. The normalization is computed
-once per distinct SQL text (the plan cache works per text too), so a repeated statement costs
-two clock reads, a dict lookup and a handful of additions.
+become ``?`` (a list of them, ``?, ...``), whitespace collapses (normalize.py; the parser makes
+it from its own tokens). It is looked up once per distinct SQL text (the plan cache works per
+text too), so a repeated statement costs two clock reads, a dict lookup and a handful of
+additions (`record`).
 
 Figures live per transaction manager (one per open database) and restart with the process.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import weakref
@@ -22,16 +22,12 @@ from time import perf_counter_ns
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlglot.tokens import Tokenizer, TokenType
-
 from sqlkv.errors import SerializationFailure
+from sqlkv.sql.normalize import normalize
 from sqlkv.storage.metrics import Histogram
 
 MAX_STATEMENTS = 1000  # distinct normalized statements kept; the least recently run go first
 _NORMALIZED_CACHE = 4096
-_LITERALS = {TokenType.NUMBER, TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.BIT_STRING,
-             TokenType.HEX_STRING, TokenType.BYTE_STRING}
-_LIST_OF_MARKS = re.compile(r"-?\?(?:\s*,\s*-?\?)+")
 
 
 @dataclass
@@ -73,11 +69,12 @@ class StatementStats:
                 stats = cls._registry[owner] = cls()
             return stats
 
-    def entry(self, sql: str, kind: str) -> StatementFigures:
+    def entry(self, sql: str, kind: str, normalized: str | None = None) -> StatementFigures:
+        """The entry of ``sql`` (``normalized``: its normalized text, when the parser made it)."""
         figures = self._by_sql.get(sql)
         if figures is not None:
             return figures
-        text = normalize(sql)
+        text = normalize(sql) if normalized is None else normalized
         with self._lock:
             figures = self._by_text.get(text)
             if figures is None:
@@ -99,33 +96,6 @@ class StatementStats:
     def all(self) -> list[StatementFigures]:
         with self._lock:
             return list(self._by_text.values())
-
-
-def normalize(sql: str) -> str:
-    """``sql`` with its literals replaced by ``?`` and whitespace collapsed."""
-    try:
-        tokens = Tokenizer().tokenize(sql)
-    except Exception:  # noqa: BLE001 - text that does not tokenize ran (and failed) anyway
-        return " ".join(sql.split())
-    parts: list[str] = []
-    pos = 0
-    for tok in tokens:
-        if tok.token_type in _LITERALS:
-            parts.append(sql[pos:_literal_start(sql, tok)])
-            parts.append("?")
-            pos = tok.end + 1
-    parts.append(sql[pos:])
-    text = " ".join("".join(parts).split()).rstrip(";").rstrip()
-    return _LIST_OF_MARKS.sub("?, ...", text)
-
-
-def _literal_start(sql: str, tok: Any) -> int:
-    """Where a literal begins in ``sql``, with a one-letter prefix (``x'ab'``, ``E'q'``)."""
-    start = tok.start
-    if tok.token_type != TokenType.NUMBER and start > 0 and sql[start - 1].isalpha() \
-            and (start == 1 or not (sql[start - 2].isalnum() or sql[start - 2] == "_")):
-        start -= 1
-    return start
 
 
 class StatementTracker:
@@ -174,7 +144,7 @@ def figures_for(session: Any, stmt: Any) -> StatementFigures:
     stats = session.__dict__.get("_statement_stats")
     if stats is None:
         stats = session._statement_stats = StatementStats.of(session.db.txn_manager)
-    return stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind)
+    return stats._by_sql.get(stmt.sql) or stats.entry(stmt.sql, stmt.kind, stmt.normalized)
 
 
 def kv_counts(txn: Any) -> tuple[int, int, int, int]:
@@ -185,32 +155,39 @@ def kv_counts(txn: Any) -> tuple[int, int, int, int]:
 def record(figures: StatementFigures, txn: Any, base: tuple, started: int, rows: int,
            error: BaseException | None = None) -> None:
     """Add one execution that ran in ``txn`` from ``started`` (perf_counter_ns), its KV
-    requests those beyond ``base`` (`kv_counts` when it began): the statement fast path's
-    lean form of `StatementTracker`."""
-    _record(figures, txn, txn, base, started, rows, error)
+    requests those beyond ``base`` (`kv_counts` when it began): what every execution pays
+    (the statement fast path calls it directly, `StatementTracker` through `_record`)."""
+    ended = perf_counter_ns()
+    figures.count += 1
+    figures.last_run = ended
+    figures.latency.record(ended - started)
+    figures.rows += rows
+    figures.kv_gets += txn.kv_gets - base[0]
+    figures.kv_scans += txn.kv_scans - base[1]
+    figures.kv_keys_read += txn.kv_keys_read - base[2]
+    figures.kv_puts += txn.kv_puts - base[3]
+    if error is not None and not isinstance(error, (GeneratorExit, KeyboardInterrupt)):
+        figures.errors += 1
+        if isinstance(error, SerializationFailure):
+            figures.retries += 1
+
+
+class _NoRequests:
+    """The KV counts of a statement that ran in no transaction."""
+
+    kv_gets = kv_scans = kv_keys_read = kv_puts = 0
+
+
+_NONE = (0, 0, 0, 0)
+_NO_TXN = _NoRequests()
 
 
 def _record(figures: StatementFigures, txn: Any, before_txn: Any, base: tuple | None, started: int,
             rows: int, error: BaseException | None) -> None:
     """Add one execution. Its KV requests are ``txn``'s: all of them when the statement opened
     ``txn``, else those beyond ``base`` (the counts when it began)."""
-    ended = perf_counter_ns()
-    figures.count += 1
-    figures.last_run = ended
-    figures.latency.record(ended - started)
-    figures.rows += rows
-    if txn is not None:
-        if txn is before_txn and base is not None:
-            figures.kv_gets += txn.kv_gets - base[0]
-            figures.kv_scans += txn.kv_scans - base[1]
-            figures.kv_keys_read += txn.kv_keys_read - base[2]
-            figures.kv_puts += txn.kv_puts - base[3]
-        else:
-            figures.kv_gets += txn.kv_gets
-            figures.kv_scans += txn.kv_scans
-            figures.kv_keys_read += txn.kv_keys_read
-            figures.kv_puts += txn.kv_puts
-    if error is not None and not isinstance(error, (GeneratorExit, KeyboardInterrupt)):
-        figures.errors += 1
-        if isinstance(error, SerializationFailure):
-            figures.retries += 1
+    if txn is None:
+        txn, base = _NO_TXN, _NONE
+    elif txn is not before_txn or base is None:
+        base = _NONE
+    record(figures, txn, base, started, rows, error)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from sqlkv.errors import InterfaceError, NotSupportedError
 from sqlkv.storage.metrics import Latencies
@@ -138,11 +138,65 @@ class KVReader(ABC):
         engines skip the machinery a lazy scan needs."""
         return list(self.scan(start, end, reverse, limit))
 
+    def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
+        """The pairs of ``[start, end)`` in key order when there are at most ``most``, else
+        None: an equality read on an index, which expects a few keys under one prefix
+        (engines answer it without a scan's set-up: lsm/shortread.py)."""
+        pairs = self.read_range(start, end, False, most + 1)
+        return pairs if len(pairs) <= most else None
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        """`read_prefix` of each of ``spans`` (a lookup join's batch of keys)."""
+        read = self.read_prefix
+        return [read(start, end, most) for start, end in spans]
+
+    def range_reader(self, start: bytes, end: bytes | None, reverse: bool = False) -> RangeReading:
+        """``[start, end)`` read in successive lists (`RangeReading.read`), as a batched scan
+        wants it. The default is one `read_range` per read, from just past the last key read;
+        an engine that can keep its scan's state between reads (the LSM) overrides it."""
+        return PagedRangeReader(self, start, end, reverse)
+
     def get_many(self, keys: list[bytes]) -> list[bytes | None]:
         """The values of ``keys``, None for each absent one (sorted keys let an engine share
         more work between neighbours). Engines override it to read them against one state."""
         get = self.get
         return [get(key) for key in keys]
+
+
+class RangeReading(Protocol):
+    """One scan handed out in lists: ``read(count)`` gives the next ``count`` pairs (all that
+    are left when None), fewer only once the range is exhausted; ``close`` releases it."""
+
+    def read(self, count: int | None = None) -> list[tuple[bytes, bytes]]: ...
+
+    def close(self) -> None: ...
+
+
+class PagedRangeReader:
+    """`KVReader.range_reader`'s default: each read is one `read_range` of what is left."""
+
+    def __init__(self, reader: KVReader, start: bytes, end: bytes | None, reverse: bool) -> None:
+        self._reader = reader
+        self._lo, self._hi, self._reverse = start, end, reverse
+        self._done = end is not None and end <= start
+
+    def read(self, count: int | None = None) -> list[tuple[bytes, bytes]]:
+        if self._done:
+            return []
+        batch = self._reader.read_range(self._lo, self._hi, self._reverse, count)
+        if count is None or len(batch) < count:
+            self._done = True
+        elif batch:
+            last = batch[-1][0]
+            if self._reverse:
+                self._hi = last
+            else:
+                self._lo = last + b"\x00"  # the smallest key after ``last``
+        return batch
+
+    def close(self) -> None:
+        self._done = True
 
 
 class Snapshot(KVReader):
@@ -252,7 +306,7 @@ class Engine(KVReader):
             out.append((keys, size))
         return out
 
-    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], point_reads: bool = True) -> int:
         """Put every ``(key, value)`` of ``pairs`` -- keys strictly ascending -- as one batch;
         return its seq (the last seq when ``pairs`` is empty).
 
@@ -261,6 +315,9 @@ class Engine(KVReader):
         instead of going through WAL and memtable. This default writes one `WriteBatch`, so it
         holds the pairs in memory; engines override it. Unsorted or non-bytes input raises
         InterfaceError and writes nothing. ``pairs`` must not write to this engine itself.
+        ``point_reads=False`` says no key of ``pairs`` will be read by an exact-key get (a
+        non-unique index's entries, found by range scans only): the LSM then builds no bloom
+        filter for them; reads are the same either way.
         """
         batch = WriteBatch()
         for key, value in checked_pairs(pairs):

@@ -49,6 +49,10 @@ _UNDO_RANGE = 1  # (tag, start of the range added, [ranges it absorbed])
 # build a SortedDict it never uses. Never mutated: ``_add_range`` gives the buffer its own first.
 _NO_RANGES: SortedDict = SortedDict()
 
+# The same for the key index of a buffer that never needed its keys in order (every read-only
+# transaction's): `sorted_index` gives the buffer its own when the first key joins.
+_NO_INDEX: SortedList = SortedList()
+
 _op_key = itemgetter(1)
 
 
@@ -57,7 +61,7 @@ class WriteBuffer:
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_TXN_BYTES) -> None:
         self.entries: dict[bytes, bytes | None] = {}
-        self._index = SortedList()  # sorted keys of ``entries``, except those in ``_unindexed``
+        self._index = _NO_INDEX  # sorted keys of ``entries``, except those in ``_unindexed``
         self._unindexed: list[bytes] = []  # keys of ``entries`` not yet in ``_index``
         self.ranges: SortedDict = _NO_RANGES  # start -> end, disjoint and merged
         self.max_bytes = max_bytes
@@ -84,6 +88,8 @@ class WriteBuffer:
         """The keys of ``entries`` in order (valid until the next write)."""
         pending = self._unindexed
         if pending:
+            if self._index is _NO_INDEX:
+                self._index = SortedList()
             if len(pending) == 1:  # a scan after each write (UPDATE/DELETE over a range)
                 self._index.add(pending[0])
             else:

@@ -148,6 +148,11 @@ class TxnManager:
         """Start a transaction on a fresh snapshot of the engine."""
         engine = self._engine()
         started = time.time()
+        if read_only:
+            # Never validated, so no commit needs to log its writes for it: registered once,
+            # after its snapshot exists (one autocommit SELECT is one of these).
+            return self._registered(Transaction(self, next(self._ids), engine.snapshot(), True,
+                                                self.max_txn_bytes), started)
         with self._registry_lock:
             txn_id = next(self._ids)
             # Registered before the snapshot exists, with a seq no newer than it will be, so a
@@ -155,18 +160,29 @@ class TxnManager:
             self._active[txn_id] = _ActiveTxn(engine.last_seq, read_only, started)
             applied = self._last_applied_seq
         try:
-            if not read_only:
-                # A commit applied before we registered may not have logged its writes for us
-                # and may not be visible yet (its fsync is in flight): wait until it is, so our
-                # snapshot contains it.
-                engine.wait_durable(applied)
+            # A commit applied before we registered may not have logged its writes for us
+            # and may not be visible yet (its fsync is in flight): wait until it is, so our
+            # snapshot contains it.
+            engine.wait_durable(applied)
             snapshot = engine.snapshot()
         except BaseException:
             self._release_txn(txn_id, None)
             raise
-        txn = Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes)
+        return self._registered(Transaction(self, txn_id, snapshot, read_only, self.max_txn_bytes), started)
+
+    def _registered(self, txn: Transaction, started: float) -> Transaction:
+        """``txn`` entered in the registry of active transactions. The entry's weak reference
+        releases it if the transaction is dropped without commit or rollback: an abandoned
+        transaction must not pin the conflict log or its snapshot. (Ending it removes the
+        entry, and with it the reference, so the callback then never runs.)"""
+        txn_id, snapshot = txn.txn_id, txn._snapshot
+
+        def abandoned(_ref: Any) -> None:
+            self._release_txn(txn_id, snapshot)
+
         with self._registry_lock:
-            self._active[txn_id] = _ActiveTxn(snapshot.seq, read_only, started, weakref.ref(txn))
+            self._active[txn_id] = _ActiveTxn(snapshot.seq, txn.read_only, started,
+                                              weakref.ref(txn, abandoned))
         return txn
 
     def begin_as_of(self, when: float) -> Transaction:
@@ -179,9 +195,7 @@ class TxnManager:
             txn_id = next(self._ids)
         txn = Transaction(self, txn_id, snapshot, True, self.max_txn_bytes)
         txn.as_of = when
-        with self._registry_lock:
-            self._active[txn_id] = _ActiveTxn(snapshot.seq, True, started, weakref.ref(txn))
-        return txn
+        return self._registered(txn, started)
 
     def run(
         self, fn: Callable[[Transaction], T], read_only: bool = False, max_attempts: int = 20
@@ -213,9 +227,11 @@ class TxnManager:
     def _release_txn(self, txn_id: int, snapshot: Snapshot | None) -> None:
         """Forget an ended (or garbage-collected) transaction and close its snapshot."""
         with self._registry_lock:
-            self._active.pop(txn_id, None)
+            entry = self._active.pop(txn_id, None)
         if snapshot is not None:
             snapshot.close()
+        if entry is not None and entry.read_only:
+            return  # the log's horizon is the oldest read-write snapshot: it did not move
         # Shrink the log now if no commit is running (a commit prunes it itself anyway).
         if self._commit_lock.acquire(blocking=False):
             try:
@@ -415,16 +431,18 @@ class TxnManager:
             waited = True
         return waited
 
-    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], start: bytes, end: bytes) -> int:
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], start: bytes, end: bytes,
+               point_reads: bool = True) -> int:
         """`Engine.ingest` the sorted ``pairs`` (all inside ``[start, end)``) as a commit of
         this manager: transactions that read that span and began before it conflict with it,
         as with any commit, and nothing else does (a write around the manager would count as
         writing every key). The engine holds its write lock for the whole ingestion anyway,
-        so holding the commit lock meanwhile costs other commits nothing more."""
+        so holding the commit lock meanwhile costs other commits nothing more. ``point_reads``:
+        as `Engine.ingest`'s."""
         engine = self._engine()
         with self._commit_lock:
             self._log_foreign_writes(engine.last_seq)
-            seq = engine.ingest(pairs)
+            seq = engine.ingest(pairs, point_reads)
             if seq <= self._last_seen_seq:
                 return seq  # nothing was ingested
             self._last_applied_seq = seq

@@ -53,6 +53,7 @@ class ReadSet:
 
     points: list[bytes] = field(default_factory=list)
     scans: list[ScanRead] = field(default_factory=list)
+    spans: list[tuple[bytes, bytes | None]] = field(default_factory=list)  # ranges read whole
 
     def add_point(self, key: bytes) -> None:
         self.points.append(key)
@@ -65,12 +66,16 @@ class ReadSet:
         self.scans.append(scan)
         return scan
 
+    def add_span(self, start: bytes, end: bytes | None) -> None:
+        """A range read whole at once (a prefix read): ``[start, end)`` is depended on."""
+        self.spans.append((start, end))
+
     def __len__(self) -> int:
-        return len(self.points) + len(self.scans)
+        return len(self.points) + len(self.scans) + len(self.spans)
 
     def key_spans(self) -> KeySpans:
         spans = [span for span in (scan.span() for scan in self.scans) if span is not None]
-        return KeySpans(sorted(set(self.points)), Intervals.from_spans(spans))
+        return KeySpans(sorted(set(self.points)), Intervals.from_spans(spans + self.spans))
 
 
 def _end_lt(a: bytes | None, b: bytes | None) -> bool:

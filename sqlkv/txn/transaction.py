@@ -20,7 +20,6 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from itertools import islice
 from collections.abc import Callable, Container, Iterator
@@ -65,10 +64,8 @@ class Transaction(KVReader):
         self.kv_keys_read = 0
         self.kv_puts = 0
         self._tally: dict[bytes, int] = manager.figures.reads  # shared: keys read per prefix
-        # Runs once: on commit/rollback, or when an abandoned transaction is garbage-collected,
-        # so a forgotten transaction cannot pin the manager's conflict log or the snapshot.
-        self._finalizer = weakref.finalize(self, manager._release_txn, txn_id, snapshot)
-        self._finalizer.atexit = False  # at interpreter exit the engine goes away anyway
+        # An abandoned transaction (never committed nor rolled back) is released when it is
+        # garbage-collected, through the manager's weak reference to it (`TxnManager._registered`)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -176,6 +173,57 @@ class Transaction(KVReader):
         tally[prefix] = tally.get(prefix, 0) + len(pairs)
         return pairs
 
+    def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
+        """The pairs of ``[start, end)`` this transaction sees when there are at most ``most``,
+        else None (the caller reads the span another way). Made for an equality on an index:
+        the snapshot answers it as a short prefix read (`Snapshot.read_prefix`), and the span
+        recorded for the conflict check is exactly ``[start, end)`` -- nothing when None is
+        returned, as the caller's own read of the span records it then. With writes of its own
+        buffered, the transaction reads through the merging scan (ours win) as `read_range`
+        does, recording what that pulled (up to ``most + 1`` keys)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or end is None or end <= start:
+            pairs = self.read_range(start, end, False, most + 1)
+            return pairs if len(pairs) <= most else None
+        pairs = self._snapshot.read_prefix(start, end, most)
+        if pairs is None:
+            return None
+        if not self.read_only:
+            self._reads.add_span(start, end)
+        self.kv_scans += 1
+        if pairs:
+            self.kv_keys_read += len(pairs)
+            prefix = start[:PREFIX_LEN]
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + len(pairs)
+        return pairs
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        """`read_prefix` of each of ``spans``, read from the snapshot in one call while this
+        transaction has written nothing (a lookup join's batch of keys)."""
+        if not self._active:
+            self._check_active()
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or any(end is None or end <= start for start, end in spans):
+            return [self.read_prefix(start, end, most) for start, end in spans]
+        found = self._snapshot.read_prefixes(spans, most)
+        if not self.read_only:
+            record = self._reads.add_span
+            for span, pairs in zip(spans, found):
+                if pairs is not None:
+                    record(*span)
+        self.kv_scans += len(spans)
+        read = sum(len(pairs) for pairs in found if pairs is not None)
+        if read:
+            self.kv_keys_read += read
+            prefix = spans[0][0][:PREFIX_LEN]  # one index's keys: the first span's prefix is theirs
+            tally = self._tally
+            tally[prefix] = tally.get(prefix, 0) + read
+        return found
+
     def scan(
         self,
         start: bytes,
@@ -204,8 +252,9 @@ class Transaction(KVReader):
                      limit: int | None, sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:
         """`scan`'s pairs as lists of ``next(sizes)`` pairs each (the last may be shorter).
 
-        While this transaction has written nothing each list is one `read_range` of the
-        snapshot; the conflict span recorded is one span grown to the last key of each list
+        While this transaction has written nothing the lists are successive reads of one
+        `range_reader` of the snapshot (the LSM keeps its merged cursors between them); the
+        conflict span recorded is one span grown to the last key of each list
         handed out, the same span a lazy scan pulled that far records. Once the buffer holds
         writes the rest of the range is read through the merging scan (our writes win); so is
         a snapshot that pages through its scans itself (etcd: one request per page).
@@ -222,36 +271,41 @@ class Transaction(KVReader):
         self.kv_scans += 1
         tally = self._tally
         prefix = start[:PREFIX_LEN]
-        while True:
-            buffer = self._buffer
-            if buffer.entries or buffer.ranges:  # written since the last batch
-                yield from _sliced(self._scan(lo, hi, reverse, remaining, None), sizes)
-                return
-            want = next(sizes) if remaining is None else min(next(sizes), remaining)
-            batch = self._snapshot.read_range(lo, hi, reverse, want)
-            self.kv_keys_read += len(batch)
-            tally[prefix] = tally.get(prefix, 0) + len(batch)
-            if len(batch) < want or (remaining is not None and remaining == len(batch)):
+        reader = self._snapshot.range_reader(start, end, reverse)
+        try:
+            while True:
+                buffer = self._buffer
+                if buffer.entries or buffer.ranges:  # written since the last batch
+                    reader.close()
+                    yield from _sliced(self._scan(lo, hi, reverse, remaining, None), sizes)
+                    return
+                want = next(sizes) if remaining is None else min(next(sizes), remaining)
+                batch = reader.read(want)
+                self.kv_keys_read += len(batch)
+                tally[prefix] = tally.get(prefix, 0) + len(batch)
+                if len(batch) < want or (remaining is not None and remaining == len(batch)):
+                    if tracker is not None:
+                        if len(batch) < want:
+                            tracker.exhausted = True
+                        elif batch:
+                            tracker.last = batch[-1][0]
+                    if batch:
+                        yield batch
+                    return
+                last = batch[-1][0]
                 if tracker is not None:
-                    if len(batch) < want:
-                        tracker.exhausted = True
-                    elif batch:
-                        tracker.last = batch[-1][0]
-                if batch:
-                    yield batch
-                return
-            last = batch[-1][0]
-            if tracker is not None:
-                tracker.last = last
-            if remaining is not None:
-                remaining -= len(batch)
-            if reverse:
-                hi = last
-            else:
-                lo = last + b"\x00"  # the smallest key after ``last``
-            yield batch
-            if not self._active:  # the snapshot is closed once the transaction ends
-                self._check_active()
+                    tracker.last = last
+                if remaining is not None:
+                    remaining -= len(batch)
+                if reverse:
+                    hi = last
+                else:
+                    lo = last + b"\x00"  # the smallest key after ``last``
+                yield batch
+                if not self._active:  # the snapshot is closed once the transaction ends
+                    self._check_active()
+        finally:
+            reader.close()
 
     def _scan(
         self,
@@ -429,9 +483,11 @@ class Transaction(KVReader):
 
     def _finish(self) -> None:
         self._active = False
-        self._finalizer()
-        self._buffer = WriteBuffer(0)
-        self._reads = ReadSet()
+        self._manager._release_txn(self.txn_id, self._snapshot)
+        if self._buffer.write_count or self._buffer.byte_size:
+            self._buffer = WriteBuffer(0)  # the memory goes now, not when the object does
+        if len(self._reads):
+            self._reads = ReadSet()
 
     def _run_callbacks(self) -> None:
         callbacks, self._callbacks = self._callbacks, []

@@ -28,6 +28,19 @@ def test_batch_decode_equals_value_by_value(rows: list[dict[int, object]]) -> No
         assert all(_identical(decoded[k], v) for k, v in want.items())
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.integers(0, 1000), row_scalars, max_size=6), max_size=40))
+def test_batch_decode_without_text_differs_only_in_strings(rows: list[dict[int, object]]) -> None:
+    """``text=False`` (a scan reading no TEXT column) leaves each string as its UTF-8 bytes;
+    every other value -- bytes, numbers, ext types -- is what the full decode gives."""
+    datas = [encode_row_value(row) for row in rows]
+    for decoded, data in zip(decode_row_values(datas, text=False), datas):
+        want = decode_row_value(data)
+        assert decoded.keys() == want.keys()
+        for k, v in want.items():
+            assert _identical(decoded[k], v.encode() if type(v) is str else v)
+
+
 GOOD = encode_row_value({1: 2, 3: "x"})
 CORRUPT_BATCHES = [
     # one value holding two objects, the next truncated: the concatenation still parses

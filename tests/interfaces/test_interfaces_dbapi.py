@@ -475,3 +475,40 @@ def test_rowcount_stays_readable_after_close_as_in_sqlite3() -> None:
         cur.execute("SELECT 1")
     conn.close()
     oracle.close()
+
+
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_another_connections_schema_change_replans_cached_statements(tmp_path, autocommit) -> None:
+    """Prepared statements a connection repeats (the session's cached plans and fast reads)
+    follow a schema change another connection commits: a transaction that began before it
+    keeps the schema of its snapshot, the next one plans again, a dropped table is a
+    ProgrammingError naming it."""
+    path = str(tmp_path / "db")
+    a = sqlkv.connect(path, autocommit=autocommit)
+    b = sqlkv.connect(path, autocommit=True)
+    cur = a.cursor()
+    cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)")
+    cur.execute("INSERT INTO t VALUES (1, 'one'), (2, 'two')")
+    a.commit()
+    select, update = "SELECT * FROM t WHERE id = ?", "UPDATE t SET v = ? WHERE id = ?"
+    for _ in range(3):  # cached after the first: the next ones take the fast paths
+        assert cur.execute(select, (1,)).fetchall() == [(1, "one")]
+        cur.execute(update, ("uno", 2))
+        assert cur.rowcount == 1
+    if not autocommit:  # an open transaction: its snapshot's schema until it ends
+        b.execute("ALTER TABLE t ADD COLUMN w INT DEFAULT 7")
+        assert cur.execute(select, (1,)).fetchall() == [(1, "one")]
+        with pytest.raises(errors.OperationalError):  # it read the schema b changed: 40001
+            a.commit()
+    else:
+        b.execute("ALTER TABLE t ADD COLUMN w INT DEFAULT 7")
+    assert cur.execute(select, (1,)).fetchall() == [(1, "one", 7)]
+    assert [d[0] for d in cur.description] == ["id", "v", "w"]
+    cur.execute(update, ("dos", 2))
+    a.commit()
+    assert b.execute("SELECT v, w FROM t WHERE id = 2").fetchall() == [("dos", 7)]
+    b.execute("DROP TABLE t")
+    with pytest.raises(errors.ProgrammingError, match='relation "t" does not exist'):
+        cur.execute(select, (1,))
+    a.close()
+    b.close()

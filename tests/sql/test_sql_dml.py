@@ -228,3 +228,24 @@ def test_with_before_update_or_delete_is_refused_not_dropped(s):
         with pytest.raises(NotSupportedError, match="WITH before UPDATE/DELETE"):
             s.execute(sql)
     assert rows(s, "SELECT a FROM t ORDER BY a") == [(1,), (2,)]
+
+
+def test_update_casts_what_it_assigns_and_checks_the_whole_row(s):
+    """UPDATE casts only the columns it sets (the others are the stored row's, cast when
+    written), yet NOT NULL and CHECK still see the whole new row."""
+    s.execute("CREATE TABLE u (id INT PRIMARY KEY, code VARCHAR(3) NOT NULL, n NUMERIC(6, 2), "
+              "q SMALLINT, CHECK (q IS NULL OR q < 100 OR code = 'big'))")
+    s.execute("INSERT INTO u VALUES (1, 'abc', 1.5, 7), (2, 'big', 2, 200)")
+    s.execute("UPDATE u SET n = 3 WHERE id = 1")
+    s.execute("UPDATE u SET q = 150 WHERE id = 2")  # CHECK passes through the unassigned code
+    assert rows(s, "SELECT id, code, n, q FROM u ORDER BY id") == [(1, "abc", 3, 7), (2, "big", 2, 150)]
+    assert type(rows(s, "SELECT n FROM u WHERE id = 1")[0][0]).__name__ == "Decimal"
+    with pytest.raises(DataError):
+        s.execute("UPDATE u SET code = 'abcd' WHERE id = 1")  # the assigned value's width
+    with pytest.raises(DataError):
+        s.execute("UPDATE u SET q = 40000 WHERE id = 1")  # SMALLINT's range
+    with pytest.raises(IntegrityError, match="check constraint"):
+        s.execute("UPDATE u SET q = 150 WHERE id = 1")  # code is 'abc': the CHECK reads it
+    with pytest.raises(IntegrityError, match="not-null"):
+        s.execute("UPDATE u SET code = NULL WHERE id = 2")
+    assert rows(s, "SELECT id, code, n, q FROM u ORDER BY id") == [(1, "abc", 3, 7), (2, "big", 2, 150)]

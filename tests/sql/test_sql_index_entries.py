@@ -56,3 +56,16 @@ def test_encode_column_of_one_type_is_encode_key_per_value(column, descending):
             encode_column_keys(column, b"", descending)
     else:
         assert encode_column_keys(column, b"", descending) == expected
+
+
+def test_values_of_rows_are_encode_values_and_report_its_error():
+    from sqlkv.encoding.values import encode_values
+    from sqlkv.errors import DataError
+    from sqlkv.sql.ddl.index_entries import _values_of
+
+    rows = [(1, "a", None), (decimal.Decimal("2.5"), datetime.date(2024, 1, 2), b"\x00"), ()]
+    assert _values_of(iter(rows)) == [encode_values(list(row)) for row in rows]
+    with pytest.raises(DataError):  # what encode_values raises for a value it cannot store
+        encode_values([object()])
+    with pytest.raises(DataError):
+        _values_of([(1,), (object(),)])

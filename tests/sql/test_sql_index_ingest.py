@@ -4,6 +4,8 @@ during the backfill reach the index."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import os
 import signal
 import sqlite3
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
 
 import pytest
 
@@ -64,6 +67,8 @@ def _table_kvs(path):
 @pytest.fixture
 def small_runs(monkeypatch):
     monkeypatch.setattr(index_ingest, "RUN_ENTRIES", 700)  # several spilled runs to merge
+    monkeypatch.setattr(index_ingest, "_SPILL_CHUNK", 64)  # ... each of several lists
+    monkeypatch.setattr(index_ingest, "BATCH_ROWS", 256)  # several batches of table rows
 
 
 def _ingests(path) -> int:
@@ -97,6 +102,44 @@ def test_ingested_indexes_equal_transactional_ones(tmp_path, monkeypatch, small_
         assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
 
 
+def _bloom_bits_by_index(path, index_ids) -> dict[int, set[int]]:
+    """Per index id of table 100: the bloom filter sizes (in bits) of the tables holding it."""
+    core = _db(path).engine._core
+    out: dict[int, set[int]] = {}
+    for index_id in index_ids:
+        prefix = index_prefix(100, index_id)
+        for info in (info for level in core.version.levels for info in level):
+            if info.smallest.startswith(prefix) and info.largest.startswith(prefix):
+                reader = core.readers[info.number]
+                reader.load()
+                out.setdefault(index_id, set()).add(reader._bloom_nbits)
+    return out
+
+
+def test_only_a_unique_index_is_ingested_with_a_bloom_filter(tmp_path):
+    path = str(tmp_path / "db")
+    conn = _open(path)
+    _load(conn)
+    conn.execute("CREATE INDEX ix_k ON t (k)")  # index id 2
+    conn.execute("CREATE UNIQUE INDEX ux_kn ON t (k, name)")  # id 3 (k and name repeat; the pairs do not)
+    conn.execute("CREATE INDEX ix_st ON t (name) STORING (x)")  # id 4
+    bits = _bloom_bits_by_index(path, (2, 3, 4))
+    assert bits[2] == bits[4] == {0} and 0 not in bits[3], bits
+    oracle = sqlite3.connect(":memory:")
+    oracle.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, name TEXT, x FLOAT, flag BOOL)")
+    oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ROWS)
+    for q in ("SELECT id FROM t WHERE k = 5 ORDER BY id", "SELECT x FROM t WHERE name = 'name7' ORDER BY id",
+              "SELECT id FROM t WHERE k = 37 AND name = 'name7'", "SELECT id FROM t WHERE k = 37 AND name = 'name8'",
+              "SELECT id FROM t WHERE k = 74 AND id = 2", "SELECT id FROM t WHERE k = 73 AND id = 2"):
+        assert conn.execute(q).fetchall() == oracle.execute(q).fetchall(), q
+    # later writes: a duplicate is still refused by the unique index, updates move entries
+    with pytest.raises(IntegrityError, match="ux_kn"):
+        conn.execute("INSERT INTO t VALUES (5000, 37, 'name7', 1.0, true)")  # row 1's (k, name)
+    conn.execute("UPDATE t SET k = 1000 WHERE id = 7")
+    assert conn.execute("SELECT id FROM t WHERE k = 1000").fetchall() == [(7,)]
+    assert conn.execute("CHECK DATABASE").fetchall() == []
+
+
 ODD_TABLES = [
     # a DESC composite primary key: the entry's key ends with its bytes, cut from the row key
     ("CREATE TABLE t (a INT, b TEXT, k INT, s TEXT, x FLOAT, PRIMARY KEY (a DESC, b))",
@@ -123,21 +166,53 @@ def test_odd_keys_ingest_as_the_transactional_path_writes_them(tmp_path, monkeyp
     """Negative and large ints, NUL bytes in strings, -0.0, NULLs ascending and descending, a
     DESC composite primary key, STORING with a predicate: the ingested entries are the bytes
     the transactional backfill writes, and CHECK DATABASE finds every index whole."""
+    _same_kvs_both_ways(tmp_path, monkeypatch, create, insert, ODD_ROWS, ODD_INDEXES)
+
+
+def _same_kvs_both_ways(tmp_path, monkeypatch, create: str, insert: str, rows: list, indexes: list) -> None:
+    """Build ``indexes`` by ingestion and transactionally; the stored pairs are equal and
+    CHECK DATABASE finds every index whole."""
     contents = {}
     for mode in (True, False):
         monkeypatch.setattr(index_ingest, "ENABLED", mode)
         path = str(tmp_path / f"db{mode}")
         conn = _open(path)
         conn.execute(create)
-        conn.executemany(insert, ODD_ROWS)
+        conn.executemany(insert, rows)
         before = _ingests(path)
-        for sql in ODD_INDEXES:
+        for sql in indexes:
             conn.execute(sql)
-        assert _ingests(path) - before == (len(ODD_INDEXES) if mode else 0)
+        assert _ingests(path) - before == (len(indexes) if mode else 0)
         assert conn.execute("CHECK DATABASE").fetchall() == []
         contents[mode] = _table_kvs(path)
         conn.close()
     assert contents[True] == contents[False]
+
+
+TYPED_TABLE = ("CREATE TABLE t (id INT PRIMARY KEY, d DECIMAL, dt DATE, ts TIMESTAMP, u UUID, "
+               "s TEXT, f FLOAT, i INT, b BYTES)")
+TYPED_ROWS = [(n, decimal.Decimal(n * 37 % 101) / 8 if n % 7 else None, datetime.date(2000, 1, 1 + n % 28),
+               datetime.datetime(2020, 5, 1, n % 24, n % 60, 0, n), uuid.UUID(int=(n * 7919) % 1000),
+               f"é{n % 13}\x00€" if n % 5 else None, (n % 17) / 3 - 2, n % 9 - 4 if n % 11 else None,
+               bytes([n % 256, 0]) if n % 3 else None) for n in range(900)]
+TYPED_INDEXES = [
+    "CREATE INDEX y_d ON t (d)",  # columns read with the row's strings left undecoded (raw unpack)
+    "CREATE INDEX y_dt ON t (dt, i DESC)",
+    "CREATE INDEX y_ts ON t (ts DESC) STORING (u)",
+    "CREATE INDEX y_u ON t (u, f)",
+    "CREATE INDEX y_fs ON t (f) STORING (s)",  # a string read: the normal unpack
+    "CREATE INDEX y_b ON t (b, i)",
+    "CREATE INDEX y_s ON t (s)",
+    "CREATE UNIQUE INDEX y_uq ON t (u) STORING (s, d)",  # unique, batched: the value holds id, s, d
+    "CREATE UNIQUE INDEX y_ud ON t (i DESC, id)",  # NULLs in i: those rows' keys end with the id
+]
+
+
+def test_typed_columns_ingest_as_the_transactional_path_writes_them(tmp_path, monkeypatch, small_runs):
+    """Decimal, date, timestamp, UUID, float, bytes and text columns (non-ASCII text with NULs
+    beside the indexed columns): the ingested entries are the transactional path's bytes."""
+    _same_kvs_both_ways(tmp_path, monkeypatch, TYPED_TABLE, "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        TYPED_ROWS, TYPED_INDEXES)
 
 
 def _leftovers(path, index_id: int) -> list:
@@ -342,3 +417,44 @@ def test_a_build_overtaken_by_other_ddl_fails_and_leaves_nothing(tmp_path, monke
     conn.execute("CREATE INDEX ix_again ON t (k)")
     assert conn.execute("CHECK DATABASE").fetchall() == []
     assert conn.execute("SELECT count(*) FROM t WHERE k = 5").fetchall() == [(sum(1 for r in ROWS if r[1] == 5),)]
+
+
+class _Consumer:
+    """A manager whose ingest reads every pair (as the engine does) and keeps them."""
+
+    def __init__(self):
+        self.pairs = None
+
+    def ingest(self, pairs, start, end, point_reads):
+        self.pairs = list(pairs)
+        assert all(a < b for (a, _), (b, _) in zip(self.pairs, self.pairs[1:])), "not strictly ascending"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_repeated_keys_report_the_first_row_repeating_an_earlier_one(seed):
+    """`_ingest_checked` on sorted lists of ``(key, ordinal, value)``: without repeats every
+    pair is ingested; with them nothing is, and the reported ordinal is the smallest second
+    ordinal of any group of equal keys, wherever the lists are cut (a repeat across two
+    lists, inside one, several groups)."""
+    import random
+    from sqlkv.sql.ddl.index_ingest import _ingest_checked
+
+    class _Unique:
+        unique, storing_positions = True, []
+
+    rng = random.Random(seed)
+    n = rng.randrange(1, 400) if seed else 6
+    keys = [b"k%03d" % rng.randrange(n * 3 if seed % 2 else n // 2 + 1) for _ in range(n)]
+    if not seed:  # one repeat, across the cut between two lists
+        keys = [b"a", b"b", b"c", b"c", b"d", b"e"]
+    entries = sorted(((key, ordinal, b"v%d" % ordinal) for ordinal, key in enumerate(keys)))
+    cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randrange(0, 12)))) if seed else [3]
+    lists = [entries[a:b] for a, b in zip([0, *cuts], [*cuts, n])]
+    seconds = [entries[i][1] for i in range(1, n) if entries[i][0] == entries[i - 1][0]
+               and (i == 1 or entries[i - 2][0] != entries[i][0])]
+    manager = _Consumer()
+    got = _ingest_checked(manager, iter(lists), b"", b"\xff", _Unique(), False)
+    if seconds:
+        assert got == min(seconds)
+    else:
+        assert got is None and manager.pairs == [(key, value) for key, _o, value in entries]

@@ -11,6 +11,7 @@ from sqlkv.encoding.keys import index_prefix
 from sqlkv.errors import ProgrammingError, SerializationFailure
 from sqlkv.sql import Database, Session
 from sqlkv.sql.stmtstats import normalize
+from sqlkv.sql.parse import parse_statement
 from sqlkv.storage.kv import prefix_end
 
 TABLES = ["engine_stats", "latencies", "compactions", "statement_stats", "table_stats", "transactions",
@@ -456,11 +457,46 @@ def test_explain_analyze_subquery_lines_have_figures() -> None:
     assert "rows=4 " in sub[0]
 
 
+def test_normalize_a_command_the_tokenizer_keeps_whole() -> None:
+    """EXPLAIN and SHOW reach the tokenizer as a word and one string holding the rest: the rest
+    is normalized as a statement (its literals, not its last character, become ``?``)."""
+    assert normalize("EXPLAIN SELECT * FROM t WHERE id IN (1, 2, 3)") == "EXPLAIN SELECT * FROM t WHERE id IN (?, ...)"
+    assert normalize("EXPLAIN ANALYZE  SELECT 'a' FROM t") == "EXPLAIN ANALYZE SELECT ? FROM t"
+    assert normalize("SHOW COLUMNS FROM users") == "SHOW COLUMNS FROM users"
+    assert normalize("SHOW t") == "SHOW t"
+
+
 def test_normalize() -> None:
     assert normalize("SELECT * FROM t WHERE a = 'it''s'  AND b IN (1, 2.5, -3);") == \
         "SELECT * FROM t WHERE a = ? AND b IN (?, ...)"
     assert normalize("INSERT INTO t VALUES (1, x'ab')") == "INSERT INTO t VALUES (?, ...)"
     assert normalize("SELECT ? + 1") == "SELECT ? + ?"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM t WHERE a = 'it''s'  AND b IN (1, 2.5, -3);",
+    "  ;; INSERT INTO t VALUES (1, x'ab') ;",
+    "SELECT ? + 1 -- a comment 5\n",
+    "UPDATE t SET v = 'q' || 'x' WHERE id = -7",
+    "EXPLAIN SELECT count(*) FROM t WHERE id IN (1, 2, 3)",
+    "EXPLAIN ANALYZE SELECT a FROM t WHERE a = 'x'",
+    "SHOW COLUMNS FROM t",
+])
+def test_the_parser_normalizes_as_the_statistics_do(sql) -> None:
+    """The normalized text the parser makes from its tokens is `normalize` of the statement's
+    text, and the statistics entry the statement counts into is keyed by it."""
+    stmt = parse_statement(sql)
+    assert stmt.normalized == normalize(stmt.sql)
+    s = Session(Database.open(":memory:"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, a TEXT, b FLOAT, v TEXT)")
+    try:
+        result = s.execute(sql, (1,) if "?" in sql else ())
+        if result.columns is not None:
+            result.fetchall()  # a result's figures are recorded once its rows are read
+    except Exception:  # noqa: BLE001 - a failing statement is counted too
+        pass
+    statements = [r[0] for r in s.execute("SELECT statement FROM sqlkv_internal.statement_stats")]
+    assert stmt.normalized in statements
 
 
 def test_sqlkv_stats_command(tmp_path, capsys) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from sqlkv.storage import MemoryEngine, WriteBatch
 from sqlkv.storage.lsm import open_lsm
-from sqlkv.storage.metrics import Histogram
+from sqlkv.storage.metrics import Histogram, _bucket
 
 
 def _oracle_percentile(values: list[int], fraction: float) -> int:
@@ -158,3 +158,18 @@ def test_approximate_sizes_against_a_dict(tmp_path, kind: str) -> None:
                 assert (size == 0) == (true_bytes == 0)
     finally:
         engine.close()
+
+
+def test_record_counts_each_value_in_its_buckets_bucket() -> None:
+    """`Histogram.record` inlines `_bucket` (constants and all): every value lands where
+    `_bucket` says, including the edges of the exact range and of each power of two."""
+    rng = random.Random(5)
+    values = [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 1000, 2**40 - 1, 2**40, 2**62 + 3]
+    values += [rng.getrandbits(rng.randint(1, 62)) for _ in range(5000)]
+    hist = Histogram()
+    expected: dict[int, int] = {}
+    for value in values:
+        hist.record(value)
+        expected[_bucket(value)] = expected.get(_bucket(value), 0) + 1
+    assert {i: n for i, n in enumerate(hist.counts) if n} == expected
+    assert hist.count == len(values) and hist.total == sum(values) and hist.max == max(values)

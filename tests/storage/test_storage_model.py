@@ -89,6 +89,52 @@ class KVMachine(RuleBasedStateMachine):
         finally:
             snap.close()
 
+    @rule(prefix=st.sampled_from([b"a", b"b", b"c"]),
+          picks=st.lists(st.tuples(st.integers(0, 399), st.sampled_from(["put", "delete", "range"])),
+                         min_size=1, max_size=8))
+    def scatter(self, prefix, picks):
+        """A few updates, deletes and short range deletes spread over a `bulk` prefix: after a
+        flush the big source and these few small ones are what a merged scan walks."""
+        ops = []
+        for i, kind in picks:
+            key = prefix + b"%04d" % i
+            if kind == "put":
+                ops.append(("put", key, b"u%d" % i))
+            elif kind == "delete":
+                ops.append(("delete", key))
+            else:
+                ops.append(("range", key, prefix + b"%04d" % (i + 3)))
+        self.write(ops)
+
+    @rule(start=key_st, end=st.none() | key_st, reverse=st.booleans(),
+          sizes=st.lists(st.integers(1, 70), min_size=1, max_size=6), old=st.booleans())
+    def read_in_batches(self, start, end, reverse, sizes, old):
+        """Successive reads of one `range_reader` (the LSM keeps its merged cursors between
+        them) give the model's pairs in order, a short read only at the end -- also on an
+        older snapshot, while writes land between the reads."""
+        if old and self.snapshots:
+            snap, model, owned = self.snapshots[0][0], self.snapshots[0][1], False
+        else:
+            snap, model, owned = self.engine.snapshot(), dict(self.model), True
+        try:
+            reader = snap.range_reader(start, end, reverse)
+            got: list = []
+            for i, size in enumerate(sizes * 40):
+                batch = reader.read(size)
+                got += batch
+                if len(batch) < size:
+                    break
+                if i == 1:  # a write the open reader must not see
+                    self.write([("put", start + b"\x00", b"late"), ("delete", start)])
+            else:
+                got += reader.read()
+            reader.close()
+            assert reader.read(5) == []
+            assert got == model_scan(model, start, end, reverse, None)
+        finally:
+            if owned:
+                snap.close()
+
     @precondition(lambda self: len(self.snapshots) < 3)
     @rule()
     def take_snapshot(self):

@@ -173,9 +173,7 @@ def _write_rows(engine, rows: dict[bytes, bytes | None]) -> None:
 
 def test_a_database_of_format_1_tables_opens_reads_and_compacts(tmp_path, monkeypatch):
     path = str(tmp_path)
-    defaults = builder_module.TableBuilder.__init__.__defaults__
-    old_builder = (defaults[0], 1, *defaults[2:])  # block_size, format_version, ...
-    monkeypatch.setattr(builder_module.TableBuilder.__init__, "__defaults__", old_builder)
+    monkeypatch.setitem(builder_module.TableBuilder.__init__.__kwdefaults__, "format_version", 1)
     engine = open_lsm(path, background_processes=False)
     expected: dict[bytes, bytes | None] = {}
     for round_ in range(3):
@@ -185,7 +183,7 @@ def test_a_database_of_format_1_tables_opens_reads_and_compacts(tmp_path, monkey
         expected.update(rows)
         engine.flush()
     engine.close()
-    monkeypatch.setattr(builder_module.TableBuilder.__init__, "__defaults__", defaults)
+    monkeypatch.setitem(builder_module.TableBuilder.__init__.__kwdefaults__, "format_version", 2)
     tables = [os.path.join(path, f) for f in os.listdir(path) if f.endswith(".sst")]
     assert tables and all(_format_of(t) == 1 for t in tables)
 

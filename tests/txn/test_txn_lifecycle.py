@@ -140,6 +140,40 @@ def test_abandoned_transaction_is_released_when_collected(mem_engine, mem_manage
     assert mem_engine.stats()["open_snapshots"] == 0
 
 
+def test_abandoned_read_only_transaction_is_released_when_collected(mem_engine, mem_manager) -> None:
+    txn = mem_manager.begin(read_only=True)
+    txn.get(b"x")
+    assert mem_manager.stats()["active_read_only"] == 1
+    assert mem_engine.stats()["open_snapshots"] == 1
+    del txn
+    gc.collect()
+    assert mem_manager.stats()["active"] == 0
+    assert mem_engine.stats()["open_snapshots"] == 0
+
+
+def test_a_read_only_transaction_is_listed_until_it_ends(mem_engine, mem_manager) -> None:
+    """Registered once, after its snapshot: listed with that snapshot, gone at commit; its end
+    leaves the conflict log to the read-write transaction that still needs it."""
+    old = mem_manager.begin()
+    old.get(b"x")
+    writer = mem_manager.begin()
+    writer.put(b"x", b"1")
+    writer.commit()
+    reader = mem_manager.begin(read_only=True)
+    listed = {t["txn_id"]: t for t in mem_manager.active_transactions()}
+    assert listed[reader.txn_id]["read_only"] is True
+    assert listed[reader.txn_id]["snapshot_seq"] == reader.snapshot_seq == writer.commit_seq
+    assert reader.get(b"x") == b"1"
+    reader.commit()
+    assert reader.txn_id not in {t["txn_id"] for t in mem_manager.active_transactions()}
+    assert mem_manager.stats()["conflict_log_entries"] == 1  # old can still conflict with it
+    old.put(b"y", b"2")
+    with pytest.raises(SerializationFailure):
+        old.commit()
+    assert mem_manager.stats()["conflict_log_entries"] == 0
+    assert mem_engine.stats()["open_snapshots"] == 0
+
+
 def test_writes_around_the_manager_restart_concurrent_transactions(mem_engine, mem_manager) -> None:
     txn = mem_manager.begin()
     assert txn.get(b"a") is None

@@ -5,7 +5,8 @@ one `encode_key` call walking them, the key and value concatenated. Here, when e
 the index is *distinct* by construction -- a non-unique index, whose key ends with the row's
 primary key, on a single-family table -- a batch of the scan's pairs (`BATCH_ROWS`) becomes
 columns at once (`column_batches`: only the indexed and stored columns, read from the
-batch's unpacked values without building rows when no predicate needs them), each indexed
+batch's unpacked values without building rows when no predicate needs them; when none of them
+is a string column the values are unpacked with strings left undecoded), each indexed
 column is encoded down the batch (`key_columns.encode_column_keys`), and each key is one C-level join of the
 prefix, the encoded columns and the primary key's bytes cut verbatim from the row's key
 (keys.md: an entry's primary key suffix is the primary key's encoding, same directions).
@@ -19,13 +20,20 @@ row-at-a-time entries (index_ingest.py reports a unique violation from the ordin
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import repeat
+import struct
+from itertools import compress, repeat
+from operator import is_
+
+import msgpack
 
 from sqlkv.encoding.key_columns import encode_column_keys
-from sqlkv.encoding.values import decode_row_values, encode_values
-from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.encoding.values import _from_ext, _packer, decode_row_values, encode_values
+from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
-BATCH_ROWS = 1_024  # table pairs read and decoded at once
+# Column kinds whose values are never msgpack strings (ints, floats, bools, ext types): a batch
+# whose read columns are all of these may be unpacked with strings left as bytes (`_maps_raw`).
+_NO_STRING_KINDS = frozenset({"INT", "FLOAT", "BOOL", "DECIMAL", "DATE", "TIMESTAMP", "TIME", "INTERVAL", "UUID"})
+BATCH_ROWS = 4_096  # table pairs read and decoded at once (fewer: the per-read and per-call setup shows)
 
 
 def distinct_entries(codec, ic: IndexCodec) -> bool:
@@ -33,6 +41,13 @@ def distinct_entries(codec, ic: IndexCodec) -> bool:
     ends with the table's whole primary key, on a single-family table (one pair per row,
     whose key is prefix + primary key + family 0)."""
     return codec.single_family and not codec.exploded and not ic.unique and ic.pk_bytes_in_key
+
+
+def unique_entries(codec, ic: IndexCodec) -> bool:
+    """Whether a unique index's entries can be built a batch at a time (`unique_batch`): no
+    predicate (every row has an entry, so a row's ordinal is its place in the scan), on a
+    single-family table."""
+    return codec.single_family and not codec.exploded and ic.unique and ic.predicate is None
 
 
 def needed_positions(ic: IndexCodec, pk_from_key: bool) -> set[int]:
@@ -52,15 +67,19 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
     value (none in the key, none computed), no row is built: each column is read from the
     batch's unpacked maps by one C-level ``map``."""
     start, cut = len(codec.prefix), -len(codec.fam0_suffix)
-    wanted = [*ic.key_positions, *ic.storing_positions]
+    # a unique entry's value holds the primary key columns the key lacks
+    wanted = [*ic.key_positions, *ic.storing_positions, *(ic.extra_pk_positions if ic.unique else ())]
     stored = {p: cid for cid, p in codec.stored_columns}
     if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
+        columns_ = codec.table.columns
+        raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in wanted)
         for pairs in batches:
-            maps = decode_row_values([value for _key, value in pairs])
+            values = [value for _key, value in pairs]
+            maps = (_maps_raw(values) if raw else None) or decode_row_values(values)
             columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
             yield columns, [key[start:cut] for key, _value in pairs]
         return
-    decode = codec.decoder(needed_positions(ic, True)).batch
+    decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
     for pairs in batches:
         rows = decode(pairs)
         pks = [key[start:cut] for key, _value in pairs]
@@ -69,6 +88,24 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
             rows, pks = [rows[i] for i in kept], [pks[i] for i in kept]
         transposed = list(zip(*rows))
         yield {p: transposed[p] if rows else () for p in wanted}, pks
+
+
+def _maps_raw(values: list[bytes]) -> list[dict] | None:
+    """`decode_row_values` of a batch, but with strings left as UTF-8 bytes (a third cheaper:
+    the other columns' text is not decoded) -- for a caller that reads no string column. None
+    on anything short of one map per value (the caller then decodes normally, which names a
+    corrupt value)."""
+    try:
+        rows = msgpack.unpackb(_ARRAY32.pack(0xDD, len(values)) + b"".join(values), ext_hook=_from_ext,
+                               raw=True, strict_map_key=False)
+    except Exception:  # noqa: BLE001 -- decode_row_values reports it
+        return None
+    if type(rows) is not list or len(rows) != len(values) or (rows and set(map(type, rows)) != {dict}):
+        return None
+    return rows
+
+
+_ARRAY32 = struct.Struct(">BI")  # msgpack's array 32 header: 0xdd, then the element count
 
 
 def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes]
@@ -81,4 +118,38 @@ def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes
     if not ic.storing_positions:
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
-    return keys, [encode_values(list(values)) for values in zip(*stored)]
+    return keys, _values_of(zip(*stored))
+
+
+def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes], first: int
+                 ) -> list[tuple[bytes, int, bytes]]:
+    """``(key, ordinal, value)`` of a unique index's entries for a batch (`column_batches`)
+    whose first row is row number ``first`` of the scan: `IndexCodec.entry`'s bytes. A row
+    with no NULL among its indexed values gets the unique form (the key is the indexed
+    values alone, the value the primary key columns the key lacks and the stored ones); a
+    row with a NULL gets `IndexCodec.entry` itself (the key then ends with the primary key,
+    so it repeats nothing)."""
+    n = len(pks)
+    key_columns = [columns[p] for p in ic.key_positions]
+    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))
+    encoded = [encode_column_keys(column, b"", d) for column, d in zip(key_columns, desc)]
+    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded)))
+    in_value = [columns[p] for p in (*ic.extra_pk_positions, *ic.storing_positions)]
+    values = _values_of(zip(*in_value)) if in_value else [EMPTY_LIST] * n
+    with_null: set[int] = set()
+    for column in key_columns:
+        if None in column:
+            with_null.update(compress(range(n), map(is_, column, repeat(None))))
+    for i in with_null:
+        keys[i], values[i], _conditional = ic.entry({p: column[i] for p, column in columns.items()}, pks[i])
+    return list(zip(keys, range(first, first + n), values))
+
+
+def _values_of(rows: Iterable[tuple]) -> list[bytes]:
+    """`encode_values` of each of ``rows`` (tuples of stored values), by the packer's own C
+    method mapped over them; should it fail, `encode_values` row by row raises its error."""
+    rows = list(rows)
+    try:
+        return list(map(_packer(), rows))
+    except Exception:  # noqa: BLE001 -- re-raised as encode_values reports it
+        return [encode_values(row) for row in rows]

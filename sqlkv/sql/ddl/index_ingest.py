@@ -20,10 +20,11 @@ statement walks these steps, each in a transaction of its own:
    have its stale entry ingested on top of the deletion's. Blocking writers of that one table
    for the backfill's length is the price; readers, and writers of other tables, go on.
 3. **Build** the entries from a scan at that snapshot, sorted in runs of `RUN_ENTRIES` (spilled
-   to anonymous temporary files past the first: nothing is left after a crash) and merged
-   (`sorted_entries`); equal adjacent keys are a unique violation, reported as the transactional path reports it (the first row, in primary
+   to anonymous temporary files past the first: nothing is left after a crash) and merged a
+   list at a time (exec/merge_lists.py); equal adjacent keys are a unique violation, reported as the transactional path reports it (the first row, in primary
    key order, that repeats an earlier row's key), and nothing is ingested.
-4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST).
+4. **Ingest** the merged stream (`TxnManager.ingest`: one commit, atomic via the MANIFEST);
+   a non-unique index's tables get no bloom filter (`_ingest_checked`).
 5. **Publish** (committed): the descriptor gains the index, the marker goes.
 
 A failure after step 1 removes the id's key range and the marker (`_abandon`). A crash leaves
@@ -35,10 +36,10 @@ transactional backfill.
 
 from __future__ import annotations
 
-import heapq
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain, islice, repeat
+from operator import eq, itemgetter
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -47,9 +48,11 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix, table_prefix
 from sqlkv.errors import DuplicateTable, SerializationFailure, UndefinedTable
 from sqlkv.sql.context import ExecContext
-from sqlkv.sql.exec.spill import read_chunks, spill_run
+from sqlkv.sql.exec.merge_lists import merged_lists
+from sqlkv.sql.exec.spill import read_lists, spill_run
 from sqlkv.sql.rowstore.codec import codec_for
-from sqlkv.sql.ddl.index_entries import BATCH_ROWS, column_batches, distinct_batch, distinct_entries
+from sqlkv.sql.ddl.index_entries import (BATCH_ROWS, column_batches, distinct_batch, distinct_entries,
+                                         unique_batch, unique_entries)
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
 from sqlkv.storage.kv import Engine, PairColumns, prefix_end
 
@@ -149,12 +152,17 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
             if codec.single_family:  # one pair per row: read a batch of them at a time
                 batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
                                                           None, repeat(BATCH_ROWS)), wrap)
-                rows = column_batches(codec, ic, batches) if distinct else _rows_with_pk(codec, ic, batches)
+                if distinct:
+                    chunks = _distinct_chunks(column_batches(codec, ic, batches), ic)
+                elif unique_entries(codec, ic):
+                    chunks = _unique_chunks(column_batches(codec, ic, batches), ic)
+                else:
+                    chunks = _entry_chunks(_rows_with_pk(codec, ic, batches), ic)
             else:
                 pairs = wrap(snap.scan(codec.prefix, prefix_end(codec.prefix)), label="rows")
-                rows = ((row, None) for row in codec.decode_rows(pairs))
-            runs = _sorted_runs(rows, ic, ctx, distinct)
-            merged = runs[0] if len(runs) == 1 else heapq.merge(*runs)
+                chunks = _entry_chunks(((row, None) for row in codec.decode_rows(pairs)), ic)
+            runs = _sorted_runs(chunks, ctx)
+            merged = merged_lists(runs, _ENTRY_ORDER if not distinct or ic.storing_positions else None)
             duplicate = _ingest_checked(manager, merged, start, prefix_end(start), ic, distinct)
         if duplicate is not None:
 
@@ -198,22 +206,43 @@ def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes
         yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
 
 
-def _sorted_runs(rows, ic: IndexCodec, ctx: ExecContext, distinct: bool) -> list[Iterator]:
-    """The index entries as sorted runs of ``(key, ordinal, value)`` (ordinal: the row's place
-    in primary key order), or of `_distinct_chunks`' items when ``distinct``. Runs but the
-    last are spilled, so memory holds one run."""
+def _sorted_runs(chunks: Iterator[list], ctx: ExecContext) -> list[Iterator[tuple]]:
+    """The index entries (lists of them) as sorted runs of ``(key, ordinal, value)``
+    (ordinal: the row's place in primary key order), or of `_distinct_chunks`' items; each run an
+    iterator of sorted tuples of `_SPILL_CHUNK` entries. Runs but the last are spilled, so
+    memory holds one run."""
     runs: list[Iterator] = []
-    run: list = []
-    for chunk in _distinct_chunks(rows, ic) if distinct else _entry_chunks(rows, ic):
+    # The run is gathered as tuples, which the garbage collector stops tracking once it has
+    # seen they hold only bytes (or untracked tuples): a full collection during the build then
+    # does not walk every entry gathered so far, as it walks a list's.
+    parts: list[tuple] = []
+    gathered = 0
+    for chunk in chunks:
         ctx.check_cancelled()  # Ctrl-C stops a long build (the build is then abandoned)
-        run += chunk
-        if len(run) >= RUN_ENTRIES:
-            run.sort()
-            runs.append(read_chunks(spill_run(run, _SPILL_CHUNK, "CREATE INDEX")))
-            run = []
-    run.sort()
-    runs.append(iter(run))
+        parts.append(tuple(chunk))
+        gathered += len(chunk)
+        if gathered >= RUN_ENTRIES:
+            runs.append(read_lists(spill_run(_sorted(parts), _SPILL_CHUNK, "CREATE INDEX")))
+            parts, gathered = [], 0
+    run = _sorted(parts)
+    runs.append(run[at:at + _SPILL_CHUNK] for at in range(0, len(run), _SPILL_CHUNK))
     return runs
+
+
+def _sorted(parts: list[tuple]) -> tuple:
+    """The gathered entries sorted, as a tuple (untracked by the collector, like ``parts``:
+    a run of 200,000 held as a list would be walked by every collection while it lives).
+    Entries that are tuples sort on their key alone (`_ENTRY_ORDER`)."""
+    run = list(chain.from_iterable(parts))
+    parts.clear()
+    run.sort(key=_ENTRY_ORDER if run and type(run[0]) is tuple else None)
+    return tuple(run)
+
+
+# Tuples sort on their key: a C-level sort of the keys, not tuple comparisons. Equal keys (a
+# unique violation) keep their gathering order, which is their ordinals' (the runs are
+# gathered in primary key order), so the order is the tuples' own.
+_ENTRY_ORDER = itemgetter(0)
 
 
 def _entry_chunks(rows, ic: IndexCodec) -> Iterator[list[tuple]]:
@@ -237,51 +266,72 @@ def _distinct_chunks(batches, ic: IndexCodec) -> Iterator[list]:
         yield keys if values is None else list(zip(keys, values))
 
 
+def _unique_chunks(batches, ic: IndexCodec) -> Iterator[list[tuple]]:
+    """A unique index's ``(key, ordinal, value)`` entries, a list per batch of rows
+    (index_entries.py `unique_batch`; every row has one: no predicate)."""
+    first = 0
+    for columns, pks in batches:
+        yield unique_batch(ic, columns, pks, first)
+        first += len(pks)
+
+
 class _Duplicate(Exception):
     pass
 
 
-def _ingest_checked(manager, merged: Iterator, start: bytes, end: bytes, ic: IndexCodec,
+_KEY, _VALUE = itemgetter(0), itemgetter(2)  # of an ``(key, ordinal, value)`` entry
+
+
+def _ingest_checked(manager, merged: Iterator[Sequence], start: bytes, end: bytes, ic: IndexCodec,
                     distinct: bool) -> int | None:
-    """Ingest the merged entries; on equal adjacent keys ingest nothing and return the ordinal
+    """Ingest the merged entries (sorted lists or tuples of them); on equal adjacent keys ingest nothing and return the ordinal
     of the row the transactional backfill would have reported (the smallest second ordinal of
     any group of equal keys: the first row in primary key order repeating an earlier key).
-    Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key."""
-    if distinct:
-        manager.ingest(merged if ic.storing_positions else _key_columns(merged), start, end)
-        return None
-    first_dup: list[int] = []
+    Distinct entries (keys alone get the values' `EMPTY_LIST`) cannot repeat a key.
 
-    def pairs() -> Iterator[tuple[bytes, bytes]]:
+    Only a unique index's entries are read by exact key (``put_if_absent`` of the next row
+    with the same values); a non-unique index's end with the primary key and are found by
+    range scans, so their tables get no bloom filter (``point_reads``)."""
+    point_reads = ic.unique
+    if distinct:
+        manager.ingest(_pair_columns(merged, bool(ic.storing_positions)), start, end, point_reads)
+        return None
+    failed: list = []  # the list holding the first repeated key, and the key before it
+
+    def columns() -> Iterator[tuple[list[bytes], list[bytes]]]:
         prev = None
-        for key, ordinal, value in merged:
-            if key == prev:
-                first_dup.append(ordinal)
+        for chunk in merged:
+            keys = list(map(_KEY, chunk))
+            if keys[0] == prev or any(map(eq, keys, keys[1:])):
+                failed[:] = [chunk, prev]
                 raise _Duplicate
-            prev = key
-            yield key, value
+            prev = keys[-1]
+            yield keys, list(map(_VALUE, chunk))
 
     try:
-        manager.ingest(pairs(), start, end)
+        manager.ingest(PairColumns(columns()), start, end, point_reads)
         return None
     except _Duplicate:
         pass
-    # finish the pass to find the reported row (the error path only)
-    best = first_dup[0]
-    prev, seen_second = None, True
-    for key, ordinal, _value in merged:
+    # finish the pass to find the reported row (the error path only); the lists before the
+    # failed one repeat no key, but its first key may repeat the last one before it
+    chunk, prev = failed
+    best, seen_second = None, False
+    for key, ordinal, _value in chain(chunk, chain.from_iterable(merged)):
         if key != prev:
             prev, seen_second = key, False
         elif not seen_second:
             seen_second = True
-            best = min(best, ordinal)
+            best = ordinal if best is None else min(best, ordinal)
     return best
 
 
-def _key_columns(keys: Iterator[bytes]) -> PairColumns:
-    """Keys whose values are all `EMPTY_LIST`, handed to the engine a list at a time."""
-    chunks = iter(lambda: list(islice(keys, _SPILL_CHUNK)), [])
-    return PairColumns((chunk, [EMPTY_LIST] * len(chunk)) for chunk in chunks)
+def _pair_columns(merged: Iterator[Sequence], storing: bool) -> PairColumns:
+    """Distinct entries' sorted sequences for the engine: of ``(key, value)`` pairs when the
+    index stores columns, else of keys, whose values are all `EMPTY_LIST`."""
+    if storing:
+        return PairColumns(tuple(zip(*chunk)) for chunk in merged)  # type: ignore[misc]
+    return PairColumns((keys, [EMPTY_LIST] * len(keys)) for keys in merged)
 
 
 def _row_at(codec, snap, ic: IndexCodec, ordinal: int) -> tuple:

@@ -5,8 +5,10 @@ Run the normal way, each execution stacks five generators (the result's, the tim
 wrapper, the error guard, the projection, the scan) and a streaming result with its callbacks.
 `compile_index_read` recognises such plans when they are cached and gives the session a
 function that runs the scan itself and returns the (few) rows as a list: for a primary key,
-encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality or a
-range on an index, read its entries at once and fetch their rows with one ``get_many``; for
+encode the key, get, decode, pick the columns (`IndexScan.point_get`); for an equality on
+every column of a non-unique index, encode the values, read the entries under them by one
+short prefix read and fetch their rows (`IndexScan.equality_rows`); for another equality or
+a range on an index, read its entries at once and fetch their rows with one ``get_many``; for
 ``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`). A LIMIT/OFFSET above cuts the
 list; ``ORDER BY k LIMIT n`` on an indexed column is a whole-index scan the planner limited to
 n rows, read the same way.
@@ -57,7 +59,9 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
         return None
     if scan.point_gettable:
         return _primary_get(scan, picks)
-    return _reader(scan, picks)
+    if scan.equality_readable:
+        return _reader(scan.equality_rows, picks)
+    return _reader(scan.ready_rows, picks)
 
 
 def _bounds_on_constants(scan: IndexScan) -> bool:
@@ -102,8 +106,8 @@ def _limited(limit: Limit, read: IndexRead) -> IndexRead:
     return limited
 
 
-def _reader(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
-    ready_rows = scan.ready_rows
+def _reader(ready_rows: Callable[[ExecContext, int], list[tuple] | None],
+            picks: list[Callable[[tuple], object]] | None) -> IndexRead:
     most = MAX_READY_ROWS
 
     def read(ctx: ExecContext) -> list[tuple] | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.hash_spill import HASH_JOIN_MEMORY_ROWS, grace_join, none
-from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, counted, counted_flat
+from sqlkv.sql.exec.operator import CANCEL_CHECK_ROWS, Operator, chunked, counted, counted_flat
 
 RowFn = Callable[[tuple], Any]
 Pred = Callable[[tuple], bool]
@@ -226,6 +226,7 @@ class HashJoin(JoinBase):
 
 
 LOOKUP_BATCH = 256  # outer rows of a lookup join whose lookups are read together
+SECOND_LOOKUP_BATCH = 16  # ... in the batch after the first outer row's
 
 
 class LookupJoin(JoinBase):
@@ -248,8 +249,16 @@ class LookupJoin(JoinBase):
         return [self.access.lookup_op]
 
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
-        # Outer rows are looked up in batches (their inner rows read by one get_many), the
-        # batches growing from 1 to LOOKUP_BATCH so a LIMIT that stops early reads little ahead.
+        for joined in self.batches(ctx):
+            yield from joined
+
+    def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
+        """The joined rows of each batch of outer rows, as one list (split where a key's many
+        rows stream)."""
+        # Outer rows are looked up in batches (their inner rows read by one get_many): the
+        # first outer row alone, so LIMIT 1 or EXISTS reads no more, then the batches grow from
+        # SECOND_LOOKUP_BATCH to LOOKUP_BATCH (a query asking for a few customers' orders
+        # reads them in two batches, not four, while a LIMIT stopping early reads little ahead).
         batch: list[tuple] = []
         size = 1
         for lrow in counted(self.left, ctx):
@@ -258,29 +267,52 @@ class LookupJoin(JoinBase):
                 yield from self._joined(ctx, batch)
                 ctx.check_cancelled()  # each batch is KV reads: check once per batch
                 batch = []
-                size = min(size * 2, LOOKUP_BATCH)
+                size = SECOND_LOOKUP_BATCH if size == 1 else min(size * 2, LOOKUP_BATCH)
         if batch:
             yield from self._joined(ctx, batch)
 
-    def _joined(self, ctx: ExecContext, lrows: list[tuple]) -> Iterator[tuple]:
-        """The joined rows of a batch of outer rows, in their order."""
-        keep_left = self.kind == "left"
-        rfilter = self.right_filter
-        residual = self.residual
+    def _joined(self, ctx: ExecContext, lrows: list[tuple]) -> Iterator[list[tuple]]:
+        """The joined rows of a batch of outer rows, in their order: one list, but the rows
+        of a key with more matches than a batch holds (`IndexLookup.lookup_many` streams
+        them) are handed on in chunks as they come."""
         keys = [_key(self.left_keys, lrow) for lrow in lrows]
         found = iter(self.access.lookup_many(ctx, [key for key in keys if key is not None]))
+        keep_left = self.kind == "left"
+        out: list[tuple] = []
         for lrow, key in zip(lrows, keys):
-            matched = False
-            for rrow in next(found) if key is not None else ():
-                if rfilter is not None and not rfilter(rrow):
-                    continue
-                row = lrow + tuple(rrow)
-                if residual is not None and not residual(row):
-                    continue
-                matched = True
-                yield row
+            inner = next(found) if key is not None else ()
+            if type(inner) is list or type(inner) is tuple:
+                matched = self._join_to(out, lrow, inner)
+            else:
+                if out:
+                    yield out
+                    out = []
+                matched = False
+                for part in chunked(inner):
+                    joined: list[tuple] = []
+                    if self._join_to(joined, lrow, part):
+                        matched = True
+                        yield joined
             if keep_left and not matched:
-                yield lrow + self.right_nulls
+                out.append(lrow + self.right_nulls)
+        if out:
+            yield out
+
+    def _join_to(self, out: list[tuple], lrow: tuple, inner: Iterable[tuple]) -> bool:
+        """Append ``lrow`` joined with each of its ``inner`` rows that pass the filters to
+        ``out``; whether any did."""
+        rfilter = self.right_filter
+        residual = self.residual
+        matched = False
+        for rrow in inner:
+            if rfilter is not None and not rfilter(rrow):
+                continue
+            row = lrow + tuple(rrow)
+            if residual is not None and not residual(row):
+                continue
+            matched = True
+            out.append(row)
+        return matched
 
     def describe(self) -> str:
         target = self.access.describe()

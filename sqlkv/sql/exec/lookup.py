@@ -2,9 +2,9 @@
 join (``FROM c JOIN o ON o.cid = c.id`` looks each ``c.id`` up in ``o``'s index on ``cid``).
 
 `lookup` streams one key's rows; `lookup_many` serves a batch of outer rows at once: the keys'
-index entries (one ``get_many`` for a unique index, a ``read_range`` per key otherwise), then
-all their rows by primary key in one ``get_many``. KV requests are counted for EXPLAIN ANALYZE
-as `IndexScan` counts its own.
+index entries (one ``get_many`` for a unique index, else one ``read_prefixes``: a short prefix
+read per key against one read state), then all their rows by primary key in one ``get_many``.
+KV requests are counted for EXPLAIN ANALYZE as `IndexScan` counts its own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import fetched_rows, reader_for, row_prefixes
+from sqlkv.sql.exec.scan import fetch_rows, fetched_rows, pk_suffix_prefixes, reader_for, row_prefixes
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
@@ -41,6 +41,10 @@ class IndexLookup(Operator):
         self.desc = list(index.descending[: len(order)])
         self.full = len(order) == len(index.column_ids) and (self.primary or index.unique)
         self.decoder = self.codec.decoder(None)
+        # every index column looked up on a non-unique index: an entry's key is the looked-up
+        # prefix followed by the row's primary key (`scan.pk_suffix_prefixes`)
+        self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
+                                and len(order) == len(index.column_ids))
 
     def _base(self, key: tuple) -> bytes | None:
         """The encoded index prefix of ``key``; None when no row can match it."""
@@ -71,9 +75,9 @@ class IndexLookup(Operator):
             per_key = [[] if base is None or entries[base] is None
                        else list(row_prefixes(self.codec, self.icodec, [(base, entries[base])])) for base in bases]
         else:
-            per_key = [[] if base is None else self._entry_prefixes(reader, base) for base in bases]
-        rows = self.codec.fetch_many(reader, [p for prefixes in per_key if prefixes for p in prefixes],
-                                     self.decoder)
+            per_key = self._entry_prefixes(reader, bases)
+        rows = fetch_rows(self.codec, self.decoder, reader,
+                          [p for prefixes in per_key if prefixes for p in prefixes])
         out: list[Iterable[tuple]] = []
         at = 0
         for key, prefixes in zip(keys, per_key):
@@ -84,13 +88,29 @@ class IndexLookup(Operator):
             at += len(prefixes)
         return out
 
-    def _entry_prefixes(self, reader, base: bytes) -> list[bytes] | None:
-        """The row prefixes of the index entries under ``base``; None when there are more than
-        `LOOKUP_KEY_ROWS` (the caller streams that key's rows)."""
-        pairs = reader.read_range(base, prefix_end(base), False, LOOKUP_KEY_ROWS + 1)
-        if len(pairs) > LOOKUP_KEY_ROWS:
-            return None
-        return list(row_prefixes(self.codec, self.icodec, pairs))  # type: ignore[arg-type]
+    def _entry_prefixes(self, reader, bases: list[bytes | None]) -> list[list[bytes] | None]:
+        """For each of ``bases`` the row prefixes of the index entries under it (none for a
+        None base: no row matches), the entries of the whole batch read by one call of short
+        prefix reads; None for a base with more than `LOOKUP_KEY_ROWS` entries (the caller
+        streams that key's rows)."""
+        distinct = sorted({base for base in bases if base is not None})
+        found = dict(zip(distinct, reader.read_prefixes([(base, prefix_end(base)) for base in distinct],
+                                                        LOOKUP_KEY_ROWS)))
+        codec, ic = self.codec, self.icodec
+        assert ic is not None
+        out: list[list[bytes] | None] = []
+        for base in bases:
+            if base is None:
+                out.append([])
+                continue
+            pairs = found[base]
+            if pairs is None:
+                out.append(None)
+            elif self.pk_after_prefix:
+                out.append(pk_suffix_prefixes(codec, ic, len(base), pairs))
+            else:
+                out.append(list(row_prefixes(codec, ic, pairs)))
+        return out
 
     def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:
         base = self._base(key)

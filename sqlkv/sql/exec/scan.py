@@ -79,6 +79,20 @@ class _Counter:
             self.st.kv_keys_read += len(pairs)
         return pairs
 
+    def read_prefix(self, txn, start: bytes, end: bytes | None, most: int):
+        pairs = txn.read_prefix(start, end, most)
+        if self.st is not None:
+            self.st.kv_scans += 1
+            self.st.kv_keys_read += len(pairs) if pairs is not None else most + 1
+        return pairs
+
+    def read_prefixes(self, txn, spans: list[tuple[bytes, bytes]], most: int):
+        found = txn.read_prefixes(spans, most)
+        if self.st is not None:
+            self.st.kv_scans += len(spans)
+            self.st.kv_keys_read += sum(most + 1 if pairs is None else len(pairs) for pairs in found)
+        return found
+
     def get_many(self, txn, keys: list[bytes]):
         values = txn.get_many(keys)
         if self.st is not None:
@@ -100,6 +114,12 @@ class _CountingReader:
 
     def read_range(self, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
         return self.counter.read_range(self.txn, start, end, reverse, limit)
+
+    def read_prefix(self, start: bytes, end: bytes | None, most: int):
+        return self.counter.read_prefix(self.txn, start, end, most)
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes]], most: int):
+        return self.counter.read_prefixes(self.txn, spans, most)
 
     def scan(self, start, end, reverse=False, limit=None):
         return self.counter.scan(self.txn, start, end, reverse, limit)
@@ -149,6 +169,15 @@ class IndexScan(Operator):
         self.describe_ctx: ExecContext | None = None
         # a table with exploded columns: the point read of a row gets only what the query reads
         self.partial_fetch: PartialFetch | None = None
+        # an equality on every column of a non-unique index: an entry's key is the span's start
+        # followed by the row's primary key as the primary index encodes it (or, for a unique
+        # index, is the span's start alone, the PK in the value)
+        self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
+                                and builder._one_prefix and len(builder.bounds) == len(index.column_ids))
+        # spans of equalities on a secondary index (``a = ?``, ``a IN (...)``): each likely
+        # holds a few entries, read by a short prefix read (`_span_batches`)
+        self.equality_spans = (self.icodec is not None and bool(builder.bounds)
+                               and builder.n_eq == len(builder.bounds))
 
     def _fetch_point(self, reader, prefix: bytes) -> tuple | None:
         if self.partial_fetch is not None:
@@ -176,7 +205,7 @@ class IndexScan(Operator):
         sizes = batch_sizes(FIRST_SCAN_BATCH if self.primary or self.index_only else 1)
         for span in reversed(spans) if self.reverse else spans:
             # the KV limit is only safe when every row read is a row returned
-            for batch in self._span_batches(reader, span, left if checks is None else None, sizes):
+            for batch in self._span_batches(reader, span, left if checks is None else None, sizes, exact):
                 ctx.check_cancelled()
                 if checks is not None:
                     batch = [row for row in batch if all(c(row) for c in checks)]
@@ -189,10 +218,16 @@ class IndexScan(Operator):
                     return
 
     def _span_batches(self, reader, span: Span, kv_limit: int | None,
-                      sizes: Iterator[int]) -> Iterator[list[tuple]]:
+                      sizes: Iterator[int], exact: bool) -> Iterator[list[tuple]]:
         if span.point:  # one key, so at most one row
             rows = list(self._span_rows(reader, span, kv_limit))
             return iter([rows] if rows else [])
+        if self.equality_spans and exact and not self.reverse and kv_limit is None:
+            # a secondary index's span (an equality, say): its few entries by one short
+            # prefix read, recording exactly the span; more than a batch are scanned
+            entries = reader.read_prefix(span.start, span.end, FETCH_BATCH)
+            if entries is not None:
+                return self._entry_batches(reader, span, entries, sizes, exact)
         pairs = reader.scan_batches(span.start, span.end, self.reverse, kv_limit, sizes)
         if self.primary:
             return map(self.decoder.batch, pairs)
@@ -204,6 +239,32 @@ class IndexScan(Operator):
         return ([row for row in codec.fetch_many(reader, list(row_prefixes(codec, ic, batch)), decoder)
                  if row is not None] for batch in pairs)
 
+    def _entry_batches(self, reader, span: Span, entries: list[tuple[bytes, bytes]],
+                       sizes: Iterator[int], exact: bool) -> Iterator[list[tuple]]:
+        """The rows of a secondary index's ``entries`` (all of ``span``'s), decoded from them
+        (index-only) or fetched by primary key ``sizes`` rows at a time, so a LIMIT met early
+        fetches few rows ahead."""
+        ic = self.icodec
+        assert ic is not None
+        if not entries:
+            return
+        if self.index_only:
+            yield [tuple(ic.decode(key, value)) for key, value in entries]
+            return
+        codec = self.codec
+        if self.pk_after_prefix and exact:  # the span's start is the encoded equality values
+            prefixes = pk_suffix_prefixes(codec, ic, len(span.start), entries)
+        else:
+            prefixes = list(row_prefixes(codec, ic, entries))
+        at = 0
+        while at < len(prefixes):
+            size = next(sizes)
+            rows = [row for row in fetch_rows(codec, self.decoder, reader, prefixes[at:at + size])
+                    if row is not None]
+            at += size
+            if rows:
+                yield rows
+
     def rows(self, ctx: ExecContext) -> Iterator[tuple]:
         spans, exact = self._spans(ctx)
         # counting wrappers only under EXPLAIN ANALYZE: plain runs read the transaction directly
@@ -214,7 +275,7 @@ class IndexScan(Operator):
         n = 0
         if checks is None and limit is None:
             for span in reversed(spans) if self.reverse else spans:
-                for row in self._span_rows(reader, span, None):
+                for row in self._span_rows(reader, span, None, exact):
                     n += 1
                     if not n & 511:
                         ctx.check_cancelled()
@@ -222,7 +283,7 @@ class IndexScan(Operator):
             return
         for span in reversed(spans) if self.reverse else spans:
             # the KV limit is only safe when every row read is a row returned
-            for row in self._span_rows(reader, span, limit if checks is None else None):
+            for row in self._span_rows(reader, span, limit if checks is None else None, exact):
                 n += 1
                 if n % _CANCEL_EVERY == 0:
                     ctx.check_cancelled()
@@ -275,21 +336,59 @@ class IndexScan(Operator):
             return [] if row is None else [row]
         if self.primary and not codec.single_family:
             return None
-        limit = most + 1 if self.limit is None else min(self.limit, most + 1)
         if span.point:
             value = txn.get(span.start)
             pairs = [] if value is None else [(span.start, value)]
+        elif not self.primary and not self.reverse and (self.limit is None or self.limit > most):
+            # an equality (or a range) on a secondary index: a short prefix read, whose
+            # recorded conflict span is exactly the span
+            found = txn.read_prefix(span.start, span.end, most)
+            if found is None:
+                return None
+            pairs = found
         else:
+            limit = most + 1 if self.limit is None else min(self.limit, most + 1)
             pairs = txn.read_range(span.start, span.end, self.reverse, limit)
-        if len(pairs) > most:
-            return None
+            if len(pairs) > most:
+                return None
         if self.primary:
             return self.decoder.batch(pairs)
         ic = self.icodec
+        assert ic is not None
         if self.index_only:
-            return [tuple(ic.decode(key, value)) for key, value in pairs]  # type: ignore[union-attr]
-        fetched = codec.fetch_many(txn, list(row_prefixes(codec, ic, pairs)), self.decoder)  # type: ignore[arg-type]
-        return [row for row in fetched if row is not None]
+            return [tuple(ic.decode(key, value)) for key, value in pairs]
+        if self.pk_after_prefix:  # the entries' keys are the span's prefix + the row's PK
+            prefixes = pk_suffix_prefixes(codec, ic, len(span.start), pairs)
+        else:
+            prefixes = list(row_prefixes(codec, ic, pairs))
+        return rows_at(codec, self.decoder, txn, prefixes)
+
+    @property
+    def equality_readable(self) -> bool:
+        """An equality on every column of a non-unique index, fetching rows (`equality_rows`)."""
+        return self.pk_after_prefix and not self.index_only and not self.reverse and self.limit is None
+
+    def equality_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+        """The rows of an `equality_readable` scan without spans: encode the looked-up values,
+        one short prefix read of the entries, the rows' keys cut from the entry keys, their
+        rows fetched (`rows_at`). None when a value has to widen the span or more than
+        ``most`` entries match (the caller runs `rows`)."""
+        builder = self.builder
+        try:
+            values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
+                      for b, t in zip(builder.bounds, builder.types)]
+        except _Empty:
+            return []  # NULL, or 1.5 for an INT column: no row
+        except _Inexact:
+            return None
+        base = encode_key(values, builder.desc, builder.prefix)
+        txn = ctx.txn
+        pairs = txn.read_prefix(base, prefix_end(base), most)
+        if not pairs:
+            return pairs  # None (too many: stream them) or none at all
+        codec, ic = self.codec, self.icodec
+        assert ic is not None
+        return rows_at(codec, self.decoder, txn, pk_suffix_prefixes(codec, ic, len(base), pairs))
 
     def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
         """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
@@ -301,7 +400,7 @@ class IndexScan(Operator):
                 if row is not None]
         return rows if self.limit is None else rows[:self.limit]
 
-    def _span_rows(self, reader, span: Span, limit: int | None) -> Iterator[tuple]:
+    def _span_rows(self, reader, span: Span, limit: int | None, exact: bool = False) -> Iterator[tuple]:
         codec = self.codec
         decoder = self.decoder
         if self.primary:
@@ -315,10 +414,13 @@ class IndexScan(Operator):
             return
         ic = self.icodec
         assert ic is not None
+        pairs = None
         if span.point:
             value = reader.get(span.start)
             pairs = [] if value is None else [(span.start, value)]
-        else:
+        elif self.equality_spans and exact and not self.reverse and limit is None:
+            pairs = reader.read_prefix(span.start, span.end, FETCH_BATCH)  # see _span_batches
+        if pairs is None:
             pairs = reader.scan(span.start, span.end, self.reverse, limit)
         if self.index_only:
             for key, value in pairs:
@@ -386,6 +488,46 @@ def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
             partial = ic.decode(key, value)
             row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
         yield row_prefix
+
+
+def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
+                       pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
+    """`row_prefixes` of entries whose keys all begin with the same ``prefix_len`` bytes of
+    encoded index values (an equality on every index column): the row's key prefix is the
+    table's followed by the rest of the entry key, cut without decoding it. An entry with
+    nothing after the values (a unique index's) is decoded as `row_prefixes` does."""
+    table_prefix = codec.prefix
+    out = []
+    for key, value in pairs:
+        if len(key) > prefix_len:
+            out.append(table_prefix + key[prefix_len:])
+        else:
+            out.extend(row_prefixes(codec, ic, [(key, value)]))
+    return out
+
+
+def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple]:
+    """The rows at ``prefixes`` that exist, in order: one get for one row, else one
+    ``get_many`` (`fetch_rows`)."""
+    if len(prefixes) == 1:
+        row = codec.fetch(reader, prefixes[0], decoder)
+        return [] if row is None else [row]
+    if not prefixes:
+        return []
+    return [row for row in fetch_rows(codec, decoder, reader, prefixes) if row is not None]
+
+
+def fetch_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple | None]:
+    """`TableCodec.fetch_many`'s answer (the row at each prefix, None where there is none)
+    with the rows of a one-family table decoded as one batch (`RowDecoder.batch`: column by
+    column) rather than one by one."""
+    if not codec.single_family or len(prefixes) < 2:
+        return codec.fetch_many(reader, prefixes, decoder)
+    suffix = codec.fam0_suffix
+    keys = [prefix + suffix for prefix in prefixes]
+    values = reader.get_many(keys)
+    rows = iter(decoder.batch([(key, value) for key, value in zip(keys, values) if value is not None]))
+    return [None if value is None else next(rows) for value in values]
 
 
 def fetched_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: Iterator[bytes]) -> Iterator[tuple]:

@@ -47,14 +47,19 @@ def spill_run(items: list, chunk: int, what: str) -> IO[bytes]:
 def read_chunks(file: IO[bytes]) -> Iterator[Any]:
     """The items of every list in ``file``, from its start; the file is closed (and so gone)
     when they are all read or the reader is dropped."""
+    for chunk in read_lists(file):
+        yield from chunk
+
+
+def read_lists(file: IO[bytes]) -> Iterator[list]:
+    """The lists in ``file``, as `dump_chunk` wrote them (closed as `read_chunks` closes it)."""
     try:
         file.flush()
         file.seek(0)
         while True:
             try:
-                chunk = pickle.load(file)
+                yield pickle.load(file)
             except EOFError:
                 return
-            yield from chunk
     finally:
         file.close()

@@ -85,10 +85,11 @@ class RowChecker:
         self.not_null = [i for i, c in enumerate(table.columns) if not c.nullable]
         self.fast = [_exact_type(c.type) for c in table.columns]
         self.checks = checks  # (constraint name, compiled expression)
+        self.cast_positions = list(range(len(table.columns)))  # the row positions cast_row casts
 
     def cast_row(self, row: list) -> list:
-        fast = self.fast
-        for i, (typ, name) in enumerate(self.types):
+        fast, types = self.fast, self.types
+        for i in self.cast_positions:
             v = row[i]
             if v is None:
                 continue
@@ -103,8 +104,15 @@ class RowChecker:
                         continue
                 elif len(v) <= limit:
                     continue
+            typ, name = types[i]
             row[i] = assign_cast(v, typ, name)
         return row
+
+    def trust_stored(self, positions: set[int]) -> None:
+        """The values at these positions are the stored row's (the columns an UPDATE does not
+        assign), cast when they were written: `cast_row` leaves them (NOT NULL and CHECK still
+        see the whole row)."""
+        self.cast_positions = [p for p in self.cast_positions if p not in positions]
 
     def trust_arrays(self, positions: set[int]) -> None:
         """ARRAY values at these positions arrive cast (``UPDATE t SET tags[3] = x``: the new

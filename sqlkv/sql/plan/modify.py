@@ -65,6 +65,7 @@ def plan_update(ast: exp.Update, catalog, env) -> Update:
     # SET tags[3] = x casts the element itself (plan/array_assign.py): the array needs no re-cast
     checker.trust_arrays({table.columns.index(table.column(element_target(n.this)[0].name))
                           for n in ast.expressions if isinstance(n, exp.EQ) and is_element_target(n.this)})
+    checker.trust_stored(set(range(len(table.columns))) - {p for p, _ in sets.items})
     joined = bool(_other_tables(ast))
     ret = returning(ast.args.get("returning"), table, alias, env, scope if joined else None)
     op = Update(table, source, sets, checker, ret)

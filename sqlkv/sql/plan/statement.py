@@ -14,6 +14,7 @@ from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plan.insert import plan_insert
 from sqlkv.sql.plan.modify import plan_delete, plan_truncate, plan_update
 from sqlkv.sql.plan.select import plan_query
+from sqlkv.sql.parse_tree import copy_tree
 from sqlkv.sql.show import check_shown
 
 PLANNED_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"})
@@ -21,7 +22,7 @@ PLANNED_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"})
 
 def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
     """The plan of a SELECT or DML statement, compiled against ``env`` (see `CompileEnv`)."""
-    ast = stmt.ast.copy()
+    ast = copy_tree(stmt.ast)  # the parsed tree is shared by every plan of its text
     kind = stmt.kind
     if kind == "SELECT":
         if stmt.shows is not None:  # SHOW COLUMNS FROM t ...: t must exist

@@ -221,6 +221,12 @@ class TableCodec:
         return [(ic, *ic.entry(row)) for ic in self.indexes]
 
 
+# Column kinds whose values msgpack never stores as a string (numbers, booleans, raw bytes,
+# ext types): reading only such columns, a batch may leave the row's strings undecoded.
+_NEVER_TEXT = frozenset({"INT", "FLOAT", "DECIMAL", "BOOL", "BYTES", "DATE", "TIMESTAMP", "TIME",
+                         "INTERVAL", "UUID"})
+
+
 class RowDecoder:
     """Primary-index KV pairs -> rows, decoding only the columns a plan reads.
 
@@ -235,6 +241,10 @@ class RowDecoder:
         wanted = (lambda p: True) if needed is None else (lambda p: p in needed)
         self.pk = [(i, p) for i, p in enumerate(codec.pk_positions) if wanted(p)]
         self.columns = [(cid, p) for cid, p in codec.stored_columns if wanted(p)]
+        columns = codec.table.columns
+        # no needed column is stored as a msgpack string: the batch skips decoding UTF-8
+        self.text = any(columns[p].type.kind not in _NEVER_TEXT or columns[p].type.element is not None
+                        for _cid, p in self.columns)
         self.offset = len(codec.prefix)
         self.rows: Callable[[Iterable[tuple[bytes, bytes]]], Iterator[tuple]] = (
             self._single_family_rows if codec.single_family else codec.decode_rows
@@ -255,7 +265,7 @@ class RowDecoder:
         nulls = [None] * n  # a list, not one shared iterator: zip reads each column once
         columns: list[Iterable[object]] = [nulls] * self.ncols
         if self.columns:
-            maps = decode_row_values([value for _key, value in pairs])
+            maps = decode_row_values([value for _key, value in pairs], self.text)
             for cid, p in self.columns:
                 columns[p] = map(dict.get, maps, repeat(cid))
         # else only key columns, or none (count(*)): the values are not even unpacked

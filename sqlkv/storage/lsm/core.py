@@ -515,7 +515,9 @@ class LSMCore:
         version = state.version
         tombs = [version.tomb_index] if version.tombstones else []
         tombs += [m.tombstone_index() for m in state.mems if m.range_tombstones]
-        return cursors, tombs
+        # only tombstones over the span matter: one elsewhere (a commit's timeline prune) would
+        # put every scan on the merging path
+        return cursors, [t for t in tombs if t.meets(start, end)]
 
     def unpin(self, version: Version) -> None:
         with self.lock:

@@ -19,6 +19,9 @@ from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 from sqlkv.storage.lsm.ingest import ingest as ingest_pairs
+from sqlkv.storage.lsm.shortread import short_read
+
+from sqlkv.storage.lsm.range_reader import RangeReader
 from sqlkv.storage.lsm.sizes import approximate_sizes
 from sqlkv.storage.lsm.verify import verify_files
 
@@ -148,8 +151,8 @@ class LSMEngine(Engine):
     def write_nowait(self, batch: WriteBatch) -> int:
         return self._live().write_nowait(batch)
 
-    def ingest(self, pairs: Iterable[tuple[bytes, bytes]]) -> int:
-        return ingest_pairs(self._live(), pairs)
+    def ingest(self, pairs: Iterable[tuple[bytes, bytes]], point_reads: bool = True) -> int:
+        return ingest_pairs(self._live(), pairs, point_reads)
 
     def wait_durable(self, seq: int) -> None:
         # No closed-check: close() syncs the WAL, so waiting after it returns at once.
@@ -254,6 +257,39 @@ class LSMSnapshot(Snapshot):
         if self._closed:
             raise InterfaceError("snapshot is closed")
         return self._core.read_range_at(start, end, reverse, limit, self.seq)
+
+    def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        core = self._core
+        if core.closed:
+            core.check_open()
+        pairs = None if end is None else short_read(core.read_state, start, end, self.seq, most)
+        if pairs is None:  # a source holds many entries of the span (live or not): scan it
+            return super().read_prefix(start, end, most)
+        return pairs
+
+    def read_prefixes(self, spans: list[tuple[bytes, bytes | None]],
+                      most: int) -> list[list[tuple[bytes, bytes]] | None]:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
+        core = self._core
+        core.check_open()
+        state, seq = core.read_state, self.seq  # one read state for the whole batch
+        out = []
+        for start, end in spans:
+            pairs = None if end is None else short_read(state, start, end, seq, most)
+            out.append(super().read_prefix(start, end, most) if pairs is None else pairs)
+        return out
+
+    def range_reader(self, start: bytes, end: bytes | None, reverse: bool = False) -> RangeReader:
+        """The merged cursors opened once and kept between reads (range_reader.py)."""
+        self._check_open()
+        return RangeReader(self._core, start, end, reverse, self.seq, self._check_open)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("snapshot is closed")
 
     def close(self) -> None:
         if not self._closed:

@@ -52,10 +52,11 @@ _BYTES = {bytes}
 _PAIR = {2}
 
 
-def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
+def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], point_reads: bool = True) -> int:
     """Ingest sorted ``(key, value)`` pairs atomically; returns the last seq of the ingestion
     (its pairs are at the first; a timeline sample may take the next ones) -- the last seq,
-    unchanged, when there were none."""
+    unchanged, when there were none. ``point_reads=False`` (nobody will get these keys one
+    by one: a non-unique index's entries) writes the tables without a bloom filter."""
     core.check_open()
     if core.read_only:
         raise OperationalError(f"database {core.path} is open read-only")
@@ -65,7 +66,7 @@ def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
         core.check_open()
         seq = core.applied_seq + 1
         try:
-            infos, payload = _write_tables(core, pairs, seq)
+            infos, payload = _write_tables(core, pairs, seq, point_reads)
         except CompactionAborted:
             raise InterfaceError(f"database {core.path} was closed during ingest()") from None
         if not infos:
@@ -90,7 +91,8 @@ def ingest(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]]) -> int:
         return seq
 
 
-def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int) -> tuple[list[TableInfo], int]:
+def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int,
+                  point_reads: bool) -> tuple[list[TableInfo], int]:
     """Step 2: the pairs, in chunks, into tables of about the target size (`add_puts` cuts
     blocks a chunk at a time instead of entry by entry); also returns their bytes."""
     infos: list[TableInfo] = []
@@ -106,6 +108,7 @@ def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int)
                 if builder is None:
                     number = core.new_file_number()
                     builder = TableBuilder(table_path(core.path, number), number, core.opts.block_size,
+                                           bloom=point_reads,
                                            cache=core.cache)  # read right after: a bulk load
                 taken = builder.add_puts(keys, values, seq, target)
                 if taken == len(keys):

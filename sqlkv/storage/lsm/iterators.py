@@ -7,7 +7,10 @@ of the range down. All versions of a key sit in one chunk.
 
 The merge works in *runs* rather than entry by entry: it finds the source whose current key is
 smallest (largest, in reverse) and the next-smallest current key among the others, bisects to
-the end of the run of entries below that bound, and emits the whole run from that one source.
+the end of the run of entries below that bound, and emits the whole run from that one source
+(forward, a long visible run as a ``zip`` of two slices, short runs and ties gathered in a
+list: `merged_chunks` hands these to ``list.extend``, so one big source with a few scattered
+entries in the others costs a bisect per scattered entry rather than a step per pair).
 A table source whose current key lies in a range-tombstone fragment deleted above every seq
 in that table jumps past the fragment (a seek, not a walk), so a scan right after a mass
 ``delete_range`` costs about what a scan of the survivors costs. When only one source overlaps
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
+from itertools import chain
 
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.rangedel import TombstoneIndex, any_covers, none_between, skip_target
@@ -173,38 +177,35 @@ class _Head:
 
 def merge(cursors: list, read_seq: int, tombs: list[TombstoneIndex], reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     """Visible pairs at ``read_seq`` from all cursors, in scan order."""
+    return chain.from_iterable(merged_chunks(cursors, read_seq, tombs, reverse))
+
+
+def merged_chunks(cursors: list, read_seq: int, tombs: list[TombstoneIndex],
+                  reverse: bool) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """`merge`'s pairs as iterables to ``list.extend`` with (a batched read), so the pairs never
+    pass through a generator one by one: from a single source with no range tombstone, one
+    per chunk -- a plain ``zip`` for a simple chunk; from several sources going forward, one
+    per run of a source (`_merge_forward`); a reverse merge is one per-pair iterator. Each
+    iterable must be exhausted before the next is asked for. Heads are loaded (the seek)
+    now, or by the first ``next`` for a single source."""
+    if len(cursors) == 1 and not any(tombs):
+        return _single_source_chunks(cursors[0], read_seq, reverse)
     tombs = [t for t in tombs if t]
-    if len(cursors) == 1 and not tombs:
-        return _single_source(cursors[0], read_seq, reverse)
     heads = []
     for cursor in cursors:
         head = _Head(cursor)
         if head.advance(reverse):
             heads.append(head)
     if reverse:
-        return _merge_reverse(heads, read_seq, tombs)
+        return iter([_merge_reverse(heads, read_seq, tombs)])
+    if len(heads) == 2 and not tombs:
+        return _merge_two_forward(heads[0], heads[1], read_seq)
     return _merge_forward(heads, read_seq, tombs)
 
 
-def merged_chunks(cursors: list, read_seq: int, tombs: list[TombstoneIndex],
-                  reverse: bool) -> Iterator[Iterable[tuple[bytes, bytes]]]:
-    """`merge`'s pairs as iterables to ``list.extend`` with (a batched read): from a single
-    source with no range tombstone, one per chunk -- a plain ``zip`` for a simple chunk, so
-    the pairs never pass through a generator one by one -- else one merging iterator. The
-    seek is done by the first ``next``."""
-    if len(cursors) == 1 and not any(tombs):
-        return _single_source_chunks(cursors[0], read_seq, reverse)
-    return iter([merge(cursors, read_seq, tombs, reverse)])
-
-
-def _single_source(cursor, read_seq: int, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+def _single_source_chunks(cursor, read_seq: int, reverse: bool) -> Iterator[Iterable[tuple[bytes, bytes]]]:
     """The short-scan fast path: one source and no range tombstones, so no merging -- each
     chunk (which holds every version of its keys) is filtered on its own."""
-    for chunk in _single_source_chunks(cursor, read_seq, reverse):
-        yield from chunk
-
-
-def _single_source_chunks(cursor, read_seq: int, reverse: bool) -> Iterator[Iterable[tuple[bytes, bytes]]]:
     head = _Head(cursor)
     while head.advance(reverse):
         if reverse:
@@ -212,7 +213,13 @@ def _single_source_chunks(cursor, read_seq: int, reverse: bool) -> Iterator[Iter
         elif head.simple <= read_seq:  # every entry visible: the chunk as it is
             yield zip(head.keys, head.values)
         else:
-            yield _run_forward(head, 0, len(head.keys), read_seq, [])
+            yield _run_forward(head, 0, len(head.keys), read_seq, _NO_TOMBS)
+
+
+def _chunks_forward(head: _Head, read_seq: int) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """The visible pairs of each of ``head``'s next chunks, one iterable per chunk."""
+    while head.advance(False):
+        yield _run_forward(head, 0, len(head.keys), read_seq, _NO_TOMBS)
 
 
 def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
@@ -229,7 +236,14 @@ def _skip(head: _Head, tombs: list, read_seq: int, reverse: bool) -> bool:
     return True
 
 
-def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
+def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """Runs of one source at a time: the head with the smallest current key gives every entry
+    below the smallest current key of the others (one bisect). A run of `LONG_RUN` entries or
+    more goes out as it is (a ``zip`` of two slices when all of it is visible); shorter runs
+    and the keys several sources hold (ties) gather in a list handed out before the next long
+    run -- so one big source with a few scattered entries in the others costs a bisect and a
+    slice per scattered entry, not a step per pair."""
+    pending: list[tuple[bytes, bytes]] = []
     while heads:
         # The head with the smallest current key, and the smallest key among the others.
         head = heads[0]
@@ -246,36 +260,86 @@ def _merge_forward(heads: list[_Head], read_seq: int, tombs: list) -> Iterator[t
             continue
         keys, pos = head.keys, head.pos
         run_end = len(keys) if bound is None else bisect_left(keys, bound, pos)
-        if run_end == pos + 1:  # the common case of interleaved sources: one entry
-            seq = head.seqs[pos]
-            if seq <= read_seq:
-                value = head.values[pos]
-                if value is not None and not (tombs and any_covers(tombs, head_key, seq, read_seq)):
-                    yield head_key, value
-            head.pos = run_end
-        elif run_end > pos:
-            yield from _run_forward(head, pos, run_end, read_seq, tombs)
-            head.pos = run_end
-        else:
+        if run_end == pos:  # the key is in several sources: the newest visible version wins
             pair = _tie_forward(heads, head_key, read_seq, tombs)
             if pair is not None:
-                yield pair
+                pending.append(pair)
             heads = [h for h in heads if h.pos < len(h.keys) or h.advance(False)]
-            continue
-        if run_end == len(keys) and not head.advance(False):
-            heads = [h for h in heads if h is not head]
+        elif run_end - pos < LONG_RUN:
+            pending.extend(_run_forward(head, pos, run_end, read_seq, tombs))
+        else:
+            run = _run_forward(head, pos, run_end, read_seq, tombs)
+            if pending:
+                yield pending
+                pending = []
+            yield run
+        if run_end > pos:
+            head.pos = run_end
+            if run_end == len(keys) and not head.advance(False):
+                heads = [h for h in heads if h is not head]
+        if len(pending) >= LONG_RUN:  # interleaved sources: hand out what a reader may be waiting for
+            yield pending
+            pending = []
+    if pending:
+        yield pending
 
 
-def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Iterator[tuple[bytes, bytes]]:
+LONG_RUN = 32  # a run at least this long is handed out on its own rather than copied
+
+
+def _merge_two_forward(a: _Head, b: _Head, read_seq: int) -> Iterator[Iterable[tuple[bytes, bytes]]]:
+    """`_merge_forward` for the usual merged scan -- a big source (the table's level) and one
+    small one (the memtable's scattered updates and deletes), no range tombstone -- with
+    the general loop's per-step costs gone: no search for the smallest head, no tombstone
+    checks, no list of heads rebuilt after a tie. Once a source runs out, the other's
+    remaining chunks go out whole, as from a single source."""
+    pending: list[tuple[bytes, bytes]] = []
+    while True:
+        akey, bkey = a.keys[a.pos], b.keys[b.pos]
+        if bkey < akey:
+            a, b, akey, bkey = b, a, bkey, akey
+        if akey == bkey:  # the key is in both: the newest visible version wins
+            pair = _tie_forward((a, b), akey, read_seq, _NO_TOMBS)
+            if pair is not None:
+                pending.append(pair)
+        else:  # ``a`` up to ``b``'s key
+            pos = a.pos
+            end = bisect_left(a.keys, bkey, pos)
+            if end - pos < LONG_RUN:
+                pending.extend(_run_forward(a, pos, end, read_seq, _NO_TOMBS))
+            else:
+                if pending:
+                    yield pending
+                    pending = []
+                yield _run_forward(a, pos, end, read_seq, _NO_TOMBS)
+            a.pos = end
+        if a.pos == len(a.keys) and not a.advance(False):
+            rest = b
+            break
+        if b.pos == len(b.keys) and not b.advance(False):
+            rest = a
+            break
+        if len(pending) >= LONG_RUN:
+            yield pending
+            pending = []
+    if pending:
+        yield pending
+    if rest.pos < len(rest.keys):
+        yield _run_forward(rest, rest.pos, len(rest.keys), read_seq, _NO_TOMBS)
+    yield from _chunks_forward(rest, read_seq)
+
+
+def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Iterable[tuple[bytes, bytes]]:
+    """The visible pairs of entries ``a..b-1`` of ``head``: the slices themselves when every
+    entry is visible and no range tombstone meets the run, else a list built entry by entry."""
     keys, seqs, values = head.keys, head.seqs, head.values
     if tombs and none_between(tombs, keys[a], keys[b - 1]):
         tombs = _NO_TOMBS  # the run lies between fragments: no per-entry checks
     if head.simple <= read_seq and not tombs:
         if a == 0 and b == len(keys):
-            yield from zip(keys, values)
-        else:
-            yield from zip(keys[a:b], values[a:b])
-        return
+            return zip(keys, values)
+        return zip(keys[a:b], values[a:b])
+    out = []
     i = a
     while i < b:
         key = keys[i]
@@ -284,10 +348,11 @@ def _run_forward(head: _Head, a: int, b: int, read_seq: int, tombs: list) -> Ite
         if i < b and keys[i] == key:
             value = values[i]
             if value is not None and not (tombs and any_covers(tombs, key, seqs[i], read_seq)):
-                yield key, value
+                out.append((key, value))
             i += 1
             while i < b and keys[i] == key:
                 i += 1
+    return out
 
 
 def _tie_forward(heads: list[_Head], key: bytes, read_seq: int, tombs: list) -> tuple[bytes, bytes] | None:

@@ -42,6 +42,13 @@ class TombstoneIndex:
     def __len__(self) -> int:
         return len(self.tombstones)
 
+    def meets(self, start: bytes, end: bytes | None) -> bool:
+        """Whether some tombstone covers a key of ``[start, end)`` (``end`` None: no bound)."""
+        bounds, seqs = self.bounds, self.seqs
+        first = max(0, bisect_right(bounds, start) - 1)  # the fragment holding ``start``
+        last = len(seqs) if end is None else min(len(seqs), bisect_left(bounds, end))
+        return any(seqs[first:last])
+
     def _fragment(self, key: bytes) -> list[int] | None:
         i = bisect_right(self.bounds, key) - 1
         if i < 0 or i >= len(self.seqs):

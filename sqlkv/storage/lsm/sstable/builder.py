@@ -76,12 +76,15 @@ class TableInfo:
 class TableBuilder:
     """Streams sorted entries into a new SSTable file at ``path``."""
 
-    def __init__(self, path: str, number: int, block_size: int = DEFAULT_BLOCK_SIZE,
-                 format_version: int = FORMAT_VERSION, cache: BlockCache | None = None) -> None:
-        """``cache``: put each data block written into this block cache as a point read would
+    def __init__(self, path: str, number: int, block_size: int = DEFAULT_BLOCK_SIZE, bloom: bool = True,
+                 *, format_version: int = FORMAT_VERSION, cache: BlockCache | None = None) -> None:
+        """``bloom=False`` writes an empty bloom block (storage.md: gets then read the blocks):
+        for an ingestion whose keys are only ever read by range scans (`add_puts` only).
+        ``cache``: put each data block written into this block cache as a point read would
         have cached it (an ingestion's tables are read right after it: a bulk load, an index
         build); only for format 2."""
         self.path = path
+        self.bloom = bloom
         self.number = number
         self.block_size = block_size
         self.format_version = format_version
@@ -147,8 +150,8 @@ class TableBuilder:
         if not n:
             return 0
         # ends[i]: the block bytes of pairs [0, i] (sizes as `add` counts them)
-        ends = list(accumulate(map(add, map(len, keys), map(len, values)), initial=0))
-        ends = list(map(add, ends, range(0, (n + 1) * _ENTRY_OVERHEAD, _ENTRY_OVERHEAD)))
+        sizes = map(add, map(add, map(len, keys), map(len, values)), repeat(_ENTRY_OVERHEAD))
+        ends = list(accumulate(sizes, initial=0))
         taken = 0
         while taken < n:
             if self._block_bytes >= self.block_size:
@@ -164,7 +167,8 @@ class TableBuilder:
             self._block_max_seq = max(self._block_max_seq, seq)
             self._block_bytes += ends[last] - ends[taken]
             taken = last
-        self._hashes += map(zlib.crc32, keys[:taken])
+        if self.bloom:
+            self._hashes += map(zlib.crc32, keys[:taken])
         if taken:
             if self.smallest is None:
                 self.smallest = keys[0]
@@ -203,7 +207,7 @@ class TableBuilder:
     def finish(self, checked_seq: int = 0, needs: list[int] | None = None) -> TableInfo:
         """Write the remaining block, bloom, index and footer; fsync; close."""
         self._finish_block()
-        bloom_raw = seal(build_filter(self._hashes))
+        bloom_raw = seal(build_filter(self._hashes) if self.bloom else b"")
         bloom_offset = self._write(bloom_raw, None)
         index_raw = encode_msgpack_block([self._index_keys, self._index_offsets, self._index_sizes])
         index_offset = self._write(index_raw, None)

@@ -1,0 +1,181 @@
+"""Short prefix reads (lsm/shortread.py, `Snapshot.read_prefix` and `read_prefixes`): the pairs under one prefix
+read source by source without a scan. Every answer must equal the lazy scan's pairs (or be
+None exactly when there are more than ``most``), with the prefixes' entries spread over the
+memtable, L0 and the levels, across block and table boundaries, with several versions,
+point and range deletions, and snapshots that see only some of them."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+
+from sqlkv.storage.kv import WriteBatch, prefix_end
+from sqlkv.storage.lsm import open_lsm
+from sqlkv.storage.lsm.shortread import short_read
+from tests.storage.conftest import SMALL
+
+GROUPS = 40  # prefixes p000/ .. p039/, group g holding g % 7 * 3 keys (0 to 18)
+
+
+def _prefix(group: int) -> bytes:
+    return b"p%03d/" % group
+
+
+def _keys(group: int) -> list[bytes]:
+    return [_prefix(group) + b"%04d" % i for i in range(group % 7 * 3)]
+
+
+def _check(engine, snap, most: int) -> int:
+    """Compare every prefix's reads with the scan; return how many `short_read` answered
+    itself (without the range read behind `read_prefix`)."""
+    answered = 0
+    for group in range(-1, GROUPS + 1):
+        start = _prefix(group)
+        end = prefix_end(start)
+        whole = list(snap.scan(start, end))
+        want = whole if len(whole) <= most else None
+        assert snap.read_prefix(start, end, most) == want, (group, most)
+        assert snap.read_prefixes([(start, end), (b"a", b"b"), (start, end)], most) == [want, [], want]
+        direct = short_read(_core(engine).read_state, start, end, snap.seq, most)
+        if direct is not None:
+            assert direct == want, (group, most)
+            answered += 1
+    return answered
+
+
+def _core(engine):
+    return engine._live()
+
+
+def _put_all(engine, keys: list[bytes], value: bytes) -> None:
+    """Put ``keys`` in one batch and flush them to a table."""
+    batch = WriteBatch()
+    for key in keys:
+        batch.put(key, value)
+    engine.write(batch)
+    engine.flush()
+
+
+@pytest.mark.parametrize("flush_every", [0, 1, 2])
+def test_read_prefix_equals_the_scan(tmp_path, flush_every: int) -> None:
+    """Round after round of puts, deletes and range deletes; after each, every prefix read
+    at this round's snapshot and at every earlier one still open matches the scan."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    rng = random.Random(flush_every)
+    snaps = []
+    try:
+        for round_ in range(6):
+            batch = WriteBatch()
+            for group in range(GROUPS):
+                for key in _keys(group):
+                    if rng.random() < 0.5:
+                        batch.put(key, b"v%d-" % round_ + key)
+                    elif rng.random() < 0.3:
+                        batch.delete(key)
+            if round_ % 2:
+                group = rng.randrange(GROUPS)
+                batch.delete_range(_prefix(group) + b"0002", _prefix(group) + b"0009")
+            engine.write(batch)
+            if flush_every and round_ % flush_every == 0:
+                engine.flush()
+                if round_ % 4 == 0:
+                    engine.compact()
+            snaps.append(engine.snapshot())
+            for snap in snaps:
+                for most in (0, 1, 3, 64):
+                    answered = _check(engine, snap, most)
+                assert answered > GROUPS // 2  # most=64: the short read itself, mostly
+    finally:
+        for snap in snaps:
+            snap.close()
+        engine.close()
+
+
+def test_short_read_gives_up_on_a_crowded_source(tmp_path) -> None:
+    """A source with more entries in the span than ``most`` (live or deleted) is not read
+    through: None, and `read_prefix` then answers from a range read."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _put_all(engine, [b"q/%03d" % i for i in range(50)], b"x" * 20)
+        batch = WriteBatch()
+        for i in range(48):
+            batch.delete(b"q/%03d" % i)  # two live keys left, behind 48 tombstones
+        engine.write(batch)
+        with engine.snapshot() as snap:
+            core = _core(engine)
+            assert short_read(core.read_state, b"q/", b"q0", snap.seq, 10) is None
+            assert snap.read_prefix(b"q/", b"q0", 10) == [(b"q/048", b"x" * 20), (b"q/049", b"x" * 20)]
+            assert snap.read_prefix(b"q/", b"q0", 1) is None
+            assert snap.read_prefix(b"q/049", None, 5) == [(b"q/049", b"x" * 20)]  # to the end
+    finally:
+        engine.close()
+
+
+def test_a_span_straddling_tables_of_a_level(tmp_path) -> None:
+    """One prefix whose keys fill several tables of one level (target_file_size 4 KB): all
+    of them, in order, from every table the span meets."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    try:
+        _put_all(engine, [b"r/%04d" % i for i in range(400)], b"y" * 40)
+        engine.compact()
+        core = _core(engine)
+        assert any(len(tables) > 2 for _largest, _smallest, tables in core.read_state.levels)
+        with engine.snapshot() as snap:
+            for start in (b"r/", b"r/01", b"r/0399", b"r/1"):
+                end = prefix_end(start)
+                assert snap.read_prefix(start, end, 500) == list(snap.scan(start, end))
+    finally:
+        engine.close()
+
+
+def test_prefix_reads_of_a_snapshot_while_flushes_and_compactions_run(tmp_path) -> None:
+    """A snapshot's prefix reads keep answering what they answered, and what its scan
+    answers, while a writer overwrites and deletes under every prefix and the background
+    threads flush and compact (tables replaced and deleted under the readers)."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    stop = threading.Event()
+
+    def writer() -> None:
+        rng = random.Random(2)
+        while not stop.is_set():
+            batch = WriteBatch()
+            for group in rng.sample(range(GROUPS), 8):
+                for key in _keys(group):
+                    if rng.random() < 0.7:
+                        batch.put(key, b"w%d" % rng.randrange(1000))
+                    else:
+                        batch.delete(key)
+            engine.write(batch)
+
+    try:
+        rng = random.Random(1)
+        batch = WriteBatch()
+        for group in range(GROUPS):
+            for key in _keys(group):
+                batch.put(key, b"first-" + key)
+        engine.write(batch)
+        with engine.snapshot() as snap:
+            spans = [(_prefix(g), prefix_end(_prefix(g))) for g in range(GROUPS)]
+            want = [list(snap.scan(start, end)) for start, end in spans]
+            before = engine.stats()
+            thread = threading.Thread(target=writer)
+            thread.start()
+            try:
+                for _ in range(300):
+                    g = rng.randrange(GROUPS)
+                    assert snap.read_prefix(*spans[g], 64) == want[g]
+                    assert snap.read_prefixes(spans[g:g + 3], 64) == want[g:g + 3]
+                deadline = time.monotonic() + 60
+                while engine.stats()["compactions"] == before["compactions"]:  # tables did change
+                    assert snap.read_prefix(*spans[7], 64) == want[7]
+                    assert time.monotonic() < deadline, "no compaction ran"
+            finally:
+                stop.set()
+                thread.join()
+            assert engine.stats()["flushes"] > before["flushes"]
+            assert [list(snap.scan(start, end)) for start, end in spans] == want
+    finally:
+        engine.close()
