@@ -75,7 +75,15 @@ def test_packed_block_finds_what_a_decoded_block_finds(seed):
     assert packed.last_key == old.keys[-1]
     # read as a decoded block is read, promoted or not
     for view in (packed, promoted):
-        assert (view.keys, list(view.seqs), view.values) == (old.keys, old.seqs, old.values)
+        assert (view.keys, list(view.seqs), list(view.values)) == (old.keys, old.seqs, old.values)
+        seqs, values = view.seqs, view.values  # entry by entry, as a short read takes them
+        n = len(old.keys)
+        assert (len(seqs), len(values)) == (n, n)
+        assert [seqs[j] for j in range(n)] == old.seqs and [values[j] for j in range(n)] == old.values
+        assert (seqs[-1], values[-1]) == (old.seqs[-1], old.values[-1])
+        assert (list(seqs[1:3]), values[1:3]) == (old.seqs[1:3], old.values[1:3])
+        with pytest.raises(IndexError):
+            values[n]
     for key in _probes(rng, entries):
         for seq in (0, 1, 100, 250, 499, 1 << 40):
             expected = old.find(key, seq)
@@ -350,5 +358,32 @@ def test_a_scan_caches_decoded_blocks_where_there_is_room(tmp_path):
         assert dict(engine.scan(b"", None)) == data
         second = engine.stats()["block_cache"]
         assert second["misses"] == first["misses"]  # all from the cache the second time
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("versions", [1, 3])
+def test_short_prefix_reads_take_entries_out_of_packed_blocks(tmp_path, versions):
+    """`read_prefix` on tables only point-read so far: the blocks stay packed in the cache
+    (key list decoded, seqs and values read entry by entry) and answer as the scan does."""
+    engine = open_lsm(str(tmp_path), background_processes=False)
+    data: dict[bytes, bytes | None] = {}
+    for round_ in range(versions):
+        rows = {b"g%03d/%04d" % (i % 97, i): b"v%d-%d" % (round_, i) * (i % 4) for i in range(3000)}
+        rows.update({b"g%03d/%04d" % (i % 97, i): None for i in range(round_, 3000, 11)})
+        _write_rows(engine, rows)
+        data.update(rows)
+        engine.flush()
+    engine.close()
+    engine = open_lsm(str(tmp_path))
+    try:
+        snap = engine.snapshot()
+        for group in range(0, 97, 5):
+            start, end = b"g%03d/" % group, b"g%03d0" % group
+            want = sorted((k, v) for k, v in data.items() if start <= k < end and v is not None)
+            assert snap.read_prefix(start, end, 1000) == want
+        kinds = {type(blk).__name__ for blk in engine._core.cache.entries.values()}
+        assert "PackedBlock" in kinds and "DataBlock" not in kinds
+        assert dict(engine.scan(b"", None)) == {k: v for k, v in data.items() if v is not None}
     finally:
         engine.close()

@@ -90,7 +90,7 @@ def _from_table(reader: TableReader, start: bytes, end: bytes, seq: int, most: i
     left = most
     first = True
     while i < nblocks:
-        blk = reader.block(i)
+        blk = reader.short_block(i)  # a packed block is not decoded whole for a few entries
         keys = blk.keys
         j = bisect_left(keys, start) if first else 0
         first = False

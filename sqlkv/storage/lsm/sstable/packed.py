@@ -260,12 +260,18 @@ class PackedBlock:
         return self.key_list if self.key_list is not None else self.decoded().keys
 
     @property
-    def seqs(self) -> list | array:
-        return self.layout.seqs(self.raw)
+    def seqs(self) -> EntryColumn:
+        return EntryColumn(self.layout.count, self.seq_at, lambda: self.layout.seqs(self.raw))
 
     @property
-    def values(self) -> list:
-        return self.decoded().values
+    def values(self) -> EntryColumn:
+        return EntryColumn(self.layout.count, self._value, lambda: self.decoded().values)
+
+    def seq_at(self, j: int) -> int:
+        layout = self.layout
+        if layout.flags & FLAG_UNIFORM_SEQ:
+            return layout.max_seq
+        return _SEQ.unpack_from(self.raw, layout.seqs_at + 8 * j)[0]
 
     def find(self, key: bytes, seq: int) -> tuple | None:
         """``(seq, value)`` of the newest version of ``key`` at or below ``seq``; `NOT_VISIBLE`
@@ -282,9 +288,9 @@ class PackedBlock:
         layout = self.layout
         if layout.flags & FLAG_UNIFORM_SEQ:  # one version per key, all at max_seq
             return (layout.max_seq, self._value(j)) if layout.max_seq <= seq else NOT_VISIBLE
-        raw, count, seqs_at = self.raw, layout.count, layout.seqs_at
+        count = layout.count
         while True:
-            version = _SEQ.unpack_from(raw, seqs_at + 8 * j)[0]
+            version = self.seq_at(j)
             if version <= seq:
                 return version, self._value(j)
             j += 1
@@ -326,3 +332,28 @@ class PackedBlock:
         if header is None or end > layout.values_end:
             raise CorruptionError(f"undecodable value in {self.path}: block at offset {self.offset}")
         return raw[start + header: end]
+
+
+class EntryColumn:
+    """The seqs or the values of a `PackedBlock` as a sequence: an entry is read out of the
+    block's bytes when indexed; a slice decodes the whole column first."""
+
+    __slots__ = ("count", "at", "whole")
+
+    def __init__(self, count: int, at, whole) -> None:
+        self.count, self.at, self.whole = count, at, whole
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return self.whole()[j]
+        if j < 0:
+            j += self.count
+        if not 0 <= j < self.count:
+            raise IndexError("block entry out of range")
+        return self.at(j)
+
+    def __iter__(self):
+        return iter(self.whole())

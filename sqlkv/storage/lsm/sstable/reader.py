@@ -134,6 +134,26 @@ class TableReader:
         self.cache.put((self.number, self.index_offsets[i]), blk, blk.size)
         return blk
 
+    def short_block(self, i: int) -> DataBlock | PackedBlock:
+        """Data block number ``i`` for a read of a few entries from one key on (a short
+        prefix read): cached as a point read caches it, with its key list decoded; its seqs
+        and values are read entry by entry (`EntryColumn`)."""
+        cache = self.cache
+        cache_key = (self.number, self.index_offsets[i])
+        blk = cache.entries.get(cache_key)
+        if blk is None:
+            cache.misses += 1
+            blk = self.point_block(i)
+        else:
+            cache.hits += 1
+            try:
+                cache.entries.move_to_end(cache_key)
+            except KeyError:  # evicted by another thread in between: still valid
+                pass
+        if blk.__class__ is PackedBlock and blk.key_list is None:
+            cache.grow(cache_key, blk.promote())
+        return blk
+
     def _pread_block(self, i: int) -> bytes:
         fd = self._fd
         if fd is None:
