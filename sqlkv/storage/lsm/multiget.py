@@ -17,7 +17,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from sqlkv.storage.lsm.sstable.packed import PackedBlock
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
@@ -96,8 +95,7 @@ def _from_table(reader: TableReader, keys: list[bytes], seq: int, found: Found) 
     index_keys = reader.index_keys
     offsets = reader.index_offsets
     nblocks = len(index_keys)
-    cache = reader.cache
-    entries = cache.entries
+    entries = reader.cache.entries
     number = reader.number
     i = 0
     current = -1  # the block number ``blk`` holds
@@ -107,21 +105,9 @@ def _from_table(reader: TableReader, keys: list[bytes], seq: int, found: Found) 
         if i == nblocks:
             return
         if i != current:
-            cache_key = (number, offsets[i])
-            blk = entries.get(cache_key)
-            if blk is None:
-                if not reader.may_contain(key):
-                    continue  # the filter spares reading the block
-                cache.misses += 1
-                blk = reader.point_block(i)
-            else:
-                cache.hits += 1
-                try:
-                    entries.move_to_end(cache_key)
-                except KeyError:  # evicted by another thread in between: still valid
-                    pass
-                if blk.__class__ is PackedBlock and blk.key_list is None:
-                    cache.grow(cache_key, blk.promote())
+            if (number, offsets[i]) not in entries and not reader.may_contain(key):
+                continue  # the filter spares reading the block
+            blk = reader.lookup_block(i)
             current = i
         version = blk.find(key, seq)  # type: ignore[union-attr]
         if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)

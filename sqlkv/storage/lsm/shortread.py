@@ -90,7 +90,7 @@ def _from_table(reader: TableReader, start: bytes, end: bytes, seq: int, most: i
     left = most
     first = True
     while i < nblocks:
-        blk = reader.short_block(i)  # a packed block is not decoded whole for a few entries
+        blk = reader.lookup_block(i, with_keys=True)  # a packed block is not decoded whole
         keys = blk.keys
         j = bisect_left(keys, start) if first else 0
         first = False

@@ -134,16 +134,19 @@ class TableReader:
         self.cache.put((self.number, self.index_offsets[i]), blk, blk.size)
         return blk
 
-    def short_block(self, i: int) -> DataBlock | PackedBlock:
-        """Data block number ``i`` for a read of a few entries from one key on (a short
-        prefix read): cached as a point read caches it, with its key list decoded; its seqs
-        and values are read entry by entry (`EntryColumn`)."""
+    def lookup_block(self, i: int, with_keys: bool = False) -> DataBlock | PackedBlock:
+        """Data block number ``i`` for a point read: from the cache (a hit; a packed block hit
+        again decodes its key list) or the disk (a miss, cached by `point_block`).
+        ``with_keys``: decode a packed block's key list now (a short prefix read walks it;
+        its seqs and values it reads entry by entry, `EntryColumn`)."""
         cache = self.cache
         cache_key = (self.number, self.index_offsets[i])
         blk = cache.entries.get(cache_key)
         if blk is None:
             cache.misses += 1
             blk = self.point_block(i)
+            if not with_keys:
+                return blk
         else:
             cache.hits += 1
             try:
@@ -179,7 +182,7 @@ class TableReader:
         """``(version seq, value)`` of the newest version of ``key`` at or below ``seq``.
 
         None when the table holds no such version. A None value is a tombstone. This is the
-        hot path of every point read, so the bloom probe and the cache lookup are inlined.
+        hot path of every point read, so the bloom probe is inlined.
         """
         if not self._loaded:
             self.load()
@@ -201,20 +204,7 @@ class TableReader:
             if nbits:
                 self.bloom_false_positives += 1
             return None
-        cache = self.cache
-        cache_key = (self.number, self.index_offsets[i])
-        blk = cache.entries.get(cache_key)
-        if blk is None:
-            cache.misses += 1
-            blk = self.point_block(i)
-        else:
-            cache.hits += 1
-            try:
-                cache.entries.move_to_end(cache_key)
-            except KeyError:
-                pass
-            if blk.__class__ is PackedBlock and blk.key_list is None:
-                cache.grow(cache_key, blk.promote())
+        blk = self.lookup_block(i)
         found = blk.find(key, seq)
         if found is None:
             if nbits:
