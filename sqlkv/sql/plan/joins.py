@@ -112,21 +112,14 @@ class FromPlanner(JoinOrdering):
         self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
         self.informed: set[int] = set()  # sources whose estimates come from statistics
 
-    def set_referenced(self, query: exp.Expression) -> None:
-        """Records the column names the query mentions, for index-only scans (`needed`)."""
+    def set_referenced(self, query: exp.Expression, names: dict[str, set[str | None]] | None) -> None:
+        """Records the column names the query mentions (`query_facts`), for index-only scans
+        (`needed`); None when it uses ``*``."""
         if any(j is not None and j.natural for j in self.joins):
             return
-        names: dict[str, set[str | None]] = {}
+        if names is None:
+            return
         self.query = query
-        for node in query.walk():
-            if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
-                return  # SELECT * / t.*: all columns
-            if isinstance(node, exp.Column):
-                names.setdefault(node.name.lower(), set()).add(node.table.lower() if node.table else None)
-            elif isinstance(node, exp.Join):
-                # JOIN ... USING (a): `a` is read from both sides though no Column node names it.
-                for ident in node.args.get("using") or ():
-                    names.setdefault(ident.name.lower(), set()).add(None)
         self.referenced = names
 
     def needed(self, s: int) -> set[int] | None:

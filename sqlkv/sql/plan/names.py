@@ -146,6 +146,38 @@ def conjunct_key(node: exp.Expression) -> str:
     return node.transform(strip, copy=True).sql()
 
 
+@dataclass
+class QueryFacts:
+    """What one walk of a SELECT (subqueries included) finds, for the planner's later steps."""
+
+    names: dict[str, set[str | None]] | None  # column name -> qualifiers it is named with; None: * used
+    windows: bool  # an OVER clause somewhere
+    calls: bool  # a function call, FILTER or WITHIN GROUP somewhere: an aggregate is possible
+
+
+def query_facts(query: exp.Expression) -> QueryFacts:
+    """Column names the query mentions (for index-only scans) and whether it may aggregate or
+    window: the planner asks these of every select item, and the answer is no for most queries."""
+    names: dict[str, set[str | None]] | None = {}
+    windows = calls = False
+    for node in query.walk():
+        if isinstance(node, exp.Column):
+            if names is not None:
+                names.setdefault(node.name.lower(), set()).add(node.table.lower() if node.table else None)
+        elif isinstance(node, (exp.Func, exp.Filter, exp.WithinGroup)):
+            calls = True
+        elif isinstance(node, exp.Window):
+            windows = True
+        elif isinstance(node, exp.Star):
+            if not isinstance(node.parent, exp.Count):
+                names = None  # SELECT * / t.*: all columns
+        elif isinstance(node, exp.Join) and names is not None:
+            # JOIN ... USING (a): `a` is read from both sides though no Column node names it.
+            for ident in node.args.get("using") or ():
+                names.setdefault(ident.name.lower(), set()).add(None)
+    return QueryFacts(names, windows, calls)
+
+
 def column_refs(node: exp.Expression) -> list[exp.Column]:
     """Column references of ``node`` at this query level (not inside subqueries)."""
     out: list[exp.Column] = []
