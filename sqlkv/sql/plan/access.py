@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
-from sqlkv.sql.context import Scope, table_scope
+from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.lookup import IndexLookup
 from sqlkv.sql.exec.scan import IndexScan, VirtualScan
@@ -129,9 +129,12 @@ def plan_table_access(
     needed: set[int] | None = None,
     elements: dict[int, list] | None = None,
     joined: bool = False,
+    columns: list[Column] | None = None,
 ) -> AccessPlan:
-    """The cheapest way to read ``table`` under ``filters`` (see module docstring)."""
-    columns = table_scope(table, alias)
+    """The cheapest way to read ``table`` under ``filters`` (see module docstring); ``columns``
+    is ``table_scope(table, alias)`` when the caller has made it already."""
+    if columns is None:
+        columns = table_scope(table, alias)
     if table.virtual is not None:
         only = None
         for c in constraints_by_column(filters, scope).get(0, []):  # column 0 is table_name everywhere

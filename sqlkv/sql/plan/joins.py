@@ -46,6 +46,7 @@ class Source:
     operator: Operator | None = None
     merged: set[int] = field(default_factory=set)  # USING/NATURAL columns hidden from `*`
     lateral_cell: list | None = None  # LATERAL: the cell its enclosing scope reads the left row from
+    scan_columns: list[Column] | None = None  # a base table's columns as its scan returns them (not renamed)
 
 
 @dataclass
@@ -111,6 +112,7 @@ class FromPlanner(JoinOrdering):
         self.query: exp.Expression | None = None  # for element reads of exploded columns
         self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
         self.informed: set[int] = set()  # sources whose estimates come from statistics
+        self._owners: dict[str, list[tuple[int, str]]] | None = None  # see _index_owners
 
     def set_referenced(self, query: exp.Expression, names: dict[str, set[str | None]] | None) -> None:
         """Records the column names the query mentions (`query_facts`), for index-only scans
@@ -158,16 +160,24 @@ class FromPlanner(JoinOrdering):
         if cols is None:
             return None
         refs: set[int] = set()
+        owners = self._owners if self._owners is not None else self._index_owners()
         for col in cols:
             table = col.table.lower() if col.table else None
             name = col.name.lower()
-            hits = [i for i, s in enumerate(self.sources)
-                    if any(c.name.lower() == name and (table is None or (c.table or "").lower() == table)
-                           for c in s.columns)]
+            hits = sorted({i for i, ltable in owners.get(name, ()) if table is None or ltable == table})
             if table is None and name in self.using_pref and len(hits) > 1:
                 hits = [self.using_pref[name][0]]
             refs.update(hits)
         return frozenset(refs)
+
+    def _index_owners(self) -> dict[str, list[tuple[int, str]]]:
+        """Column name -> (source, lower-cased table) of each column so named, made once."""
+        owners: dict[str, list[tuple[int, str]]] = {}
+        for i, src in enumerate(self.sources):
+            for c in src.columns:
+                owners.setdefault(c.name.lower(), []).append((i, (c.table or "").lower()))
+        self._owners = owners
+        return owners
 
     def _add_using(self, i: int, spec: JoinSpec) -> list[exp.Expression]:
         """USING/NATURAL -> equality conditions; the right side's columns merge into the left's."""
@@ -299,7 +309,7 @@ class FromPlanner(JoinOrdering):
         src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
                                limit=limit, needed=self.needed(s), elements=self._elements(s),
-                               joined=len(self.sources) > 1)
+                               joined=len(self.sources) > 1, columns=src.scan_columns)
         remaining = list(ap.remaining)
         outer_eqs = []  # (conjunct, column index, outer-side expression)
         for node in remaining:

@@ -165,7 +165,7 @@ def query_facts(query: exp.Expression) -> QueryFacts:
             if names is not None:
                 names.setdefault(node.name.lower(), set()).add(node.table.lower() if node.table else None)
         elif isinstance(node, (exp.Func, exp.Filter, exp.WithinGroup)):
-            calls = True
+            calls = calls or not isinstance(node, exp.Connector)  # AND/OR are Funcs to sqlglot
         elif isinstance(node, exp.Window):
             windows = True
         elif isinstance(node, exp.Star):
