@@ -33,7 +33,7 @@ from sqlkv.sql.plan.estimates import rows_per_key, table_rows, table_statistics
 from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
-from sqlkv.sql.plan.names import conjunct_key, split_conjuncts
+from sqlkv.sql.plan.names import LazySql, conjunct_key, split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
@@ -179,7 +179,7 @@ def plan_table_access(
         reverse=best.reverse,
         index_only=best.covering and not best.primary,
         residual=[_predicate(n, scope, env) for n in best.used],
-        residual_sql=[n.sql() for n in best.used],
+        residual_sql=[LazySql(n) for n in best.used],  # SQL text only if EXPLAIN shows it
         limit=scan_limit,
         needed=_decoded_positions(table, best, needed, scope) if DECODE_ONLY_NEEDED else None,
     )
