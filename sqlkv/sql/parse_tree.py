@@ -57,7 +57,7 @@ def statement_kind(ast: exp.Expression) -> str:
     raise ProgrammingError(f"unsupported statement: {ast.sql()[:80]}")
 
 
-_ATOMS = (int, str, bool, float, type(None))
+_ATOMS = frozenset((int, str, bool, float, type(None)))
 # sqlglot compiled by mypyc (sqlglotc, the `speedups` extra) copies faster than this module can
 _COMPILED_SQLGLOT = not str(getattr(sys.modules[exp.Expression.__module__], "__file__", "")).endswith(".py")
 
@@ -81,7 +81,7 @@ def copy_tree(root: exp.Expression) -> exp.Expression:
             copy._type = deepcopy(node._type)
         meta = node._meta
         if meta:  # an empty one stays None: the ``meta`` property makes a dict when asked
-            copy._meta = dict(meta) if all(type(v) in _ATOMS for v in meta.values()) else deepcopy(meta)
+            copy._meta = dict(meta) if _ATOMS.issuperset(map(type, meta.values())) else deepcopy(meta)
         args = {}
         linked = False  # sqlglot's set/append of a child resets the node's cached hash
         for key, value in node.args.items():
