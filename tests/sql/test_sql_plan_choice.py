@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sqlkv.sql import Database, Session
 from sqlkv.sql.context import Scope, table_scope
@@ -87,6 +88,8 @@ def test_a_scan_described_before_its_parameters_shows_the_filters_it_uses(pair) 
     ("SELECT id, b FROM t WHERE a = 1 AND b > 2 OR c = 'x'", False, False, {"id", "a", "b", "c"}),
     ("SELECT count(*) FROM t", True, False, set()),
     ("SELECT * FROM t WHERE a = 1", False, False, None),
+    ("SELECT x.id, t.* FROM t JOIN t AS x ON x.id = t.b", False, False, None),
+    ("SELECT x.c FROM t JOIN t AS x USING (id, b) WHERE x.a = 1", False, False, {"c", "id", "b", "a"}),
     ("SELECT id FROM t WHERE a IN (SELECT max(b) FROM t)", True, False, {"id", "a", "b"}),
     ("SELECT row_number() OVER (ORDER BY b) FROM t", True, True, {"b"}),
 ])
@@ -94,6 +97,14 @@ def test_query_facts_of_one_walk(sql, calls, windows, names) -> None:
     facts = query_facts(sqlglot.parse_one(sql))
     assert (facts.calls, facts.windows) == (calls, windows)
     assert (None if facts.names is None else set(facts.names)) == names
+    if names is not None:  # with the qualifiers each name is written with
+        want: dict[str, set[str | None]] = {}
+        for col in sqlglot.parse_one(sql).find_all(exp.Column):
+            want.setdefault(col.name.lower(), set()).add(col.table.lower() or None)
+        for join in sqlglot.parse_one(sql).find_all(exp.Join):
+            for ident in join.args.get("using") or ():
+                want.setdefault(ident.name.lower(), set()).add(None)
+        assert facts.names == want
 
 
 @pytest.mark.parametrize("sql", [
