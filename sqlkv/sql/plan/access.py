@@ -314,8 +314,10 @@ class LookupAccess:
         return self.lookup_op.describe()
 
 
-def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scope: Scope, env) -> LookupAccess | None:
-    """An index whose leading columns are exactly the set ``key_columns`` (PK preferred)."""
+def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scope: Scope, env,
+                columns: list[Column] | None = None) -> LookupAccess | None:
+    """An index whose leading columns are exactly the set ``key_columns`` (PK preferred);
+    ``columns`` as in `plan_table_access`."""
     if table.virtual is not None or not key_columns:
         return None
     want = set(key_columns)
@@ -335,6 +337,6 @@ def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scop
         return None
     _rank, index, lead, full = best
     order = [key_columns.index(p) for p in lead]
-    op = IndexLookup(table, alias, table_scope(table, alias), index, order)
+    op = IndexLookup(table, alias, table_scope(table, alias) if columns is None else columns, index, order)
     per_key = None if full else rows_per_key(table_statistics(env, table), index.id, len(key_columns))
     return LookupAccess(op, 1.0 if full else 10.0 if per_key is None else per_key, primary and full)

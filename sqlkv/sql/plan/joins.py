@@ -328,7 +328,8 @@ class FromPlanner(JoinOrdering):
             return ap.operator, remaining, float(ap.est_rows), bool(ap.ordered)
         choices = [outer_eqs] + ([[e] for e in outer_eqs] if len(outer_eqs) > 1 else [])
         for chosen in choices:
-            access = plan_lookup(src.table, src.alias, [idx for _, idx, _ in chosen], scope, self.env)
+            access = plan_lookup(src.table, src.alias, [idx for _, idx, _ in chosen], scope, self.env,
+                                 src.scan_columns)
             if access is None or access.est_rows_per_key >= ap.est_rows:
                 continue
             used = {id(n) for n, _, _ in chosen}
