@@ -107,6 +107,7 @@ class FromPlanner(JoinOrdering):
         # COALESCE(left, right), after a RIGHT join the right side's (PostgreSQL's rule)
         self.merged_values: dict[str, exp.Expression] = {}
         self.access_plans: dict[int, Any] = {}
+        self.accessed: dict[int, tuple[Operator, float]] = {}  # see _access
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
         self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
         self.query: exp.Expression | None = None  # for element reads of exploded columns
@@ -344,7 +345,16 @@ class FromPlanner(JoinOrdering):
     # -- per-source access -------------------------------------------------------------------
 
     def _access(self, s: int) -> tuple[Operator, float]:
-        """Operator for source ``s`` with its local filters applied, and its row estimate."""
+        """Operator for source ``s`` with its local filters applied, and its row estimate.
+
+        Made once per source: the join order asks every source's estimate first, a join step
+        asks again (and a lookup join only for the estimate); the operator joins the plan once."""
+        made = self.accessed.get(s)
+        if made is None:
+            made = self.accessed[s] = self._make_access(s)
+        return made
+
+    def _make_access(self, s: int) -> tuple[Operator, float]:
         src = self.sources[s]
         scope = Scope(src.columns, self.outer)
         if src.table is not None:
