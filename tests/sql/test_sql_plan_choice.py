@@ -118,3 +118,18 @@ def test_query_facts_of_one_walk(sql, calls, windows, names) -> None:
 def test_aggregates_and_windows_are_still_found_where_calls_are(pair, sql) -> None:
     session, conn = pair
     assert rows(session, sql) == conn.execute(sql).fetchall()
+
+
+@pytest.mark.parametrize("analyzed", [False, True])
+def test_each_source_of_a_join_is_read_once_in_the_plan(pair, analyzed) -> None:
+    """The join order asks each source's estimate before its operator is placed: one operator
+    per source still ends in the plan, its filters applied, with or without statistics."""
+    session, conn = pair
+    sql = ("SELECT x.id, y.id, z.c FROM t x JOIN t y ON y.b = x.id JOIN t z ON z.id = y.a + 1 "
+           "WHERE x.a = 1 AND x.b < 40 AND y.c <> 'c3' AND z.c <> 'c0'")
+    if analyzed:
+        session.execute("ANALYZE")
+    lines = [r[0].strip() for r in session.execute("EXPLAIN " + sql)]
+    reads = [line for line in lines if line.startswith(("scan t@", "get t@")) or "lookup" in line]
+    assert len(reads) == 3, lines
+    assert sorted(rows(session, sql)) == sorted(conn.execute(sql).fetchall())
