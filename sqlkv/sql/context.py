@@ -43,24 +43,38 @@ class Scope:
         self.columns = columns
         self.outer = outer
         self.cell: list[Any] = [None]
+        # lower-cased name -> [(position, lower-cased table)], made on the first `find` (a plan
+        # resolves each column reference through it); remade if ``columns`` grew since
+        self._by_name: dict[str, list[tuple[int, str]]] | None = None
+        self._indexed = 0
 
     def find(self, name: str, table: str | None = None) -> int | None:
         """Index of the column named ``name`` (qualified by ``table`` if given), None if absent.
 
         Raises ProgrammingError when the name is ambiguous in this scope.
         """
-        lname = name.lower()
-        ltable = table.lower() if table else None
-        found = None
+        by_name = self._by_name
+        if by_name is None or self._indexed != len(self.columns):
+            by_name = self._index_names()
+        hits = by_name.get(name.lower())
+        if hits is None:
+            return None
+        if table:
+            ltable = table.lower()
+            hits = [h for h in hits if h[1] == ltable]
+            if not hits:
+                return None
+        if len(hits) > 1:
+            raise ProgrammingError(f'column reference "{name}" is ambiguous')
+        return hits[0][0]
+
+    def _index_names(self) -> dict[str, list[tuple[int, str]]]:
+        by_name: dict[str, list[tuple[int, str]]] = {}
         for i, col in enumerate(self.columns):
-            if col.name.lower() != lname:
-                continue
-            if ltable is not None and (col.table or "").lower() != ltable:
-                continue
-            if found is not None:
-                raise ProgrammingError(f'column reference "{name}" is ambiguous')
-            found = i
-        return found
+            by_name.setdefault(col.name.lower(), []).append((i, (col.table or "").lower()))
+        self._by_name = by_name
+        self._indexed = len(self.columns)
+        return by_name
 
     def resolve(self, name: str, table: str | None = None) -> tuple[int, int]:
         """(depth, index) of a column: depth 0 is this scope, 1 the enclosing one, ...

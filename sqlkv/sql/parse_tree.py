@@ -57,7 +57,7 @@ def statement_kind(ast: exp.Expression) -> str:
     raise ProgrammingError(f"unsupported statement: {ast.sql()[:80]}")
 
 
-_ATOMS = (int, str, bool, float, type(None))
+_ATOMS = frozenset((int, str, bool, float, type(None)))
 # sqlglot compiled by mypyc (sqlglotc, the `speedups` extra) copies faster than this module can
 _COMPILED_SQLGLOT = not str(getattr(sys.modules[exp.Expression.__module__], "__file__", "")).endswith(".py")
 
@@ -65,7 +65,10 @@ _COMPILED_SQLGLOT = not str(getattr(sys.modules[exp.Expression.__module__], "__f
 def copy_tree(root: exp.Expression) -> exp.Expression:
     """A copy of ``root``'s tree that shares nothing mutable with it (what ``root.copy()``
     gives, see the module docstring): sqlglot's own copy, except that a node's meta dict and
-    comments are copied flat when they hold only plain values."""
+    comments are copied flat when they hold only plain values, and each child is linked to its
+    parent directly (what ``set``/``append`` end up doing, without their calls and the walk
+    up the copied ancestors that resets cached hashes: a node with children keeps none, as in
+    sqlglot's copy)."""
     if _COMPILED_SQLGLOT:
         return root.copy()
     top = root.__class__()
@@ -78,23 +81,33 @@ def copy_tree(root: exp.Expression) -> exp.Expression:
             copy._type = deepcopy(node._type)
         meta = node._meta
         if meta:  # an empty one stays None: the ``meta`` property makes a dict when asked
-            copy._meta = dict(meta) if all(type(v) in _ATOMS for v in meta.values()) else deepcopy(meta)
-        if node._hash is not None:
-            copy._hash = node._hash
+            copy._meta = dict(meta) if _ATOMS.issuperset(map(type, meta.values())) else deepcopy(meta)
+        args = {}
+        linked = False  # sqlglot's set/append of a child resets the node's cached hash
         for key, value in node.args.items():
             if isinstance(value, exp.Expression):
                 child = value.__class__()
+                child.parent = copy
+                child.arg_key = key
                 stack.append((value, child))
-                copy.set(key, child)
+                args[key] = child
+                linked = True
             elif type(value) is list:
-                copy.args[key] = []
-                for item in value:
+                items = []
+                for i, item in enumerate(value):
                     if isinstance(item, exp.Expression):
                         child = item.__class__()
+                        child.parent = copy
+                        child.arg_key = key
+                        child.index = i
                         stack.append((item, child))
-                        copy.append(key, child)
-                    else:
-                        copy.append(key, item)
+                        item = child
+                    items.append(item)
+                args[key] = items
+                linked = linked or bool(items)
             else:
-                copy.args[key] = value
+                args[key] = value
+        copy.args = args
+        if node._hash is not None and not linked:
+            copy._hash = node._hash
     return top

@@ -28,6 +28,11 @@ def _pairs(a: exp.Expression, b: exp.Expression):
     return list(zip(a.walk(), b.walk(), strict=True))
 
 
+def _children(parent: exp.Expression, key: str) -> list[exp.Expression]:
+    value = parent.args[key]
+    return value if isinstance(value, list) else [value]
+
+
 @pytest.mark.parametrize("sql", STATEMENTS)
 def test_copy_tree_is_sqlglots_copy(sql: str) -> None:
     ast = parse_statement(sql).ast
@@ -37,8 +42,15 @@ def test_copy_tree_is_sqlglots_copy(sql: str) -> None:
         assert type(mine) is type(orig) and mine is not orig
         assert mine.meta == orig.meta and (mine.meta is not orig.meta or not orig.meta)
         assert mine.comments == orig.comments
+        assert (mine.arg_key, mine.index) == (orig.arg_key, orig.index)
         if orig.parent is not None:
             assert type(mine.parent) is type(orig.parent) and mine.parent is not orig.parent
+            assert any(c is mine for c in _children(mine.parent, mine.arg_key))
+    hash(ast)  # caches hashes in the tree: a copy keeps a leaf's, as sqlglot's does
+    hashed, theirs = copy_tree(ast), ast.copy()
+    assert any(n._hash is not None for n in hashed.walk())
+    for mine, theirs_node in _pairs(hashed, theirs):
+        assert mine._hash == theirs_node._hash
     first = next(iter(ours.walk()))
     first.meta["changed"] = 1  # the copy is the planner's to change: the cached tree is not
     assert "changed" not in ast.meta

@@ -147,7 +147,7 @@ class IndexScan(Operator):
         reverse: bool = False,
         index_only: bool = False,
         residual: list[Callable[[tuple], bool]] | None = None,
-        residual_sql: list[str] | None = None,
+        residual_sql: list[object] | None = None,  # str() of each: a used filter's SQL
         limit: int | None = None,
         needed: set[int] | None = None,
     ) -> None:
@@ -462,7 +462,7 @@ class IndexScan(Operator):
         try:
             spans, exact = self.builder.spans(ctx)
         except Exception:  # parameters not bound yet: show the constraints instead
-            return "spans: " + " AND ".join(self.residual_sql)
+            return "spans: " + " AND ".join(map(str, self.residual_sql))
         self._spans_cache = spans
         if not spans:
             return "spans: (empty)"

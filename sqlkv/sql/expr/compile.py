@@ -147,9 +147,10 @@ def _paren(c: Compiler, node: exp.Expression) -> Compiled:
 def _column(c: Compiler, node: exp.Column) -> Compiled:
     if isinstance(node.this, exp.Star):
         raise ProgrammingError("* is not allowed in an expression")
-    if not node.table and node.name.startswith("$") and node.name[1:].isdigit():
-        return _placeholder(c, exp.Parameter(this=exp.var(node.name[1:])))  # $1: sqlglot's default dialect
-    depth, idx = c.scope.resolve(node.name, node.table or None)
+    name, table = node.name, node.table  # sqlglot's properties: read once
+    if not table and name.startswith("$") and name[1:].isdigit():
+        return _placeholder(c, exp.Parameter(this=exp.var(name[1:])))  # $1: sqlglot's default dialect
+    depth, idx = c.scope.resolve(name, table or None)
     col = c.scope.at_depth(depth).columns[idx]
     typ = col.type if col.type is not None else NULLTYPE
     if depth == 0:

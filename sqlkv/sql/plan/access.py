@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import index_prefix
-from sqlkv.sql.context import Scope, table_scope
+from sqlkv.sql.context import Column, Scope, table_scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.lookup import IndexLookup
 from sqlkv.sql.exec.scan import IndexScan, VirtualScan
@@ -33,7 +33,7 @@ from sqlkv.sql.plan.estimates import rows_per_key, table_rows, table_statistics
 from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
-from sqlkv.sql.plan.names import conjunct_key, split_conjuncts
+from sqlkv.sql.plan.names import LazySql, conjunct_key, split_conjuncts
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
@@ -66,15 +66,25 @@ class _Candidate:
     est_rows: float
     cost: float = 0.0
     point: bool = False  # equalities on a whole unique key: at most one row per value
+    n_eq: int = 0  # leading key columns fixed by equalities (or IN lists)
+    n_values: int = 1  # key values those equalities name (the product of the IN lists' sizes)
+    ranged: bool = False  # a range on the column after the equalities
+    sorts: bool = False  # the caller wants an order this index does not give: it sorts
 
 
-def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
+def _positions_by_id(table: TableDescriptor) -> dict[int, int]:
+    """Each column id's position in the table's rows (one pass, for every index's key)."""
+    return {col.id: i for i, col in enumerate(table.columns)}
+
+
+def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool,
+                   positions_by_id: dict[int, int]) -> tuple[list[int], list[bool]]:
     """Positions and directions of the full key order of an index (PK suffix included)."""
-    positions = [table.column_index(c) for c in index.column_ids]
+    positions = [positions_by_id[c] for c in index.column_ids]
     desc = list(index.descending)
     if not primary:
         for cid, d in zip(table.primary_index.column_ids, table.primary_index.descending):
-            p = table.column_index(cid)
+            p = positions_by_id[cid]
             if p not in positions:
                 positions.append(p)
                 desc.append(d)
@@ -119,9 +129,12 @@ def plan_table_access(
     needed: set[int] | None = None,
     elements: dict[int, list] | None = None,
     joined: bool = False,
+    columns: list[Column] | None = None,
 ) -> AccessPlan:
-    """The cheapest way to read ``table`` under ``filters`` (see module docstring)."""
-    columns = table_scope(table, alias)
+    """The cheapest way to read ``table`` under ``filters`` (see module docstring); ``columns``
+    is ``table_scope(table, alias)`` when the caller has made it already."""
+    if columns is None:
+        columns = table_scope(table, alias)
     if table.virtual is not None:
         only = None
         for c in constraints_by_column(filters, scope).get(0, []):  # column 0 is table_name everywhere
@@ -135,16 +148,18 @@ def plan_table_access(
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
     usable = _usable_indexes(table, filters)
-    pick = lambda stats: _cheapest(table, usable, cons, scope, env, want_order or [], needed, limit,  # noqa: E731
-                                   len(filters), stats)
-    best = pick(None)
+    positions = _positions_by_id(table)
+    candidates = [_candidate(table, index, index is table.primary_index, cons, scope, env, want_order or [],
+                             needed, positions) for index in usable]
+    best = _cheapest(candidates, None, limit, len(filters))
     stats = None
     if not best.point and (joined or len(usable) > 1):
         # statistics are read only when an estimate can change the plan: a choice between
-        # indexes (a get by a whole unique key needs none), or the order and method of a join
+        # indexes (a get by a whole unique key needs none), or the order and method of a join;
+        # the candidates' spans and orders stay, only their estimates are made again
         stats = table_statistics(env, table)
         if stats is not None:
-            best = pick(stats)
+            best = _cheapest(candidates, stats, limit, len(filters))
     inverted = plan_inverted(table, alias, filters, scope, env, needed)
     if inverted is not None:
         inv_op, fraction = inverted
@@ -164,7 +179,7 @@ def plan_table_access(
         reverse=best.reverse,
         index_only=best.covering and not best.primary,
         residual=[_predicate(n, scope, env) for n in best.used],
-        residual_sql=[n.sql() for n in best.used],
+        residual_sql=[LazySql(n) for n in best.used],  # SQL text only if EXPLAIN shows it
         limit=scan_limit,
         needed=_decoded_positions(table, best, needed, scope) if DECODE_ONLY_NEEDED else None,
     )
@@ -189,15 +204,13 @@ def _usable_indexes(table: TableDescriptor, filters: list[exp.Expression]) -> li
     return out
 
 
-def _cheapest(table, indexes, cons, scope, env, want, needed, limit, n_filters, stats) -> _Candidate:
-    candidates = []
-    for index in indexes:
-        primary = index is table.primary_index
-        cand = _candidate(table, index, primary, cons, scope, env, want, needed, stats)
+def _cheapest(candidates: list[_Candidate], stats, limit: int | None, n_filters: int) -> _Candidate:
+    """The cheapest candidate once each is estimated under ``stats`` (None: no statistics)."""
+    for cand in candidates:
+        _estimate(cand, stats)
         if limit is not None and cand.ordered and len(cand.used) == n_filters:
             # the scan stops after LIMIT rows: it reads (and fetches) only those
-            cand.cost = min(cand.est_rows, float(limit)) * (1.0 if cand.covering else 3.0) + (0 if primary else 0.5)
-        candidates.append(cand)
+            cand.cost = min(cand.est_rows, float(limit)) * (1.0 if cand.covering else 3.0) + (0 if cand.primary else 0.5)
     return min(candidates, key=lambda c: (c.cost, not c.primary))
 
 
@@ -226,8 +239,9 @@ def _predicate(node: exp.Expression, scope: Scope, env):
     return compile_predicate(node, scope, env)
 
 
-def _candidate(table, index, primary, cons, scope, env, want, needed, stats=None) -> _Candidate:
-    positions, desc = _index_columns(table, index, primary)
+def _candidate(table, index, primary, cons, scope, env, want, needed, positions_by_id) -> _Candidate:
+    """An index's spans, order and coverage under the filters; `_estimate` fills its cost."""
+    positions, desc = _index_columns(table, index, primary, positions_by_id)
     key_count = len(index.column_ids)
     bounds: list[ColumnBounds] = []
     types = []
@@ -256,19 +270,26 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, stats=None
         if b.eq is not None:
             n_values *= max(1, len(b.eq))
     point = unique and n_eq == key_count and not any(b.is_null for b in bounds)
-    if point:
-        est = float(n_values)
+    return _Candidate(index, primary, builder, used, covering, reverse, served, 0.0, 0.0, point,
+                      n_eq, n_values, len(bounds) > n_eq, bool(want) and not served)
+
+
+def _estimate(cand: _Candidate, stats) -> None:
+    """Sets the candidate's row estimate and cost, from ``stats`` when there are some."""
+    if cand.point:
+        est = float(cand.n_values)
     else:
-        per_key = rows_per_key(stats, index.id, n_eq) if n_eq else None
-        base = table_rows(stats) * (0.05**n_eq) if per_key is None else per_key
-        est = base * n_values
-        if len(bounds) > n_eq:
+        per_key = rows_per_key(stats, cand.index.id, cand.n_eq) if cand.n_eq else None
+        base = table_rows(stats) * (0.05**cand.n_eq) if per_key is None else per_key
+        est = base * cand.n_values
+        if cand.ranged:
             est *= 0.25
-    fetch = 1.0 if covering else 3.0
-    cost = est * fetch + (0 if primary else 0.5)
-    if want and not served:
+    fetch = 1.0 if cand.covering else 3.0
+    cost = est * fetch + (0 if cand.primary else 0.5)
+    if cand.sorts:
         cost += est * 0.5  # the caller's sort
-    return _Candidate(index, primary, builder, used, covering, reverse, served, est, cost, point)
+    cand.est_rows = est
+    cand.cost = cost
 
 
 def index_prefix_of(table: TableDescriptor, index: IndexDescriptor) -> bytes:
@@ -293,8 +314,10 @@ class LookupAccess:
         return self.lookup_op.describe()
 
 
-def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scope: Scope, env) -> LookupAccess | None:
-    """An index whose leading columns are exactly the set ``key_columns`` (PK preferred)."""
+def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scope: Scope, env,
+                columns: list[Column] | None = None) -> LookupAccess | None:
+    """An index whose leading columns are exactly the set ``key_columns`` (PK preferred);
+    ``columns`` as in `plan_table_access`."""
     if table.virtual is not None or not key_columns:
         return None
     want = set(key_columns)
@@ -314,6 +337,6 @@ def plan_lookup(table: TableDescriptor, alias: str, key_columns: list[int], scop
         return None
     _rank, index, lead, full = best
     order = [key_columns.index(p) for p in lead]
-    op = IndexLookup(table, alias, table_scope(table, alias), index, order)
+    op = IndexLookup(table, alias, table_scope(table, alias) if columns is None else columns, index, order)
     per_key = None if full else rows_per_key(table_statistics(env, table), index.id, len(key_columns))
     return LookupAccess(op, 1.0 if full else 10.0 if per_key is None else per_key, primary and full)

@@ -240,7 +240,8 @@ class JoinOrdering:
             return None  # the driving side is larger: one lookup per row would cost more
         candidates = [cols] + [[c] for c in cols] if len(cols) > 1 else [cols]
         for chosen in candidates:
-            access = plan_lookup(src.table, src.alias, [idx for _, idx in chosen], right_scope, self.env)
+            access = plan_lookup(src.table, src.alias, [idx for _, idx in chosen], right_scope, self.env,
+                                 src.scan_columns)
             if access is None:
                 continue
             per_key = float(access.est_rows_per_key)

@@ -46,6 +46,7 @@ class Source:
     operator: Operator | None = None
     merged: set[int] = field(default_factory=set)  # USING/NATURAL columns hidden from `*`
     lateral_cell: list | None = None  # LATERAL: the cell its enclosing scope reads the left row from
+    scan_columns: list[Column] | None = None  # a base table's columns as its scan returns them (not renamed)
 
 
 @dataclass
@@ -106,27 +107,22 @@ class FromPlanner(JoinOrdering):
         # COALESCE(left, right), after a RIGHT join the right side's (PostgreSQL's rule)
         self.merged_values: dict[str, exp.Expression] = {}
         self.access_plans: dict[int, Any] = {}
+        self.accessed: dict[int, tuple[Operator, float]] = {}  # see _access
         self.local: dict[int, list[exp.Expression]] = {i: [] for i in range(len(sources))}
         self.referenced: dict[str, set[str | None]] | None = None  # None: every column needed
         self.query: exp.Expression | None = None  # for element reads of exploded columns
         self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
         self.informed: set[int] = set()  # sources whose estimates come from statistics
+        self._owners: dict[str, list[tuple[int, str]]] | None = None  # see _index_owners
 
-    def set_referenced(self, query: exp.Expression) -> None:
-        """Records the column names the query mentions, for index-only scans (`needed`)."""
+    def set_referenced(self, query: exp.Expression, names: dict[str, set[str | None]] | None) -> None:
+        """Records the column names the query mentions (`query_facts`), for index-only scans
+        (`needed`); None when it uses ``*``."""
         if any(j is not None and j.natural for j in self.joins):
             return
-        names: dict[str, set[str | None]] = {}
+        if names is None:
+            return
         self.query = query
-        for node in query.walk():
-            if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
-                return  # SELECT * / t.*: all columns
-            if isinstance(node, exp.Column):
-                names.setdefault(node.name.lower(), set()).add(node.table.lower() if node.table else None)
-            elif isinstance(node, exp.Join):
-                # JOIN ... USING (a): `a` is read from both sides though no Column node names it.
-                for ident in node.args.get("using") or ():
-                    names.setdefault(ident.name.lower(), set()).add(None)
         self.referenced = names
 
     def needed(self, s: int) -> set[int] | None:
@@ -165,16 +161,24 @@ class FromPlanner(JoinOrdering):
         if cols is None:
             return None
         refs: set[int] = set()
+        owners = self._owners if self._owners is not None else self._index_owners()
         for col in cols:
             table = col.table.lower() if col.table else None
             name = col.name.lower()
-            hits = [i for i, s in enumerate(self.sources)
-                    if any(c.name.lower() == name and (table is None or (c.table or "").lower() == table)
-                           for c in s.columns)]
+            hits = sorted({i for i, ltable in owners.get(name, ()) if table is None or ltable == table})
             if table is None and name in self.using_pref and len(hits) > 1:
                 hits = [self.using_pref[name][0]]
             refs.update(hits)
         return frozenset(refs)
+
+    def _index_owners(self) -> dict[str, list[tuple[int, str]]]:
+        """Column name -> (source, lower-cased table) of each column so named, made once."""
+        owners: dict[str, list[tuple[int, str]]] = {}
+        for i, src in enumerate(self.sources):
+            for c in src.columns:
+                owners.setdefault(c.name.lower(), []).append((i, (c.table or "").lower()))
+        self._owners = owners
+        return owners
 
     def _add_using(self, i: int, spec: JoinSpec) -> list[exp.Expression]:
         """USING/NATURAL -> equality conditions; the right side's columns merge into the left's."""
@@ -306,7 +310,7 @@ class FromPlanner(JoinOrdering):
         src = self.sources[s]
         ap = plan_table_access(src.table, src.alias, local, scope, self.env, want_order=want_order,
                                limit=limit, needed=self.needed(s), elements=self._elements(s),
-                               joined=len(self.sources) > 1)
+                               joined=len(self.sources) > 1, columns=src.scan_columns)
         remaining = list(ap.remaining)
         outer_eqs = []  # (conjunct, column index, outer-side expression)
         for node in remaining:
@@ -325,7 +329,8 @@ class FromPlanner(JoinOrdering):
             return ap.operator, remaining, float(ap.est_rows), bool(ap.ordered)
         choices = [outer_eqs] + ([[e] for e in outer_eqs] if len(outer_eqs) > 1 else [])
         for chosen in choices:
-            access = plan_lookup(src.table, src.alias, [idx for _, idx, _ in chosen], scope, self.env)
+            access = plan_lookup(src.table, src.alias, [idx for _, idx, _ in chosen], scope, self.env,
+                                 src.scan_columns)
             if access is None or access.est_rows_per_key >= ap.est_rows:
                 continue
             used = {id(n) for n, _, _ in chosen}
@@ -340,7 +345,16 @@ class FromPlanner(JoinOrdering):
     # -- per-source access -------------------------------------------------------------------
 
     def _access(self, s: int) -> tuple[Operator, float]:
-        """Operator for source ``s`` with its local filters applied, and its row estimate."""
+        """Operator for source ``s`` with its local filters applied, and its row estimate.
+
+        Made once per source: the join order asks every source's estimate first, a join step
+        asks again (and a lookup join only for the estimate); the operator joins the plan once."""
+        made = self.accessed.get(s)
+        if made is None:
+            made = self.accessed[s] = self._make_access(s)
+        return made
+
+    def _make_access(self, s: int) -> tuple[Operator, float]:
         src = self.sources[s]
         scope = Scope(src.columns, self.outer)
         if src.table is not None:

@@ -146,6 +146,51 @@ def conjunct_key(node: exp.Expression) -> str:
     return node.transform(strip, copy=True).sql()
 
 
+@dataclass
+class QueryFacts:
+    """What one walk of a SELECT (subqueries included) finds, for the planner's later steps."""
+
+    names: dict[str, set[str | None]] | None  # column name -> qualifiers it is named with; None: * used
+    windows: bool  # an OVER clause somewhere
+    calls: bool  # a function call, FILTER or WITHIN GROUP somewhere: an aggregate is possible
+
+
+def query_facts(query: exp.Expression) -> QueryFacts:
+    """Column names the query mentions (for index-only scans) and whether it may aggregate or
+    window: the planner asks these of every select item, and the answer is no for most queries."""
+    names: dict[str, set[str | None]] | None = {}
+    windows = calls = False
+    stack = [query]
+    while stack:  # every node once, in no particular order (cheaper than sqlglot's walk)
+        node = stack.pop()
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                names = None  # t.*: all columns
+            elif names is not None:
+                table = node.table
+                names.setdefault(node.name.lower(), set()).add(table.lower() if table else None)
+            continue  # its children are identifiers
+        if isinstance(node, (exp.Func, exp.Filter, exp.WithinGroup)):
+            calls = calls or not isinstance(node, exp.Connector)  # AND/OR are Funcs to sqlglot
+        elif isinstance(node, exp.Window):
+            windows = True
+        elif isinstance(node, exp.Star):
+            if not isinstance(node.parent, exp.Count):
+                names = None  # SELECT *: all columns
+        elif isinstance(node, exp.Join) and names is not None:
+            # JOIN ... USING (a): `a` is read from both sides though no Column node names it.
+            for ident in node.args.get("using") or ():
+                names.setdefault(ident.name.lower(), set()).add(None)
+        for value in node.args.values():
+            if isinstance(value, exp.Expression):
+                stack.append(value)
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, exp.Expression):
+                        stack.append(item)
+    return QueryFacts(names, windows, calls)
+
+
 def column_refs(node: exp.Expression) -> list[exp.Column]:
     """Column references of ``node`` at this query level (not inside subqueries)."""
     out: list[exp.Column] = []

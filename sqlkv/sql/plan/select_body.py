@@ -22,7 +22,7 @@ from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
 from sqlkv.sql.plan.joins import FromPlanner
 from sqlkv.sql.plan.windows import plan_windows
 from sqlkv.sql.plan.names import (LazySql, OrderTerm, Relation, SelectItem, column_refs, expand_select_list,
-                                  int_literal, split_conjuncts)
+                                  int_literal, query_facts, split_conjuncts)
 from sqlkv.sql.plan.grouping_sets import expand_grouping, has_grouping_sets
 from sqlkv.sql.exec.distinct_on import DistinctOn
 from sqlkv.sql.exec.aggregate_more import GroupingSetsAggregate
@@ -74,7 +74,8 @@ class SelectBuilder:
         where = split_conjuncts(where_node.this) if where_node is not None else []
         # (an aggregate in WHERE is reported by the expression compiler)
         fp.prepare(where)
-        fp.set_referenced(sel)
+        facts = query_facts(sel)  # the one walk of the whole query
+        fp.set_referenced(sel, facts.names)
         if fp.merged_values:
             self.sel = sel = self._merge_using(sel, fp)
         relations = []
@@ -86,11 +87,12 @@ class SelectBuilder:
         having_node = sel.args.get("having")
         input_columns = [c for s in sources for c in s.columns]
         order = self._order_terms(items, input_columns)
-        aggregating = bool(group_node) or having_node is not None or any(
+        # without calls or OVER anywhere in the query no item can aggregate or window
+        aggregating = bool(group_node) or having_node is not None or facts.calls and (any(
             it.node is not None and contains_aggregate(it.node) for it in items) or any(
-            t.node is not None and contains_aggregate(t.node) for t in order)
-        windowing = any(it.node is not None and _has_window(it.node) for it in items) or any(
-            t.node is not None and _has_window(t.node) for t in order)
+            t.node is not None and contains_aggregate(t.node) for t in order))
+        windowing = facts.windows and (any(it.node is not None and _has_window(it.node) for it in items) or any(
+            t.node is not None and _has_window(t.node) for t in order))
         distinct = sel.args.get("distinct") is not None
         on_terms: list[OrderTerm] = []
         if distinct and sel.args["distinct"].args.get("on") is not None:

@@ -191,13 +191,15 @@ class SourcePlanning:
             if view is not None:
                 return self._view_source(view, alias, col_names)
             table = self.catalog.get_table(full)  # raises 'relation "x" does not exist'
-        cols = table_scope(table, alias)
+        scan_columns = table_scope(table, alias)
+        cols = scan_columns
         if col_names:
+            cols = list(scan_columns)
             visible = [i for i, c in enumerate(cols) if not c.hidden]
             for pos, new in zip(visible, col_names):
                 c = cols[pos]
                 cols[pos] = Column(new, c.table, c.type, c.hidden)
-        return Source(alias, cols, table=table)
+        return Source(alias, cols, table=table, scan_columns=scan_columns)
 
     def _view_source(self, view: Any, alias: str, col_names: list[str] | None) -> Source:
         ast = parse_statement(view.query_sql).ast
