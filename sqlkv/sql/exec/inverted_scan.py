@@ -36,7 +36,8 @@ from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.inverted_choice import ReadingChoice, choose_reading
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import fetched_rows, reader_for
+from sqlkv.sql.exec.counting import reader_for
+from sqlkv.sql.exec.row_fetch import fetched_rows
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.inverted import InvertedCodec
 from sqlkv.sql.rowstore.inverted_probe import Probe, probe_groups

@@ -15,7 +15,8 @@ from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.scan import fetch_rows, fetched_rows, pk_suffix_prefixes, reader_for, row_prefixes
+from sqlkv.sql.exec.counting import reader_for
+from sqlkv.sql.exec.row_fetch import fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefixes
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end

@@ -8,8 +8,8 @@ decoded by the table's `RowDecoder` into a tuple of all columns (it can fill onl
 the query reads, leaving the others None: see `access.DECODE_ONLY_NEEDED`). A range span becomes a lazy ``txn.scan``; for a
 secondary index each entry is decoded and, unless the index covers the query (index-only), the
 row is fetched by primary key (whose bytes a non-unique entry key already ends with), in
-batches of growing size by one ``get_many`` each (`fetched_rows`). KV operations and rows are counted into
-``ctx.stats_for(op)`` for EXPLAIN ANALYZE; long scans call ``ctx.check_cancelled()``.
+batches of growing size by one ``get_many`` each (`row_fetch.fetched_rows`). KV operations and rows are counted into
+``ctx.stats_for(op)`` for EXPLAIN ANALYZE (`counting.reader_for`); long scans call ``ctx.check_cancelled()``.
 """
 
 from __future__ import annotations
@@ -19,119 +19,17 @@ from collections.abc import Callable, Iterator
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
-from sqlkv.sql.context import Column, ExecContext, OperatorStats
+from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.counting import reader_for
 from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
-from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec, codec_for
+from sqlkv.sql.exec.row_fetch import FETCH_BATCH, fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefixes, rows_at
+from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
 
 _CANCEL_EVERY = 512
-FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
-
-
-class _Counter:
-    """Counts KV reads into an OperatorStats (or nothing when not analysing)."""
-
-    def __init__(self, st: OperatorStats | None) -> None:
-        self.st = st
-
-    def scan_batches(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None, sizes):
-        st = self.st
-        batches = txn.scan_batches(start, end, reverse, limit, sizes)
-        if st is None:
-            return batches
-        st.kv_scans += 1
-        return self._counted_batches(batches)
-
-    def _counted_batches(self, batches):
-        st = self.st
-        for batch in batches:
-            st.kv_keys_read += len(batch)
-            yield batch
-
-    def scan(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None):
-        st = self.st
-        if st is None:
-            return txn.scan(start, end, reverse=reverse, limit=limit)
-        st.kv_scans += 1
-        return self._counted(txn.scan(start, end, reverse=reverse, limit=limit))
-
-    def _counted(self, it):
-        st = self.st
-        for kv in it:
-            st.kv_keys_read += 1
-            yield kv
-
-    def get(self, txn, key: bytes):
-        value = txn.get(key)
-        if self.st is not None:
-            self.st.kv_gets += 1
-            if value is not None:
-                self.st.kv_keys_read += 1
-        return value
-
-    def read_range(self, txn, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
-        pairs = txn.read_range(start, end, reverse, limit)
-        if self.st is not None:
-            self.st.kv_scans += 1
-            self.st.kv_keys_read += len(pairs)
-        return pairs
-
-    def read_prefix(self, txn, start: bytes, end: bytes | None, most: int):
-        pairs = txn.read_prefix(start, end, most)
-        if self.st is not None:
-            self.st.kv_scans += 1
-            self.st.kv_keys_read += len(pairs) if pairs is not None else most + 1
-        return pairs
-
-    def read_prefixes(self, txn, spans: list[tuple[bytes, bytes]], most: int):
-        found = txn.read_prefixes(spans, most)
-        if self.st is not None:
-            self.st.kv_scans += len(spans)
-            self.st.kv_keys_read += sum(most + 1 if pairs is None else len(pairs) for pairs in found)
-        return found
-
-    def get_many(self, txn, keys: list[bytes]):
-        values = txn.get_many(keys)
-        if self.st is not None:
-            self.st.kv_gets += len(keys)
-            self.st.kv_keys_read += sum(1 for v in values if v is not None)
-        return values
-
-
-class _CountingReader:
-    def __init__(self, txn, counter: _Counter) -> None:
-        self.txn = txn
-        self.counter = counter
-
-    def get(self, key: bytes):
-        return self.counter.get(self.txn, key)
-
-    def get_many(self, keys: list[bytes]):
-        return self.counter.get_many(self.txn, keys)
-
-    def read_range(self, start: bytes, end: bytes | None, reverse: bool = False, limit: int | None = None):
-        return self.counter.read_range(self.txn, start, end, reverse, limit)
-
-    def read_prefix(self, start: bytes, end: bytes | None, most: int):
-        return self.counter.read_prefix(self.txn, start, end, most)
-
-    def read_prefixes(self, spans: list[tuple[bytes, bytes]], most: int):
-        return self.counter.read_prefixes(self.txn, spans, most)
-
-    def scan(self, start, end, reverse=False, limit=None):
-        return self.counter.scan(self.txn, start, end, reverse, limit)
-
-    def scan_batches(self, start, end, reverse, limit, sizes):
-        return self.counter.scan_batches(self.txn, start, end, reverse, limit, sizes)
-
-
-def reader_for(ctx: ExecContext, op: Operator):
-    """The transaction, or under EXPLAIN ANALYZE a reader counting ``op``'s KV requests."""
-    st = ctx.stats_for(op)
-    return ctx.txn if st is None else _CountingReader(ctx.txn, _Counter(st))
 
 
 class IndexScan(Operator):
@@ -477,77 +375,6 @@ class IndexScan(Operator):
                 shown.append(pretty_span(s.start, s.end))
         more = f" (+{len(spans) - 8} more)" if len(spans) > 8 else ""
         return ("" if exact else "(widened) ") + ", ".join(shown) + more
-
-
-def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
-    """The primary-key prefix of the row each secondary index entry points at."""
-    table_prefix = codec.prefix
-    for key, value in pairs:
-        row_prefix = ic.row_key_prefix(key, table_prefix)
-        if row_prefix is None:
-            partial = ic.decode(key, value)
-            row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
-        yield row_prefix
-
-
-def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
-                       pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
-    """`row_prefixes` of entries whose keys all begin with the same ``prefix_len`` bytes of
-    encoded index values (an equality on every index column): the row's key prefix is the
-    table's followed by the rest of the entry key, cut without decoding it. An entry with
-    nothing after the values (a unique index's) is decoded as `row_prefixes` does."""
-    table_prefix = codec.prefix
-    out = []
-    for key, value in pairs:
-        if len(key) > prefix_len:
-            out.append(table_prefix + key[prefix_len:])
-        else:
-            out.extend(row_prefixes(codec, ic, [(key, value)]))
-    return out
-
-
-def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple]:
-    """The rows at ``prefixes`` that exist, in order: one get for one row, else one
-    ``get_many`` (`fetch_rows`)."""
-    if len(prefixes) == 1:
-        row = codec.fetch(reader, prefixes[0], decoder)
-        return [] if row is None else [row]
-    if not prefixes:
-        return []
-    return [row for row in fetch_rows(codec, decoder, reader, prefixes) if row is not None]
-
-
-def fetch_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple | None]:
-    """`TableCodec.fetch_many`'s answer (the row at each prefix, None where there is none)
-    with the rows of a one-family table decoded as one batch (`RowDecoder.batch`: column by
-    column) rather than one by one."""
-    if not codec.single_family or len(prefixes) < 2:
-        return codec.fetch_many(reader, prefixes, decoder)
-    suffix = codec.fam0_suffix
-    keys = [prefix + suffix for prefix in prefixes]
-    values = reader.get_many(keys)
-    rows = iter(decoder.batch([(key, value) for key, value in zip(keys, values) if value is not None]))
-    return [None if value is None else next(rows) for value in values]
-
-
-def fetched_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: Iterator[bytes]) -> Iterator[tuple]:
-    """The rows at ``prefixes`` in their order, fetched in batches (`TableCodec.fetch_many`)
-    growing from 1 to `FETCH_BATCH` rows, so a LIMIT that stops early reads few rows ahead."""
-    fetch_many = codec.fetch_many
-    batch: list[bytes] = []
-    size = 1
-    for prefix in prefixes:
-        batch.append(prefix)
-        if len(batch) >= size:
-            yield from _present(fetch_many(reader, batch, decoder))
-            batch = []
-            size = min(size * 2, FETCH_BATCH)
-    if batch:
-        yield from _present(fetch_many(reader, batch, decoder))
-
-
-def _present(rows: list[tuple | None]) -> Iterator[tuple]:
-    return (row for row in rows if row is not None)
 
 
 def all_points(spans: list[Span] | None) -> bool:

@@ -1,0 +1,89 @@
+"""Fetching rows by primary key for a secondary index's entries.
+
+A non-unique secondary index entry's key ends with the row's primary-key columns, so the row's
+key prefix is the table prefix followed by that suffix (`row_prefixes`, or `pk_suffix_prefixes`
+which cuts it without decoding when every index column was matched by equality). The rows are
+then read by one `get_many` per batch and decoded as one batch (`fetch_rows`), or, for a
+streaming scan, in batches growing from 1 to `FETCH_BATCH` rows (`fetched_rows`), so a LIMIT
+that stops early reads little ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec
+from sqlkv.sql.rowstore.index import IndexCodec
+
+FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
+
+
+def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
+    """The primary-key prefix of the row each secondary index entry points at."""
+    table_prefix = codec.prefix
+    for key, value in pairs:
+        row_prefix = ic.row_key_prefix(key, table_prefix)
+        if row_prefix is None:
+            partial = ic.decode(key, value)
+            row_prefix = codec.pk_prefix([partial[p] for p in codec.pk_positions])
+        yield row_prefix
+
+
+def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
+                       pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
+    """`row_prefixes` of entries whose keys all begin with the same ``prefix_len`` bytes of
+    encoded index values (an equality on every index column): the row's key prefix is the
+    table's followed by the rest of the entry key, cut without decoding it. An entry with
+    nothing after the values (a unique index's) is decoded as `row_prefixes` does."""
+    table_prefix = codec.prefix
+    out = []
+    for key, value in pairs:
+        if len(key) > prefix_len:
+            out.append(table_prefix + key[prefix_len:])
+        else:
+            out.extend(row_prefixes(codec, ic, [(key, value)]))
+    return out
+
+
+def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple]:
+    """The rows at ``prefixes`` that exist, in order: one get for one row, else one
+    ``get_many`` (`fetch_rows`)."""
+    if len(prefixes) == 1:
+        row = codec.fetch(reader, prefixes[0], decoder)
+        return [] if row is None else [row]
+    if not prefixes:
+        return []
+    return [row for row in fetch_rows(codec, decoder, reader, prefixes) if row is not None]
+
+
+def fetch_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple | None]:
+    """`TableCodec.fetch_many`'s answer (the row at each prefix, None where there is none)
+    with the rows of a one-family table decoded as one batch (`RowDecoder.batch`: column by
+    column) rather than one by one."""
+    if not codec.single_family or len(prefixes) < 2:
+        return codec.fetch_many(reader, prefixes, decoder)
+    suffix = codec.fam0_suffix
+    keys = [prefix + suffix for prefix in prefixes]
+    values = reader.get_many(keys)
+    rows = iter(decoder.batch([(key, value) for key, value in zip(keys, values) if value is not None]))
+    return [None if value is None else next(rows) for value in values]
+
+
+def fetched_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: Iterator[bytes]) -> Iterator[tuple]:
+    """The rows at ``prefixes`` in their order, fetched in batches (`TableCodec.fetch_many`)
+    growing from 1 to `FETCH_BATCH` rows, so a LIMIT that stops early reads few rows ahead."""
+    fetch_many = codec.fetch_many
+    batch: list[bytes] = []
+    size = 1
+    for prefix in prefixes:
+        batch.append(prefix)
+        if len(batch) >= size:
+            yield from _present(fetch_many(reader, batch, decoder))
+            batch = []
+            size = min(size * 2, FETCH_BATCH)
+    if batch:
+        yield from _present(fetch_many(reader, batch, decoder))
+
+
+def _present(rows: list[tuple | None]) -> Iterator[tuple]:
+    return (row for row in rows if row is not None)
