@@ -319,7 +319,9 @@ def test_distinct_sketch_estimates_many_values_in_bounded_memory(make) -> None:
             sketch.add(make(i))
     sketch.add(None)
     assert len(sketch.kept) == DistinctSketch.K and sketch.nulls == 1
-    assert abs(sketch.estimate() - 40_000) <= 0.15 * 40_000, sketch.estimate()
+    # K = 256 gives a standard error of about 1/sqrt(K - 2) = 6.3%; strings hash differently in
+    # every process (PYTHONHASHSEED), so the bound is five standard errors, not a lucky seed's
+    assert abs(sketch.estimate() - 40_000) <= 0.32 * 40_000, sketch.estimate()
     few = DistinctSketch()
     for i in range(1000):
         few.add(make(i % 100))
