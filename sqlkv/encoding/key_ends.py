@@ -143,27 +143,29 @@ def end_finder(count: int, descending: Sequence[bool]) -> Callable[[bytes, int],
 
 
 def single_end(key: bytes, offset: int) -> int:
-    """``columns_end(key, 1, [False], offset)``, quickest for an unescaped ascending string or
-    a one-byte int."""
-    marker = key[offset] if offset < len(key) else -1
-    if marker == _STRING:
-        stop = key.find(b"\x00", offset + 1)
-        if 0 < stop < len(key) - 1 and key[stop + 1] == 0x01:
-            payload = key[offset + 1:stop]
-            if payload.isascii():
-                return stop + 2
-            try:
+    """``columns_end(key, 1, [False], offset)``, inline for an unescaped ascending string and
+    for the ints, NULL and bools of `_ASC_STEP`."""
+    try:
+        marker = key[offset]
+        if marker == _STRING:
+            stop = key.find(b"\x00", offset + 1)
+            if stop > 0 and key[stop + 1] == 0x01:
+                payload = key[offset + 1:stop]
+                if payload.isascii():
+                    return stop + 2
                 payload.decode()
-            except UnicodeDecodeError:
-                pass  # columns_end raises it as decode_key does
-            else:
                 return stop + 2
-    elif _INT_ZERO <= marker <= _INT_SMALL_MAX:
-        return offset + 1
+        else:
+            step = _ASC_STEP[marker]
+            if step == _ONE:
+                return offset + 1
+            end = offset + step
+            if step > _ONE and end <= len(key) and _ASC_LOW[marker] <= key[offset + 1] <= _ASC_HIGH[marker]:
+                return end
+    except (IndexError, UnicodeDecodeError):
+        pass  # columns_end raises what decode_key raises
     return columns_end(key, 1, _ASC, offset)
 
 
 _STRING: Final = M.STRING
-_INT_ZERO: Final = M.INT_ZERO
-_INT_SMALL_MAX: Final = M.INT_SMALL_MAX
 _ASC: Final = (False,)

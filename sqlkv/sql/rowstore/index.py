@@ -16,6 +16,7 @@ For ``users(id INT PRIMARY KEY, name TEXT, email TEXT UNIQUE)`` (table 104) the 
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from sqlglot import exp
@@ -106,13 +107,8 @@ class IndexCodec:
         """`row_key_prefix` of each of ``keys``."""
         if not self.pk_bytes_in_key:
             return [None] * len(keys)
-        values_end, start = self._values_end, len(self.prefix)
-        out: list[bytes | None] = []
-        append = out.append
-        for key in keys:
-            end = values_end(key, start)
-            append(table_prefix + key[end:] if end < len(key) else None)
-        return out
+        ends = map(self._values_end, keys, repeat(len(self.prefix), len(keys)))
+        return [table_prefix + key[end:] if end < len(key) else None for key, end in zip(keys, ends)]
 
     def decode(self, key: bytes, value: bytes) -> list:
         """A row list with the covered positions filled (others None)."""
