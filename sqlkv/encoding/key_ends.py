@@ -142,6 +142,29 @@ def end_finder(count: int, descending: Sequence[bool]) -> Callable[[bytes, int],
     return lambda key, offset: columns_end(key, count, directions, offset)
 
 
+def ends_finder(count: int, descending: Sequence[bool]) -> Callable[[list[bytes], int], list[int]]:
+    """``finder(keys, offset)``: `end_finder`'s answer for each of ``keys``."""
+    if count == 1 and not descending[0]:
+        return single_ends
+    one = end_finder(count, descending)
+    return lambda keys, offset: [one(key, offset) for key in keys]
+
+
+def single_ends(keys: list[bytes], offset: int) -> list[int]:
+    """`single_end` of each of ``keys``, an unescaped ASCII string read without a call."""
+    out: list[int] = []
+    append = out.append
+    start = offset + 1
+    for key in keys:
+        if len(key) > offset and key[offset] == _STRING:
+            stop = key.find(b"\x00", start)
+            if 0 < stop < len(key) - 1 and key[stop + 1] == 0x01 and key[start:stop].isascii():
+                append(stop + 2)
+                continue
+        append(single_end(key, offset))
+    return out
+
+
 def single_end(key: bytes, offset: int) -> int:
     """``columns_end(key, 1, [False], offset)``, inline for an unescaped ascending string and
     for the ints, NULL and bools of `_ASC_STEP`."""

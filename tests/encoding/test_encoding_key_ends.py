@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.arrays import SqlArray
 from sqlkv.encoding.jsonb import from_python
-from sqlkv.encoding.key_ends import columns_end, end_finder, single_end
+from sqlkv.encoding.key_ends import columns_end, end_finder, ends_finder, single_end
 from sqlkv.encoding.keys import decode_key, encode_key, index_prefix
 from sqlkv.errors import CorruptionError
 
@@ -42,6 +42,8 @@ def assert_same_as_decode_key(key: bytes, count: int, descending: list[bool], of
     assert outcome(end_finder(count, descending), key, offset) == expected
     if count == 1 and not descending[0]:
         assert outcome(single_end, key, offset) == expected
+    batch = outcome(ends_finder(count, descending), [key, key], offset)
+    assert batch == (expected if expected[0] == "corrupt" else ("end", [expected[1]] * 2))
 
 
 @st.composite
@@ -63,6 +65,31 @@ def test_entry_keys_end_where_decode_key_ends(entry: tuple[bytes, int, list[bool
     assert columns_end(key, count, descending, len(PREFIX)) == values_end
     assert end_finder(count, descending)(key, len(PREFIX)) == values_end
     assert_same_as_decode_key(key, count, descending, len(PREFIX))
+
+
+@st.composite
+def entry_batches(draw: st.DrawFn) -> tuple[list[bytes], int, list[bool]]:
+    """Entry keys of one index (the same column types and directions), some maybe damaged."""
+    types = draw(st.lists(st.sampled_from(sorted(KEY_TYPES)), min_size=1, max_size=2))
+    descending = draw(st.lists(st.booleans(), min_size=len(types), max_size=len(types)))
+    keys = []
+    for _ in range(draw(st.integers(0, 6))):
+        key = encode_key([draw(st.none() | KEY_TYPES[t]) for t in types] + [draw(st.integers(0, 10**6))],
+                         descending, PREFIX)
+        if draw(st.integers(0, 9)) == 0:
+            key = key[:draw(st.integers(len(PREFIX), len(key)))]
+        keys.append(key)
+    return keys, len(types), descending
+
+
+@SETTINGS
+@given(entry_batches())
+def test_batches_agree_with_decode_key(batch: tuple[list[bytes], int, list[bool]]) -> None:
+    keys, count, descending = batch
+    singles = [outcome(lambda k=key: decode_key(k, count, descending, len(PREFIX))[1]) for key in keys]
+    failed = [one for one in singles if one[0] == "corrupt"]
+    expected = failed[0] if failed else ("end", [end for _, end in singles])
+    assert outcome(ends_finder(count, descending), keys, len(PREFIX)) == expected
 
 
 @pytest.mark.parametrize("value", ["", "a", "\x00", "a\x00b", "\x00\x00", "\xff", "\u00e9t\u00e9", "\U0010ffff", "x" * 300])
@@ -122,3 +149,23 @@ def test_every_int_first_payload_byte(marker: int, descending: bool) -> None:
         for rest in (b"", b"\x00" * 8, b"\xff" * 8, b"\x4f" * 8, b"\x00" * 7 + b"\x50"):
             assert_same_as_decode_key(bytes([marker, first]) + rest, 1, [descending], 0)
             assert_same_as_decode_key(bytes([0x92, marker, first]) + rest, 2, [False, descending], 0)
+
+
+@pytest.mark.parametrize("values", [
+    b"\x18\xff\xfe\x00\x01",  # not UTF-8
+    b"\x18a\xc3\x00\x01",  # a cut UTF-8 sequence
+    b"\x19\x00\x01\xff\xfe",  # descending: complemented 0xff 0xfe, not UTF-8
+    b"\x18abc\x00\x07",  # a bad escape
+    b"\x18abc\x00",  # a zero byte at the end
+    b"\x18abc",  # no terminator
+    b"\xf6\x05",  # an int longer than it needs
+    b"\xfd\x80\x00\x00\x00\x00\x00\x00\x00",  # beyond the 64-bit range
+    b"\xfe",  # a reserved marker
+    b"",  # nothing where a value should be
+])
+@pytest.mark.parametrize("descending", [False, True])
+def test_specific_corruptions(values: bytes, descending: bool) -> None:
+    key = PREFIX + values
+    assert outcome(lambda: decode_key(key, 1, [descending], len(PREFIX)))[0] == "corrupt"
+    for key in (key, key + encode_key([5])):  # alone, and followed by a primary key
+        assert_same_as_decode_key(key, 1, [descending], len(PREFIX))

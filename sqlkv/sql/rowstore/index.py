@@ -16,13 +16,12 @@ For ``users(id INT PRIMARY KEY, name TEXT, email TEXT UNIQUE)`` (table 104) the 
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any
 
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
-from sqlkv.encoding.key_ends import end_finder
+from sqlkv.encoding.key_ends import end_finder, ends_finder
 from sqlkv.encoding.keys import decode_key, encode_key, index_prefix
 from sqlkv.encoding.values import decode_values, encode_values
 from sqlkv.errors import UniqueViolation
@@ -67,6 +66,7 @@ class IndexCodec:
         self.pk_bytes_in_key = self.extra_pk_positions == list(pk_positions)
         # where the indexed values end in an entry key, found without decoding them
         self._values_end = end_finder(len(self.key_positions), self.key_desc)
+        self._values_ends = ends_finder(len(self.key_positions), self.key_desc)
         # a partial index: only rows satisfying the predicate have an entry
         self.predicate, pred_positions = _index_predicate(table, index)
         self.predicate_positions = sorted(pred_positions)
@@ -107,7 +107,7 @@ class IndexCodec:
         """`row_key_prefix` of each of ``keys``."""
         if not self.pk_bytes_in_key:
             return [None] * len(keys)
-        ends = map(self._values_end, keys, repeat(len(self.prefix), len(keys)))
+        ends = self._values_ends(keys, len(self.prefix))
         return [table_prefix + key[end:] if end < len(key) else None for key, end in zip(keys, ends)]
 
     def decode(self, key: bytes, value: bytes) -> list:
