@@ -17,8 +17,8 @@ The contract is decode_key's, exactly: the same end offset for every key it deco
 every key it rejects the same `CorruptionError` -- any doubt (an unknown marker, a truncated
 value, a payload byte a canonical encoder cannot write) re-runs `decode_key` to raise it. So the
 checks that need no value stay: an int's canonical length and 64-bit range are read from its
-first payload byte, and a string's UTF-8 is validated (a decode of its bytes, kept: a corrupt
-index entry must not pass silently).
+first payload byte, and a string's UTF-8 is validated (``isascii`` on its bytes, a decode only
+when one is above 0x7f: a corrupt index entry must not pass silently).
 """
 
 from __future__ import annotations
