@@ -16,7 +16,7 @@ from sqlkv.encoding.keys import encode_key
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.counting import reader_for
-from sqlkv.sql.exec.row_fetch import fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefixes
+from sqlkv.sql.exec.row_fetch import fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefix_list, row_prefixes
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.keyspans import _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
@@ -110,7 +110,7 @@ class IndexLookup(Operator):
             elif self.pk_after_prefix:
                 out.append(pk_suffix_prefixes(codec, ic, len(base), pairs))
             else:
-                out.append(list(row_prefixes(codec, ic, pairs)))
+                out.append(row_prefix_list(codec, ic, pairs))
         return out
 
     def lookup(self, ctx: ExecContext, key: tuple) -> Iterator[tuple]:

@@ -29,6 +29,15 @@ def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
         yield row_prefix
 
 
+def row_prefix_list(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
+    """`row_prefixes` of a list of entries, their primary keys cut as one batch."""
+    cut = ic.row_key_prefixes([key for key, _value in pairs], codec.prefix)
+    if all(cut):  # no None (a row key prefix is never empty)
+        return cut  # type: ignore[return-value]
+    return [prefix if prefix is not None else next(row_prefixes(codec, ic, [pair]))
+            for prefix, pair in zip(cut, pairs)]
+
+
 def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
                        pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
     """`row_prefixes` of entries whose keys all begin with the same ``prefix_len`` bytes of

@@ -22,7 +22,9 @@ from sqlkv.encoding.pretty import pretty_key, pretty_span
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.counting import reader_for
 from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
-from sqlkv.sql.exec.row_fetch import FETCH_BATCH, fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefixes, rows_at
+from sqlkv.sql.exec.row_fetch import (
+    FETCH_BATCH, fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefix_list, row_prefixes, rows_at,
+)
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.index import IndexCodec
@@ -134,7 +136,7 @@ class IndexScan(Operator):
         if self.index_only:
             return ([tuple(ic.decode(key, value)) for key, value in batch] for batch in pairs)
         codec, decoder = self.codec, self.decoder
-        return ([row for row in codec.fetch_many(reader, list(row_prefixes(codec, ic, batch)), decoder)
+        return ([row for row in codec.fetch_many(reader, row_prefix_list(codec, ic, batch), decoder)
                  if row is not None] for batch in pairs)
 
     def _entry_batches(self, reader, span: Span, entries: list[tuple[bytes, bytes]],
@@ -153,7 +155,7 @@ class IndexScan(Operator):
         if self.pk_after_prefix and exact:  # the span's start is the encoded equality values
             prefixes = pk_suffix_prefixes(codec, ic, len(span.start), entries)
         else:
-            prefixes = list(row_prefixes(codec, ic, entries))
+            prefixes = row_prefix_list(codec, ic, entries)
         at = 0
         while at < len(prefixes):
             size = next(sizes)
@@ -258,7 +260,7 @@ class IndexScan(Operator):
         if self.pk_after_prefix:  # the entries' keys are the span's prefix + the row's PK
             prefixes = pk_suffix_prefixes(codec, ic, len(span.start), pairs)
         else:
-            prefixes = list(row_prefixes(codec, ic, pairs))
+            prefixes = row_prefix_list(codec, ic, pairs)
         return rows_at(codec, self.decoder, txn, prefixes)
 
     @property

@@ -21,6 +21,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
+from sqlkv.encoding.key_ends import end_finder, ends_finder
 from sqlkv.encoding.keys import decode_key, encode_key, index_prefix
 from sqlkv.encoding.values import decode_values, encode_values
 from sqlkv.errors import UniqueViolation
@@ -63,6 +64,9 @@ class IndexCodec:
         # the key ends with the whole PK encoded as the primary index encodes it: a row fetch
         # can reuse those bytes instead of decoding and re-encoding the PK
         self.pk_bytes_in_key = self.extra_pk_positions == list(pk_positions)
+        # where the indexed values end in an entry key, found without decoding them
+        self._values_end = end_finder(len(self.key_positions), self.key_desc)
+        self._values_ends = ends_finder(len(self.key_positions), self.key_desc)
         # a partial index: only rows satisfying the predicate have an entry
         self.predicate, pred_positions = _index_predicate(table, index)
         self.predicate_positions = sorted(pred_positions)
@@ -94,10 +98,17 @@ class IndexCodec:
         holds the PK (non-unique form); None when the caller must decode the entry."""
         if not self.pk_bytes_in_key:
             return None
-        _vals, end = decode_key(key, len(self.key_positions), self.key_desc, len(self.prefix))
+        end = self._values_end(key, len(self.prefix))
         if end >= len(key):
             return None  # unique form: the PK is in the value
         return table_prefix + key[end:]
+
+    def row_key_prefixes(self, keys: list[bytes], table_prefix: bytes) -> list[bytes | None]:
+        """`row_key_prefix` of each of ``keys``."""
+        if not self.pk_bytes_in_key:
+            return [None] * len(keys)
+        ends = self._values_ends(keys, len(self.prefix))
+        return [table_prefix + key[end:] if end < len(key) else None for key, end in zip(keys, ends)]
 
     def decode(self, key: bytes, value: bytes) -> list:
         """A row list with the covered positions filled (others None)."""
