@@ -58,6 +58,7 @@ from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, operator_part
 from sqlkv.sql.parse_params import numbered_tokens
+from sqlkv.sql.parse_scan import quick_tokens
 from sqlkv.sql.parse_refusals import refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.parse_tree import nodes_of_type, statement_kind
@@ -117,6 +118,9 @@ class ParsedStatement:
 
 
 def _tokenize(sql: str) -> list[Token]:
+    quick = quick_tokens(sql)  # the common statements, without sqlglot's per-character loop
+    if quick is not None:
+        return quick
     try:
         return SQLGLOT_DIALECT.tokenize(sql)
     except TokenError as e:
