@@ -56,10 +56,10 @@ from sqlkv.sql.parse_edits import (
 from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
-from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, operator_part
+from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, jsonb_possible, operator_part
 from sqlkv.sql.parse_params import numbered_tokens
 from sqlkv.sql.parse_scan import quick_tokens
-from sqlkv.sql.parse_refusals import refuse_ignored_clauses
+from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.parse_tree import nodes_of_type, statement_kind
 from sqlkv.sql.show import show_query
@@ -69,6 +69,9 @@ _PARAM_PREFIX = "__p"
 
 
 _HEX_MARKER = "__sqlkv_hex"
+
+
+_ARROWS = frozenset({TokenType.ARROW, TokenType.DARROW})
 
 
 _EXPLAIN_RE = re.compile(r"\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
@@ -108,6 +111,7 @@ class ParsedStatement:
     as_of: exp.Expression | None = None  # SELECT/BEGIN ... AS OF SYSTEM TIME <expr> (asof.py)
     target: str | None = None  # ANALYZE <table> (None: every table)
     normalized: str | None = None  # the statement_stats key (normalize.py), made from the parse's tokens
+    sequence_calls: bool | None = None  # calls nextval or setval (None: not known from the parse)
 
     @property
     def writes(self) -> bool:
@@ -350,10 +354,11 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     named = False
     n_params = 0
     hex_literals = False
-    clause = find_as_of(toks)
+    kinds = {t.token_type for t in toks}  # the rewrites below look only for tokens present
+    clause = find_as_of(toks) if "SYSTEM" in text.upper() else None
     if clause is not None:  # cut out; its expression is parsed apart (asof.py)
         edits.append(Edit(toks[clause[0]].start, toks[clause[1] - 1].end + 1, " "))
-    for prev, tok in zip([None, *toks], toks):
+    for prev, tok in zip([None, *toks], toks) if TokenType.STRING in kinds else ():
         # x'0a1b' / X'0a1b' blob literals: the default dialect has no hex strings, so they are
         # parsed as a marker call and turned into exp.HexString below
         if (
@@ -372,23 +377,27 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             edits.append(Edit(tok.end + 1, tok.end + 1, ")"))
             hex_literals = True
     ddl = w0 in ("CREATE", "ALTER")
+    int4, tilde = TokenType.INT in kinds, TokenType.TILDE in kinds
+    arrows, jsonb = not kinds.isdisjoint(_ARROWS), jsonb_possible(toks, kinds)
     for k, tok in enumerate(toks):
-        if tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
+        if int4 and tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
             edits.append(Edit(tok.start, tok.end + 1, INT4_MARKER))
-        if tok.token_type == TokenType.TILDE and after_operand(toks, k):
+        if tilde and tok.token_type == TokenType.TILDE and after_operand(toks, k):
             # PostgreSQL's binary `a ~ 'pattern'` (and `!~`): sqlglot's default dialect reads RLIKE
             edits.append(Edit(tok.start, tok.end + 1, " RLIKE "))
         if clause is not None and clause[0] <= k < clause[1]:
             if k == clause[0] + 4:
                 stmt.as_of, n_params = _as_of_expr(text, toks, clause[0], clause[1], n_params)
             continue
-        edits.extend(arrow_edits(toks, k))  # issue 15 (parse_jsonb.py): -> ->> #> #>> and the others
-        jsonb_edit = jsonb_operator_edit(toks, k)
-        if jsonb_edit is not None:
-            edits.append(jsonb_edit)
-            if tok.text == "?":
-                continue
-        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?" and not operator_part(toks, k) \
+        if arrows:
+            edits.extend(arrow_edits(toks, k))  # issue 15 (parse_jsonb.py): -> ->> #> #>> and the others
+        if jsonb:
+            jsonb_edit = jsonb_operator_edit(toks, k)
+            if jsonb_edit is not None:
+                edits.append(jsonb_edit)
+                if tok.text == "?":
+                    continue
+        if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?" and not (jsonb and operator_part(toks, k)) \
                 or tok.token_type == TokenType.QDCOLON:  # `?::JSONB`: a parameter, then a cast
             # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
             space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
@@ -400,27 +409,29 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one walk serves every step below
     ast = sqlglot_parse(rewritten, text, edits, tokens=numbered_tokens(toks, edits) if edits else toks,
                         walked=nodes)
-    refuse_ignored_clauses(ast, nodes)
-    _number_placeholders(ast, nodes)
+    classes = {type(n) for n in nodes}
+    refuse_ignored_clauses(ast, nodes_of_type(nodes, REFUSABLE_NODES, classes))
+    _number_placeholders(ast, nodes_of_type(nodes, exp.Placeholder, classes))
     if hex_literals:
-        for node in nodes_of_type(nodes, exp.Anonymous):
+        for node in nodes_of_type(nodes, exp.Anonymous, classes):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:
                 digits = node.expressions[0].this
                 # sqlglot cannot print an empty HexString (int('', 16)), and its text is needed
                 # (names, partial-index matching): x'' is the empty text cast to BYTES instead
                 node.replace(exp.HexString(this=digits) if digits else
                              exp.cast(exp.Literal.string(""), exp.DataType.build("BYTES", udt=True)))
-    for node in nodes_of_type(nodes, exp.ToChar):
+    for node in nodes_of_type(nodes, exp.ToChar, classes):
         # to_char(v, fmt): sqlglot's node cannot print its format argument; a plain call can
         args = [node.this] + ([node.args["format"]] if node.args.get("format") is not None else [])
         node.replace(exp.Anonymous(this="to_char", expressions=args))
-    for dtype in nodes_of_type(nodes, exp.DataType):  # those the rewrites above made are not INT4
+    for dtype in nodes_of_type(nodes, exp.DataType, classes) if int4 else ():  # only those INT4 became
         if str(dtype.args.get("kind") or "").upper() == INT4_MARKER:
             dtype.set("kind", "INT4")
     label_select_items(ast, text, toks)  # headers as typed (sqlkv.sql.headers)
-    if any(isinstance(n, exp.Unnest) or isinstance(n, exp.Anonymous) and n.name.lower() == "jsonb_path_query"
-           for n in nodes):
+    calls = [str(n.this).lower() for n in nodes_of_type(nodes, exp.Anonymous, classes)]
+    if exp.Unnest in classes or "jsonb_path_query" in calls:
         rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
+    stmt.sequence_calls = "nextval" in calls or "setval" in calls
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

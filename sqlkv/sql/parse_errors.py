@@ -15,6 +15,7 @@ from sqlglot.tokens import Token
 from sqlkv.errors import ProgrammingError, SqlSyntaxError
 from sqlkv.sql.parse_edits import Edit, original_offset
 from sqlkv.sql.parse_operators import parse_sql
+from sqlkv.sql.parse_tree import walk_nodes
 
 
 def located_error(sql: str, offset: int, detail: str) -> ProgrammingError:
@@ -61,7 +62,7 @@ def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None,
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
         raise SqlSyntaxError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
-    nodes = list(tree.walk())
+    nodes = walk_nodes(tree)
     if walked is not None:
         walked.extend(nodes)
     # sqlglot accepts a few truncated forms silently; they are syntax errors in SQL.

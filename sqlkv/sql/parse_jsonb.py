@@ -46,6 +46,20 @@ def _adjacent(a: Token, b: Token) -> bool:
     return a.end + 1 == b.start
 
 
+# Tokens one of the operators above needs (`@`, `#`, `|`, `&`, an OPERATOR( ) call)
+_OPERATOR_KINDS = frozenset({TokenType.PARAMETER, TokenType.HASH, TokenType.PIPE, TokenType.AMP, TokenType.OPERATOR})
+
+
+def jsonb_possible(toks: list[Token], kinds: set[TokenType]) -> bool:
+    """Whether `jsonb_operator_edit` or `operator_part` may find anything in ``toks`` (whose
+    token types are ``kinds``): most statements have none of the tokens they look for."""
+    if not kinds.isdisjoint(_OPERATOR_KINDS):
+        return True
+    return TokenType.PLACEHOLDER in kinds and any(
+        tok.token_type == TokenType.PLACEHOLDER and nxt.token_type in (TokenType.STRING, TokenType.PLACEHOLDER)
+        for tok, nxt in zip(toks, toks[1:]))
+
+
 def jsonb_operator_edit(toks: list[Token], k: int) -> Edit | None:
     """The edit for a JSONB operator starting at token k, if one starts there. (A ``?`` it
     rewrites is no parameter: the caller numbers only the others.)"""

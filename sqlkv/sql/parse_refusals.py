@@ -15,13 +15,13 @@ from sqlglot import exp
 from sqlkv.errors import NotSupportedError
 
 
-_REFUSABLE = (exp.TableSample, exp.LimitOptions, exp.WindowSpec, exp.With, exp.TableAlias)
+REFUSABLE_NODES = (exp.TableSample, exp.LimitOptions, exp.WindowSpec, exp.With, exp.TableAlias)
 
 
 def refuse_ignored_clauses(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
     """NotSupportedError for the first clause in ``ast`` that sqlkv would silently ignore
     (``nodes``: all of ``ast``'s, in ``walk()`` order, when the caller has them)."""
-    found = ast.find_all(*_REFUSABLE) if nodes is None else (n for n in nodes if isinstance(n, _REFUSABLE))
+    found = ast.find_all(*REFUSABLE_NODES) if nodes is None else (n for n in nodes if isinstance(n, REFUSABLE_NODES))
     for node in found:
         why = _why_refused(node)
         if why is not None:

@@ -22,9 +22,29 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 
 
-def nodes_of_type(nodes: list[exp.Expression], kind: type) -> list[exp.Expression]:
+def walk_nodes(root: exp.Expression) -> list[exp.Expression]:
+    """Every node of ``root``'s tree in ``root.walk()`` order (breadth first, children in
+    argument order), without the generators of sqlglot's walk: a third of its cost."""
+    nodes = [root]
+    append = nodes.append
+    for node in nodes:  # grows as it goes: a queue that is never popped
+        for value in node.args.values():
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, exp.Expression):
+                        append(item)
+            elif isinstance(value, exp.Expression):
+                append(value)
+    return nodes
+
+
+def nodes_of_type(nodes: list[exp.Expression], kind: type | tuple[type, ...],
+                  classes: set[type] | None = None) -> list[exp.Expression]:
     """The nodes of ``kind`` (or a subclass), in their order: what ``find_all(kind)`` gave on
-    the tree they were walked from."""
+    the tree they were walked from. ``classes``, when given, are the nodes' classes: a kind
+    none of them is costs no pass over the nodes."""
+    if classes is not None and not any(issubclass(c, kind) for c in classes):
+        return []
     return [n for n in nodes if isinstance(n, kind)]
 
 

@@ -36,7 +36,8 @@ class Prepared:
         self.busy = False  # a lazy SELECT result still reads through this plan's context
         # a SELECT calling nextval/setval runs to the end when executed (as in PostgreSQL), not
         # only as far as its rows are fetched
-        self.eager = stmt.ast is not None and changes_sequences(stmt.ast)
+        calls = stmt.sequence_calls  # known from the parse's one walk, for texts it parsed
+        self.eager = calls if calls is not None else stmt.ast is not None and changes_sequences(stmt.ast)
         # a SELECT that is one equality read of an index: the session runs it directly
         self.read: IndexRead | None = (
             compile_index_read(plan) if stmt.kind == "SELECT" and not self.eager else None)
