@@ -18,8 +18,8 @@
    rewrites share one walk of the tree (parse_tree.py).
 
 `parse_statement` is cached per SQL text (LRU), process-wide: every connection shares it.
-Callers must not mutate the cached AST: plan from a copy (`parse_tree.copy_tree`) when the
-planner rewrites nodes.
+Callers must not mutate the cached AST: the planner plans from a copy (`parse_tree.copy_tree`)
+unless the statement is made only of nodes it never edits (``shared_tree``).
 
 """
 
@@ -61,7 +61,7 @@ from sqlkv.sql.parse_params import numbered_tokens
 from sqlkv.sql.parse_scan import quick_tokens
 from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
-from sqlkv.sql.parse_tree import nodes_of_type, statement_kind
+from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind
 from sqlkv.sql.show import show_query
 
 
@@ -112,6 +112,7 @@ class ParsedStatement:
     target: str | None = None  # ANALYZE <table> (None: every table)
     normalized: str | None = None  # the statement_stats key (normalize.py), made from the parse's tokens
     sequence_calls: bool | None = None  # calls nextval or setval (None: not known from the parse)
+    shared_tree: bool = False  # planned from ``ast`` itself, not a copy (parse_tree.plans_shared)
 
     @property
     def writes(self) -> bool:
@@ -432,6 +433,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     if exp.Unnest in classes or "jsonb_path_query" in calls:
         rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.sequence_calls = "nextval" in calls or "setval" in calls
+    stmt.shared_tree = plans_shared(ast, classes)
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

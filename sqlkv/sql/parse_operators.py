@@ -31,6 +31,8 @@ _PAIRS = {
 
 def merge_operator_tokens(tokens: list[Token]) -> list[Token]:
     """``@`` ``>`` -> ``@>`` and ``<`` ``@`` -> ``<@`` where the two are adjacent in the text."""
+    if TokenType.PARAMETER not in {tok.token_type for tok in tokens}:  # no `@`: nothing to merge
+        return tokens
     out: list[Token] = []
     for tok in tokens:
         prev = out[-1] if out else None

@@ -77,6 +77,24 @@ def statement_kind(ast: exp.Expression) -> str:
     raise ProgrammingError(f"unsupported statement: {ast.sql()[:80]}")
 
 
+# The node classes of a SELECT the planner plans from the shared parsed tree itself, without a
+# copy (`ParsedStatement.shared_tree`): planning these reads them and builds new nodes, never
+# re-parents or edits one (tests/sql/test_plan_shared_tree.py plans a corpus and compares each
+# tree before and after). Subqueries, set operations, functions, casts, USING joins, GROUP BY,
+# windows and DML keep planning from a copy: several of their rewrites edit the tree.
+SHARED_PLAN_NODES = frozenset({
+    exp.Select, exp.From, exp.Table, exp.TableAlias, exp.Identifier, exp.Column, exp.Star, exp.Alias,
+    exp.Literal, exp.Placeholder, exp.Null, exp.Boolean, exp.Where, exp.Order, exp.Ordered, exp.Limit,
+    exp.Offset, exp.Paren, exp.And, exp.Or, exp.Not, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
+    exp.Between, exp.Is, exp.Add, exp.Sub, exp.Mul, exp.Neg,
+})
+
+
+def plans_shared(ast: exp.Expression, classes: set[type]) -> bool:
+    """Whether a statement whose nodes are of ``classes`` is planned from its parsed tree as is."""
+    return type(ast) is exp.Select and classes <= SHARED_PLAN_NODES
+
+
 _ATOMS = frozenset((int, str, bool, float, type(None)))
 # sqlglot compiled by mypyc (sqlglotc, the `speedups` extra) copies faster than this module can
 _COMPILED_SQLGLOT = not str(getattr(sys.modules[exp.Expression.__module__], "__file__", "")).endswith(".py")

@@ -22,7 +22,8 @@ PLANNED_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"})
 
 def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
     """The plan of a SELECT or DML statement, compiled against ``env`` (see `CompileEnv`)."""
-    ast = copy_tree(stmt.ast)  # the parsed tree is shared by every plan of its text
+    # the parsed tree is shared by every plan of its text: a copy, unless planning leaves it as is
+    ast = stmt.ast if stmt.shared_tree else copy_tree(stmt.ast)
     kind = stmt.kind
     if kind == "SELECT":
         if stmt.shows is not None:  # SHOW COLUMNS FROM t ...: t must exist
