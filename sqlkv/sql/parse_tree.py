@@ -6,8 +6,10 @@ order) and every later step -- refusing ignored clauses, numbering placeholders,
 list with `nodes_of_type` instead of walking the tree again: each walk cost about as much as a
 quarter of sqlglot's own parse of a short SELECT. `statement_kind` names the statement.
 
-The parsed tree is cached per SQL text and shared, so the planner plans from a copy
-(`copy_tree`): sqlglot's ``copy()`` deep-copies every node's position dict through
+The parsed tree is cached per SQL text and shared. A SELECT made only of `SHARED_PLAN_NODES`
+(columns, literals, parameters, comparisons, AND/OR/NOT, ORDER BY, LIMIT: the planner reads
+those and builds new nodes of its own) is planned from that tree itself; any other statement
+from a copy (`copy_tree`): sqlglot's ``copy()`` deep-copies every node's position dict through
 ``copy.deepcopy``, a fifth of the planning time of a short SELECT; their values are plain
 numbers and strings, copied here with ``dict()``.
 """
