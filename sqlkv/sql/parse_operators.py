@@ -10,6 +10,8 @@ is the expression compiler's (sqlkv/sql/expr/arrays.py; JSONB hooks in there).
 
 from __future__ import annotations
 
+import threading
+
 from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.parser import Parser, binary_range_parser
@@ -17,6 +19,9 @@ from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.sql.parse_edits import apply_edits
 from sqlkv.sql.parse_jsonb import stored_expression_edits
+
+
+_IDLE = threading.local()  # each thread's parsers not parsing now
 
 
 class SqlkvParser(Parser):
@@ -48,7 +53,15 @@ def merge_operator_tokens(tokens: list[Token]) -> list[Token]:
 def parse_sql(sql: str, tokens: list[Token] | None = None) -> list[exp.Expression | None]:
     """`sqlglot.parse` with the array operators (raises sqlglot's ParseError/TokenError);
     ``tokens``: the tokens of ``sql`` when they are made already."""
-    return SqlkvParser().parse(merge_operator_tokens(Tokenizer().tokenize(sql) if tokens is None else tokens), sql)
+    tokens = merge_operator_tokens(Tokenizer().tokenize(sql) if tokens is None else tokens)
+    # A parser resets itself at each parse: one kept per thread saves making it (and its
+    # dialect) for every statement; a parse inside a parse takes a fresh one.
+    idle = _IDLE.__dict__.setdefault("parsers", [])
+    parser = idle.pop() if idle else SqlkvParser()
+    try:
+        return parser.parse(tokens, sql)
+    finally:
+        idle.append(parser)
 
 
 def parse_expression(sql: str) -> exp.Expression:
