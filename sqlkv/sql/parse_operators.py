@@ -19,6 +19,7 @@ from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from sqlkv.sql.parse_edits import apply_edits
 from sqlkv.sql.parse_jsonb import stored_expression_edits
+from sqlkv.sql.parse_plain import plain_select
 
 
 _IDLE = threading.local()  # each thread's parsers not parsing now
@@ -54,6 +55,9 @@ def parse_sql(sql: str, tokens: list[Token] | None = None) -> list[exp.Expressio
     """`sqlglot.parse` with the array operators (raises sqlglot's ParseError/TokenError);
     ``tokens``: the tokens of ``sql`` when they are made already."""
     tokens = merge_operator_tokens(Tokenizer().tokenize(sql) if tokens is None else tokens)
+    plain = plain_select(tokens)  # the common SELECT, without sqlglot's descent (parse_plain.py)
+    if plain is not None:
+        return [plain]
     # A parser resets itself at each parse: one kept per thread saves making it (and its
     # dialect) for every statement; a parse inside a parse takes a fresh one.
     idle = _IDLE.__dict__.setdefault("parsers", [])
