@@ -28,6 +28,13 @@ _COMPARISONS = {TokenType.EQ: exp.EQ, TokenType.NEQ: exp.NEQ, TokenType.LT: exp.
 _AFTER_ITEM = frozenset({TokenType.COMMA, TokenType.FROM})
 _AFTER_CONDITION = frozenset({TokenType.ORDER_BY, TokenType.LIMIT, None})
 _AFTER_KEY = frozenset({TokenType.COMMA, TokenType.LIMIT, None})
+# Every token of a plain SELECT is one of these: any other refuses the statement before a node is built
+_PLAIN_KINDS = frozenset({
+    TokenType.SELECT, TokenType.VAR, TokenType.COMMA, TokenType.DOT, TokenType.STAR, TokenType.FROM,
+    TokenType.ALIAS, TokenType.WHERE, TokenType.AND, TokenType.OR, TokenType.NOT, TokenType.BETWEEN,
+    TokenType.NUMBER, TokenType.STRING, TokenType.COLON, TokenType.ORDER_BY, TokenType.ASC, TokenType.DESC,
+    TokenType.LIMIT, *_COMPARISONS,
+})
 
 
 class _Refused(Exception):
@@ -88,7 +95,9 @@ class _Reader:
 def plain_select(toks: list[Token]) -> exp.Select | None:
     """sqlglot's tree of the statement ``toks`` when it is a plain SELECT (module docstring),
     else None."""
-    if not toks or toks[0].token_type != TokenType.SELECT or any(tok.comments for tok in toks):
+    if not toks or toks[0].token_type != TokenType.SELECT or not _PLAIN_KINDS.issuperset(t.token_type for t in toks):
+        return None
+    if any(tok.comments for tok in toks):
         return None  # sqlglot attaches comments to nodes: it parses those
     try:
         return _select(_Reader(toks))
