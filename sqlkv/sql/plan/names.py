@@ -155,6 +155,10 @@ class QueryFacts:
     calls: bool  # a function call, FILTER or WITHIN GROUP somewhere: an aggregate is possible
 
 
+# Nodes with no facts and no children that have any: skipped without a look at their arguments
+_LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Placeholder, exp.Null, exp.Boolean, exp.Var})
+
+
 def query_facts(query: exp.Expression) -> QueryFacts:
     """Column names the query mentions (for index-only scans) and whether it may aggregate or
     window: the planner asks these of every select item, and the answer is no for most queries."""
@@ -163,6 +167,8 @@ def query_facts(query: exp.Expression) -> QueryFacts:
     stack = [query]
     while stack:  # every node once, in no particular order (cheaper than sqlglot's walk)
         node = stack.pop()
+        if type(node) in _LEAVES:
+            continue
         if isinstance(node, exp.Column):
             if isinstance(node.this, exp.Star):
                 names = None  # t.*: all columns

@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import HashAggregate
-from sqlkv.sql.expr import compile_predicate
+from sqlkv.sql.expr import compile_predicate, compile_typed
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
@@ -340,6 +340,11 @@ class SelectBuilder:
                 src = scope.columns[it.index]
                 cols.append(Column(it.name, src.table, src.type))
                 texts.append(f"{src.table}.{src.name}" if src.table else src.name)
+            elif isinstance(it.node, exp.Column):  # its function and type from one compile
+                compiled = compile_typed(it.node, scope, p.env)
+                fns.append(compiled.fn)
+                cols.append(Column(it.name, None, compiled.type))
+                texts.append(LazySql(it.display or it.node))
             else:
                 fns.append(p.expr(it.node, scope))
                 cols.append(Column(it.name, None, p.type_of(it.node, scope)))
