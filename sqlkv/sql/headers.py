@@ -15,6 +15,7 @@ from sqlglot.tokens import Token, TokenType
 
 _LIST_ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION",
                         "INTERSECT", "EXCEPT", "WINDOW", "INTO", "FETCH", "QUALIFY"})
+_NAMED = (exp.Alias, exp.Column, exp.Star)  # items whose header sqlglot gives as typed
 _OPEN = (TokenType.L_PAREN, TokenType.L_BRACKET)
 _CLOSE = (TokenType.R_PAREN, TokenType.R_BRACKET)
 
@@ -24,12 +25,14 @@ def label_select_items(ast: exp.Expression, text: str, toks: list[Token]) -> Non
     select = _outer_select(ast)
     if select is None:
         return
-    pieces = _select_list_pieces(toks)
     items = select.expressions
+    if all(isinstance(node, _NAMED) for node in items):
+        return  # every item is named by sqlglot already
+    pieces = _select_list_pieces(toks)
     if pieces is None or len(pieces) != len(items):
         return  # the tokens and the AST disagree (a rewrite): keep sqlglot's names
     for node, (first, last) in zip(items, pieces):
-        if not isinstance(node, (exp.Alias, exp.Column, exp.Star)):
+        if not isinstance(node, _NAMED):
             node.meta["source_text"] = text[first.start : last.end + 1]
 
 

@@ -51,10 +51,12 @@ class _Reader:
 
     def __init__(self, toks: list[Token]) -> None:
         self.toks = toks
+        self.kinds: list[TokenType | None] = [tok.token_type for tok in toks]
+        self.kinds.append(None)  # the statement's end
         self.pos = 0
 
     def peek(self) -> TokenType | None:
-        return self.toks[self.pos].token_type if self.pos < len(self.toks) else None
+        return self.kinds[self.pos]
 
     def take(self, kind: TokenType) -> Token:
         if self.peek() != kind:

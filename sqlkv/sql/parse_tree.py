@@ -45,8 +45,12 @@ def nodes_of_type(nodes: list[exp.Expression], kind: type | tuple[type, ...],
     """The nodes of ``kind`` (or a subclass), in their order: what ``find_all(kind)`` gave on
     the tree they were walked from. ``classes``, when given, are the nodes' classes: a kind
     none of them is costs no pass over the nodes."""
-    if classes is not None and not any(issubclass(c, kind) for c in classes):
-        return []
+    if classes is not None:
+        for cls in classes:
+            if issubclass(cls, kind):
+                break
+        else:
+            return []
     return [n for n in nodes if isinstance(n, kind)]
 
 
