@@ -6,6 +6,8 @@ runs it in the transaction the normal path (`Session._execute`) would use -- the
 read-only one of its own, committed before returning -- with the same statement figures and
 the same PEP 249 errors, and hands back a `Result` whose rows are ready: no streaming result,
 no callbacks, no savepoint (the statement writes nothing, so a failure has nothing to undo).
+A SELECT text not planned yet is planned here, in that transaction (`Session.prepare` caches
+the plan), so its first execution takes this path too when the plan allows it.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     computed; None (nothing done) when the statement needs the normal path."""
     if stmt.kind != "SELECT" or stmt.as_of is not None:
         return None
-    cached = session.plans.get(stmt.sql)
-    if cached is None or cached.read is None or cached.busy or session.db.engine.shared:
+    cached = session.plans.get(stmt.sql)  # a new text is planned below, in the read's transaction
+    if cached is not None and (cached.read is None or cached.busy) or session.db.engine.shared:
         return None
     state = session.state
     own = state.owns_statement
@@ -41,6 +43,11 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     base = kv_counts(txn)  # statement_stats: what this statement adds to the counts
     prepared = session.plans.lookup(stmt, state.catalog(), session.db.schema_version)
     rows = None
+    if prepared is None and cached is None:
+        try:
+            prepared = session.prepare(stmt)
+        except Exception as exc:  # noqa: BLE001 - becomes a PEP 249 error, as below
+            raise _failed(session, stmt, txn, own, figures, base, started, exc)  # noqa: B904
     if prepared is not None and prepared.read is not None:
         try:
             check_params(stmt, params)
@@ -53,11 +60,7 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
             session._current_ctx = ctx
             rows = prepared.read(ctx)
         except Exception as exc:  # noqa: BLE001 - becomes a PEP 249 error, as in _run_savepointed
-            error = state.undo_statement(stmt, txn, None, exc)
-            if own:
-                state.rollback()
-            record(figures, txn, base, started, 0, error)
-            raise error  # noqa: B904 - undo_statement chains it
+            raise _failed(session, stmt, txn, own, figures, base, started, exc)  # noqa: B904
         finally:
             session._current_ctx = None
     if rows is None:  # the schema moved, or a long result that should stream
@@ -71,3 +74,14 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
         rows = list(rows_in_zone(rows, columns, session.time_zone))
     record(figures, txn, base, started, len(rows))
     return Result("SELECT", columns, ready=rows)
+
+
+def _failed(session: Session, stmt: ParsedStatement, txn: Any, own: bool, figures: Any, base: tuple,
+            started: int, exc: Exception) -> Exception:
+    """The PEP 249 error for ``exc`` (undo_statement chains it), the statement's own transaction
+    rolled back and the failure counted."""
+    error = session.state.undo_statement(stmt, txn, None, exc)
+    if own:
+        session.state.rollback()
+    record(figures, txn, base, started, 0, error)
+    return error

@@ -80,11 +80,11 @@ def test_repeated_index_reads_match_sqlite(pair, autocommit) -> None:
         s.commit()
 
 
-def test_second_execution_is_ready_and_first_streams(pair) -> None:
+def test_first_and_second_executions_are_ready(pair) -> None:
     s, _ = pair
     sql = "SELECT sku FROM o WHERE id = ?"
     first = s.execute(sql, (5,))
-    assert first.ready is None and first.streaming  # planned now: the normal path
+    assert first.ready == [("s0005",)] and not first.streaming  # planned in the fast read's transaction
     assert list(first) == [("s0005",)]
     second = s.execute(sql, (6,))
     assert second.ready == [("s0006",)] and not second.streaming
