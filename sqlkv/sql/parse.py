@@ -2,8 +2,9 @@
 
 ``UPSERT INTO users VALUES (?, ?)`` goes through three steps:
 
-1. `split_statements` tokenizes the text with sqlglot's tokenizer and cuts it at top-level
-   semicolons, remembering each statement's line and column for error messages.
+1. `split_statements` tokenizes the text (parse_scan.py's regular expression for plain texts,
+   else sqlglot's tokenizer) and cuts it at top-level semicolons, remembering each statement's
+   line and column for error messages.
 2. `_rewrite` looks at the statement's tokens for sqlkv/CockroachDB syntax sqlglot lacks and
    rewrites the text: ``UPSERT`` becomes ``INSERT`` (flag ``upsert``), ``REPLACE INTO`` becomes
    ``INSERT OR REPLACE INTO``, ``STORING (...)`` and ``FAMILY f (...)`` clauses are cut out and
@@ -13,7 +14,8 @@
    None so it prints as ``?`` again). Transaction control (BEGIN, COMMIT, SAVEPOINT, RELEASE,
    ROLLBACK [TO]), ``EXPLAIN [ANALYZE]`` and ``CHECK DATABASE`` are recognised here directly.
 3. sqlglot parses the rewritten text (from tokens made out of the original ones when the
-   only rewrite numbered the parameters, parse_params.py); a `ParseError`/`TokenError` becomes
+   only rewrite numbered the parameters, parse_params.py; a plain SELECT's tree is built from
+   its tokens directly, parse_plain.py); a `ParseError`/`TokenError` becomes
    a ProgrammingError with the line and column in the original text. The later checks and
    rewrites share one walk of the tree (parse_tree.py).
 
