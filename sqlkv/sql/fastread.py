@@ -6,8 +6,8 @@ runs it in the transaction the normal path (`Session._execute`) would use -- the
 read-only one of its own, committed before returning -- with the same statement figures and
 the same PEP 249 errors, and hands back a `Result` whose rows are ready: no streaming result,
 no callbacks, no savepoint (the statement writes nothing, so a failure has nothing to undo).
-A SELECT text not planned yet is planned here, in that transaction (`Session.prepare` caches
-the plan), so its first execution takes this path too when the plan allows it.
+A SELECT text not planned yet is planned here, in that transaction (`plancache.prepare` caches
+the plan: plancache.prepare), so its first execution takes this path too when the plan allows it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.sql.parse import ParsedStatement
-from sqlkv.sql.plancache import check_params
+from sqlkv.sql.plancache import check_params, prepare
 from sqlkv.sql.result import Result
 from sqlkv.sql.stmtstats import figures_for, kv_counts, record
 from sqlkv.sql.timezone import UTC, naive_params, rows_in_zone
@@ -45,7 +45,7 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     rows = None
     if prepared is None and cached is None:
         try:
-            prepared = session.prepare(stmt)
+            prepared = prepare(session, stmt)
         except Exception as exc:  # noqa: BLE001 - becomes a PEP 249 error, as below
             raise _failed(session, stmt, txn, own, figures, base, started, exc)  # noqa: B904
     if prepared is not None and prepared.read is not None:

@@ -19,7 +19,10 @@ from sqlkv.sql.exec.fastpath import IndexRead, compile_index_read
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.expr import CompileEnv
 from sqlkv.sql.expr.sequences import changes_sequences
+from sqlkv.sql.expr.temporal import utc_now
 from sqlkv.sql.parse import ParsedStatement
+from sqlkv.sql.plan.select import QueryPlanner
+from sqlkv.sql.plan.statement import plan_statement
 
 PLAN_CACHE_SIZE = 256
 
@@ -83,6 +86,28 @@ class PlanCache:
             if len(self._plans) > self.size:
                 self._plans.popitem(last=False)
         return prepared
+
+
+def new_env(session: Any, catalog: Any, params: Any = ()) -> CompileEnv:
+    """A compile environment over ``catalog`` for ``session`` (a `Session`): its context carries
+    the session's sequence values and progress, its subqueries are planned by a QueryPlanner."""
+    ctx = ExecContext(txn=catalog.txn, params=params, now=utc_now(), catalog=catalog,
+                      extra={"sequences": session.sequence_values, "progress": session.progress})
+    env = CompileEnv(ctx=ctx, functions=session.functions)
+    env.subqueries = QueryPlanner(catalog, env)
+    return env
+
+
+def prepare(session: Any, stmt: ParsedStatement) -> Prepared:
+    """The cached plan for ``stmt``'s text in ``session``'s current transaction, planned (and
+    cached) when needed: `Session.prepare`, and `fast_read` for a text not planned yet."""
+    catalog = session.state.catalog()
+    version = session.db.schema_version
+    prepared = session.plans.lookup(stmt, catalog, version)
+    if prepared is None:
+        env = new_env(session, catalog)
+        prepared = session.plans.add(stmt, catalog, version, env, plan_statement(stmt, catalog, env))
+    return prepared
 
 
 def check_params(stmt: ParsedStatement, params: Any) -> None:

@@ -49,9 +49,9 @@ from sqlkv.sql.exec.insert_many import batchable
 from sqlkv.sql.expr import CompileEnv, eval_constant
 from sqlkv.sql.parse import ParsedStatement, parse_statement, split_statements
 from sqlkv.sql.pep249 import as_pep249
-from sqlkv.sql.plan.select import QueryPlanner
-from sqlkv.sql.plan.statement import PLANNED_KINDS, plan_statement
-from sqlkv.sql.plancache import PlanCache, Prepared, check_params
+from sqlkv.sql.plan.statement import PLANNED_KINDS
+from sqlkv.sql.plancache import PlanCache, Prepared, check_params, new_env
+from sqlkv.sql.plancache import prepare as prepare_plan
 from sqlkv.sql.result import Result
 from sqlkv.sql.stmtstats import StatementTracker
 from sqlkv.sql.expr.temporal import utc_now
@@ -376,21 +376,11 @@ class Session:
         )
 
     def _new_env(self, catalog: Catalog, params: Any = ()) -> CompileEnv:
-        ctx = ExecContext(txn=catalog.txn, params=params, now=utc_now(), catalog=catalog,
-                          extra={"sequences": self.sequence_values, "progress": self.progress})
-        env = CompileEnv(ctx=ctx, functions=self.functions)
-        env.subqueries = QueryPlanner(catalog, env)
-        return env
+        return new_env(self, catalog, params)
 
     def prepare(self, stmt: ParsedStatement) -> Prepared:
-        """The cached plan for this statement text, planning it when needed."""
-        catalog = self.catalog()
-        version = self.db.schema_version
-        prepared = self.plans.lookup(stmt, catalog, version)
-        if prepared is None:
-            env = self._new_env(catalog)
-            prepared = self.plans.add(stmt, catalog, version, env, plan_statement(stmt, catalog, env))
-        return prepared
+        """The cached plan for this statement text, planning it when needed (plancache.prepare)."""
+        return prepare_plan(self, stmt)
 
     def _bind(self, prepared: Prepared, params: Any) -> ExecContext:
         check_params(prepared.stmt, params)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import sqlkv.sql.session as session_module
+import sqlkv.sql.plancache as plancache_module
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql import Session
 from tests.sql.test_sql_fastread import pair  # noqa: F401 - the fixture: table o, and sqlite3's copy
@@ -15,7 +15,7 @@ from tests.sql.test_sql_fastread import pair  # noqa: F401 - the fixture: table 
 def counted(monkeypatch) -> dict[str, int]:
     """How often statements are planned and how often the normal path runs."""
     counts = {"plans": 0, "normal": 0}
-    plan, execute = session_module.plan_statement, Session._execute
+    plan, execute = plancache_module.plan_statement, Session._execute
 
     def planning(*args):
         counts["plans"] += 1
@@ -25,7 +25,7 @@ def counted(monkeypatch) -> dict[str, int]:
         counts["normal"] += 1
         return execute(self, *args)
 
-    monkeypatch.setattr(session_module, "plan_statement", planning)
+    monkeypatch.setattr(plancache_module, "plan_statement", planning)
     monkeypatch.setattr(Session, "_execute", normal)
     return counts
 

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 import sqlkv
 import sqlkv.sql.plan.statement as plan_statement_module
-import sqlkv.sql.session as session_module
+import sqlkv.sql.plancache as plancache_module
 from sqlkv.cli.slt import run_file
 from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.parse_tree import walk_nodes
@@ -43,7 +43,7 @@ class Checker:
 
     def __init__(self) -> None:
         self.shared = self.copied = 0
-        self.plan = session_module.plan_statement
+        self.plan = plancache_module.plan_statement
 
     def __call__(self, stmt, catalog, env):
         before = fingerprint(stmt.ast)
@@ -60,7 +60,7 @@ class Checker:
 @pytest.fixture
 def checker(monkeypatch) -> Checker:
     check = Checker()
-    monkeypatch.setattr(session_module, "plan_statement", check)
+    monkeypatch.setattr(plancache_module, "plan_statement", check)
     return check
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from sqlkv.errors import InterfaceError, OperationalError, ProgrammingError
 from sqlkv.sql import Database, Session
-from sqlkv.sql import session as session_module
+from sqlkv.sql import plancache as plancache_module
 from tests.sql.core_support import rows
 
 
@@ -148,13 +148,13 @@ def test_executemany_after_ddl_in_the_same_transaction_plans_once(monkeypatch):
     session = Session(Database.open(), autocommit=False)
     session.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
     calls = []
-    original = session_module.plan_statement
+    original = plancache_module.plan_statement
 
     def counting(stmt, catalog, env):
         calls.append(stmt.sql)
         return original(stmt, catalog, env)
 
-    monkeypatch.setattr(session_module, "plan_statement", counting)
+    monkeypatch.setattr(plancache_module, "plan_statement", counting)
     session.executemany("INSERT INTO t VALUES (?, ?)", [(i, str(i)) for i in range(50)])
     assert len(calls) == 1
     assert session.execute("SELECT count(*), sum(a) FROM t").fetchall() == [(50, sum(range(50)))]
