@@ -10,8 +10,9 @@ classes, arguments in the same order, the same position meta on identifiers, lit
         [WHERE condition] [ORDER BY key [ASC | DESC] [, ...]] [LIMIT number | parameter]
 
 where an item is ``*`` or a column (``c`` or ``t.c``) with an optional alias, a condition is
-comparisons (``=  <>  !=  <  <=  >  >=``, ``BETWEEN x AND y``) of columns, numbers, strings and
-parameters joined by NOT, AND and OR, and a key is a column or a position. Anything else --
+comparisons (``=  <>  !=  <  <=  >  >=``, ``BETWEEN x AND y``, ``IS [NOT] NULL``) of sums and
+products (``+ - *``) of columns, numbers, strings and parameters, joined by NOT, AND and OR,
+and a key is a column or a position. Anything else --
 a keyword where a name goes, parentheses, arithmetic, functions, joins, a second statement --
 returns None and sqlglot parses the text. tests/sql/test_parse_plain.py compares the two trees
 node by node on the test corpus and on generated statements.
@@ -33,8 +34,9 @@ _PLAIN_KINDS = frozenset({
     TokenType.SELECT, TokenType.VAR, TokenType.COMMA, TokenType.DOT, TokenType.STAR, TokenType.FROM,
     TokenType.ALIAS, TokenType.WHERE, TokenType.AND, TokenType.OR, TokenType.NOT, TokenType.BETWEEN,
     TokenType.NUMBER, TokenType.STRING, TokenType.COLON, TokenType.ORDER_BY, TokenType.ASC, TokenType.DESC,
-    TokenType.LIMIT, *_COMPARISONS,
+    TokenType.LIMIT, TokenType.PLUS, TokenType.DASH, TokenType.IS, TokenType.NULL, *_COMPARISONS,
 })
+_TERMS = {TokenType.PLUS: exp.Add, TokenType.DASH: exp.Sub}
 
 
 class _Refused(Exception):
@@ -179,20 +181,44 @@ def _conjunction(r: _Reader) -> exp.Expression:
 def _negation(r: _Reader) -> exp.Expression:
     if r.skip(TokenType.NOT):
         return exp.Not(this=_negation(r))
-    left = r.operand()
+    left = _sum(r)
     kind = r.peek()
     if kind == TokenType.BETWEEN:
         r.pos += 1
-        low = r.operand()
+        low = _sum(r)
         r.take(TokenType.AND)
-        node: exp.Expression = exp.Between(this=left, low=low, high=r.operand(), symmetric=None)
+        node: exp.Expression = exp.Between(this=left, low=low, high=_sum(r), symmetric=None)
     elif kind in _COMPARISONS:
         r.pos += 1
-        node = _COMPARISONS[kind](this=left, expression=r.operand())
+        node = _COMPARISONS[kind](this=left, expression=_sum(r))
+    elif kind == TokenType.IS:  # IS [NOT] NULL
+        r.pos += 1
+        negated = r.skip(TokenType.NOT)
+        r.take(TokenType.NULL)
+        node = exp.Is(this=left, expression=exp.Null())
+        if negated:
+            node = exp.Not(this=node)
     else:
         raise _Refused
     if r.peek() not in (TokenType.AND, TokenType.OR) and r.peek() not in _AFTER_CONDITION:
         raise _Refused  # `a = b = c`, `a < 1 + 2`...: sqlglot's precedence decides
+    return node
+
+
+def _sum(r: _Reader) -> exp.Expression:
+    """Operands joined by ``+``, ``-`` and ``*`` (``*`` first), left-associative as sqlglot nests them."""
+    node = _product(r)
+    while r.peek() in _TERMS:
+        kind = r.peek()
+        r.pos += 1
+        node = _TERMS[kind](this=node, expression=_product(r))
+    return node
+
+
+def _product(r: _Reader) -> exp.Expression:
+    node = r.operand()
+    while r.skip(TokenType.STAR):
+        node = exp.Mul(this=node, expression=r.operand())
     return node
 
 

@@ -73,6 +73,8 @@ WORKLOADS = [
     "SELECT id, customer_id, quantity FROM orders WHERE sku = ?",
     "SELECT o.id AS x, o.sku y, * FROM orders AS o WHERE o.id BETWEEN ? AND 5 AND NOT sku <> 'q' "
     "OR amount >= 1.5 ORDER BY 1 ASC, o.sku DESC, id LIMIT ?",
+    "SELECT id, sku, amount FROM orders WHERE id BETWEEN ? AND ?+99",
+    "SELECT a FROM t WHERE a * 2 - b + 1 > c - 3 * d AND e IS NULL OR NOT f IS NOT NULL",
 ]
 
 
@@ -83,8 +85,9 @@ def test_workload_statements_are_taken(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "SELECT DISTINCT a FROM t", "SELECT a + 1 FROM t", "SELECT count(*) FROM t", "SELECT a FROM t JOIN u ON 1 = 1",
-    "SELECT a FROM t WHERE (a = 1)", "SELECT a FROM t WHERE a = 1 + 2", "SELECT a FROM t WHERE a = b = c",
-    "SELECT a FROM t WHERE a IS NULL", "SELECT a FROM t WHERE a IN (1, 2)", "SELECT a FROM t LIMIT 1 OFFSET 2",
+    "SELECT a FROM t WHERE (a = 1)", "SELECT a FROM t WHERE a = 1 / 2", "SELECT a FROM t WHERE a = b = c",
+    "SELECT a FROM t WHERE a = b IS NULL", "SELECT a FROM t WHERE a IN (1, 2)", "SELECT a FROM t WHERE a IS TRUE",
+    "SELECT a FROM t WHERE a + 1 BETWEEN 1 AND 2 = b", "SELECT a * 2 FROM t", "SELECT a FROM t LIMIT 1 OFFSET 2",
     "SELECT a FROM t GROUP BY a", "SELECT a FROM s.t", "SELECT t.* FROM t", "SELECT a FROM t WHERE a = -1",
     "SELECT a /* c */ FROM t", "SELECT a FROM t UNION SELECT b FROM u", "SELECT a FROM t WHERE",
     "SELECT a FROM t ORDER BY a NULLS LAST", "SELECT a FROM t WHERE a = TRUE", "SELECT a FROM t WHERE a = CURRENT_DATE",
@@ -108,7 +111,7 @@ def test_parse_statement_uses_it() -> None:
 
 
 _NAMES = ["a", "b", "t.a", "u.b", "*", "1", "2.5", "'s'", "?", "t", "u"]
-_WORDS = ["SELECT", "FROM", "WHERE", "ORDER BY", "LIMIT", "AS", "AND", "OR", "NOT", "BETWEEN", "ASC", "DESC",
+_WORDS = ["SELECT", "FROM", "WHERE", "ORDER BY", "LIMIT", "AS", "AND", "OR", "NOT", "BETWEEN", "ASC", "DESC", "*",
           ",", "=", "<>", "!=", "<", "<=", ">", ">=", "+", "(", ")", "JOIN", "DISTINCT", "IS", "NULL", ";"]
 
 
@@ -119,15 +122,17 @@ def test_random_statements(words: list[str]) -> None:
 
 @given(st.lists(st.sampled_from(["a", "b AS c", "t.d e", "*"]), min_size=1, max_size=3),
        st.sampled_from(["t", "t AS u", "t u"]),
-       st.lists(st.tuples(st.sampled_from(["", "NOT "]), st.sampled_from(["a", "t.b", "?", "3"]),
-                          st.sampled_from(["=", "<>", "<", ">=", "BETWEEN"]), st.sampled_from(["1", "'x'", "?", "c"]),
+       st.lists(st.tuples(st.sampled_from(["", "NOT "]), st.sampled_from(["a", "t.b", "?", "3", "a * 2 + 1"]),
+                          st.sampled_from(["=", "<>", "<", ">=", "BETWEEN", "IS NULL", "IS NOT NULL"]),
+                          st.sampled_from(["1", "'x'", "?", "c", "c + 1", "2 * ? - d"]),
                           st.sampled_from([" AND ", " OR "])), max_size=4),
        st.lists(st.tuples(st.sampled_from(["a", "t.b", "2"]), st.sampled_from(["", " ASC", " DESC"])), max_size=3),
        st.sampled_from(["", " LIMIT 10", " LIMIT ?"]))
 def test_generated_plain_statements(items, table, conditions, keys, limit) -> None:
     text = f"SELECT {', '.join(items)} FROM {table}"
     if conditions:
-        parts = [f"{neg}{left} {op} {right}" + (f" AND {right}" if op == "BETWEEN" else "") + joiner
+        parts = [f"{neg}{left} {op}" + ("" if op.startswith("IS") else f" {right}")
+                 + (f" AND {right}" if op == "BETWEEN" else "") + joiner
                  for neg, left, op, right, joiner in conditions]
         text += " WHERE " + "".join(parts)[: -len(conditions[-1][4])]
     if keys:
