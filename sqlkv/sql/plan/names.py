@@ -170,11 +170,14 @@ def query_facts(query: exp.Expression) -> QueryFacts:
         if type(node) in _LEAVES:
             continue
         if isinstance(node, exp.Column):
-            if isinstance(node.this, exp.Star):
+            this = node.args.get("this")
+            if isinstance(this, exp.Star):
                 names = None  # t.*: all columns
             elif names is not None:
-                table = node.table
-                names.setdefault(node.name.lower(), set()).add(table.lower() if table else None)
+                table = node.args.get("table")  # an Identifier's text read directly, else sqlglot's
+                table = table.this if type(table) is exp.Identifier else node.table
+                name = this.this if type(this) is exp.Identifier else node.name
+                names.setdefault(name.lower(), set()).add(table.lower() if table else None)
             continue  # its children are identifiers
         if isinstance(node, (exp.Func, exp.Filter, exp.WithinGroup)):
             calls = calls or not isinstance(node, exp.Connector)  # AND/OR are Funcs to sqlglot
@@ -188,6 +191,8 @@ def query_facts(query: exp.Expression) -> QueryFacts:
             for ident in node.args.get("using") or ():
                 names.setdefault(ident.name.lower(), set()).add(None)
         for value in node.args.values():
+            if value is None:  # most of a clause's arguments are unset
+                continue
             if isinstance(value, exp.Expression):
                 stack.append(value)
             elif type(value) is list:
