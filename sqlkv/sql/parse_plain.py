@@ -51,10 +51,9 @@ def _placed(node: exp.Expression, tok: Token) -> exp.Expression:
 class _Reader:
     """The tokens of one statement, read left to right; every miss refuses the statement."""
 
-    def __init__(self, toks: list[Token]) -> None:
+    def __init__(self, toks: list[Token], kinds: list[TokenType | None]) -> None:
         self.toks = toks
-        self.kinds: list[TokenType | None] = [tok.token_type for tok in toks]
-        self.kinds.append(None)  # the statement's end
+        self.kinds = kinds  # each token's type, then None: the statement's end
         self.pos = 0
 
     def peek(self) -> TokenType | None:
@@ -99,12 +98,14 @@ class _Reader:
 def plain_select(toks: list[Token]) -> exp.Select | None:
     """sqlglot's tree of the statement ``toks`` when it is a plain SELECT (module docstring),
     else None."""
-    if not toks or toks[0].token_type != TokenType.SELECT or not _PLAIN_KINDS.issuperset(t.token_type for t in toks):
+    kinds: list[TokenType | None] = [tok.token_type for tok in toks]
+    if not kinds or kinds[0] != TokenType.SELECT or not _PLAIN_KINDS.issuperset(kinds):
         return None
     if any(tok.comments for tok in toks):
         return None  # sqlglot attaches comments to nodes: it parses those
+    kinds.append(None)
     try:
-        return _select(_Reader(toks))
+        return _select(_Reader(toks, kinds))
     except _Refused:
         return None
 
