@@ -25,10 +25,14 @@ def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
         if edit.end != edit.start + 1 or not edit.replacement.startswith(":"):
             return None
         names[edit.start] = edit.replacement[1:]
-    out: list[Token] = []
+    first = min(names) if names else 0
+    skip = 0  # the tokens before the first edit stay as they are
+    while skip < len(toks) and toks[skip].start < first:
+        skip += 1
+    out: list[Token] = toks[:skip]
     shift = 0  # characters the edits so far added to the text
     line, line_shift = 0, 0  # the current line, and the characters added on it
-    for tok, after in zip(toks, [*toks[1:], None]):
+    for tok, after in zip(toks[skip:], [*toks[skip + 1:], None]):
         if tok.line != line:
             line, line_shift = tok.line, 0
         name = names.pop(tok.start, None) if names else None
