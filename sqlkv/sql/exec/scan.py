@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
+from sqlkv.encoding.single_key import single_key
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.counting import reader_for
 from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
@@ -79,10 +80,10 @@ class IndexScan(Operator):
         self.equality_spans = (self.icodec is not None and bool(builder.bounds)
                                and builder.n_eq == len(builder.bounds))
 
-    def _fetch_point(self, reader, prefix: bytes) -> tuple | None:
+    def _fetch_point(self, reader, prefix: bytes, decoder=None) -> tuple | None:
         if self.partial_fetch is not None:
             return self.partial_fetch.fetch(reader, prefix)
-        return self.codec.fetch(reader, prefix, self.decoder)
+        return self.codec.fetch(reader, prefix, decoder or self.decoder)
 
     def _spans(self, ctx: ExecContext) -> tuple[list[Span], bool]:
         if not self.builder.bounds:
@@ -200,9 +201,10 @@ class IndexScan(Operator):
         return (self.primary and self.codec.single_family and self.builder._single_point
                 and (self.limit is None or self.limit > 0))
 
-    def point_get(self, ctx: ExecContext) -> list[tuple] | None:
+    def point_get(self, ctx: ExecContext, decoder=None) -> list[tuple] | None:
         """The rows of a `point_gettable` scan without spans or generators: encode the key,
-        one get, decode. None when the value has to widen the span (the caller runs `rows`)."""
+        one get, decode (by ``decoder``, else the scan's). None when the value has to widen
+        the span (the caller runs `rows`)."""
         builder = self.builder
         try:
             value = coerce_key_value(builder.bounds[0].eq[0][1](()), builder.types[0], "eq")  # type: ignore[index]
@@ -210,29 +212,33 @@ class IndexScan(Operator):
             return []  # NULL, or 1.5 for an INT key: no row
         except _Inexact:
             return None
-        row = self.codec.fetch(ctx.txn, encode_key([value], builder.desc, builder.prefix), self.decoder)
+        key = (encode_key([value], builder.desc, builder.prefix) if builder.desc[0]
+               else single_key(value, builder.prefix))
+        row = self.codec.fetch(ctx.txn, key, decoder or self.decoder)
         return [] if row is None else [row]
 
-    def ready_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+    def ready_rows(self, ctx: ExecContext, most: int, decoder=None) -> list[tuple] | None:
         """The rows of a scan over one span (an equality, a range) or over primary-key points
         (``IN``), read at once (``read_range``, ``get_many``) instead of streamed; None when
         the span widened (the filters must be re-checked), the spans are of another kind, or
-        more than ``most`` rows match: the caller then runs `rows`."""
+        more than ``most`` rows match: the caller then runs `rows`. The rows are decoded by
+        ``decoder`` (a `PickedDecoder`, say), else by the scan's."""
         if self.builder.bounds:
             spans, exact = self.builder.spans(ctx)
         else:  # the whole index (a LIMIT bounds the scan)
             spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
         if not exact:
             return None
+        decoder = decoder or self.decoder
         if len(spans) > 1:
-            return self._point_rows(ctx, spans, most)
+            return self._point_rows(ctx, spans, most, decoder)
         if not spans:
             return []
         span = spans[0]
         txn = ctx.txn
         codec = self.codec
         if self.primary and span.point:
-            row = self._fetch_point(txn, span.start)
+            row = self._fetch_point(txn, span.start, decoder)
             return [] if row is None else [row]
         if self.primary and not codec.single_family:
             return None
@@ -252,7 +258,7 @@ class IndexScan(Operator):
             if len(pairs) > most:
                 return None
         if self.primary:
-            return self.decoder.batch(pairs)
+            return decoder.batch(pairs)
         ic = self.icodec
         assert ic is not None
         if self.index_only:
@@ -261,18 +267,18 @@ class IndexScan(Operator):
             prefixes = pk_suffix_prefixes(codec, ic, len(span.start), pairs)
         else:
             prefixes = row_prefix_list(codec, ic, pairs)
-        return rows_at(codec, self.decoder, txn, prefixes)
+        return rows_at(codec, decoder, txn, prefixes)
 
     @property
     def equality_readable(self) -> bool:
         """An equality on every column of a non-unique index, fetching rows (`equality_rows`)."""
         return self.pk_after_prefix and not self.index_only and not self.reverse and self.limit is None
 
-    def equality_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+    def equality_rows(self, ctx: ExecContext, most: int, decoder=None) -> list[tuple] | None:
         """The rows of an `equality_readable` scan without spans: encode the looked-up values,
         one short prefix read of the entries, the rows' keys cut from the entry keys, their
         rows fetched (`rows_at`). None when a value has to widen the span or more than
-        ``most`` entries match (the caller runs `rows`)."""
+        ``most`` entries match (the caller runs `rows`). Rows decode as in `ready_rows`."""
         builder = self.builder
         try:
             values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
@@ -281,22 +287,25 @@ class IndexScan(Operator):
             return []  # NULL, or 1.5 for an INT column: no row
         except _Inexact:
             return None
-        base = encode_key(values, builder.desc, builder.prefix)
+        if len(values) == 1 and not builder.desc[0]:
+            base = single_key(values[0], builder.prefix)
+        else:
+            base = encode_key(values, builder.desc, builder.prefix)
         txn = ctx.txn
         pairs = txn.read_prefix(base, prefix_end(base), most)
         if not pairs:
             return pairs  # None (too many: stream them) or none at all
         codec, ic = self.codec, self.icodec
         assert ic is not None
-        return rows_at(codec, self.decoder, txn, pk_suffix_prefixes(codec, ic, len(base), pairs))
+        return rows_at(codec, decoder or self.decoder, txn, pk_suffix_prefixes(codec, ic, len(base), pairs))
 
-    def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
+    def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int, decoder) -> list[tuple] | None:
         """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
         if not (self.primary and self.codec.single_family) or len(spans) > most \
                 or not all(span.point for span in spans):
             return None
         ordered = reversed(spans) if self.reverse else spans
-        rows = [row for row in self.codec.fetch_many(ctx.txn, [span.start for span in ordered], self.decoder)
+        rows = [row for row in self.codec.fetch_many(ctx.txn, [span.start for span in ordered], decoder)
                 if row is not None]
         return rows if self.limit is None else rows[:self.limit]
 
