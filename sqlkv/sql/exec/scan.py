@@ -25,6 +25,7 @@ from sqlkv.sql.exec.counting import reader_for
 from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
 from sqlkv.sql.exec.row_fetch import (
     FETCH_BATCH, fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefix_list, row_prefixes, rows_at,
+    rows_by_keys, text_entry_row_keys,
 )
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
@@ -79,6 +80,11 @@ class IndexScan(Operator):
         # holds a few entries, read by a short prefix read (`_span_batches`)
         self.equality_spans = (self.icodec is not None and bool(builder.bounds)
                                and builder.n_eq == len(builder.bounds))
+        # an index on one ascending TEXT column of a one-family table: its entries' row keys
+        # are cut in one pass (`text_entry_row_keys`)
+        self.text_entries = (self.icodec is not None and self.codec.single_family and self.icodec.pk_bytes_in_key
+                             and len(index.column_ids) == 1 and not self.icodec.key_desc[0]
+                             and table.columns[self.icodec.key_positions[0]].type.kind == "TEXT")
 
     def _fetch_point(self, reader, prefix: bytes, decoder=None) -> tuple | None:
         if self.partial_fetch is not None:
@@ -266,6 +272,9 @@ class IndexScan(Operator):
         if self.pk_after_prefix:  # the entries' keys are the span's prefix + the row's PK
             prefixes = pk_suffix_prefixes(codec, ic, len(span.start), pairs)
         else:
+            keys = text_entry_row_keys(codec, ic, pairs) if self.text_entries else None
+            if keys is not None:
+                return rows_by_keys(decoder, txn, keys)
             prefixes = row_prefix_list(codec, ic, pairs)
         return rows_at(codec, decoder, txn, prefixes)
 

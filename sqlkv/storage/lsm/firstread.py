@@ -151,11 +151,13 @@ def _visible(state: ReadState, found: Versions, bounds: list[bytes], seq: int, l
     """The first ``limit`` live pairs of ``found`` in reading order, within the nearest bound;
     None when fewer than ``limit`` lie within a bound."""
     bound = (max(bounds) if reverse else min(bounds)) if bounds else None
+    # with no range deletion in the read state, a version is live unless it is a tombstone
+    ranges = state.has_tombstones or any(mem.range_tombstones for mem in state.mems)
     pairs = []
     for key in sorted(found, reverse=reverse):
         if bound is not None and (key < bound if reverse else key > bound):
             return None  # past what every source told
-        value = visible_value(state, key, found[key], seq)
+        value = visible_value(state, key, found[key], seq) if ranges else found[key][1]
         if value is not None:
             pairs.append((key, value))
             if len(pairs) == limit:
