@@ -29,8 +29,12 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     computed; None (nothing done) when the statement needs the normal path."""
     if stmt.kind != "SELECT" or stmt.as_of is not None:
         return None
-    cached = session.plans.get(stmt.sql)
-    if cached is None or cached.read is None or cached.busy or session.db.engine.shared:
+    plans = session.plans
+    cached = plans.get(stmt.sql)
+    if cached is None or cached.read is None or cached.busy:
+        return None
+    db = session.db
+    if db.engine.shared:
         return None
     state = session.state
     own = state.owns_statement
@@ -39,15 +43,19 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     txn = state.ensure(read_only=own)
     state.last_txn = txn
     base = kv_counts(txn)  # statement_stats: what this statement adds to the counts
-    prepared = session.plans.lookup(stmt, state.catalog(), session.db.schema_version)
+    catalog = state.current_catalog
+    if catalog is None or catalog.txn is not txn:
+        catalog = state.catalog()
+    prepared = plans.lookup(stmt, catalog, db.schema_version)
     rows = None
     if prepared is not None and prepared.read is not None:
         try:
-            check_params(stmt, params)
+            if type(params) is not tuple or len(params) != stmt.param_count:
+                check_params(stmt, params)  # raises, or passes a list or a mapping
             ctx = prepared.ctx
             ctx.txn = txn
-            ctx.params = () if params is None else naive_params(params)
-            ctx.catalog = state.current_catalog
+            ctx.params = naive_params(params) if params else ()
+            ctx.catalog = catalog
             ctx.stats = None
             ctx.cancelled = False
             session._current_ctx = ctx

@@ -192,3 +192,16 @@ def test_single_key_value_reports_a_truncated_key() -> None:
     key = encode_key([2**40], None, b"\xed\x89")
     with pytest.raises(CorruptionError):
         single_key_value(key[:-2], 2)
+
+
+def test_fast_read_parameters_as_the_normal_path(lsm, monkeypatch) -> None:
+    """A list for ``?``, too many or too few values, a mapping: the same rows or errors with
+    the fast path as without it."""
+    s, _ = lsm
+    sql = "SELECT id, amount FROM o WHERE id = ?"
+    statements = [(sql, [7]), (sql, (7,)), (sql, (7, 8)), (sql, ()), (sql, {"id": 7}), (sql, None),
+                  ("SELECT id FROM o ORDER BY sku LIMIT 2", {}), ("SELECT id FROM o ORDER BY sku LIMIT 2", [])]
+    fast = _outcomes(s, statements)
+    assert [type(out) for out in fast[:6]] == [list] * 6 and fast[6][0] == "ProgrammingError"
+    _normal_path(s, monkeypatch)
+    assert _outcomes(s, statements) == fast
