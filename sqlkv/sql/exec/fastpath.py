@@ -11,7 +11,9 @@ short prefix read and fetch their rows (`IndexScan.equality_rows`); for another 
 a range on an index, read its entries at once and fetch their rows with one ``get_many``; for
 ``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`). A LIMIT/OFFSET above cuts the
 list; ``ORDER BY k LIMIT n`` on an indexed column is a whole-index scan the planner limited to
-n rows, read the same way.
+n rows, read the same way (on the LSM, n <= 64 entries by a short limited read). When the
+table has one column family and no VIRTUAL or exploded column, the rows are decoded straight
+into the projection's columns (`PickedDecoder`) instead of into whole rows picked afterwards.
 
 It applies only where the shortcut cannot change what the statement does: the span bounds are
 parameters or literals (no function that reads the clock or a sequence), the projection picks
