@@ -30,6 +30,7 @@ SCHEMA = [
     "CREATE TABLE back (k INT, v TEXT, PRIMARY KEY (k DESC))",
     "CREATE TABLE gen (id INT PRIMARY KEY, x INT, twice INT AS (x * 2) VIRTUAL)",
     "CREATE TABLE fam (id INT PRIMARY KEY, a INT, b TEXT, FAMILY f1 (id, a), FAMILY f2 (b))",
+    "CREATE TABLE named (name TEXT PRIMARY KEY, v INT)",
 ]
 SKUS = ["", "a", "a\x00b", "é", "zz", "sku-1", "Sku-2", None]
 
@@ -58,6 +59,7 @@ def lsm(tmp_path):
     s.executemany("INSERT INTO back VALUES (?, ?)", [(i, f"v{i}") for i in range(-20, 300, 3)])
     s.executemany("INSERT INTO gen (id, x) VALUES (?, ?)", [(i, i * 3) for i in range(40)])
     s.executemany("INSERT INTO fam VALUES (?, ?, ?)", [(i, i + 1, f"f{i}") for i in range(40)])
+    s.executemany("INSERT INTO named VALUES (?, ?)", [(name, i) for i, name in enumerate(SKUS) if name is not None])
     db.engine.flush()
     for conn in (s, lite):  # newer versions and tombstones over the first keys of o_sku
         conn.execute("DELETE FROM o WHERE sku < 's1'")
@@ -98,6 +100,10 @@ PICKED = [
     ("SELECT k FROM back WHERE k BETWEEN ? AND ?", (-5, 40)),
     ("SELECT twice, id FROM gen WHERE id = ?", (9,)),
     ("SELECT b, a FROM fam WHERE id = ?", (5,)),
+    ("SELECT name, v, name FROM named WHERE name = ?", ("é",)),
+    ("SELECT v, name FROM named WHERE name = ?", ("a\x00b",)),
+    ("SELECT name FROM named WHERE name = ?", ("",)),
+    ("SELECT name FROM named WHERE name = ?", ("zz ",)),
     ("SELECT id, sku, amount FROM o ORDER BY sku LIMIT 10", ()),
     ("SELECT id, sku, amount FROM o ORDER BY sku DESC LIMIT 10", ()),
     ("SELECT sku FROM o ORDER BY sku LIMIT 3 OFFSET 2", ()),
@@ -109,7 +115,7 @@ PICKED = [
 def test_fast_reads_answer_as_the_normal_path(lsm, monkeypatch) -> None:
     s, _ = lsm
     fast = _outcomes(s, PICKED)
-    for sql, _params in PICKED[:2] + PICKED[13:15]:
+    for sql, _params in PICKED[:2] + PICKED[13:15] + PICKED[17:19]:
         assert s.plans.get(sql).read is not None, sql
     _normal_path(s, monkeypatch)
     assert _outcomes(s, PICKED) == fast

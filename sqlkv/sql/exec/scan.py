@@ -30,10 +30,14 @@ from sqlkv.sql.exec.row_fetch import (
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.picked import PickedDecoder
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
 
 _CANCEL_EVERY = 512
+# key values a key decodes back to exactly (same type, same value): a point get's key value
+# is then the row's
+_SAME_WHEN_DECODED = (int, str)
 
 
 class IndexScan(Operator):
@@ -220,6 +224,10 @@ class IndexScan(Operator):
             return None
         key = (encode_key([value], builder.desc, builder.prefix) if builder.desc[0]
                else single_key(value, builder.prefix))
+        if decoder.__class__ is PickedDecoder and value.__class__ in _SAME_WHEN_DECODED:
+            # the row's key is the one just encoded: its value is ``value``, no need to decode it
+            row = decoder.fetch_keyed(ctx.txn, key, value)  # type: ignore[union-attr]
+            return [] if row is None else [row]
         row = self.codec.fetch(ctx.txn, key, decoder or self.decoder)
         return [] if row is None else [row]
 

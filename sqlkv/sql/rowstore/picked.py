@@ -32,6 +32,7 @@ class PickedDecoder:
         self.offset = len(codec.prefix)
         self.npk = codec.npk
         self.pk_desc = codec.pk_desc
+        self.suffix = codec.fam0_suffix
         stored = dict((p, cid) for cid, p in codec.stored_columns)
         # per output slot the column id its value map holds (None for a key column: the
         # map has no such id, so `dict.get` leaves the slot None until the key fills it)
@@ -45,15 +46,28 @@ class PickedDecoder:
 
     def one(self, key: bytes, value: bytes) -> tuple:
         """The picked columns of one row (a point get)."""
-        if self.reads_values:
-            out = list(map(decode_row_value(value).get, self.column_ids))
-        else:
-            out = [None] * self.width
+        pk = None
         if self.key_slots:
             if self.npk == 1 and not self.pk_desc[0]:
                 pk = [single_key_value(key, self.offset)]
             else:
                 pk = decode_key(key, self.npk, self.pk_desc, self.offset)[0]
+        return self.with_key(pk, value)
+
+    def fetch_keyed(self, reader, pk_prefix: bytes, pk_value: object) -> tuple | None:
+        """The picked columns of the row at ``pk_prefix`` (one get), or None; its one key
+        column's value is ``pk_value``, which ``pk_prefix`` encodes (and decodes back to)."""
+        value = reader.get(pk_prefix + self.suffix)
+        return None if value is None else self.with_key([pk_value], value)
+
+    def with_key(self, pk: list | None, value: bytes) -> tuple:
+        """The picked columns of the row whose primary-key values are ``pk`` (known already:
+        the caller read the row by them) and whose value is ``value``."""
+        if self.reads_values:
+            out = list(map(decode_row_value(value).get, self.column_ids))
+        else:
+            out = [None] * self.width
+        if pk is not None:
             for slot, i in self.key_slots:
                 out[slot] = pk[i]
         return tuple(out)
