@@ -82,6 +82,7 @@ class IndexScan(Operator):
                                 and builder._one_prefix and len(builder.bounds) == len(index.column_ids))
         # spans of equalities on a secondary index (``a = ?``, ``a IN (...)``): each likely
         # holds a few entries, read by a short prefix read (`_span_batches`)
+        self.whole_span = Span(builder.prefix, prefix_end(builder.prefix))  # the index's every key
         self.equality_spans = (self.icodec is not None and bool(builder.bounds)
                                and builder.n_eq == len(builder.bounds))
         # an index on one ascending TEXT column of a one-family table: its entries' row keys
@@ -97,7 +98,7 @@ class IndexScan(Operator):
 
     def _spans(self, ctx: ExecContext) -> tuple[list[Span], bool]:
         if not self.builder.bounds:
-            return [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+            return [self.whole_span], True
         return self.builder.spans(ctx)
 
     def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
@@ -240,7 +241,7 @@ class IndexScan(Operator):
         if self.builder.bounds:
             spans, exact = self.builder.spans(ctx)
         else:  # the whole index (a LIMIT bounds the scan)
-            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+            spans, exact = [self.whole_span], True
         if not exact:
             return None
         decoder = decoder or self.decoder
