@@ -7,6 +7,8 @@ range deletions, and snapshots that see only some of them."""
 from __future__ import annotations
 
 import random
+import threading
+import time
 from itertools import islice
 
 import pytest
@@ -119,5 +121,51 @@ def test_a_span_over_several_tables_of_a_level(tmp_path) -> None:
                 for reverse in (False, True):
                     want = list(islice(snap.scan(start, end, reverse), 40))
                     assert first_read(state, start, end, snap.seq, 40, reverse) == want
+    finally:
+        engine.close()
+
+
+def test_limited_reads_of_a_snapshot_while_flushes_and_compactions_run(tmp_path) -> None:
+    """A snapshot's limited reads keep answering what its scan answered while a writer
+    overwrites and deletes keys and the background threads flush and compact (tables replaced
+    and deleted under the readers)."""
+    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    stop = threading.Event()
+
+    def writer() -> None:
+        rng = random.Random(2)
+        while not stop.is_set():
+            batch = WriteBatch()
+            for i in rng.sample(range(200), 20):
+                if rng.random() < 0.7:
+                    batch.put(_key(i), b"w%d" % rng.randrange(1000))
+                else:
+                    batch.delete(_key(i))
+            engine.write(batch)
+
+    try:
+        batch = WriteBatch()
+        for i in range(200):
+            batch.put(_key(i), b"first-%d" % i)
+        engine.write(batch)
+        with engine.snapshot() as snap:
+            spans = [(_key(i), _key(i + 30)) for i in range(0, 200, 10)]
+            want = {(span, reverse): list(islice(snap.scan(*span, reverse), 8))
+                    for span in spans for reverse in (False, True)}
+            before = engine.stats()
+            thread = threading.Thread(target=writer)
+            thread.start()
+            try:
+                rng = random.Random(1)
+                deadline = time.monotonic() + 60
+                reads = 0
+                while reads < 300 or engine.stats()["compactions"] == before["compactions"]:
+                    span, reverse = spans[rng.randrange(len(spans))], rng.random() < 0.5
+                    assert snap.read_range(*span, reverse, 8) == want[span, reverse]
+                    reads += 1
+                    assert time.monotonic() < deadline, "no compaction ran"
+            finally:
+                stop.set()
+                thread.join()
     finally:
         engine.close()
