@@ -19,8 +19,10 @@ from sqlkv.encoding.single_key import single_key, single_key_value
 from sqlkv.errors import CorruptionError, SerializationFailure
 from sqlkv.sql import Database, Session
 from sqlkv.sql.exec.row_fetch import row_prefix_list, text_entry_row_keys
+from sqlkv.sql.exec.scan import _prefix_end
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.picked import picks_for
+from sqlkv.storage.kv import prefix_end
 
 SCHEMA = [
     "CREATE TABLE o (id INT PRIMARY KEY, cust INT, sku TEXT, amount INT, note TEXT)",
@@ -211,3 +213,8 @@ def test_fast_read_parameters_as_the_normal_path(lsm, monkeypatch) -> None:
     assert [type(out) for out in fast[:6]] == [list] * 6 and fast[6][0] == "ProgrammingError"
     _normal_path(s, monkeypatch)
     assert _outcomes(s, statements) == fast
+
+
+@pytest.mark.parametrize("prefix", [b"\x00", b"\xed\x8a\x18a\x00\x01", b"\x01\xff", b"\xff\xff", b"\x12\xfe"])
+def test_span_end_of_an_equality_as_prefix_end(prefix) -> None:
+    assert _prefix_end(prefix) == prefix_end(prefix)

@@ -310,7 +310,7 @@ class IndexScan(Operator):
         else:
             base = encode_key(values, builder.desc, builder.prefix)
         txn = ctx.txn
-        pairs = txn.read_prefix(base, prefix_end(base), most)
+        pairs = txn.read_prefix(base, _prefix_end(base), most)
         if not pairs:
             return pairs  # None (too many: stream them) or none at all
         codec, ic = self.codec, self.icodec
@@ -404,6 +404,16 @@ class IndexScan(Operator):
                 shown.append(pretty_span(s.start, s.end))
         more = f" (+{len(spans) - 8} more)" if len(spans) > 8 else ""
         return ("" if exact else "(widened) ") + ", ".join(shown) + more
+
+
+_BYTES = [bytes((i,)) for i in range(256)]
+
+
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """`prefix_end` of a non-empty prefix, its last byte raised without a loop when it can be
+    (an encoded key value ends below 0xFF but for a few DESC encodings)."""
+    last = prefix[-1]
+    return prefix[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(prefix)
 
 
 def all_points(spans: list[Span] | None) -> bool:
