@@ -298,17 +298,19 @@ class IndexScan(Operator):
         rows fetched (`rows_at`). None when a value has to widen the span or more than
         ``most`` entries match (the caller runs `rows`). Rows decode as in `ready_rows`."""
         builder = self.builder
+        bounds = builder.bounds
         try:
-            values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
-                      for b, t in zip(builder.bounds, builder.types)]
+            if len(bounds) == 1 and not builder.desc[0]:  # the usual index on one column
+                base = single_key(coerce_key_value(bounds[0].eq[0][1](()), builder.types[0], "eq"),  # type: ignore[index]
+                                  builder.prefix)
+            else:
+                values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
+                          for b, t in zip(bounds, builder.types)]
+                base = encode_key(values, builder.desc, builder.prefix)
         except _Empty:
             return []  # NULL, or 1.5 for an INT column: no row
         except _Inexact:
             return None
-        if len(values) == 1 and not builder.desc[0]:
-            base = single_key(values[0], builder.prefix)
-        else:
-            base = encode_key(values, builder.desc, builder.prefix)
         txn = ctx.txn
         pairs = txn.read_prefix(base, _prefix_end(base), most)
         if not pairs:
