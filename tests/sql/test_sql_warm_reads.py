@@ -22,6 +22,7 @@ from sqlkv.sql.exec.row_fetch import row_prefix_list, text_entry_row_keys
 from sqlkv.sql.exec.scan import _prefix_end
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.picked import picks_for
+from sqlkv.sql.stmtstats import SETTLE_EVERY, StatementStats
 from sqlkv.storage.kv import prefix_end
 
 SCHEMA = [
@@ -218,3 +219,19 @@ def test_fast_read_parameters_as_the_normal_path(lsm, monkeypatch) -> None:
 @pytest.mark.parametrize("prefix", [b"\x00", b"\xed\x8a\x18a\x00\x01", b"\x01\xff", b"\xff\xff", b"\x12\xfe"])
 def test_span_end_of_an_equality_as_prefix_end(prefix) -> None:
     assert _prefix_end(prefix) == prefix_end(prefix)
+
+
+def test_statement_figures_count_every_execution_past_a_settle(lsm) -> None:
+    """Durations are bucketed in bulk: after more executions than `SETTLE_EVERY` and a few
+    more, the latency histogram, the count and the rows agree."""
+    s, _ = lsm
+    sql = "SELECT amount FROM o WHERE id = ?"
+    runs = SETTLE_EVERY + 37
+    found = sum(len(s.execute(sql, (i % 500,)).fetchall()) for i in range(runs))
+    row = s.execute("SELECT count, rows, mean_ms, max_ms FROM sqlkv_internal.statement_stats "
+                    "WHERE statement = ?", (sql,)).fetchall()
+    assert row[0][:2] == (runs, found)
+    assert 0 < row[0][2] <= row[0][3]
+    stats = StatementStats.of(s.db.txn_manager)
+    figures = next(f for f in stats.all() if f.statement == sql)
+    assert figures.latency.count == runs and not figures.pending
