@@ -29,12 +29,8 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     computed; None (nothing done) when the statement needs the normal path."""
     if stmt.kind != "SELECT" or stmt.as_of is not None:
         return None
-    plans = session.plans
-    cached = plans.get(stmt.sql)
-    if cached is None or cached.read is None or cached.busy:
-        return None
-    db = session.db
-    if db.engine.shared:
+    cached = session.plans.get(stmt.sql)
+    if cached is None or cached.read is None or cached.busy or session.db.engine.shared:
         return None
     state = session.state
     own = state.owns_statement
@@ -46,7 +42,7 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     catalog = state.current_catalog
     if catalog is None or catalog.txn is not txn:
         catalog = state.catalog()
-    prepared = plans.lookup(stmt, catalog, db.schema_version)
+    prepared = session.plans.lookup(stmt, catalog, session.db.schema_version)
     rows = None
     if prepared is not None and prepared.read is not None:
         try:
