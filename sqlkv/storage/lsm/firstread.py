@@ -102,8 +102,8 @@ def _table_walk(reader: TableReader, start: bytes, end: bytes | None, seq: int, 
     previous = None
     first = True
     while 0 <= i < nblocks:
-        blk = reader.lookup_block(i, with_keys=True)  # a packed block is not decoded whole
-        keys = blk.keys
+        blk = reader.lookup_block(i)
+        keys = blk.keys  # a packed block's key list (decoded once the block is hit again)
         n = len(keys)
         if first:
             first = False
