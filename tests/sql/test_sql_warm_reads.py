@@ -41,8 +41,11 @@ SKUS = ["", "a", "a\x00b", "é", "zz", "sku-1", "Sku-2", None]
 def _rows(n: int) -> list[tuple]:
     rng = random.Random(4)
     # skus are unique but for NULL (ties would leave the order of their rows open)
-    return [(i, rng.randrange(12), SKUS[i // 3 - 1] if i % 3 == 0 and i // 3 <= len(SKUS) else f"s{i * 7919 % 10**6:06d}",
-             rng.randrange(-100, 1000), None if i % 5 == 0 else f"n{i}") for i in range(1, n + 1)]
+    def sku(i: int) -> str | None:
+        return SKUS[i // 3 - 1] if i % 3 == 0 and i // 3 <= len(SKUS) else f"s{i * 7919 % 10**6:06d}"
+
+    return [(i, rng.randrange(12), sku(i), rng.randrange(-100, 1000), None if i % 5 == 0 else f"n{i}")
+            for i in range(1, n + 1)]
 
 
 @pytest.fixture

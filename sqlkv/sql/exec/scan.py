@@ -80,16 +80,17 @@ class IndexScan(Operator):
         # index, is the span's start alone, the PK in the value)
         self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
                                 and builder._one_prefix and len(builder.bounds) == len(index.column_ids))
+        self.whole_span = Span(builder.prefix, prefix_end(builder.prefix))  # the index's every key
         # spans of equalities on a secondary index (``a = ?``, ``a IN (...)``): each likely
         # holds a few entries, read by a short prefix read (`_span_batches`)
-        self.whole_span = Span(builder.prefix, prefix_end(builder.prefix))  # the index's every key
         self.equality_spans = (self.icodec is not None and bool(builder.bounds)
                                and builder.n_eq == len(builder.bounds))
         # an index on one ascending TEXT column of a one-family table: its entries' row keys
         # are cut in one pass (`text_entry_row_keys`)
-        self.text_entries = (self.icodec is not None and self.codec.single_family and self.icodec.pk_bytes_in_key
-                             and len(index.column_ids) == 1 and not self.icodec.key_desc[0]
-                             and table.columns[self.icodec.key_positions[0]].type.kind == "TEXT")
+        ic = self.icodec
+        self.text_entries = (ic is not None and self.codec.single_family and ic.pk_bytes_in_key
+                             and len(index.column_ids) == 1 and not ic.key_desc[0]
+                             and table.columns[ic.key_positions[0]].type.kind == "TEXT")
 
     def _fetch_point(self, reader, prefix: bytes, decoder=None) -> tuple | None:
         if self.partial_fetch is not None:
@@ -301,8 +302,8 @@ class IndexScan(Operator):
         bounds = builder.bounds
         try:
             if len(bounds) == 1 and not builder.desc[0]:  # the usual index on one column
-                base = single_key(coerce_key_value(bounds[0].eq[0][1](()), builder.types[0], "eq"),  # type: ignore[index]
-                                  builder.prefix)
+                value = coerce_key_value(bounds[0].eq[0][1](()), builder.types[0], "eq")  # type: ignore[index]
+                base = single_key(value, builder.prefix)
             else:
                 values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
                           for b, t in zip(bounds, builder.types)]
