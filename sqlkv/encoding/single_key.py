@@ -14,6 +14,7 @@ from sqlkv.encoding import markers as M
 from sqlkv.encoding.keys import decode_key, encode_key
 from sqlkv.encoding.typecodecs import _MIN_FOR_LENGTH
 from sqlkv.encoding.varint import INT64_MAX
+from sqlkv.storage.kv import prefix_end
 
 _INT_ZERO = M.INT_ZERO
 _INT_SMALL = M.INT_SMALL
@@ -24,6 +25,7 @@ _WIDE_HEADS = [bytes((_INT_SMALL_MAX + n,)) for n in range(9)]  # marker of an n
 _STRING_HEAD = bytes((M.STRING,))
 _STRING_END = b"\x00\x01"
 _ASCENDING = (False,)
+_BYTES = [bytes((i,)) for i in range(256)]
 
 
 def single_key(value: object, prefix: bytes) -> bytes:
@@ -52,3 +54,11 @@ def single_key_value(key: bytes, offset: int) -> object:
         if end <= len(key) and _MIN_FOR_LENGTH[end - offset - 1] <= value <= INT64_MAX:
             return value
     return decode_key(key, 1, _ASCENDING, offset)[0][0]  # other types; names a corruption
+
+
+def span_end(prefix: bytes) -> bytes | None:
+    """``prefix_end(prefix)`` (storage/kv.py) of a non-empty prefix: the end of the span of the
+    keys that begin with an encoded value, its last byte raised without a loop when it can be
+    (an encoded value ends below 0xFF but for a few DESC encodings)."""
+    last = prefix[-1]
+    return prefix[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(prefix)

@@ -15,11 +15,10 @@ import sqlite3
 import pytest
 
 from sqlkv.encoding.keys import decode_key, encode_key
-from sqlkv.encoding.single_key import single_key, single_key_value
+from sqlkv.encoding.single_key import single_key, single_key_value, span_end
 from sqlkv.errors import CorruptionError, SerializationFailure
 from sqlkv.sql import Database, Session
 from sqlkv.sql.exec.row_fetch import row_prefix_list, text_entry_row_keys
-from sqlkv.sql.exec.scan import _prefix_end
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.picked import picks_for
 from sqlkv.sql.stmtstats import SETTLE_EVERY, StatementStats
@@ -221,7 +220,7 @@ def test_fast_read_parameters_as_the_normal_path(lsm, monkeypatch) -> None:
 
 @pytest.mark.parametrize("prefix", [b"\x00", b"\xed\x8a\x18a\x00\x01", b"\x01\xff", b"\xff\xff", b"\x12\xfe"])
 def test_span_end_of_an_equality_as_prefix_end(prefix) -> None:
-    assert _prefix_end(prefix) == prefix_end(prefix)
+    assert span_end(prefix) == prefix_end(prefix)
 
 
 def test_statement_figures_count_every_execution_past_a_settle(lsm) -> None:

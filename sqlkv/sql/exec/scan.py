@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
-from sqlkv.encoding.single_key import single_key
+from sqlkv.encoding.single_key import single_key, span_end
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.counting import reader_for
 from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
@@ -313,7 +313,7 @@ class IndexScan(Operator):
         except _Inexact:
             return None
         txn = ctx.txn
-        pairs = txn.read_prefix(base, _prefix_end(base), most)
+        pairs = txn.read_prefix(base, span_end(base), most)
         if not pairs:
             return pairs  # None (too many: stream them) or none at all
         codec, ic = self.codec, self.icodec
@@ -407,16 +407,6 @@ class IndexScan(Operator):
                 shown.append(pretty_span(s.start, s.end))
         more = f" (+{len(spans) - 8} more)" if len(spans) > 8 else ""
         return ("" if exact else "(widened) ") + ", ".join(shown) + more
-
-
-_BYTES = [bytes((i,)) for i in range(256)]
-
-
-def _prefix_end(prefix: bytes) -> bytes | None:
-    """`prefix_end` of a non-empty prefix, its last byte raised without a loop when it can be
-    (an encoded key value ends below 0xFF but for a few DESC encodings)."""
-    last = prefix[-1]
-    return prefix[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(prefix)
 
 
 def all_points(spans: list[Span] | None) -> bool:
