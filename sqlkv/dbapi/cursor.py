@@ -42,8 +42,8 @@ class Cursor:
         self.rowcount = -1
         self.lastrowid: int | None = None
         # a cached plan hands out the same columns list every execution: build its
-        # description once
-        self._described: tuple[Any, tuple[tuple, ...], list[int], list[int]] | None = None
+        # description once (see `_take`)
+        self._described: tuple[Any, tuple[tuple, ...], list[int], list[int], bool] | None = None
         self.row_factory: Any = connection.row_factory  # sqlite3: fetched rows go through it
 
     # -- attributes -------------------------------------------------------------------------
@@ -167,6 +167,8 @@ class Cursor:
             rows = self._check_rows()  # raises
         else:
             self._connection._check_open()
+        if self.row_factory is None:
+            return list(rows)
         return self._made(list(rows))
 
     def _made(self, rows: list[tuple]) -> list[Any]:
@@ -241,6 +243,14 @@ class Cursor:
 
     def _take(self, result: Any, rows: Iterator[tuple] | None = None) -> None:
         """Adopt a session Result: description, counts, and its (lazy) rows."""
+        ready = result.ready
+        if ready is not None and rows is None and result.rowcount == -1 and result.lastrowid is None:
+            described = self._described  # a repeated fast read: its rows as they are
+            if described is not None and described[0] is result.columns and described[4]:
+                self.rowcount = -1
+                self._description = described[1]
+                self._rows = iter(ready)
+                return
         rowcount = result.rowcount
         self.rowcount = rowcount = -1 if rowcount is None else rowcount
         if rowcount > 0:  # -1 for a SELECT: nothing changed
@@ -255,14 +265,14 @@ class Cursor:
             described = self._described
             if described is not None and described[0] is columns:
                 self._description, jsonb_columns, array_columns = described[1], described[2], described[3]
-                if rows is None and result.ready is not None and not jsonb_columns and not array_columns:
-                    self._rows = iter(result.ready)  # a repeated fast read: its rows as they are
-                    return
             else:
                 self._description = tuple(description_entry(col) for col in result.columns)
                 jsonb_columns = jsonb_positions(result.columns)
                 array_columns = array_positions(result.columns)
-                self._described = (result.columns, self._description, jsonb_columns, array_columns)
+                # the columns, their description, the JSONB and ARRAY positions, and whether
+                # the rows go out as the session made them (neither to convert)
+                self._described = (result.columns, self._description, jsonb_columns, array_columns,
+                                   not jsonb_columns and not array_columns)
             if rows is None and result.ready is not None:
                 # computed in full: nothing streams
                 self._rows = iter(arrays_as_lists(result.ready, array_columns) if array_columns else result.ready)

@@ -41,7 +41,10 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
     txn = state.ensure(read_only=own)
     state.last_txn = txn
     base = kv_counts(txn)  # statement_stats: what this statement adds to the counts
-    prepared = session.plans.lookup(stmt, state.catalog(), session.db.schema_version)
+    catalog = state.current_catalog
+    if catalog is None or catalog.txn is not txn:
+        catalog = state.catalog()
+    prepared = session.plans.lookup(stmt, catalog, session.db.schema_version)
     rows = None
     if prepared is None and cached is None:
         try:
@@ -50,11 +53,12 @@ def fast_read(session: Session, stmt: ParsedStatement, params: Any) -> Result | 
             raise _failed(session, stmt, txn, own, figures, base, started, exc)  # noqa: B904
     if prepared is not None and prepared.read is not None:
         try:
-            check_params(stmt, params)
+            if type(params) is not tuple or len(params) != stmt.param_count:
+                check_params(stmt, params)  # raises, or passes a list or a mapping
             ctx = prepared.ctx
             ctx.txn = txn
-            ctx.params = () if params is None else naive_params(params)
-            ctx.catalog = state.current_catalog
+            ctx.params = naive_params(params) if params else ()
+            ctx.catalog = catalog
             ctx.stats = None
             ctx.cancelled = False
             session._current_ctx = ctx

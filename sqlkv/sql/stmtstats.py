@@ -8,7 +8,8 @@ the entry of the statement's *normalized* text, ``SELECT * FROM users WHERE id =
 become ``?`` (a list of them, ``?, ...``), whitespace collapses (normalize.py; the parser makes
 it from its own tokens). It is looked up once per distinct SQL text (the plan cache works per
 text too), so a repeated statement costs two clock reads, a dict lookup and a handful of
-additions (`record`).
+additions (`record`); its duration is appended to a list the latency histogram takes in bulk
+(`StatementFigures.settle`) when the figures are read or every `SETTLE_EVERY` executions.
 
 Figures live per transaction manager (one per open database) and restart with the process.
 """
@@ -28,6 +29,8 @@ from sqlkv.storage.metrics import Histogram
 
 MAX_STATEMENTS = 1000  # distinct normalized statements kept; the least recently run go first
 _NORMALIZED_CACHE = 4096
+SETTLE_EVERY = 1024  # durations an entry keeps before bucketing them (`StatementFigures.settle`)
+_SETTLING = threading.Lock()
 
 
 @dataclass
@@ -44,6 +47,16 @@ class StatementFigures:
     kv_puts: int = 0
     last_run: int = 0  # perf_counter_ns of the last end (StatementStats.clock_offset: Unix time)
     latency: Histogram = field(default_factory=Histogram)
+    # durations (ns) not in `latency` yet: an execution appends one, and the histogram takes
+    # them in bulk (`settle`) when the figures are read or the list reaches SETTLE_EVERY
+    pending: list[int] = field(default_factory=list)
+
+    def settle(self) -> None:
+        """Bucket the pending durations into `latency` (under a lock: two threads settling
+        one entry at once must not both take its list)."""
+        with _SETTLING:
+            pending, self.pending = self.pending, []
+            self.latency.record_many(pending)
 
 
 class StatementStats:
@@ -94,8 +107,12 @@ class StatementStats:
         self._by_sql = {sql: f for sql, f in self._by_sql.items() if f.statement in self._by_text}
 
     def all(self) -> list[StatementFigures]:
+        """Every entry, its latency histogram up to date."""
         with self._lock:
-            return list(self._by_text.values())
+            entries = list(self._by_text.values())
+        for figures in entries:
+            figures.settle()
+        return entries
 
 
 class StatementTracker:
@@ -160,7 +177,10 @@ def record(figures: StatementFigures, txn: Any, base: tuple, started: int, rows:
     ended = perf_counter_ns()
     figures.count += 1
     figures.last_run = ended
-    figures.latency.record(ended - started)
+    pending = figures.pending
+    pending.append(ended - started)
+    if len(pending) >= SETTLE_EVERY:
+        figures.settle()
     figures.rows += rows
     figures.kv_gets += txn.kv_gets - base[0]
     figures.kv_scans += txn.kv_scans - base[1]

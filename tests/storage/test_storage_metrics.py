@@ -173,3 +173,22 @@ def test_record_counts_each_value_in_its_buckets_bucket() -> None:
         expected[_bucket(value)] = expected.get(_bucket(value), 0) + 1
     assert {i: n for i, n in enumerate(hist.counts) if n} == expected
     assert hist.count == len(values) and hist.total == sum(values) and hist.max == max(values)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_record_many_as_record_of_each(seed: int) -> None:
+    """Durations taken in bulk land in the buckets, count, total and max that recording them
+    one by one gives (small values, which are their own buckets, included)."""
+    rng = random.Random(seed)
+    for _ in range(40):
+        values = [rng.choice([rng.randrange(0, 16), rng.randrange(16, 10**6), rng.randrange(10**6, 10**13)])
+                  for _ in range(rng.randrange(0, 60))]
+        if rng.random() < 0.5:
+            values = [v for v in values if v >= 8]
+        one, bulk = Histogram(), Histogram()
+        one.record(12_345)
+        bulk.record(12_345)
+        for value in values:
+            one.record(value)
+        bulk.record_many(values)
+        assert (bulk.counts, bulk.count, bulk.total, bulk.max) == (one.counts, one.count, one.total, one.max)

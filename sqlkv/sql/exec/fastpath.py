@@ -11,7 +11,9 @@ short prefix read and fetch their rows (`IndexScan.equality_rows`); for another 
 a range on an index, read its entries at once and fetch their rows with one ``get_many``; for
 ``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`). A LIMIT/OFFSET above cuts the
 list; ``ORDER BY k LIMIT n`` on an indexed column is a whole-index scan the planner limited to
-n rows, read the same way.
+n rows, read the same way (on the LSM, n <= 64 entries by a short limited read). When the
+table has one column family and no VIRTUAL or exploded column, the rows are decoded straight
+into the projection's columns (`PickedDecoder`) instead of into whole rows picked afterwards.
 
 It applies only where the shortcut cannot change what the statement does: the span bounds are
 parameters or literals (no function that reads the clock or a sequence), the projection picks
@@ -25,19 +27,19 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from functools import partial
 
 from sqlglot import exp
 
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.operator import Operator
-from sqlkv.sql.exec.relational import Limit, Project
+from sqlkv.sql.exec.relational import Limit, Project, plain_columns
 from sqlkv.sql.exec.scan import IndexScan
+from sqlkv.sql.rowstore.picked import PickedDecoder, picks_for
 
 MAX_READY_ROWS = 256
 
 IndexRead = Callable[[ExecContext], "list[tuple] | None"]
-
-_PICK = operator.itemgetter
 
 
 def compile_index_read(plan: Operator) -> IndexRead | None:
@@ -48,20 +50,26 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
             return None
         read = compile_index_read(plan.child)
         return None if read is None else _limited(plan, read)
-    picks = None
+    positions = None
     scan = plan
     if type(plan) is Project:
-        if not all(type(f) is _PICK for f in plan.exprs):
+        positions = plain_columns(plan.exprs)
+        if positions is None:
             return None
-        picks = list(plan.exprs)
         scan = plan.child
     if type(scan) is not IndexScan or not _bounds_on_constants(scan):
         return None
+    # the rows decoded straight into the projection's columns, when the table allows
+    decoder = None
+    if positions is not None and not scan.index_only and scan.partial_fetch is None:
+        decoder = picks_for(scan.codec, positions)
+        if decoder is not None:
+            positions = None
     if scan.point_gettable:
-        return _primary_get(scan, picks)
+        return _reader(scan.point_get, decoder, positions)
     if scan.equality_readable:
-        return _reader(scan.equality_rows, picks)
-    return _reader(scan.ready_rows, picks)
+        return _reader(partial(scan.equality_rows, most=MAX_READY_ROWS), decoder, positions)
+    return _reader(partial(scan.ready_rows, most=MAX_READY_ROWS), decoder, positions)
 
 
 def _bounds_on_constants(scan: IndexScan) -> bool:
@@ -106,34 +114,27 @@ def _limited(limit: Limit, read: IndexRead) -> IndexRead:
     return limited
 
 
-def _reader(ready_rows: Callable[[ExecContext, int], list[tuple] | None],
-            picks: list[Callable[[tuple], object]] | None) -> IndexRead:
-    most = MAX_READY_ROWS
+def _reader(ready_rows: Callable[..., list[tuple] | None], decoder: PickedDecoder | None,
+            positions: list[int] | None) -> IndexRead:
+    """``ready_rows(ctx, decoder=decoder)`` with the row positions ``positions`` picked from
+    each row (None: the rows are the answer)."""
+    if positions is None:
+        if decoder is None:
+            return ready_rows
+        return partial(ready_rows, decoder=decoder)
+    if len(positions) == 1:
+        only = positions[0]
+
+        def read_one(ctx: ExecContext) -> list[tuple] | None:
+            rows = ready_rows(ctx)
+            # None: widened (the scan re-checks its filters), or long: the normal path
+            return None if rows is None else [(row[only],) for row in rows]
+
+        return read_one
+    pick = operator.itemgetter(*positions)
 
     def read(ctx: ExecContext) -> list[tuple] | None:
-        rows = ready_rows(ctx, most)
-        if rows is None:  # widened (the scan re-checks its filters), or long: the normal path
-            return None
-        if picks is None:
-            return rows
-        if len(picks) == 1:
-            pick = picks[0]
-            return [(pick(row),) for row in rows]
-        return [tuple([pick(row) for pick in picks]) for row in rows]
-
-    return read
-
-
-def _primary_get(scan: IndexScan, picks: list[Callable[[tuple], object]] | None) -> IndexRead:
-    get = scan.point_get
-
-    def read(ctx: ExecContext) -> list[tuple] | None:
-        rows = get(ctx)
-        if rows is None:
-            return None  # a value to widen for: the normal path's scan re-checks it
-        if picks is None or not rows:
-            return rows
-        row = rows[0]
-        return [tuple([pick(row) for pick in picks])]
+        rows = ready_rows(ctx)
+        return None if rows is None else list(map(pick, rows))
 
     return read

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sqlkv.encoding import markers as M
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec
 from sqlkv.sql.rowstore.index import IndexCodec
 
 FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
+_STRING = M.STRING
+_TEXT_END = b"\x00\x01"  # ends an ascending string (a NUL inside is escaped as 00 ff)
 
 
 def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
@@ -54,6 +57,32 @@ def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
     return out
 
 
+def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[bytes, bytes]]) -> list[bytes] | None:
+    """The family-0 keys of the rows of a one-family table that the entries of an index on
+    one ascending TEXT column point at (non-unique form: the key ends with the row's PK),
+    each cut after the string's terminator in one pass; None when an entry is of another form
+    (a NULL, a non-ASCII or escaped string, a unique entry): the caller cuts them the general
+    way, which checks the UTF-8 and names a corrupt key."""
+    offset = len(ic.prefix)
+    start = offset + 1
+    head, suffix = codec.prefix, codec.fam0_suffix
+    out = []
+    append = out.append
+    for key, _value in pairs:
+        stop = key.find(_TEXT_END, start)
+        if stop < 0 or key[offset] != _STRING or stop + 2 >= len(key) or not key[start:stop].isascii():
+            return None
+        append(head + key[stop + 2:] + suffix)
+    return out
+
+
+def rows_by_keys(decoder: RowDecoder, reader, keys: list[bytes]) -> list[tuple]:
+    """The rows of a one-family table at ``keys`` that exist, in order: one ``get_many``,
+    decoded as one batch."""
+    values = reader.get_many(keys)
+    return decoder.batch([(key, value) for key, value in zip(keys, values) if value is not None])
+
+
 def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple]:
     """The rows at ``prefixes`` that exist, in order: one get for one row, else one
     ``get_many`` (`fetch_rows`)."""
@@ -62,7 +91,10 @@ def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes
         return [] if row is None else [row]
     if not prefixes:
         return []
-    return [row for row in fetch_rows(codec, decoder, reader, prefixes) if row is not None]
+    if codec.single_family:
+        suffix = codec.fam0_suffix
+        return rows_by_keys(decoder, reader, [prefix + suffix for prefix in prefixes])
+    return [row for row in codec.fetch_many(reader, prefixes, decoder) if row is not None]
 
 
 def fetch_rows(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple | None]:

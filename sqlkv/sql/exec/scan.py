@@ -19,19 +19,25 @@ from collections.abc import Callable, Iterator
 from sqlkv.catalog.descriptors import IndexDescriptor, TableDescriptor
 from sqlkv.encoding.keys import encode_key
 from sqlkv.encoding.pretty import pretty_key, pretty_span
+from sqlkv.encoding.single_key import single_key, span_end
 from sqlkv.sql.context import Column, ExecContext
 from sqlkv.sql.exec.counting import reader_for
 from sqlkv.sql.exec.operator import FIRST_SCAN_BATCH, Operator, batch_sizes, chunked
 from sqlkv.sql.exec.row_fetch import (
     FETCH_BATCH, fetch_rows, fetched_rows, pk_suffix_prefixes, row_prefix_list, row_prefixes, rows_at,
+    rows_by_keys, text_entry_row_keys,
 )
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.picked import PickedDecoder
 from sqlkv.sql.rowstore.keyspans import Span, SpanBuilder, _Empty, _Inexact, coerce_key_value
 from sqlkv.storage.kv import prefix_end
 
 _CANCEL_EVERY = 512
+# key values a key decodes back to exactly (same type, same value): a point get's key value
+# is then the row's
+_SAME_WHEN_DECODED = (int, str)
 
 
 class IndexScan(Operator):
@@ -74,19 +80,26 @@ class IndexScan(Operator):
         # index, is the span's start alone, the PK in the value)
         self.pk_after_prefix = (self.icodec is not None and self.icodec.pk_bytes_in_key
                                 and builder._one_prefix and len(builder.bounds) == len(index.column_ids))
+        self.whole_span = Span(builder.prefix, prefix_end(builder.prefix))  # the index's every key
         # spans of equalities on a secondary index (``a = ?``, ``a IN (...)``): each likely
         # holds a few entries, read by a short prefix read (`_span_batches`)
         self.equality_spans = (self.icodec is not None and bool(builder.bounds)
                                and builder.n_eq == len(builder.bounds))
+        # an index on one ascending TEXT column of a one-family table: its entries' row keys
+        # are cut in one pass (`text_entry_row_keys`)
+        ic = self.icodec
+        self.text_entries = (ic is not None and self.codec.single_family and ic.pk_bytes_in_key
+                             and len(index.column_ids) == 1 and not ic.key_desc[0]
+                             and table.columns[ic.key_positions[0]].type.kind == "TEXT")
 
-    def _fetch_point(self, reader, prefix: bytes) -> tuple | None:
+    def _fetch_point(self, reader, prefix: bytes, decoder=None) -> tuple | None:
         if self.partial_fetch is not None:
             return self.partial_fetch.fetch(reader, prefix)
-        return self.codec.fetch(reader, prefix, self.decoder)
+        return self.codec.fetch(reader, prefix, decoder or self.decoder)
 
     def _spans(self, ctx: ExecContext) -> tuple[list[Span], bool]:
         if not self.builder.bounds:
-            return [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+            return [self.whole_span], True
         return self.builder.spans(ctx)
 
     def batches(self, ctx: ExecContext) -> Iterator[list[tuple]]:
@@ -200,9 +213,10 @@ class IndexScan(Operator):
         return (self.primary and self.codec.single_family and self.builder._single_point
                 and (self.limit is None or self.limit > 0))
 
-    def point_get(self, ctx: ExecContext) -> list[tuple] | None:
+    def point_get(self, ctx: ExecContext, decoder=None) -> list[tuple] | None:
         """The rows of a `point_gettable` scan without spans or generators: encode the key,
-        one get, decode. None when the value has to widen the span (the caller runs `rows`)."""
+        one get, decode (by ``decoder``, else the scan's). None when the value has to widen
+        the span (the caller runs `rows`)."""
         builder = self.builder
         try:
             value = coerce_key_value(builder.bounds[0].eq[0][1](()), builder.types[0], "eq")  # type: ignore[index]
@@ -210,29 +224,37 @@ class IndexScan(Operator):
             return []  # NULL, or 1.5 for an INT key: no row
         except _Inexact:
             return None
-        row = self.codec.fetch(ctx.txn, encode_key([value], builder.desc, builder.prefix), self.decoder)
+        key = (encode_key([value], builder.desc, builder.prefix) if builder.desc[0]
+               else single_key(value, builder.prefix))
+        if decoder.__class__ is PickedDecoder and value.__class__ in _SAME_WHEN_DECODED:
+            # the row's key is the one just encoded: its value is ``value``, no need to decode it
+            row = decoder.fetch_keyed(ctx.txn, key, value)  # type: ignore[union-attr]
+            return [] if row is None else [row]
+        row = self.codec.fetch(ctx.txn, key, decoder or self.decoder)
         return [] if row is None else [row]
 
-    def ready_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+    def ready_rows(self, ctx: ExecContext, most: int, decoder=None) -> list[tuple] | None:
         """The rows of a scan over one span (an equality, a range) or over primary-key points
         (``IN``), read at once (``read_range``, ``get_many``) instead of streamed; None when
         the span widened (the filters must be re-checked), the spans are of another kind, or
-        more than ``most`` rows match: the caller then runs `rows`."""
+        more than ``most`` rows match: the caller then runs `rows`. The rows are decoded by
+        ``decoder`` (a `PickedDecoder`, say), else by the scan's."""
         if self.builder.bounds:
             spans, exact = self.builder.spans(ctx)
         else:  # the whole index (a LIMIT bounds the scan)
-            spans, exact = [Span(self.builder.prefix, prefix_end(self.builder.prefix))], True
+            spans, exact = [self.whole_span], True
         if not exact:
             return None
+        decoder = decoder or self.decoder
         if len(spans) > 1:
-            return self._point_rows(ctx, spans, most)
+            return self._point_rows(ctx, spans, most, decoder)
         if not spans:
             return []
         span = spans[0]
         txn = ctx.txn
         codec = self.codec
         if self.primary and span.point:
-            row = self._fetch_point(txn, span.start)
+            row = self._fetch_point(txn, span.start, decoder)
             return [] if row is None else [row]
         if self.primary and not codec.single_family:
             return None
@@ -252,7 +274,7 @@ class IndexScan(Operator):
             if len(pairs) > most:
                 return None
         if self.primary:
-            return self.decoder.batch(pairs)
+            return decoder.batch(pairs)
         ic = self.icodec
         assert ic is not None
         if self.index_only:
@@ -260,43 +282,51 @@ class IndexScan(Operator):
         if self.pk_after_prefix:  # the entries' keys are the span's prefix + the row's PK
             prefixes = pk_suffix_prefixes(codec, ic, len(span.start), pairs)
         else:
+            keys = text_entry_row_keys(codec, ic, pairs) if self.text_entries else None
+            if keys is not None:
+                return rows_by_keys(decoder, txn, keys)
             prefixes = row_prefix_list(codec, ic, pairs)
-        return rows_at(codec, self.decoder, txn, prefixes)
+        return rows_at(codec, decoder, txn, prefixes)
 
     @property
     def equality_readable(self) -> bool:
         """An equality on every column of a non-unique index, fetching rows (`equality_rows`)."""
         return self.pk_after_prefix and not self.index_only and not self.reverse and self.limit is None
 
-    def equality_rows(self, ctx: ExecContext, most: int) -> list[tuple] | None:
+    def equality_rows(self, ctx: ExecContext, most: int, decoder=None) -> list[tuple] | None:
         """The rows of an `equality_readable` scan without spans: encode the looked-up values,
         one short prefix read of the entries, the rows' keys cut from the entry keys, their
         rows fetched (`rows_at`). None when a value has to widen the span or more than
-        ``most`` entries match (the caller runs `rows`)."""
+        ``most`` entries match (the caller runs `rows`). Rows decode as in `ready_rows`."""
         builder = self.builder
+        bounds = builder.bounds
         try:
-            values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
-                      for b, t in zip(builder.bounds, builder.types)]
+            if len(bounds) == 1 and not builder.desc[0]:  # the usual index on one column
+                value = coerce_key_value(bounds[0].eq[0][1](()), builder.types[0], "eq")  # type: ignore[index]
+                base = single_key(value, builder.prefix)
+            else:
+                values = [coerce_key_value(b.eq[0][1](()), t, "eq")  # type: ignore[index]
+                          for b, t in zip(bounds, builder.types)]
+                base = encode_key(values, builder.desc, builder.prefix)
         except _Empty:
             return []  # NULL, or 1.5 for an INT column: no row
         except _Inexact:
             return None
-        base = encode_key(values, builder.desc, builder.prefix)
         txn = ctx.txn
-        pairs = txn.read_prefix(base, prefix_end(base), most)
+        pairs = txn.read_prefix(base, span_end(base), most)
         if not pairs:
             return pairs  # None (too many: stream them) or none at all
         codec, ic = self.codec, self.icodec
         assert ic is not None
-        return rows_at(codec, self.decoder, txn, pk_suffix_prefixes(codec, ic, len(base), pairs))
+        return rows_at(codec, decoder or self.decoder, txn, pk_suffix_prefixes(codec, ic, len(base), pairs))
 
-    def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int) -> list[tuple] | None:
+    def _point_rows(self, ctx: ExecContext, spans: list[Span], most: int, decoder) -> list[tuple] | None:
         """Primary-key points (``id IN (...)``) read by one ``get_many``, in scan order."""
         if not (self.primary and self.codec.single_family) or len(spans) > most \
                 or not all(span.point for span in spans):
             return None
         ordered = reversed(spans) if self.reverse else spans
-        rows = [row for row in self.codec.fetch_many(ctx.txn, [span.start for span in ordered], self.decoder)
+        rows = [row for row in self.codec.fetch_many(ctx.txn, [span.start for span in ordered], decoder)
                 if row is not None]
         return rows if self.limit is None else rows[:self.limit]
 

@@ -227,6 +227,11 @@ _NEVER_TEXT = frozenset({"INT", "FLOAT", "DECIMAL", "BOOL", "BYTES", "DATE", "TI
                          "INTERVAL", "UUID"})
 
 
+def never_text(column_type) -> bool:
+    """Whether values of ``column_type`` are never stored as a msgpack string."""
+    return column_type.kind in _NEVER_TEXT and column_type.element is None
+
+
 class RowDecoder:
     """Primary-index KV pairs -> rows, decoding only the columns a plan reads.
 

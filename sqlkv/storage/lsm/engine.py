@@ -19,6 +19,7 @@ from sqlkv.storage.kv import Engine, Snapshot, WriteBatch
 from sqlkv.storage.lsm.core import LSMCore
 from sqlkv.storage.metrics import SAMPLE_EVERY, Latencies
 from sqlkv.storage.lsm.ingest import ingest as ingest_pairs
+from sqlkv.storage.lsm.firstread import FIRST_READ_MOST, first_read
 from sqlkv.storage.lsm.shortread import short_read
 
 from sqlkv.storage.lsm.range_reader import RangeReader
@@ -256,7 +257,13 @@ class LSMSnapshot(Snapshot):
                    limit: int | None = None) -> list[tuple[bytes, bytes]]:
         if self._closed:
             raise InterfaceError("snapshot is closed")
-        return self._core.read_range_at(start, end, reverse, limit, self.seq)
+        core = self._core
+        if limit is not None and 0 < limit <= FIRST_READ_MOST and (end is None or start < end):
+            core.check_open()  # a few pairs from the span's start or end: a short read
+            pairs = first_read(core.read_state, start, end, self.seq, limit, reverse)
+            if pairs is not None:
+                return pairs
+        return core.read_range_at(start, end, reverse, limit, self.seq)
 
     def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:
         if self._closed:

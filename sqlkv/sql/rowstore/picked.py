@@ -1,0 +1,105 @@
+"""Rows decoded straight into a projection's columns: `PickedDecoder`.
+
+``SELECT id, sku, amount FROM orders WHERE id = ?`` reads one row of six columns and hands out
+three. `RowDecoder` builds the table's row (a list of six, None where unread) and a projection
+then picks from it, one Python step per column. A statement run by the session's fast path
+(exec/fastpath.py) skips both: the row's value map is read by one C-level
+``map(values.get, column_ids)`` in the projection's order, and the key column, if picked, is
+put in its slot. The rows come out as the projection would have made them.
+
+It decodes only rows of one column family with no VIRTUAL or exploded column (`picks_for`
+says None otherwise, and the caller keeps `RowDecoder` and its projection). Its ``one`` and
+``batch`` answer what `RowDecoder`'s answer for the same pairs, followed by the projection.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+
+from sqlkv.encoding.key_columns import first_key_values
+from sqlkv.encoding.keys import decode_key
+from sqlkv.encoding.single_key import single_key_value
+from sqlkv.encoding.values import decode_row_value, decode_row_values
+from sqlkv.sql.rowstore.codec import TableCodec, never_text
+
+
+class PickedDecoder:
+    """Single-family primary-index pairs -> tuples of the row positions ``positions``, in
+    that order (a position may repeat)."""
+
+    def __init__(self, codec: TableCodec, positions: list[int]) -> None:
+        self.width = len(positions)
+        self.offset = len(codec.prefix)
+        self.npk = codec.npk
+        self.pk_desc = codec.pk_desc
+        self.suffix = codec.fam0_suffix
+        stored = dict((p, cid) for cid, p in codec.stored_columns)
+        # per output slot the column id its value map holds (None for a key column: the
+        # map has no such id, so `dict.get` leaves the slot None until the key fills it)
+        self.column_ids = [stored.get(p) for p in positions]
+        self.reads_values = any(cid is not None for cid in self.column_ids)
+        # (output slot, index in the primary key) of each picked key column
+        self.key_slots = [(slot, codec.pk_positions.index(p)) for slot, p in enumerate(positions)
+                          if p in codec.pk_positions]
+        columns = codec.table.columns
+        self.text = not all(never_text(columns[p].type) for p in positions if p in stored)
+
+    def one(self, key: bytes, value: bytes) -> tuple:
+        """The picked columns of one row (a point get)."""
+        pk = None
+        if self.key_slots:
+            if self.npk == 1 and not self.pk_desc[0]:
+                pk = [single_key_value(key, self.offset)]
+            else:
+                pk = decode_key(key, self.npk, self.pk_desc, self.offset)[0]
+        return self.with_key(pk, value)
+
+    def fetch_keyed(self, reader, pk_prefix: bytes, pk_value: object) -> tuple | None:
+        """The picked columns of the row at ``pk_prefix`` (one get), or None; its one key
+        column's value is ``pk_value``, which ``pk_prefix`` encodes (and decodes back to)."""
+        value = reader.get(pk_prefix + self.suffix)
+        return None if value is None else self.with_key([pk_value], value)
+
+    def with_key(self, pk: list | None, value: bytes) -> tuple:
+        """The picked columns of the row whose primary-key values are ``pk`` (known already:
+        the caller read the row by them) and whose value is ``value``."""
+        if self.reads_values:
+            out = list(map(decode_row_value(value).get, self.column_ids))
+        else:
+            out = [None] * self.width
+        if pk is not None:
+            for slot, i in self.key_slots:
+                out[slot] = pk[i]
+        return tuple(out)
+
+    def batch(self, pairs: list[tuple[bytes, bytes]]) -> list[tuple]:
+        """The picked columns of each row of ``pairs``, built a column at a time (as
+        `RowDecoder.batch` builds whole rows)."""
+        if not pairs:
+            return []
+        nulls = [None] * len(pairs)
+        columns: list = [nulls] * self.width
+        if self.reads_values:
+            maps = decode_row_values([value for _key, value in pairs], self.text)
+            for slot, cid in enumerate(self.column_ids):
+                if cid is not None:
+                    columns[slot] = list(map(dict.get, maps, repeat(cid)))
+        if self.key_slots:
+            keys = [key for key, _value in pairs]
+            if self.npk == 1:
+                values = first_key_values(keys, self.offset, bool(self.pk_desc[0]))
+                for slot, _i in self.key_slots:
+                    columns[slot] = values
+            else:
+                decoded = [decode_key(key, self.npk, self.pk_desc, self.offset)[0] for key in keys]
+                for slot, i in self.key_slots:
+                    columns[slot] = [pk[i] for pk in decoded]
+        return list(zip(*columns))
+
+
+def picks_for(codec: TableCodec, positions: list[int]) -> PickedDecoder | None:
+    """A `PickedDecoder` of ``positions``, or None when the table's rows need `RowDecoder`
+    (several column families, VIRTUAL or exploded columns)."""
+    if not codec.single_family or codec.virtual or codec.exploded or not positions:
+        return None
+    return PickedDecoder(codec, positions)

@@ -1,0 +1,165 @@
+"""Short limited reads: the first (or last) few pairs of a span, without a scan's set-up.
+
+``SELECT id, sku, amount FROM orders ORDER BY sku LIMIT 10`` reads the first ten entries of
+the index orders_sku. A range read (`LSMCore.read_range_at`) pins the version, opens a cursor
+per source and merges them, a set-up that costs more than reading ten entries. Here, as a
+short prefix read does (shortread.py), each source that can hold a key of the span is visited
+against one read state, without pinning (an in-flight reader keeps its table's file open, as a
+get does): a memtable gives one page of its keys from the span's start (its end, reading in
+reverse), a table its entries from one bisect of its index and one of the block, walking on
+(into the next blocks, the next tables of a level) until it has given ``limit`` distinct keys
+or the span ends. The newest version at or below the read seq of each key wins; tombstones and
+range deletions hide, as in `get_many`.
+
+A source cut off after its ``limit`` keys tells nothing past the last key it gave (the *bound*),
+so the answer holds up to the nearest bound only: when fewer than ``limit`` visible pairs lie
+within it (tombstones, or versions newer than the read, hid some), `first_read` returns None and
+the caller reads the span the general way.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlkv.storage.lsm.multiget import visible_value
+from sqlkv.storage.lsm.sstable.packed import EntryColumn
+
+if TYPE_CHECKING:
+    from sqlkv.storage.lsm.core import ReadState
+    from sqlkv.storage.lsm.sstable.reader import TableReader
+
+Versions = dict[bytes, tuple]  # key -> (newest seq at or below the read seq, value or None)
+
+FIRST_READ_MOST = 64  # larger limits read the span the general way
+
+
+def first_read(state: ReadState, start: bytes, end: bytes | None, seq: int, limit: int,
+               reverse: bool) -> list[tuple[bytes, bytes]] | None:
+    """The first ``limit`` visible pairs of ``[start, end)`` at ``seq`` (the last ones, in
+    descending key order, when ``reverse``); fewer when the span holds fewer; None when the
+    sources cut off too early to tell (the caller then scans the span)."""
+    found: Versions = {}
+    bounds: list[bytes] = []  # the last key of each source that stopped at its limit
+    for mem in state.mems:
+        if mem.data:
+            keys, seqs, values, more = mem.page(start, end, True, False, reverse)
+            _take_versions(keys, seqs, values, seq, found)
+            if more and keys:
+                bounds.append(keys[0] if reverse else keys[-1])
+    for smallest, largest, reader in state.l0:
+        if largest >= start and (end is None or smallest < end):
+            _bounded(bounds, _table_walk(reader, start, end, seq, limit, found, reverse))
+    for largest_keys, smallest_keys, readers in state.levels:
+        for i in _level_tables(largest_keys, smallest_keys, start, end, reverse):
+            bound = _table_walk(readers[i], start, end, seq, limit, found, reverse)
+            if bound is not None:  # the level's tables after this one hold later keys only
+                bounds.append(bound)
+                break
+    return _visible(state, found, bounds, seq, limit, reverse)
+
+
+def _bounded(bounds: list[bytes], bound: bytes | None) -> None:
+    if bound is not None:
+        bounds.append(bound)
+
+
+def _level_tables(largest_keys: list[bytes], smallest_keys: list[bytes], start: bytes,
+                  end: bytes | None, reverse: bool) -> range:
+    """The positions of a level's tables meeting ``[start, end)``, in reading order."""
+    first = bisect_left(largest_keys, start)
+    last = len(smallest_keys) if end is None else bisect_left(smallest_keys, end)
+    return range(last - 1, first - 1, -1) if reverse else range(first, last)
+
+
+def _take_versions(keys: list[bytes], seqs: list[int], values: list, seq: int, found: Versions) -> None:
+    for key, version_seq, value in zip(keys, seqs, values):
+        if version_seq <= seq:
+            kept = found.get(key)
+            if kept is None or kept[0] < version_seq:
+                found[key] = (version_seq, value)
+
+
+def _table_walk(reader: TableReader, start: bytes, end: bytes | None, seq: int, limit: int,
+                found: Versions, reverse: bool) -> bytes | None:
+    """Add the table's newest visible version of each of its first ``limit`` keys of the span
+    (its last ones, walking down from the span's end, when ``reverse``); return the last key
+    taken when the table has more keys in the span (None: the span ended first)."""
+    if not reader._loaded:
+        reader.load()
+    index_keys = reader.index_keys
+    nblocks = len(index_keys)
+    if reverse:  # from the block holding the span's end (its last key is >= end), down
+        i = nblocks - 1 if end is None else min(nblocks - 1, bisect_left(index_keys, end))
+        step = -1
+        past = start.__gt__  # past(key): key < start
+    else:  # from the first block whose last key is >= start, up
+        i = bisect_left(index_keys, start)
+        step = 1
+        past = _never if end is None else end.__le__  # key >= end
+    taken = 0
+    previous = None
+    first = True
+    while 0 <= i < nblocks:
+        blk = reader.lookup_block(i)
+        keys = blk.keys  # a packed block's key list (decoded once the block is hit again)
+        n = len(keys)
+        if first:
+            first = False
+            if reverse:
+                j = (n if end is None else bisect_left(keys, end)) - 1
+            else:
+                j = bisect_left(keys, start)
+        else:
+            j = n - 1 if reverse else 0
+        seq_at, value_at = _entry_readers(blk)
+        while 0 <= j < n:
+            key = keys[j]
+            if past(key):
+                return None
+            if key != previous:  # a key's versions are adjacent
+                if taken == limit:
+                    return previous
+                taken += 1
+                previous = key
+            version_seq = seq_at(j)
+            if version_seq <= seq:
+                kept = found.get(key)
+                if kept is None or kept[0] < version_seq:
+                    found[key] = (version_seq, value_at(j))
+            j += step
+        i += step
+    return None
+
+
+def _never(_key: bytes) -> bool:
+    return False
+
+
+def _entry_readers(blk) -> tuple[Callable[[int], int], Callable[[int], bytes | None]]:
+    """The seq and the value of entry ``j`` of a block, read without the bounds checks of
+    indexing (the walks stay within its keys): a packed block's `EntryColumn` readers."""
+    seqs, values = blk.seqs, blk.values
+    if seqs.__class__ is EntryColumn:
+        return seqs.at, values.at
+    return seqs.__getitem__, values.__getitem__
+
+
+def _visible(state: ReadState, found: Versions, bounds: list[bytes], seq: int, limit: int,
+             reverse: bool) -> list[tuple[bytes, bytes]] | None:
+    """The first ``limit`` live pairs of ``found`` in reading order, within the nearest bound;
+    None when fewer than ``limit`` lie within a bound."""
+    bound = (max(bounds) if reverse else min(bounds)) if bounds else None
+    # with no range deletion in the read state, a version is live unless it is a tombstone
+    ranges = state.has_tombstones or any(mem.range_tombstones for mem in state.mems)
+    pairs = []
+    for key in sorted(found, reverse=reverse):
+        if bound is not None and (key < bound if reverse else key > bound):
+            return None  # past what every source told
+        value = visible_value(state, key, found[key], seq) if ranges else found[key][1]
+        if value is not None:
+            pairs.append((key, value))
+            if len(pairs) == limit:
+                return pairs
+    return pairs if bound is None else None
