@@ -63,6 +63,10 @@ class BlockCache:
             self.entries.pop(key, None)
         self.put(key, value, size, evict)
 
+    def has_room(self, size: int) -> bool:
+        """Whether ``size`` more bytes fit without evicting anything (advisory: unlocked)."""
+        return self._bytes + size <= self.capacity
+
     def grow(self, key: tuple[int, int], extra: int) -> None:
         """Charge ``extra`` more bytes to the entry ``key`` (it decoded part of itself)."""
         if not extra:
