@@ -93,3 +93,23 @@ def test_a_given_cache_size_stays_as_given(tmp_path, small_bounds):
         assert stats["capacity"] == 100_000 and stats["used_bytes"] <= 100_000
     finally:
         engine.close()
+
+
+def test_an_ingestion_keeps_all_its_blocks_when_they_fit_the_bound(tmp_path, small_bounds):
+    """A bulk load is read right after it: its blocks go into the cache as they are
+    written, and the capacity grows ahead of them (up to the ceiling) rather than after
+    the install, which would have evicted the first tables' blocks meanwhile."""
+    engine = open_lsm(str(tmp_path), durability="off", background_processes=False,
+                      target_file_size=64 << 10)
+    try:
+        pairs = [(b"k%08d" % i, b"v" * 200) for i in range(3_000)]  # ~650 KB in ~10 tables
+        engine.ingest(pairs)
+        assert len(engine._live().version.levels[-1]) > 5
+        before = engine.stats()["block_cache"]
+        for key, value in pairs[::7]:
+            assert engine.get(key) == value
+        after = engine.stats()["block_cache"]
+        assert after["misses"] == before["misses"]  # every block came from the cache
+        assert after["capacity"] == _table_bytes(engine) * 5 // 4
+    finally:
+        engine.close()

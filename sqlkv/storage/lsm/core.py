@@ -619,12 +619,13 @@ class LSMCore:
                     covered += t.size
         return covered >= self.memtable_size
 
-    def fit_cache(self) -> None:
+    def fit_cache(self, ingesting: int = 0) -> None:
         """Size the block cache to the live tables, unless the user gave ``cache_size``
-        (called whenever the current Version changes)."""
+        (called whenever the current Version changes). ``ingesting``: the bytes of tables an
+        ingestion is writing, which it caches as it writes them (a bulk load is read next)."""
         if self.cache_follows_tables:
             table_bytes = sum(t.size for level in self.version.levels for t in level)
-            self.cache.resize(automatic_capacity(table_bytes, self.memory))
+            self.cache.resize(automatic_capacity(table_bytes + ingesting, self.memory))
 
     def _rotate_memtable(self) -> None:
         """Freeze the active memtable and start a new one and a new WAL segment (write lock held)."""
