@@ -113,3 +113,24 @@ def test_an_ingestion_keeps_all_its_blocks_when_they_fit_the_bound(tmp_path, sma
         assert after["capacity"] == _table_bytes(engine) * 5 // 4
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("cache_size, promoted", [(520 << 10, False), (2 << 20, True)])
+def test_key_lists_are_decoded_only_where_every_tables_would_fit_with_them(tmp_path, cache_size, promoted):
+    """A block hit again decodes its key list only while the cache could hold every table's
+    blocks with their lists: here ~430 KB of tables fit a 520 KiB cache as bytes (every
+    read a hit) but not with their lists (~530 KB), which would leave some blocks out."""
+    engine = open_lsm(str(tmp_path), durability="off", background_processes=False, cache_size=cache_size)
+    try:
+        pairs = [(b"k%08d" % i, b"v" * 200) for i in range(2_000)]
+        engine.ingest(pairs)
+        core = engine._live()
+        assert _table_bytes(engine) < cache_size < core.cache.promoted_need or promoted
+        for _ in range(2):
+            for key, value in pairs[::5]:
+                assert engine.get(key) == value
+        lists = [blk.key_list is not None for blk in core.cache.entries.values()]
+        assert lists and all(lists) if promoted else not any(lists)
+        assert engine.stats()["block_cache"]["misses"] == 0
+    finally:
+        engine.close()

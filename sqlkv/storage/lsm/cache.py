@@ -50,6 +50,7 @@ class BlockCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.promoted_need = 0  # the tables' blocks with their key lists (`may_promote`)
 
     def get(self, key: tuple[int, int]) -> Any:
         value = self.entries.get(key)
@@ -96,9 +97,13 @@ class BlockCache:
             self.capacity = max(0, capacity)
             self._evict_to_capacity()
 
-    def has_room(self, size: int) -> bool:
-        """Whether ``size`` more bytes fit without evicting anything (advisory: unlocked)."""
-        return self._bytes + size <= self.capacity
+    def may_promote(self, size: int) -> bool:
+        """Whether a cached block may take ``size`` more bytes for its decoded key list: only
+        where that fits without evicting anything, and only while every live table's blocks
+        with their key lists would fit (``promoted_need``, set by `LSMCore.fit_cache`) --
+        else the lists, taken in whatever order reads come, would fill the room the blocks
+        of the next reads need (advisory: unlocked)."""
+        return self.promoted_need <= self.capacity and self._bytes + size <= self.capacity
 
     def grow(self, key: tuple[int, int], extra: int) -> None:
         """Charge ``extra`` more bytes to the entry ``key`` (it decoded part of itself)."""

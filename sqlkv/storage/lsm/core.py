@@ -36,6 +36,7 @@ from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.multiget import get_many, visible_value
+from sqlkv.storage.lsm.sstable.packed import promoted_table_bytes
 from sqlkv.storage.lsm.sstable.reader import TableReader
 from sqlkv.storage.lsm.worker import BuildPool
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
@@ -620,12 +621,15 @@ class LSMCore:
         return covered >= self.memtable_size
 
     def fit_cache(self, ingesting: int = 0) -> None:
-        """Size the block cache to the live tables, unless the user gave ``cache_size``
-        (called whenever the current Version changes). ``ingesting``: the bytes of tables an
+        """Size the block cache to the live tables, unless the user gave ``cache_size``, and
+        tell it what they would take with every key list decoded (`BlockCache.may_promote`);
+        called whenever the current Version changes. ``ingesting``: the bytes of tables an
         ingestion is writing, which it caches as it writes them (a bulk load is read next)."""
+        tables = [t for level in self.version.levels for t in level]
         if self.cache_follows_tables:
-            table_bytes = sum(t.size for level in self.version.levels for t in level)
+            table_bytes = sum(t.size for t in tables)
             self.cache.resize(automatic_capacity(table_bytes + ingesting, self.memory))
+        self.cache.promoted_need = sum(promoted_table_bytes(t.size, t.entries) for t in tables)
 
     def _rotate_memtable(self) -> None:
         """Freeze the active memtable and start a new one and a new WAL segment (write lock held)."""

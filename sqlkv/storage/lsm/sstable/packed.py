@@ -66,6 +66,15 @@ _NIL = 0xC0
 # object of ~40 bytes plus its list slot). Kept honest by tests/storage/test_storage_cache_memory.py.
 _PACKED_MEMORY = 400
 _KEY_MEMORY = 40 + 8
+
+
+def promoted_table_bytes(size: int, entries: int) -> int:
+    """About what the block cache would hold for a table of ``size`` bytes and ``entries``
+    entries if every block of it were cached with its key list (`PackedBlock.promote`):
+    its bytes, the key offsets and the keys' objects (~2.5x the bytes for small rows)."""
+    return size + entries * (4 + _KEY_MEMORY)
+
+
 # A block decoded for a scan: per entry a key and a value bytes object and their list slots,
 # and a seq slot (an array, or one shared int in a uniform block).
 _DECODED_ENTRY_MEMORY = 2 * (40 + 8) + 8

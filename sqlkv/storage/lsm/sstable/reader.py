@@ -137,10 +137,11 @@ class TableReader:
     def lookup_block(self, i: int) -> DataBlock | PackedBlock:
         """Data block number ``i`` for a point read: from the cache (a hit) or the disk (a
         miss, cached by `point_block`). A packed block hit again decodes its key list
-        (`PackedBlock.promote`: bisect from then on) where the cache has room for it without
-        evicting: once the cache is full (a database larger than it), a key list would cost
-        more than it saves -- it doubles a block's charge, so the cache holds half as many
-        blocks and more reads miss; the block's bytes answer by `find` all the same."""
+        (`PackedBlock.promote`: bisect from then on) only where the cache has room for it
+        without evicting and would hold every table's blocks with their lists
+        (`BlockCache.may_promote`): in a database larger than that a key list costs more
+        than it saves -- it doubles a block's charge, so the cache holds half as many blocks
+        and more reads miss; the block's bytes answer by `find` all the same."""
         cache = self.cache
         cache_key = (self.number, self.index_offsets[i])
         blk = cache.entries.get(cache_key)
@@ -152,7 +153,7 @@ class TableReader:
             cache.entries.move_to_end(cache_key)
         except KeyError:  # evicted by another thread in between: still valid
             pass
-        if blk.__class__ is PackedBlock and blk.key_list is None and cache.has_room(blk.promotion_bytes):
+        if blk.__class__ is PackedBlock and blk.key_list is None and cache.may_promote(blk.promotion_bytes):
             cache.grow(cache_key, blk.promote())
         return blk
 
