@@ -88,7 +88,10 @@ def test_packed_block_finds_what_a_decoded_block_finds(seed):
             values[n]
     for j, key in enumerate(old.keys):
         assert packed.key_at(j) == promoted.key_at(j) == key
-    for key in _probes(rng, entries):
+    # slices of the keys section itself: matches on the array's header, on an element's
+    # header, across two elements -- never taken for a key's start
+    section = [raw[HEADER.size + at: HEADER.size + at + size] for at in range(0, 12) for size in (1, 2, 4)]
+    for key in _probes(rng, entries) + section:
         # the first entry at or after a key (a short read's start), from the block's bytes
         assert packed.first_from(key) == promoted.first_from(key) == bisect_left(old.keys, key), key
         for seq in (0, 1, 100, 250, 499, 1 << 40):
@@ -96,6 +99,23 @@ def test_packed_block_finds_what_a_decoded_block_finds(seed):
             assert packed.find(key, seq) == expected, (key, seq)
             assert promoted.find(key, seq) == expected, (key, seq)
             assert decoded.find(key, seq) == expected, (key, seq)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_from_is_bisect_left_over_the_keys(seed):
+    """Keys over a tiny alphabet that holds msgpack's header bytes (0xc4, 0xc5, small
+    lengths): a key's bytes often recur inside other keys and across element boundaries."""
+    rng = random.Random(seed)
+    alphabet = b"\x00\x01\x02\x03\xc4\xc5ab"
+    keys = sorted({bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 60))})
+    if rng.random() < 0.2:
+        keys = sorted(set(keys) | {b"\xc4" * 300, b"\xc4" * 256 + b"a"})  # bin16 headers
+    raw = encode_packed_block(0, 7, keys, [7] * len(keys), [b"v"] * len(keys))
+    block = PackedBlock(raw, "t.sst", 0)
+    probes = {bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(200)}
+    probes |= {raw[at: at + size] for at in range(HEADER.size, min(len(raw), 80)) for size in (1, 2, 3)}
+    for probe in sorted(probes):
+        assert block.first_from(probe) == bisect_left(keys, probe), (keys, probe)
 
 
 def test_find_tells_absent_from_only_newer_versions():

@@ -11,7 +11,8 @@ the byte offset of every key and every value (grammar-notes/storage.md, "Data bl
   start from a match inside another key) and slices its value out: no per-entry object is
   built, and the cache is charged little more than the block's size;
 - a block hit again decodes its key list once (`PackedBlock.promote`), so later lookups bisect
-  it as they bisect a decoded block -- where the cache has room for the list (reader.py);
+  it as they bisect a decoded block -- where the cache has room for the list and would
+  have it for every table's (`BlockCache.may_promote`);
 - a short prefix read finds its first entry without the key list (`PackedBlock.first_from`);
 - a scan decodes the two arrays with one C call each (`decode_packed_block`), as before.
 
@@ -329,19 +330,21 @@ class PackedBlock:
         """The number of the first entry whose key is >= ``key`` (the count when none is), as
         `bisect_left` over the keys would give it, without decoding the keys: the first entry
         whose key begins with ``key`` is that entry (keys between ``key`` and one extending it
-        all extend it), found by one ``bytes.find`` whose match must sit right after an
-        element's header; when no key begins with ``key``, a binary search slicing ~log2(n)
-        keys out of the block."""
+        all extend it), found by one ``bytes.find`` whose match must begin right after an
+        element's header and end inside that element; when no key begins with ``key``, a
+        binary search slicing ~log2(n) keys out of the block."""
         keys = self.key_list
         if keys is not None:
             return bisect_left(keys, key)
         if key:
             raw, starts, end = self.raw, self.key_starts, self.layout.keys_end
+            count = len(starts)
             pos = raw.find(key, HEADER.size, end)
             while pos >= 0:
-                j = bisect_right(starts, pos) - 1  # the element the match lies in
-                start = starts[j]
-                if pos - start == _BIN_HEADER.get(raw[start]):
+                j = bisect_right(starts, pos) - 1  # the element the match begins in (-1: the array header)
+                # it must begin right after the element's header and end inside its key
+                if (j >= 0 and pos - starts[j] == _BIN_HEADER.get(raw[starts[j]])
+                        and pos + len(key) <= (starts[j + 1] if j + 1 < count else end)):
                     return j
                 pos = raw.find(key, pos + 1, end)
         low, high = 0, self.layout.count
