@@ -59,11 +59,15 @@ def _put_all(engine, keys: list[bytes], value: bytes) -> None:
     engine.flush()
 
 
-@pytest.mark.parametrize("flush_every", [0, 1, 2])
-def test_read_prefix_equals_the_scan(tmp_path, flush_every: int) -> None:
+@pytest.mark.parametrize("flush_every, cache_size", [
+    (0, SMALL["cache_size"]), (1, SMALL["cache_size"]), (2, SMALL["cache_size"]),
+    (1, 0), (2, 1 << 24)])
+def test_read_prefix_equals_the_scan(tmp_path, flush_every: int, cache_size: int) -> None:
     """Round after round of puts, deletes and range deletes; after each, every prefix read
-    at this round's snapshot and at every earlier one still open matches the scan."""
-    engine = open_lsm(str(tmp_path), durability="off", **SMALL)
+    at this round's snapshot and at every earlier one still open matches the scan. The
+    cache sizes: no cache (every block read from its bytes), a full one (packed blocks hit
+    again without their key lists) and a roomy one (hit blocks decode their key lists)."""
+    engine = open_lsm(str(tmp_path), durability="off", **{**SMALL, "cache_size": cache_size})
     rng = random.Random(flush_every)
     snaps = []
     try:

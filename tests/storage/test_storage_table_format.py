@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import struct
+from bisect import bisect_left
 
 import pytest
 
@@ -56,7 +57,8 @@ def _probes(rng: random.Random, entries):
     absent = [rng.randbytes(rng.choice([1, 9, 40])) for _ in range(50)]
     # a key that is a slice of the block's bytes but not an element start
     inner = [k[1:] for k in keys if len(k) > 2][:20]
-    return keys + absent + inner + [b"", keys[0] + b"\x00", keys[-1] + b"\xff"]
+    prefixes = [k[:n] for k in keys[::7] for n in (1, len(k) // 2, len(k) - 1) if n]
+    return keys + absent + inner + prefixes + [b"", keys[0] + b"\x00", keys[-1] + b"\xff"]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -84,12 +86,36 @@ def test_packed_block_finds_what_a_decoded_block_finds(seed):
         assert (list(seqs[1:3]), values[1:3]) == (old.seqs[1:3], old.values[1:3])
         with pytest.raises(IndexError):
             values[n]
-    for key in _probes(rng, entries):
+    for j, key in enumerate(old.keys):
+        assert packed.key_at(j) == promoted.key_at(j) == key
+    # slices of the keys section itself: matches on the array's header, on an element's
+    # header, across two elements -- never taken for a key's start
+    section = [raw[HEADER.size + at: HEADER.size + at + size] for at in range(0, 12) for size in (1, 2, 4)]
+    for key in _probes(rng, entries) + section:
+        # the first entry at or after a key (a short read's start), from the block's bytes
+        assert packed.first_from(key) == promoted.first_from(key) == bisect_left(old.keys, key), key
         for seq in (0, 1, 100, 250, 499, 1 << 40):
             expected = old.find(key, seq)
             assert packed.find(key, seq) == expected, (key, seq)
             assert promoted.find(key, seq) == expected, (key, seq)
             assert decoded.find(key, seq) == expected, (key, seq)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_from_is_bisect_left_over_the_keys(seed):
+    """Keys over a tiny alphabet that holds msgpack's header bytes (0xc4, 0xc5, small
+    lengths): a key's bytes often recur inside other keys and across element boundaries."""
+    rng = random.Random(seed)
+    alphabet = b"\x00\x01\x02\x03\xc4\xc5ab"
+    keys = sorted({bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 60))})
+    if rng.random() < 0.2:
+        keys = sorted(set(keys) | {b"\xc4" * 300, b"\xc4" * 256 + b"a"})  # bin16 headers
+    raw = encode_packed_block(0, 7, keys, [7] * len(keys), [b"v"] * len(keys))
+    block = PackedBlock(raw, "t.sst", 0)
+    probes = {bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(200)}
+    probes |= {raw[at: at + size] for at in range(HEADER.size, min(len(raw), 80)) for size in (1, 2, 3)}
+    for probe in sorted(probes):
+        assert block.first_from(probe) == bisect_left(keys, probe), (keys, probe)
 
 
 def test_find_tells_absent_from_only_newer_versions():
@@ -108,9 +134,14 @@ def test_long_keys_and_values_and_wide_offsets(value_size):
     values = [b"v" * value_size, None, b"w" * 3]
     raw = encode_packed_block(FLAG_TOMBSTONES, 4, keys, [4, 4, 4], values)
     block = PackedBlock(raw, "t.sst", 0)
-    for key, value in zip(keys, values):
+    for j, (key, value) in enumerate(zip(keys, values)):
         assert block.find(key, 4) == (4, value)
+        assert block.key_at(j) == key
     assert block.find(b"k" * 257, 4) is None
+    # bin8 and bin16 headers (2 and 3 bytes): a match must sit right after its element's
+    for probe, first in ((b"k", 0), (b"k" * 255, 0), (b"k" * 256, 1), (b"k" * 257, 2), (b"k" * 300, 2),
+                         (b"k" * 300 + b"z", 2), (b"k" * 300 + b"zz", 3), (b"j", 0), (b"l", 3)):
+        assert block.first_from(probe) == first, len(probe)
     assert decode_packed_block(raw, "t.sst", 0).values == values
 
 
@@ -284,6 +315,27 @@ def test_the_cache_charges_what_it_swaps_and_grows():
     assert (1, 1) not in cache.entries and cache.used_bytes == 9_000
     cache.grow((1, 1), 100)  # an evicted entry is not charged
     assert cache.used_bytes == 9_000
+
+
+@pytest.mark.parametrize("room", [True, False])
+def test_a_block_hit_again_decodes_its_keys_only_where_the_cache_has_room(tmp_path, room):
+    """A packed block's key list doubles what the cache charges it: added on a second hit
+    while the cache has room for it, never by evicting other blocks (a database larger than
+    the cache keeps twice as many blocks as bytes); reads answer the same either way."""
+    entries = [(b"key%04d" % i, 5, b"value%d" % i) for i in range(400)]
+    reader = _write_table(str(tmp_path / "000003.sst"), entries, 2, block_size=2048)
+    reader.load()
+    first = reader.lookup_block(0)
+    assert first.__class__ is PackedBlock and first.key_list is None  # a miss: bytes only
+    held = reader.cache.used_bytes
+    reader.cache.capacity = held + (first.promotion_bytes if room else first.promotion_bytes - 1)
+    again = reader.lookup_block(0)
+    assert again is first
+    assert (again.key_list is not None) is room
+    assert reader.cache.used_bytes == held + (first.promotion_bytes if room else 0)
+    assert list(reader.cache.entries) == [(reader.number, reader.index_offsets[0])]  # nothing evicted
+    for key, seq, value in entries:
+        assert reader.get(key, 9) == (seq, value)
 
 
 def test_an_ingestion_leaves_its_blocks_in_the_cache(tmp_path):

@@ -130,6 +130,7 @@ def _install(core: LSMCore, levels: list[list[TableInfo]], tombstones: list) -> 
             core._reader(info.number, info.size)
     tombstones = live_tombstones(levels, tombstones)
     core.version = Version(levels, tombstones, core.readers)
+    core.fit_cache()
     core.write_manifest()
     core.read_state = ReadState((core.mem, *reversed(core.imm)), core.version)
     delete_obsolete_files(core)

@@ -9,9 +9,36 @@ miss path takes one to keep the byte count exact while evicting.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from typing import Any
+
+# The default capacity (``cache_size`` not given) follows the live tables' bytes: room for all
+# of them as point reads keep them (a packed block is charged its bytes plus ~5-10%), plus a
+# margin for blocks scans decode where there is room -- 1.25x the tables, at least
+# `AUTO_FLOOR`, at most `AUTO_CEILING` and never more than an eighth of the machine's memory.
+# A small database then costs no more than it did with a fixed 64 MiB; one of 100 MB keeps
+# its reads out of the disk path; a larger one is bounded all the same (grammar-notes/storage.md).
+AUTO_FLOOR = 64 << 20
+AUTO_CEILING = 256 << 20
+AUTO_SHARE_OF_MEMORY = 8
+
+
+def physical_memory() -> int | None:
+    """The machine's memory in bytes, None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def automatic_capacity(table_bytes: int, memory: int | None = None) -> int:
+    """The block cache's capacity for ``table_bytes`` of live tables when the user set none."""
+    ceiling = AUTO_CEILING
+    if memory:
+        ceiling = min(ceiling, memory // AUTO_SHARE_OF_MEMORY)
+    return min(ceiling, max(AUTO_FLOOR, table_bytes + table_bytes // 4))
 
 
 class BlockCache:
@@ -23,6 +50,7 @@ class BlockCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.promoted_need = 0  # the tables' blocks with their key lists (`may_promote`)
 
     def get(self, key: tuple[int, int]) -> Any:
         value = self.entries.get(key)
@@ -62,6 +90,20 @@ class BlockCache:
             self._sizes.pop(key, None)
             self.entries.pop(key, None)
         self.put(key, value, size, evict)
+
+    def resize(self, capacity: int) -> None:
+        """Hold at most ``capacity`` bytes from now on (evicting at once when it shrinks)."""
+        with self._lock:
+            self.capacity = max(0, capacity)
+            self._evict_to_capacity()
+
+    def may_promote(self, size: int) -> bool:
+        """Whether a cached block may take ``size`` more bytes for its decoded key list: only
+        where that fits without evicting anything, and only while every live table's blocks
+        with their key lists would fit (``promoted_need``, set by `LSMCore.fit_cache`) --
+        else the lists, taken in whatever order reads come, would fill the room the blocks
+        of the next reads need (advisory: unlocked)."""
+        return self.promoted_need <= self.capacity and self._bytes + size <= self.capacity
 
     def grow(self, key: tuple[int, int], extra: int) -> None:
         """Charge ``extra`` more bytes to the entry ``key`` (it decoded part of itself)."""

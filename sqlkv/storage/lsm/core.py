@@ -29,13 +29,14 @@ from sqlkv.errors import ConditionFailedError, CorruptionError, InterfaceError, 
 from sqlkv.storage.history import History, check_gc_ttl
 from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import background, counters
-from sqlkv.storage.lsm.cache import BlockCache
+from sqlkv.storage.lsm.cache import BlockCache, automatic_capacity, physical_memory
 from sqlkv.storage.lsm.compaction import CompactionAborted, CompactionOptions, table_path
 from sqlkv.storage.lsm.iterators import LevelCursor, MemCursor, TableCursor, merge, merged_chunks
 from sqlkv.storage.lsm.lock import DirectoryLock
 from sqlkv.storage.lsm.manifest import ManifestState, Version, read_manifest, write_manifest
 from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm.multiget import get_many, visible_value
+from sqlkv.storage.lsm.sstable.packed import promoted_table_bytes
 from sqlkv.storage.lsm.sstable.reader import TableReader
 from sqlkv.storage.lsm.worker import BuildPool
 from sqlkv.storage.lsm.wal import DURABILITY_LEVELS, SegmentReader, WalWriter, encode_record
@@ -95,7 +96,7 @@ class ReadState:
 
 
 class LSMCore:
-    def __init__(self, path: str, durability: str = "full", cache_size: int = 64 << 20,
+    def __init__(self, path: str, durability: str = "full", cache_size: int | None = None,
                  memtable_size: int = 4 << 20, read_only: bool = False, block_size: int = 8 << 10,
                  target_file_size: int = 4 << 20, level_base_bytes: int = 16 << 20,
                  l0_trigger: int = 4, l0_slowdown: int = 20, l0_stop: int = 36,
@@ -111,7 +112,10 @@ class LSMCore:
                                       target_file_size=target_file_size, block_size=block_size,
                                       l0_stop=l0_stop)
         self.l0_slowdown, self.l0_stop = l0_slowdown, l0_stop
-        self.cache = BlockCache(cache_size)
+        # cache_size None: the capacity follows the live tables (`fit_cache`, cache.py)
+        self.cache_follows_tables = cache_size is None
+        self.memory = physical_memory()
+        self.cache = BlockCache(automatic_capacity(0, self.memory) if cache_size is None else cache_size)
         self.history = History(check_gc_ttl(gc_ttl), clock)
         self.gc_threshold = 0  # the highest horizon flushes and compactions dropped versions at
         self.lock = threading.RLock()  # guards state changes: memtables, versions, snapshots
@@ -217,6 +221,7 @@ class LSMCore:
                 if self.read_only:
                     reader.load()  # held open: the writer's compactions may delete the file
         self.version = Version(state.levels, state.tombstones, self.readers)
+        self.fit_cache()
         self.mem = mem
         self.imm: list[Memtable] = []
         self.wal: WalWriter | None = None
@@ -614,6 +619,17 @@ class LSMCore:
                 if any(t.largest >= start and t.smallest < end for start, end in ranges):
                     covered += t.size
         return covered >= self.memtable_size
+
+    def fit_cache(self, ingesting: int = 0) -> None:
+        """Size the block cache to the live tables, unless the user gave ``cache_size``, and
+        tell it what they would take with every key list decoded (`BlockCache.may_promote`);
+        called whenever the current Version changes. ``ingesting``: the bytes of tables an
+        ingestion is writing, which it caches as it writes them (a bulk load is read next)."""
+        tables = [t for level in self.version.levels for t in level]
+        if self.cache_follows_tables:
+            table_bytes = sum(t.size for t in tables)
+            self.cache.resize(automatic_capacity(table_bytes + ingesting, self.memory))
+        self.cache.promoted_need = sum(promoted_table_bytes(t.size, t.entries) for t in tables)
 
     def _rotate_memtable(self) -> None:
         """Freeze the active memtable and start a new one and a new WAL segment (write lock held)."""

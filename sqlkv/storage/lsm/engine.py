@@ -43,7 +43,8 @@ def open_lsm(path: str, **options: Any) -> LSMEngine:
     """Open (creating unless ``read_only``) the database directory ``path``.
 
     Options: ``durability`` ("full" default, "normal", "off"), ``cache_size`` (bytes of block
-    cache, default 64 MB), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
+    cache; default: 1.25x the live tables' bytes, at least 64 MiB, at most 256 MiB or an
+    eighth of the machine's memory, cache.py), ``memtable_size`` (bytes, default 4 MB), ``read_only`` (False), and
     tuning knobs ``block_size``, ``target_file_size``, ``level_base_bytes``, ``l0_trigger``;
     ``background_processes`` (True): build flushed and compacted tables in worker processes;
     ``gc_ttl`` (seconds, default 0: off; the SQL layer opens with 600) the time-travel retention window and ``clock``

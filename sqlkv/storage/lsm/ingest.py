@@ -106,6 +106,7 @@ def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int,
             payload += sum(map(len, keys)) + sum(map(len, values))
             while True:
                 if builder is None:
+                    core.fit_cache(ingesting=sum(i.size for i in infos) + target)  # cached as written
                     number = core.new_file_number()
                     builder = TableBuilder(table_path(core.path, number), number, core.opts.block_size,
                                            bloom=point_reads,

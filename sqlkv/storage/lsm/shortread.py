@@ -22,6 +22,7 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from sqlkv.storage.lsm.multiget import visible_value
+from sqlkv.storage.lsm.sstable.packed import PackedBlock
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
@@ -81,7 +82,8 @@ def _from_table(reader: TableReader, start: bytes, end: bytes, seq: int, most: i
     index, one of the first block, then the entries up to the span's end (into the blocks
     after it, while the span goes on); False when the table holds more than ``most``
     entries of the span. Blocks come through the block cache, counted as `TableReader.get`
-    counts its lookups."""
+    counts its lookups; a packed block is read entry by entry out of its bytes (its first
+    entry in the span found by `PackedBlock.first_from`), never decoded whole."""
     if not reader._loaded:
         reader.load()
     index_keys = reader.index_keys
@@ -90,25 +92,28 @@ def _from_table(reader: TableReader, start: bytes, end: bytes, seq: int, most: i
     left = most
     first = True
     while i < nblocks:
-        blk = reader.lookup_block(i, with_keys=True)  # a packed block is not decoded whole
-        keys = blk.keys
-        j = bisect_left(keys, start) if first else 0
+        blk = reader.lookup_block(i)
+        if blk.__class__ is PackedBlock:
+            j = blk.first_from(start) if first else 0
+            n, key_at, seq_at, value_at = blk.count, blk.key_at, blk.seq_at, blk.value_at
+        else:
+            keys = blk.keys
+            j = bisect_left(keys, start) if first else 0
+            n, key_at, seq_at, value_at = len(keys), keys.__getitem__, blk.seqs.__getitem__, blk.values.__getitem__
         first = False
-        n = len(keys)
-        seqs = blk.seqs
         # walk, not bisect, to the span's end: a few keys, next to the one just found
         while j < n:
-            key = keys[j]
+            key = key_at(j)
             if key >= end:
                 return True  # the span ends inside this block
             left -= 1
             if left < 0:
                 return False
-            version_seq = seqs[j]
+            version_seq = seq_at(j)
             if version_seq <= seq:
                 kept = found.get(key)
                 if kept is None or kept[0] < version_seq:
-                    found[key] = (version_seq, blk.values[j])
+                    found[key] = (version_seq, value_at(j))
             j += 1
         i += 1  # the block ended inside the span: its neighbour may continue it
     return True

@@ -11,7 +11,9 @@ the byte offset of every key and every value (grammar-notes/storage.md, "Data bl
   start from a match inside another key) and slices its value out: no per-entry object is
   built, and the cache is charged little more than the block's size;
 - a block hit again decodes its key list once (`PackedBlock.promote`), so later lookups bisect
-  it as they bisect a decoded block;
+  it as they bisect a decoded block -- where the cache has room for the list and would
+  have it for every table's (`BlockCache.may_promote`);
+- a short prefix read finds its first entry without the key list (`PackedBlock.first_from`);
 - a scan decodes the two arrays with one C call each (`decode_packed_block`), as before.
 
 Seqs are a little-endian u64 array, or nothing when every entry has the block's ``max_seq``
@@ -23,7 +25,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from itertools import accumulate
 from typing import Final
@@ -65,6 +67,15 @@ _NIL = 0xC0
 # object of ~40 bytes plus its list slot). Kept honest by tests/storage/test_storage_cache_memory.py.
 _PACKED_MEMORY = 400
 _KEY_MEMORY = 40 + 8
+
+
+def promoted_table_bytes(size: int, entries: int) -> int:
+    """About what the block cache would hold for a table of ``size`` bytes and ``entries``
+    entries if every block of it were cached with its key list (`PackedBlock.promote`):
+    its bytes, the key offsets and the keys' objects (~2.5x the bytes for small rows)."""
+    return size + entries * (4 + _KEY_MEMORY)
+
+
 # A block decoded for a scan: per entry a key and a value bytes object and their list slots,
 # and a seq slot (an array, or one shared int in a uniform block).
 _DECODED_ENTRY_MEMORY = 2 * (40 + 8) + 8
@@ -230,6 +241,11 @@ class PackedBlock:
             raise CorruptionError(f"undecodable key in {self.path}: block at offset {self.offset}")
         return raw[start + header: end]
 
+    @property
+    def promotion_bytes(self) -> int:
+        """The memory `promote` would add (what the cache would charge the key list)."""
+        return self.layout.count * _KEY_MEMORY + 56
+
     def promote(self) -> int:
         """Decode the key list (the block is being hit again); return the memory it adds."""
         if self.key_list is not None:
@@ -244,7 +260,7 @@ class PackedBlock:
         if self.key_list is not None:  # another thread promoted it meanwhile: charged once
             return 0
         self.key_list = keys
-        extra = layout.count * _KEY_MEMORY + 56
+        extra = self.promotion_bytes
         self.size += extra
         return extra
 
@@ -265,7 +281,7 @@ class PackedBlock:
 
     @property
     def values(self) -> EntryColumn:
-        return EntryColumn(self.layout.count, self._value, lambda: self.decoded().values)
+        return EntryColumn(self.layout.count, self.value_at, lambda: self.decoded().values)
 
     def seq_at(self, j: int) -> int:
         layout = self.layout
@@ -287,15 +303,58 @@ class PackedBlock:
                 return None
         layout = self.layout
         if layout.flags & FLAG_UNIFORM_SEQ:  # one version per key, all at max_seq
-            return (layout.max_seq, self._value(j)) if layout.max_seq <= seq else NOT_VISIBLE
+            return (layout.max_seq, self.value_at(j)) if layout.max_seq <= seq else NOT_VISIBLE
         count = layout.count
         while True:
             version = self.seq_at(j)
             if version <= seq:
-                return version, self._value(j)
+                return version, self.value_at(j)
             j += 1
             if j == count or not self._is_key(j, key):
                 return NOT_VISIBLE
+
+    @property
+    def count(self) -> int:
+        return self.layout.count
+
+    def key_at(self, j: int) -> bytes:
+        """The key of entry ``j``, sliced out of the block (or taken from the key list)."""
+        keys = self.key_list
+        if keys is not None:
+            return keys[j]
+        starts = self.key_starts
+        end = starts[j + 1] if j + 1 < len(starts) else self.layout.keys_end
+        return self._key_at(starts[j], end)
+
+    def first_from(self, key: bytes) -> int:
+        """The number of the first entry whose key is >= ``key`` (the count when none is), as
+        `bisect_left` over the keys would give it, without decoding the keys: the first entry
+        whose key begins with ``key`` is that entry (keys between ``key`` and one extending it
+        all extend it), found by one ``bytes.find`` whose match must begin right after an
+        element's header and end inside that element; when no key begins with ``key``, a
+        binary search slicing ~log2(n) keys out of the block."""
+        keys = self.key_list
+        if keys is not None:
+            return bisect_left(keys, key)
+        if key:
+            raw, starts, end = self.raw, self.key_starts, self.layout.keys_end
+            count = len(starts)
+            pos = raw.find(key, HEADER.size, end)
+            while pos >= 0:
+                j = bisect_right(starts, pos) - 1  # the element the match begins in (-1: the array header)
+                # it must begin right after the element's header and end inside its key
+                if (j >= 0 and pos - starts[j] == _BIN_HEADER.get(raw[starts[j]])
+                        and pos + len(key) <= (starts[j + 1] if j + 1 < count else end)):
+                    return j
+                pos = raw.find(key, pos + 1, end)
+        low, high = 0, self.layout.count
+        while low < high:
+            middle = (low + high) // 2
+            if self.key_at(middle) < key:
+                low = middle + 1
+            else:
+                high = middle
+        return low
 
     def _locate(self, key: bytes) -> int:
         """The entry number of the first version of ``key``, or -1: the key's msgpack element
@@ -319,7 +378,7 @@ class PackedBlock:
         stop = self.key_starts[j + 1] if j + 1 < len(self.key_starts) else self.layout.keys_end
         return stop - start == len(needle) and self.raw.startswith(needle, start)
 
-    def _value(self, j: int) -> bytes | None:
+    def value_at(self, j: int) -> bytes | None:
         raw = self.raw
         layout = self.layout
         start, end = layout.span.unpack_from(raw, layout.value_starts_at + layout.width * j)

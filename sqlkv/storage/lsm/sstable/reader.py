@@ -134,26 +134,26 @@ class TableReader:
         self.cache.put((self.number, self.index_offsets[i]), blk, blk.size)
         return blk
 
-    def lookup_block(self, i: int, with_keys: bool = False) -> DataBlock | PackedBlock:
-        """Data block number ``i`` for a point read: from the cache (a hit; a packed block hit
-        again decodes its key list) or the disk (a miss, cached by `point_block`).
-        ``with_keys``: decode a packed block's key list now (a short prefix read walks it;
-        its seqs and values it reads entry by entry, `EntryColumn`)."""
+    def lookup_block(self, i: int) -> DataBlock | PackedBlock:
+        """Data block number ``i`` for a point read: from the cache (a hit) or the disk (a
+        miss, cached by `point_block`). A packed block hit again decodes its key list
+        (`PackedBlock.promote`: bisect from then on) only where the cache has room for it
+        without evicting and would hold every table's blocks with their lists
+        (`BlockCache.may_promote`): in a database larger than that a key list costs more
+        than it saves -- it doubles a block's charge, so the cache holds half as many blocks
+        and more reads miss; the block's bytes answer by `find` all the same."""
         cache = self.cache
         cache_key = (self.number, self.index_offsets[i])
         blk = cache.entries.get(cache_key)
         if blk is None:
             cache.misses += 1
-            blk = self.point_block(i)
-            if not with_keys:
-                return blk
-        else:
-            cache.hits += 1
-            try:
-                cache.entries.move_to_end(cache_key)
-            except KeyError:  # evicted by another thread in between: still valid
-                pass
-        if blk.__class__ is PackedBlock and blk.key_list is None:
+            return self.point_block(i)
+        cache.hits += 1
+        try:
+            cache.entries.move_to_end(cache_key)
+        except KeyError:  # evicted by another thread in between: still valid
+            pass
+        if blk.__class__ is PackedBlock and blk.key_list is None and cache.may_promote(blk.promotion_bytes):
             cache.grow(cache_key, blk.promote())
         return blk
 
