@@ -158,15 +158,15 @@ def test_scans_over_a_loaded_table_with_scattered_writes_match_sqlite(tmp_path) 
         db.close()
 
 
-def _conflicts(db: Database, scan_sql: str, write_sql: str) -> bool:
-    """Whether a transaction that ran ``scan_sql`` (then wrote elsewhere) fails to commit after
-    another transaction committed ``write_sql``."""
+def _conflicts(db: Database, scan_sql: str, write_sql: str, own_row: str = "(-1, 0, 0, 'x')") -> bool:
+    """Whether a transaction that ran ``scan_sql`` (then wrote ``own_row`` into t, with id -1)
+    fails to commit after another transaction committed ``write_sql``."""
     a, b = Session(db), Session(db)
     try:
         a.execute("BEGIN")
         a.execute(scan_sql).fetchall()
         b.execute(write_sql)  # autocommit
-        a.execute("INSERT INTO t VALUES (-1, 0, 0, 'x')")
+        a.execute(f"INSERT INTO t VALUES {own_row}")
         try:
             a.execute("COMMIT")
         except SerializationFailure:

@@ -274,6 +274,19 @@ class RowDecoder:
                 columns[p] = values
         return list(zip(*columns))
 
+    def column_lists(self, pairs: list[tuple[bytes, bytes]]) -> dict[int, list]:
+        """The needed columns of a list of single-family pairs as lists (row position ->
+        values): what `batch` would put at those positions, without building the rows."""
+        out: dict[int, list] = {}
+        if self.columns:
+            maps = decode_row_values([value for _key, value in pairs], self.text)
+            for cid, p in self.columns:
+                out[p] = list(map(dict.get, maps, repeat(cid)))
+        if self.pk:
+            for p, values in self._key_columns([key for key, _value in pairs]):
+                out[p] = values
+        return out
+
     def _key_columns(self, keys: list[bytes]) -> list[tuple[int, list[object]]]:
         """(row position, values) of each needed primary-key column over ``keys``."""
         codec = self.codec
