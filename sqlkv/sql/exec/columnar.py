@@ -36,6 +36,9 @@ from sqlkv.sql.expr.batch_filters import column_mask, column_terms
 from sqlkv.sql.observe_explain import timed_column_batches
 
 
+COLUMN_BATCH_ROWS = BATCH_ROWS
+
+
 @dataclass(slots=True)
 class ColumnBatch:
     """``n`` rows as one list per row position read (positions nobody reads are absent)."""
@@ -89,7 +92,7 @@ def _scan_columns(scan: IndexScan, ctx: ExecContext, positions: list[int]) -> It
         return
     reader = reader_for(ctx, scan)
     decoder = scan.codec.decoder(set(positions))
-    sizes = repeat(BATCH_ROWS)  # an aggregate reads every row: no small batches first
+    sizes = repeat(COLUMN_BATCH_ROWS)  # an aggregate reads every row: no small batches first
     for span in reversed(spans) if scan.reverse else spans:
         for pairs in reader.scan_batches(span.start, span.end, scan.reverse, None, sizes):
             ctx.check_cancelled()
