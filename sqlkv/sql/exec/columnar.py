@@ -129,12 +129,12 @@ def column_groups(child: Operator, keys: list, specs: list, ctx: ExecContext) ->
     """`HashAggregate._accumulate` over column batches: the groups (key tuple -> one
     accumulator per spec, in first-seen order), or None when the row path must run."""
     key_positions = plain_columns(keys)
-    arg_positions = [None if spec.arg is None else plain_columns([spec.arg]) for spec in specs]
-    if key_positions is None or any(a == None and s.arg is not None for a, s in zip(arg_positions, specs)):  # noqa: E711
+    # each argument's row position (None: count(*)); an argument that is no plain column read
+    # (an expression, a FILTER or ORDER BY wrapper) leaves the query to the row path
+    picks = [[None] if spec.arg is None else plain_columns([spec.arg]) for spec in specs]
+    if key_positions is None or None in picks or not reads_columns(child):
         return None
-    if not reads_columns(child):
-        return None
-    args = [None if a is None else a[0] for a in arg_positions]
+    args: list[int | None] = [p[0] for p in picks]  # type: ignore[index]
     positions = sorted(set(key_positions).union(a for a in args if a is not None))
     batches = column_batches(child, ctx, positions)
     if not key_positions:
