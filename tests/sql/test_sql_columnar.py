@@ -11,6 +11,8 @@ import math
 import random
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -58,6 +60,18 @@ def _query(aggs: list[str], keys: list[str], terms: list[tuple[str, str]]) -> st
     if keys:
         sql += " GROUP BY " + ", ".join(keys)
     return sql
+
+
+@contextmanager
+def _opened(path: str = ":memory:") -> Iterator[tuple[Database, Session, sqlite3.Connection]]:
+    """A database, a session on it and an in-memory sqlite3 to compare with."""
+    db = Database.open(path)
+    s = Session(db)
+    try:
+        yield db, s, sqlite3.connect(":memory:")
+    finally:
+        s.close()
+        db.close()
 
 
 def _row_path(monkeypatch) -> None:
@@ -285,10 +299,7 @@ def test_rows_stored_as_maps_and_as_arrays_older_than_the_schema_read_back(tmp_p
 def test_tables_the_columnar_path_leaves_to_rows_answer_the_same(monkeypatch, schema: str, lite_schema: str) -> None:
     """A VIRTUAL column (computed from the row) or several column families: the row path,
     with the same answers as sqlite3."""
-    db = Database.open(":memory:")
-    s = Session(db)
-    lite = sqlite3.connect(":memory:")
-    try:
+    with _opened() as (_db, s, lite):
         for conn, ddl in ((s, schema), (lite, lite_schema)):
             conn.execute(ddl)
             conn.executemany("INSERT INTO w (id, a, b) VALUES (?, ?, ?)",
@@ -298,19 +309,12 @@ def test_tables_the_columnar_path_leaves_to_rows_answer_the_same(monkeypatch, sc
         monkeypatch.setattr(columnar, "_scan_columns", lambda *args: pytest.fail("read as columns"))
         for sql in ["SELECT count(*), sum(c), max(a) FROM w WHERE b > 1", "SELECT b, count(*), sum(c) FROM w GROUP BY b"]:
             assert _run(s, sql) == sorted(lite.execute(sql).fetchall(), key=repr), sql
-    finally:
-        s.close()
-        db.close()
-
 
 
 def test_a_table_whose_column_ids_grew_sparse_writes_maps_and_reads_both() -> None:
     """After many ADD/DROP COLUMNs the stored ids are sparse: new values are maps (no run of
     nils), older slot arrays still read back."""
-    db = Database.open(":memory:")
-    s = Session(db)
-    lite = sqlite3.connect(":memory:")
-    try:
+    with _opened() as (_db, s, lite):
         for conn in (s, lite):
             conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a INT, s TEXT)")
             conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, i % 5, f"s{i % 3}") for i in range(1, 200)])
@@ -321,11 +325,7 @@ def test_a_table_whose_column_ids_grew_sparse_writes_maps_and_reads_both() -> No
             conn.execute("ALTER TABLE t ADD COLUMN g INT")
             conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", [(i, i % 4, None, i % 2) for i in range(200, 400)])
             conn.execute("UPDATE t SET g = 7 WHERE id % 10 = 0")
-        codec = codec_for(s.catalog().get_table("t"))
-        assert codec.value_width is None  # ids 2, 3 and 34: maps
+        assert codec_for(s.catalog().get_table("t")).value_width is None  # ids 2, 3 and 34: maps
         for sql in ["SELECT * FROM t", "SELECT g, count(*), sum(a), max(s) FROM t GROUP BY g",
                     "SELECT count(*), sum(a) FROM t WHERE g >= 0", "SELECT a, s, g FROM t WHERE id = 150"]:
             assert _run(s, sql) == sorted(lite.execute(sql).fetchall(), key=repr), sql
-    finally:
-        s.close()
-        db.close()
