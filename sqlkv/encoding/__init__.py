@@ -3,7 +3,7 @@
 A row of ``users (id INT PRIMARY KEY, name TEXT, email TEXT)`` with id 10, table 104, becomes:
 
     key    index_prefix(104, 1) + encode_key([10]) + family_suffix(0)   /Table/104/1/10/0
-    value  encode_row_value({2: "ann", 3: "a@b.c"})                     msgpack map
+    value  encode_row_value({2: "ann", 3: "a@b.c"}, width=4)            [nil, nil, "ann", "a@b.c"]
 
 and an index entry on ``email`` (index 2) the key ``index_prefix(104, 2) + encode_key(["a@b.c",
 10])`` (the primary key columns make it unique). Reading decodes the same pieces in reverse with

@@ -34,6 +34,12 @@ def timed_batches(op: Any, ctx: Any, st: Any) -> Iterator[list[tuple]]:
     return _timed(op.batches, ctx, st, True)
 
 
+def timed_column_batches(produce: Any, ctx: Any, st: Any) -> Iterator[Any]:
+    """`timed_batches` for a producer of column batches (exec/columnar.py): ``len`` of each
+    is its rows."""
+    return _timed(produce, ctx, st, True)
+
+
 def _timed(produce: Any, ctx: Any, st: Any, batches: bool) -> Iterator[Any]:
     started = perf_counter_ns()
     it = iter(produce(ctx))

@@ -94,7 +94,7 @@ def test_unstorable_values_are_data_errors(value: object) -> None:
         b"\xc1",  # never-used msgpack byte
         b"\x81\x01",  # map missing its value
         b"\x81\x01\x02\x03",  # trailing bytes
-        b"\x92\x01\x02",  # an array where a map belongs
+        b"\x05",  # a number where a map (or slot array) belongs
         b"\x81\x01\xd5\x63\x00\x00",  # unknown ext type 99
         b"\x81\x01\xc7\x03\x01abc",  # Decimal ext holding "abc"
         b"\x81\x01\xd6\x02\x00\x00\x00\x00",  # date ordinal 0

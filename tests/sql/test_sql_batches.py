@@ -15,7 +15,7 @@ from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key, encode_key
 from sqlkv.errors import CorruptionError, DataError, SerializationFailure
 from sqlkv.sql import Database, Session
-from sqlkv.encoding.values import decode_row_values
+from sqlkv.encoding.values import decode_columns
 from sqlkv.sql.exec.operator import BATCH_ROWS, FIRST_SCAN_BATCH, batch_sizes
 from sqlkv.sql.rowstore import codec as codec_module
 
@@ -158,15 +158,15 @@ def test_scans_over_a_loaded_table_with_scattered_writes_match_sqlite(tmp_path) 
         db.close()
 
 
-def _conflicts(db: Database, scan_sql: str, write_sql: str) -> bool:
-    """Whether a transaction that ran ``scan_sql`` (then wrote elsewhere) fails to commit after
-    another transaction committed ``write_sql``."""
+def _conflicts(db: Database, scan_sql: str, write_sql: str, own_row: str = "(-1, 0, 0, 'x')") -> bool:
+    """Whether a transaction that ran ``scan_sql`` (then wrote ``own_row`` into t, with id -1)
+    fails to commit after another transaction committed ``write_sql``."""
     a, b = Session(db), Session(db)
     try:
         a.execute("BEGIN")
         a.execute(scan_sql).fetchall()
         b.execute(write_sql)  # autocommit
-        a.execute("INSERT INTO t VALUES (-1, 0, 0, 'x')")
+        a.execute(f"INSERT INTO t VALUES {own_row}")
         try:
             a.execute("COMMIT")
         except SerializationFailure:
@@ -424,11 +424,11 @@ def test_scans_reading_no_text_column_skip_string_decoding_and_read_the_same_val
                  i % 30, i, i, i % 100, f"t{i}"))
         flags: list[bool] = []
 
-        def spy(datas, text=True):
+        def spy(datas, ids, text=True):
             flags.append(text)
-            return decode_row_values(datas, text)
+            return decode_columns(datas, ids, text)
 
-        monkeypatch.setattr(codec_module, "decode_row_values", spy)
+        monkeypatch.setattr(codec_module, "decode_columns", spy)
         everything = s.execute("SELECT * FROM w").fetchall()
         assert flags and all(flags)
         flags.clear()

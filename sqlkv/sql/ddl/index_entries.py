@@ -20,18 +20,15 @@ row-at-a-time entries (index_ingest.py reports a unique violation from the ordin
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-import struct
 from itertools import compress, repeat
 from operator import is_
 
-import msgpack
-
 from sqlkv.encoding.key_columns import encode_column_keys
-from sqlkv.encoding.values import _from_ext, _packer, decode_row_values, encode_values
+from sqlkv.encoding.values import _packer, decode_columns, encode_values
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
 # Column kinds whose values are never msgpack strings (ints, floats, bools, ext types): a batch
-# whose read columns are all of these may be unpacked with strings left as bytes (`_maps_raw`).
+# whose read columns are all of these may be unpacked with strings left as bytes (`decode_columns`).
 _NO_STRING_KINDS = frozenset({"INT", "FLOAT", "BOOL", "DECIMAL", "DATE", "TIMESTAMP", "TIME", "INTERVAL", "UUID"})
 BATCH_ROWS = 4_096  # table pairs read and decoded at once (fewer: the per-read and per-call setup shows)
 
@@ -65,7 +62,7 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
     of each indexed and stored column (by row position) and each row's primary key bytes,
     cut from its key. Without a predicate, and when those columns are all stored in the
     value (none in the key, none computed), no row is built: each column is read from the
-    batch's unpacked maps by one C-level ``map``."""
+    batch's unpacked values by one C-level ``map`` (`decode_columns`)."""
     start, cut = len(codec.prefix), -len(codec.fam0_suffix)
     # a unique entry's value holds the primary key columns the key lacks
     wanted = [*ic.key_positions, *ic.storing_positions, *(ic.extra_pk_positions if ic.unique else ())]
@@ -73,11 +70,10 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
     if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
         columns_ = codec.table.columns
         raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in wanted)
+        ids = [stored[p] for p in wanted]
         for pairs in batches:
-            values = [value for _key, value in pairs]
-            maps = (_maps_raw(values) if raw else None) or decode_row_values(values)
-            columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
-            yield columns, [key[start:cut] for key, _value in pairs]
+            by_id = decode_columns([value for _key, value in pairs], ids, text=not raw)
+            yield {p: by_id[stored[p]] for p in wanted}, [key[start:cut] for key, _value in pairs]
         return
     decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
     for pairs in batches:
@@ -88,24 +84,6 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
             rows, pks = [rows[i] for i in kept], [pks[i] for i in kept]
         transposed = list(zip(*rows))
         yield {p: transposed[p] if rows else () for p in wanted}, pks
-
-
-def _maps_raw(values: list[bytes]) -> list[dict] | None:
-    """`decode_row_values` of a batch, but with strings left as UTF-8 bytes (a third cheaper:
-    the other columns' text is not decoded) -- for a caller that reads no string column. None
-    on anything short of one map per value (the caller then decodes normally, which names a
-    corrupt value)."""
-    try:
-        rows = msgpack.unpackb(_ARRAY32.pack(0xDD, len(values)) + b"".join(values), ext_hook=_from_ext,
-                               raw=True, strict_map_key=False)
-    except Exception:  # noqa: BLE001 -- decode_row_values reports it
-        return None
-    if type(rows) is not list or len(rows) != len(values) or (rows and set(map(type, rows)) != {dict}):
-        return None
-    return rows
-
-
-_ARRAY32 = struct.Struct(">BI")  # msgpack's array 32 header: 0xdd, then the element count
 
 
 def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes]

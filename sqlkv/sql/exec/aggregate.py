@@ -20,6 +20,7 @@ from typing import Any
 from sqlkv.encoding.interval import Interval
 from sqlkv.errors import DataError
 from sqlkv.sql.context import Column, ExecContext
+from sqlkv.sql.exec.columnar import column_groups, split_by_key
 from sqlkv.sql.exec.operator import Operator, counted_batches
 from sqlkv.sql.exec.relational import value_key
 from sqlkv.sql.expr.dates import scale_interval
@@ -361,9 +362,12 @@ class HashAggregate(Operator):
             yield key + tuple(acc.result() for acc in accs)
 
     def _accumulate(self, ctx: ExecContext) -> dict[tuple, list[Accumulator]]:
-        groups: dict[tuple, list[Accumulator]] = {}
         keys = self.keys
         specs = self.aggs
+        by_columns = column_groups(self.child, keys, specs, ctx)  # no row tuples at all
+        if by_columns is not None:
+            return by_columns
+        groups: dict[tuple, list[Accumulator]] = {}
         args = [spec.arg for spec in specs]
         if not keys:
             accs = [spec.factory() for spec in specs]
@@ -377,14 +381,7 @@ class HashAggregate(Operator):
                 batch_keys = list(zip(map(single, batch)))
             else:
                 batch_keys = list(zip(*[map(k, batch) for k in keys]))
-            by_group: dict[tuple, list[tuple]] = {}
-            for key, row in zip(batch_keys, batch):
-                rows = by_group.get(key)
-                if rows is None:
-                    by_group[key] = [row]
-                else:
-                    rows.append(row)
-            for key, rows in by_group.items():
+            for key, rows in split_by_key(batch_keys, batch).items():
                 accs = groups.get(key)
                 if accs is None:
                     accs = groups[key] = [spec.factory() for spec in specs]

@@ -30,7 +30,7 @@ from typing import Any
 
 from sqlkv.encoding.key_columns import encode_column_keys
 from sqlkv.encoding.keys import encode_key
-from sqlkv.encoding.values import encode_row_value
+from sqlkv.encoding.values import encode_row_value, encode_slots
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.defaults import AUTO_IDS
 from sqlkv.sql.exec.insert import Insert
@@ -168,7 +168,7 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
     else:
         bases = [encode_key([row[p] for p in pk_positions], pk_desc, prefix) for row in rows]
     suffix = codec.fam0_suffix
-    checked = list(zip([base + suffix for base in bases], map(encode_row_value, _stored_values(codec, rows))))
+    checked = list(zip([base + suffix for base in bases], _row_values(codec, rows)))
     plain: list[tuple[bytes, bytes]] = []
     if codec.indexes:
         cut = len(prefix)
@@ -184,6 +184,15 @@ def _write_chunk(plan: Insert, ctx: ExecContext, chunk: list[Params]) -> int | N
     if not ctx.txn.put_new_batch(checked, plain):
         raise _Rejected
     return _last_auto_id(plan, rows)
+
+
+def _row_values(codec: TableCodec, rows: list[tuple]) -> list[bytes]:
+    """Each row's value as `TableCodec.family0_value` encodes it (slots picked in C when the
+    table has them)."""
+    slots_of = codec.slots_of
+    if slots_of is not None:
+        return list(map(encode_slots, map(slots_of, [(*row, None) for row in rows])))
+    return list(map(encode_row_value, _stored_values(codec, rows)))
 
 
 def _stored_values(codec: TableCodec, rows: list[tuple]) -> list[dict[int, Any]]:

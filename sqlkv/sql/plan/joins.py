@@ -26,6 +26,7 @@ from sqlkv.sql.exec.join import LookupScan, Reorder
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
+from sqlkv.sql.expr.batch_filters import with_conjunction_batch
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
 from sqlkv.sql.plan.element_uses import element_uses
 from sqlkv.sql.plan.estimates import filter_selectivity, table_statistics
@@ -85,7 +86,8 @@ def and_predicates(preds: list[Pred]) -> Pred | None:
         return None
     if len(preds) == 1:
         return preds[0]
-    return lambda row: all(p(row) for p in preds)
+    # the conjuncts' batch filters and column terms, when they all have them, serve the AND
+    return with_conjunction_batch(lambda row: all(p(row) for p in preds), preds)
 
 
 class FromPlanner(JoinOrdering):

@@ -4,7 +4,8 @@ Everything that knows how a row becomes keys and values, and back, lives here:
 
 - `codec` -- `TableCodec`: a row of ``users(id INT PRIMARY KEY, name TEXT, email TEXT UNIQUE)``
   (table 104) ``(10, 'ann', 'a@b.c')`` is the primary-index pair
-  ``/Table/104/1/10/0 -> {2: 'ann', 3: 'a@b.c'}`` (column id -> value, msgpack); `RowDecoder`
+  ``/Table/104/1/10/0 -> [nil, nil, 'ann', 'a@b.c']`` (slots: the value at its column id,
+  msgpack); `RowDecoder`
   turns scanned pairs back into tuples, decoding only the columns a plan reads;
 - `index` -- `IndexCodec`: the row's secondary-index entries, e.g.
   ``/Table/104/2/"a@b.c" -> [10]`` in the unique index ``users_email_key``;

@@ -3,13 +3,15 @@
 For ``users(id INT PRIMARY KEY, name TEXT, email TEXT UNIQUE)`` (table 104) the row
 ``(10, 'ann', 'a@b.c')`` is stored as
 
-    /Table/104/1/10/0        -> {2: 'ann', 3: 'a@b.c'}   primary index, family 0 (sentinel)
-    /Table/104/2/"a@b.c"     -> [10]                     unique index users_email_key
+    /Table/104/1/10/0        -> [nil, nil, 'ann', 'a@b.c']   primary index, family 0 (sentinel)
+    /Table/104/2/"a@b.c"     -> [10]                         unique index users_email_key
 
 Primary-index keys are ``index_prefix(t, 1) + encode_key(pk values) + family_suffix(f)``.
 Family 0 is always written (its value may be an empty map) so that every row has a key even
 when all its non-key columns are NULL; other families (``FAMILY f (cols)``) are written only
-when one of their columns is non-NULL. Values are msgpack maps column id -> value, NULLs absent.
+when one of their columns is non-NULL. A one-family table's values are slot arrays indexed by
+column id (nil for NULL), other values msgpack maps column id -> value, NULLs absent
+(encoding/values.py; both forms are read everywhere).
 An exploded family (exploded.py) holds one ARRAY/JSONB column as a header key plus one key per
 element; tables with one decode through `exploded_rows`, the others keep the decoders below.
 
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import repeat
 from operator import itemgetter
 
 import weakref
@@ -29,7 +30,9 @@ import weakref
 from sqlkv.catalog.descriptors import TableDescriptor
 from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key, encode_key, family_suffix, index_prefix
-from sqlkv.encoding.values import decode_row_value, decode_row_values, encode_row_value
+from sqlkv.encoding.values import (
+    decode_columns, decode_row_value, encode_row_value, encode_slots, row_value_getter, slot_width,
+)
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Scope, table_scope
 from sqlkv.sql.expr import CompileEnv, compile_schema_expr
@@ -76,6 +79,13 @@ class TableCodec:
         # (column id, row position) of every stored (non-key) column, for the fast decoders
         skip = set(self.pk_positions) | {p for p, _fn in self.virtual}
         self.stored_columns = [(cid, p) for cid, p in self.position_of_id.items() if p not in skip]
+        # a one-family row's value: slots indexed by column id (encoding/values.py), unless sparse;
+        # `slots_of` picks them from the row with a None appended, in one C-level step
+        self.value_width = slot_width([cid for cid, _p in self.stored_columns]) if self.single_family else None
+        self.slots_of: Callable[[tuple], tuple] | None = None
+        if self.value_width is not None and self.value_width > 1:
+            where = dict(self.stored_columns)
+            self.slots_of = itemgetter(*[where.get(cid, self.ncols) for cid in range(self.value_width)])
         self._decoders: dict[frozenset[int] | None, RowDecoder] = {}
         if self.virtual:  # every decoding entry point completes the row (no cost for other tables)
             single, rows = self._single, self.decode_rows
@@ -139,11 +149,13 @@ class TableCodec:
             return exploded.kvs(base, None if exploded.position is None else row[exploded.position])
         values = {cid: row[p] for cid, p in zip(fam.column_ids, fam.positions) if row[p] is not None}
         if fam.id == 0 or values:
-            return [(base + fam.suffix, encode_row_value(values))]
+            return [(base + fam.suffix, encode_row_value(values, self.value_width))]
         return [(base + fam.suffix, None)]
 
     def family0_value(self, row: tuple) -> bytes:
         """The value of a single-family row: every non-NULL stored column."""
+        if self.slots_of is not None:
+            return encode_slots(self.slots_of((*row, None)))
         return encode_row_value({cid: row[p] for cid, p in self.stored_columns if row[p] is not None})
 
     # -- KV -> rows ------------------------------------------------------------------------
@@ -246,6 +258,8 @@ class RowDecoder:
         wanted = (lambda p: True) if needed is None else (lambda p: p in needed)
         self.pk = [(i, p) for i, p in enumerate(codec.pk_positions) if wanted(p)]
         self.columns = [(cid, p) for cid, p in codec.stored_columns if wanted(p)]
+        self.column_ids = [cid for cid, _p in self.columns]
+        self.width = max(self.column_ids, default=0) + 1  # slots a point read pads a row's array to
         columns = codec.table.columns
         # no needed column is stored as a msgpack string: the batch skips decoding UTF-8
         self.text = any(columns[p].type.kind not in _NEVER_TEXT or columns[p].type.element is not None
@@ -262,22 +276,35 @@ class RowDecoder:
 
     def batch(self, pairs: list[tuple[bytes, bytes]]) -> list[tuple]:
         """The rows of a list of single-family pairs, as a list (a scan's batch), built a
-        column at a time: the values are unpacked in one pass (`decode_row_values`), each
-        needed column read from every map by one C-level ``map(dict.get, ...)``, the key
-        columns decoded for the batch, and the rows assembled by ``zip`` (no Python work
-        per row: a per-row ``tuple(map(values.get, layout))`` cost four times as much)."""
+        column at a time: the values are unpacked in one pass and each needed column read
+        from all of them by one C-level ``map`` (`decode_columns`), the key columns decoded
+        for the batch, and the rows assembled by ``zip`` (no Python work per row: a per-row
+        ``tuple(map(values.get, layout))`` cost four times as much)."""
         n = len(pairs)
         nulls = [None] * n  # a list, not one shared iterator: zip reads each column once
         columns: list[Iterable[object]] = [nulls] * self.ncols
         if self.columns:
-            maps = decode_row_values([value for _key, value in pairs], self.text)
+            values = decode_columns([value for _key, value in pairs], self.column_ids, self.text)
             for cid, p in self.columns:
-                columns[p] = map(dict.get, maps, repeat(cid))
+                columns[p] = values[cid]
         # else only key columns, or none (count(*)): the values are not even unpacked
         if self.pk:
             for p, values in self._key_columns([key for key, _value in pairs]):
                 columns[p] = values
         return list(zip(*columns))
+
+    def column_lists(self, pairs: list[tuple[bytes, bytes]]) -> dict[int, list]:
+        """The needed columns of a list of single-family pairs as lists (row position ->
+        values): what `batch` would put at those positions, without building the rows."""
+        out: dict[int, list] = {}
+        if self.columns:
+            values = decode_columns([value for _key, value in pairs], self.column_ids, self.text)
+            for cid, p in self.columns:
+                out[p] = values[cid]
+        if self.pk:
+            for p, values in self._key_columns([key for key, _value in pairs]):
+                out[p] = values
+        return out
 
     def _key_columns(self, keys: list[bytes]) -> list[tuple[int, list[object]]]:
         """(row position, values) of each needed primary-key column over ``keys``."""
@@ -296,7 +323,7 @@ class RowDecoder:
             for i, p in self.pk:
                 row[p] = vals[i]
         if self.columns:
-            get = decode_row_value(value).get
+            get = row_value_getter(value, self.width)
             for cid, p in self.columns:
                 row[p] = get(cid)
         return tuple(row)
@@ -305,14 +332,14 @@ class RowDecoder:
         codec = self.codec
         ncols, pk, columns, offset = self.ncols, self.pk, self.columns, self.offset
         npk, pk_desc = codec.npk, codec.pk_desc
-        unpack = decode_row_value
+        unpack, width = row_value_getter, self.width
         if len(pk) == 1 and npk == 1:
             pk_pos = pk[0][1]
             for key, value in pairs:
                 row = [None] * ncols
                 row[pk_pos] = decode_key(key, 1, pk_desc, offset)[0][0]
                 if columns:
-                    get = unpack(value).get
+                    get = unpack(value, width)
                     for cid, p in columns:
                         row[p] = get(cid)
                 yield tuple(row)
@@ -324,7 +351,7 @@ class RowDecoder:
                 for i, p in pk:
                     row[p] = vals[i]
             if columns:
-                get = unpack(value).get
+                get = unpack(value, width)
                 for cid, p in columns:
                     row[p] = get(cid)
             yield tuple(row)
