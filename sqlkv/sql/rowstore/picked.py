@@ -3,9 +3,9 @@
 ``SELECT id, sku, amount FROM orders WHERE id = ?`` reads one row of six columns and hands out
 three. `RowDecoder` builds the table's row (a list of six, None where unread) and a projection
 then picks from it, one Python step per column. A statement run by the session's fast path
-(exec/fastpath.py) skips both: the row's value map is read by one C-level
-``map(values.get, column_ids)`` in the projection's order, and the key column, if picked, is
-put in its slot. The rows come out as the projection would have made them.
+(exec/fastpath.py) skips both: the row's value (a slot array or a map, encoding/values.py)
+is read at the projection's column ids in its order, and the key column, if picked, is put in
+its slot. The rows come out as the projection would have made them.
 
 It decodes only rows of one column family with no VIRTUAL or exploded column (`picks_for`
 says None otherwise, and the caller keeps `RowDecoder` and its projection). Its ``one`` and
@@ -14,12 +14,11 @@ says None otherwise, and the caller keeps `RowDecoder` and its projection). Its 
 
 from __future__ import annotations
 
-from itertools import repeat
 
 from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key
 from sqlkv.encoding.single_key import single_key_value
-from sqlkv.encoding.values import decode_row_value, decode_row_values
+from sqlkv.encoding.values import decode_columns, row_value_getter
 from sqlkv.sql.rowstore.codec import TableCodec, never_text
 
 
@@ -38,6 +37,9 @@ class PickedDecoder:
         # map has no such id, so `dict.get` leaves the slot None until the key fills it)
         self.column_ids = [stored.get(p) for p in positions]
         self.reads_values = any(cid is not None for cid in self.column_ids)
+        self.value_ids = sorted({cid for cid in self.column_ids if cid is not None})
+        # slots a point read pads a row's array to (ids below it are read by index)
+        self.slots = max(self.value_ids, default=0) + 1
         # (output slot, index in the primary key) of each picked key column
         self.key_slots = [(slot, codec.pk_positions.index(p)) for slot, p in enumerate(positions)
                           if p in codec.pk_positions]
@@ -64,7 +66,8 @@ class PickedDecoder:
         """The picked columns of the row whose primary-key values are ``pk`` (known already:
         the caller read the row by them) and whose value is ``value``."""
         if self.reads_values:
-            out = list(map(decode_row_value(value).get, self.column_ids))
+            get = row_value_getter(value, self.slots)
+            out = [None if cid is None else get(cid) for cid in self.column_ids]
         else:
             out = [None] * self.width
         if pk is not None:
@@ -80,10 +83,10 @@ class PickedDecoder:
         nulls = [None] * len(pairs)
         columns: list = [nulls] * self.width
         if self.reads_values:
-            maps = decode_row_values([value for _key, value in pairs], self.text)
+            values = decode_columns([value for _key, value in pairs], self.value_ids, self.text)
             for slot, cid in enumerate(self.column_ids):
                 if cid is not None:
-                    columns[slot] = list(map(dict.get, maps, repeat(cid)))
+                    columns[slot] = values[cid]
         if self.key_slots:
             keys = [key for key, _value in pairs]
             if self.npk == 1:
