@@ -7,7 +7,7 @@ primary key, on a single-family table -- a batch of the scan's pairs (`BATCH_ROW
 columns at once (`column_batches`: only the indexed and stored columns, read from the
 batch's unpacked values without building rows when no predicate needs them; when none of them
 is a string column the values are unpacked with strings left undecoded), each indexed
-column is encoded down the batch (`key_columns.encode_column_keys`), and each key is one C-level join of the
+column is encoded down the batch (`key_columns.encode_column_pieces`), and each key is one C-level join of the
 prefix, the encoded columns and the primary key's bytes cut verbatim from the row's key
 (keys.md: an entry's primary key suffix is the primary key's encoding, same directions).
 
@@ -26,7 +26,7 @@ from operator import is_
 
 import msgpack
 
-from sqlkv.encoding.key_columns import encode_column_keys
+from sqlkv.encoding.key_columns import encode_column_pieces
 from sqlkv.encoding.values import _from_ext, _packer, decode_row_values, encode_values
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
@@ -112,9 +112,7 @@ def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes
                    ) -> tuple[list[bytes], list[bytes] | None]:
     """The entry keys of a batch (`column_batches`) and their values, None when every
     value is `EMPTY_LIST` (no STORING column)."""
-    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
-    encoded = [encode_column_keys(columns[p], b"", d) for p, d in zip(ic.key_positions, desc)]
-    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded, pks)))
+    keys = list(map(b"".join, zip(repeat(ic.prefix), *_key_pieces(ic, columns), pks)))
     if not ic.storing_positions:
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
@@ -131,9 +129,7 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     so it repeats nothing)."""
     n = len(pks)
     key_columns = [columns[p] for p in ic.key_positions]
-    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))
-    encoded = [encode_column_keys(column, b"", d) for column, d in zip(key_columns, desc)]
-    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded)))
+    keys = list(map(b"".join, zip(repeat(ic.prefix), *_key_pieces(ic, columns))))
     in_value = [columns[p] for p in (*ic.extra_pk_positions, *ic.storing_positions)]
     values = _values_of(zip(*in_value)) if in_value else [EMPTY_LIST] * n
     with_null: set[int] = set()
@@ -143,6 +139,14 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     for i in with_null:
         keys[i], values[i], _conditional = ic.entry({p: column[i] for p, column in columns.items()}, pks[i])
     return list(zip(keys, range(first, first + n), values))
+
+
+def _key_pieces(ic: IndexCodec, columns: dict[int, Sequence]) -> list[list[bytes]]:
+    """The indexed columns of a batch encoded down each column (`encode_column_pieces`: an
+    int column as markers and payloads), in key order: joined row by row after the prefix,
+    they are the entry keys' indexed values."""
+    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
+    return [piece for p, d in zip(ic.key_positions, desc) for piece in encode_column_pieces(columns[p], d)]
 
 
 def _values_of(rows: Iterable[tuple]) -> list[bytes]:
