@@ -7,9 +7,13 @@ per-call loop and bookkeeping: a one-column primary key's value is read straight
 `decode_key` raises for a marker of the wrong kind or a truncated value.
 
 Encoding: ``encode_column_keys([7, 300, 12], prefix)`` gives what ``encode_key((v,), None,
-prefix)`` gives for each value, ascending. Python's cost is per call: one call per value spends
-more on the call, the bytearray and the type dispatch than on the bytes. Here the common cases --
-ints in the 64-bit range, strings -- are encoded inline in one loop; anything else goes through
+prefix)`` gives for each value (``descending`` for the other direction). Python's cost is per
+call: one call per value spends more on the call, the bytearray and the type dispatch than on the
+bytes. Here a column of non-negative 64-bit ints (either direction) is encoded by a few C-level
+``map`` passes down the column (`int_column_pieces`: bit lengths, payload lengths, markers,
+``int.to_bytes``), which an index build hands to its key join as two pieces, markers and
+payloads, never concatenated value by value (`encode_column_pieces`); strings without NUL are
+encoded by maps too; anything else, value by value, ints and strings inline and the rest by
 `encode_key`, so the bytes are always the same.
 """
 
