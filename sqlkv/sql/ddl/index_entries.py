@@ -59,13 +59,13 @@ def needed_positions(ic: IndexCodec, pk_from_key: bool) -> set[int]:
     return needed
 
 
-def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, bytes]]]
+def column_batches(codec, ic: IndexCodec, batches: Iterable[tuple[list[bytes], list[bytes]]]
                    ) -> Iterator[tuple[dict[int, Sequence], list[bytes]]]:
-    """Per batch of a single-family table's pairs, for the rows the index holds: the values
-    of each indexed and stored column (by row position) and each row's primary key bytes,
-    cut from its key. Without a predicate, and when those columns are all stored in the
-    value (none in the key, none computed), no row is built: each column is read from the
-    batch's unpacked maps by one C-level ``map``."""
+    """Per batch of a single-family table's pairs, as ``(keys, values)`` lists, for the rows
+    the index holds: the values of each indexed and stored column (by row position) and each
+    row's primary key bytes, cut from its key. Without a predicate, and when those columns are
+    all stored in the value (none in the key, none computed), no row is built: each column is
+    read from the batch's unpacked maps by one C-level ``map``."""
     start, cut = len(codec.prefix), -len(codec.fam0_suffix)
     # a unique entry's value holds the primary key columns the key lacks
     wanted = [*ic.key_positions, *ic.storing_positions, *(ic.extra_pk_positions if ic.unique else ())]
@@ -73,16 +73,15 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
     if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
         columns_ = codec.table.columns
         raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in wanted)
-        for pairs in batches:
-            values = [value for _key, value in pairs]
+        for keys, values in batches:
             maps = (_maps_raw(values) if raw else None) or decode_row_values(values)
             columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
-            yield columns, [key[start:cut] for key, _value in pairs]
+            yield columns, [key[start:cut] for key in keys]
         return
     decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
-    for pairs in batches:
-        rows = decode(pairs)
-        pks = [key[start:cut] for key, _value in pairs]
+    for keys, values in batches:
+        rows = decode(list(zip(keys, values)))
+        pks = [key[start:cut] for key in keys]
         if ic.predicate is not None:
             kept = [i for i, row in enumerate(rows) if ic.predicate(row)]
             rows, pks = [rows[i] for i in kept], [pks[i] for i in kept]
