@@ -87,13 +87,13 @@ def encode_column_keys(values: Sequence[object], prefix: bytes = b"",
     return _encode_loop(values, prefix)
 
 
-def encode_column_pieces(values: Sequence[object], descending: bool = False) -> list[list[bytes]]:
-    """Lists of bytes whose concatenation, row by row, is ``encode_key((v,), [descending])`` of
-    each of ``values``: for a caller that joins each row's key from several columns anyway
-    (an index entry), so a column of ints is handed out as markers and payloads apart and
-    never concatenated value by value."""
-    pieces = int_column_pieces(values, descending, b"")
-    return pieces if pieces is not None else [encode_column_keys(values, b"", descending)]
+def encode_column_pieces(values: Sequence[object], descending: bool = False, prefix: bytes = b"") -> list[list[bytes]]:
+    """Lists of bytes whose concatenation, row by row, is ``encode_key((v,), [descending],
+    prefix)`` of each of ``values``: for a caller that joins each row's key from several
+    columns anyway (an index entry), so a column of ints is handed out as markers and payloads
+    apart and never concatenated value by value."""
+    pieces = int_column_pieces(values, descending, prefix)
+    return pieces if pieces is not None else [encode_column_keys(values, prefix, descending)]
 
 
 def int_column_pieces(values: Sequence[object], descending: bool, prefix: bytes) -> list[list[bytes]] | None:

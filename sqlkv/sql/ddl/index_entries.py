@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 import struct
 from itertools import compress, repeat
-from operator import is_
+from operator import getitem, is_
 
 import msgpack
 
@@ -76,12 +76,12 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[tuple[list[bytes], l
         for keys, values in batches:
             maps = (_maps_raw(values) if raw else None) or decode_row_values(values)
             columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
-            yield columns, [key[start:cut] for key in keys]
+            yield columns, list(map(getitem, keys, repeat(slice(start, cut))))
         return
     decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
     for keys, values in batches:
         rows = decode(list(zip(keys, values)))
-        pks = [key[start:cut] for key in keys]
+        pks = list(map(getitem, keys, repeat(slice(start, cut))))
         if ic.predicate is not None:
             kept = [i for i, row in enumerate(rows) if ic.predicate(row)]
             rows, pks = [rows[i] for i in kept], [pks[i] for i in kept]
@@ -111,7 +111,7 @@ def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes
                    ) -> tuple[list[bytes], list[bytes] | None]:
     """The entry keys of a batch (`column_batches`) and their values, None when every
     value is `EMPTY_LIST` (no STORING column)."""
-    keys = list(map(b"".join, zip(repeat(ic.prefix), *_key_pieces(ic, columns), pks)))
+    keys = list(map(b"".join, zip(*_key_pieces(ic, columns), pks)))
     if not ic.storing_positions:
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
@@ -128,7 +128,7 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     so it repeats nothing)."""
     n = len(pks)
     key_columns = [columns[p] for p in ic.key_positions]
-    keys = list(map(b"".join, zip(repeat(ic.prefix), *_key_pieces(ic, columns))))
+    keys = list(map(b"".join, zip(*_key_pieces(ic, columns))))
     in_value = [columns[p] for p in (*ic.extra_pk_positions, *ic.storing_positions)]
     values = _values_of(zip(*in_value)) if in_value else [EMPTY_LIST] * n
     with_null: set[int] = set()
@@ -142,10 +142,12 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
 
 def _key_pieces(ic: IndexCodec, columns: dict[int, Sequence]) -> list[list[bytes]]:
     """The indexed columns of a batch encoded down each column (`encode_column_pieces`: an
-    int column as markers and payloads), in key order: joined row by row after the prefix,
-    they are the entry keys' indexed values."""
+    int column as markers and payloads), in key order, the index's prefix before the first:
+    joined row by row, they are the entry keys up to the primary key."""
     desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
-    return [piece for p, d in zip(ic.key_positions, desc) for piece in encode_column_pieces(columns[p], d)]
+    prefixes = [ic.prefix] + [b""] * (len(ic.key_positions) - 1)
+    return [piece for p, d, prefix in zip(ic.key_positions, desc, prefixes)
+            for piece in encode_column_pieces(columns[p], d, prefix)]
 
 
 def _values_of(rows: Iterable[tuple]) -> list[bytes]:

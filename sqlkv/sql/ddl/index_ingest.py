@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice, repeat
-from operator import eq, itemgetter
+from operator import eq, getitem, itemgetter
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -203,7 +203,7 @@ def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes
     primary key + family 0)."""
     decode, start, cut = codec.decoder(set(ic.all_positions)).batch, len(codec.prefix), -len(codec.fam0_suffix)
     for keys, values in batches:
-        yield from zip(decode(list(zip(keys, values))), [key[start:cut] for key in keys])
+        yield from zip(decode(list(zip(keys, values))), map(getitem, keys, repeat(slice(start, cut))))
 
 
 def _sorted_runs(chunks: Iterator[list], ctx: ExecContext) -> list[Iterator[tuple]]:
