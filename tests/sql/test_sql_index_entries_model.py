@@ -1,9 +1,9 @@
 """CREATE INDEX's batched entries (sql/ddl/index_entries.py) are, byte for byte, what the
 row-at-a-time `IndexCodec.entry` writes: over random rows of every key type (NULLs, negative
 and 64-bit ints, NUL-holding and non-ASCII text, -0.0, NaN), for ascending and DESC columns,
-STORING columns, unique and non-unique indexes and partial ones, on a table keyed by one int
-and on one with a DESC composite key; the rows reach the batch as a scan hands them out, as
-``(keys, values)`` lists."""
+STORING columns, unique and non-unique indexes and partial ones, on a table keyed by one int,
+on one keyed by a DESC int and on one with a DESC composite key; the rows reach the batch as a
+scan hands them out, as ``(keys, values)`` lists."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ COLUMNS = "i INT, t TEXT, f FLOAT, b BOOL, d DECIMAL, dt DATE, ts TIMESTAMP, y B
 TABLES = {
     "int_key": f"CREATE TABLE t (id INT PRIMARY KEY, {COLUMNS})",
     "desc_composite_key": f"CREATE TABLE t (id INT, s TEXT, {COLUMNS}, PRIMARY KEY (s DESC, id))",
+    "desc_int_key": f"CREATE TABLE t (id INT, {COLUMNS}, PRIMARY KEY (id DESC))",
 }
 INDEXES = [
     "CREATE INDEX x_i ON t (i)",
@@ -39,6 +40,7 @@ INDEXES = [
     "CREATE UNIQUE INDEX u_i ON t (i, n DESC)",
     "CREATE UNIQUE INDEX u_t ON t (t) STORING (d)",
     "CREATE UNIQUE INDEX u_id ON t (n, id)",
+    "CREATE UNIQUE INDEX u_ids ON t (id, t DESC) STORING (f, d)",
 ]
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -68,8 +70,8 @@ def table(request):
 
 
 def _rows(kind: str, values: list[tuple]) -> list[tuple]:
-    if kind == "int_key":
-        return [(n, *row) for n, row in enumerate(values)]
+    if kind != "desc_composite_key":
+        return [(n * 977 - 5000, *row) for n, row in enumerate(values)]  # negative ids too
     return [(n, ("k%d" % (n % 3)) if n % 4 else "", *row) for n, row in enumerate(values)]
 
 

@@ -13,8 +13,10 @@ prefix, the encoded columns and the primary key's bytes cut verbatim from the ro
 
 Distinct entries need no ordinal to report a unique violation, and with no STORING column
 their values are all `EMPTY_LIST`: such a run sorts as a list of bytes, far cheaper than
-sorting ``(key, ordinal, value)`` tuples. Unique indexes and multi-family tables keep the
-row-at-a-time entries (index_ingest.py reports a unique violation from the ordinal).
+sorting ``(key, ordinal, value)`` tuples. A unique index whose key holds every primary key
+column is distinct too (no two rows can share its key). Other unique indexes build a batch at
+a time with ordinals (`unique_batch`: index_ingest.py reports a violation from the ordinal);
+multi-family tables keep the row-at-a-time entries.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from operator import getitem, is_
 
 import msgpack
 
-from sqlkv.encoding.key_columns import encode_column_pieces
+from sqlkv.encoding.key_columns import encode_column_pieces, first_key_values
 from sqlkv.encoding.values import _from_ext, _packer, decode_row_values, encode_values
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
@@ -37,10 +39,17 @@ BATCH_ROWS = 4_096  # table pairs read and decoded at once (fewer: the per-read 
 
 
 def distinct_entries(codec, ic: IndexCodec) -> bool:
-    """Whether ``ic``'s entries can be built column-wise here: a non-unique index whose key
-    ends with the table's whole primary key, on a single-family table (one pair per row,
-    whose key is prefix + primary key + family 0)."""
-    return codec.single_family and not codec.exploded and not ic.unique and ic.pk_bytes_in_key
+    """Whether ``ic``'s entries can be built column-wise here, on a single-family table (one
+    pair per row, whose key is prefix + primary key + family 0): a non-unique index whose key
+    ends with the table's whole primary key, or a unique index (not partial) whose indexed
+    columns include every primary key column -- no two rows share its key, and every entry,
+    NULLs or not, is the indexed values and the stored ones (`IndexCodec.entry`'s two forms
+    agree when the key lacks no primary key column)."""
+    if not codec.single_family or codec.exploded:
+        return False
+    if ic.unique:
+        return ic.predicate is None and not ic.extra_pk_positions
+    return ic.pk_bytes_in_key
 
 
 def unique_entries(codec, ic: IndexCodec) -> bool:
@@ -64,18 +73,25 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[tuple[list[bytes], l
     """Per batch of a single-family table's pairs, as ``(keys, values)`` lists, for the rows
     the index holds: the values of each indexed and stored column (by row position) and each
     row's primary key bytes, cut from its key. Without a predicate, and when those columns are
-    all stored in the value (none in the key, none computed), no row is built: each column is
-    read from the batch's unpacked maps by one C-level ``map``."""
+    stored in the value or are a one-column primary key (none computed), no row is built: each
+    column is read from the batch's unpacked maps by one C-level ``map``, the key column by
+    `first_key_values`."""
     start, cut = len(codec.prefix), -len(codec.fam0_suffix)
     # a unique entry's value holds the primary key columns the key lacks
     wanted = [*ic.key_positions, *ic.storing_positions, *(ic.extra_pk_positions if ic.unique else ())]
     stored = {p: cid for cid, p in codec.stored_columns}
-    if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
+    in_key = codec.pk_positions[0] if codec.npk == 1 and codec.pk_positions[0] in wanted else None
+    in_value = [p for p in wanted if p != in_key]
+    if ic.predicate is None and not codec.virtual and all(p in stored for p in in_value):
         columns_ = codec.table.columns
-        raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in wanted)
+        raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in in_value)
         for keys, values in batches:
-            maps = (_maps_raw(values) if raw else None) or decode_row_values(values)
-            columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in wanted}
+            columns = {}
+            if in_value:
+                maps = (_maps_raw(values) if raw else None) or decode_row_values(values)
+                columns = {p: list(map(dict.get, maps, repeat(stored[p]))) for p in in_value}
+            if in_key is not None:
+                columns[in_key] = first_key_values(keys, start, bool(codec.pk_desc[0]))
             yield columns, list(map(getitem, keys, repeat(slice(start, cut))))
         return
     decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
@@ -110,8 +126,10 @@ _ARRAY32 = struct.Struct(">BI")  # msgpack's array 32 header: 0xdd, then the ele
 def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes]
                    ) -> tuple[list[bytes], list[bytes] | None]:
     """The entry keys of a batch (`column_batches`) and their values, None when every
-    value is `EMPTY_LIST` (no STORING column)."""
-    keys = list(map(b"".join, zip(*_key_pieces(ic, columns), pks)))
+    value is `EMPTY_LIST` (no STORING column). A unique index's keys hold the primary key
+    columns already: no primary key bytes after them."""
+    pieces = _key_pieces(ic, columns)
+    keys = list(map(b"".join, zip(*pieces) if ic.unique else zip(*pieces, pks)))
     if not ic.storing_positions:
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
