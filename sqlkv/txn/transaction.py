@@ -21,12 +21,12 @@ manager. After commit or rollback every method except ``rollback()`` raises Prog
 from __future__ import annotations
 
 from collections import Counter
-from itertools import islice
+from itertools import islice, repeat
 from collections.abc import Callable, Container, Iterator
 from typing import TYPE_CHECKING
 
 from sqlkv.errors import ConditionFailedError, ProgrammingError
-from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch
+from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch, columns_of
 from sqlkv.txn.buffer import ABSENT, WriteBuffer
 from sqlkv.txn.figures import PREFIX_LEN
 from sqlkv.txn.merge import merged_scan
@@ -306,6 +306,36 @@ class Transaction(KVReader):
                     self._check_active()
         finally:
             reader.close()
+
+    def scan_columns(self, start: bytes, end: bytes | None, size: int) -> Iterator[tuple[list[bytes], list[bytes]]]:
+        """`scan_batches`' pairs, forward and unlimited, as ``(keys, values)`` lists of at least
+        ``size`` pairs each (the last may be shorter), for a bulk reader that wants them apart
+        (CREATE INDEX's backfill): the LSM builds no tuple per pair (`KVReader.scan_columns`).
+        The span read is recorded as `scan_batches` records it; once this transaction holds
+        writes, the rest is read through `scan_batches` (our writes win)."""
+        self._check_active()
+        if end is not None and end <= start:
+            return
+        buffer = self._buffer
+        if buffer.entries or buffer.ranges or self._snapshot.pages_itself:
+            yield from map(columns_of, self.scan_batches(start, end, False, None, repeat(size)))
+            return
+        tracker = None if self.read_only else self._reads.open_scan(start, end, False)
+        self.kv_scans += 1
+        tally, prefix = self._tally, start[:PREFIX_LEN]
+        for keys, values in self._snapshot.scan_columns(start, end, size):
+            if buffer.entries or buffer.ranges:  # written since the last list
+                yield from map(columns_of, self.scan_batches(keys[0], end, False, None, repeat(size)))
+                return
+            self.kv_keys_read += len(keys)
+            tally[prefix] = tally.get(prefix, 0) + len(keys)
+            if tracker is not None:
+                tracker.last = keys[-1]
+            yield keys, values
+            if not self._active:  # the snapshot is closed once the transaction ends
+                self._check_active()
+        if tracker is not None:
+            tracker.exhausted = True
 
     def _scan(
         self,

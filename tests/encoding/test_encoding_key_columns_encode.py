@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 import random
 from decimal import Decimal
 
@@ -33,3 +34,42 @@ def test_a_value_encode_key_refuses_is_the_same_data_error(bad):
     with pytest.raises(DataError) as batched:
         encode_column_keys(["ok", 7, bad])
     assert str(batched.value) == str(direct.value)
+
+
+# -- ints encoded down the column (`int_column_pieces`), both directions -------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from sqlkv.encoding.key_columns import encode_column_pieces  # noqa: E402
+
+INT_EDGES = [0, 1, 79, 80, 81, 109, 110, 111, 255, 256, 335, 336, 65535, 65536, 2**56 - 1, 2**56,
+             INT64_MAX]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(INT_EDGES), st.integers(0, INT64_MAX), st.integers(0, 400)),
+                min_size=1, max_size=60),
+       st.booleans(), st.sampled_from([b"", table_prefix(104) + b"\x8a"]))
+def test_an_int_column_is_encode_key_per_value_either_way(values, descending, prefix):
+    expected = [encode_key((v,), (descending,), prefix) for v in values]
+    assert encode_column_keys(values, prefix, descending) == expected
+    joined = list(map(b"".join, zip(*encode_column_pieces(values, descending))))
+    assert [prefix + key for key in joined] == expected
+
+
+@pytest.mark.parametrize("column", [
+    [5, -1, 300], [5, None, 300], [True, 200], [200, True], [False, 0], [2**63], [300, 2**63],
+    [1.0, 300], [300, "x"], [],
+])
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_column_the_int_pieces_refuse_still_encodes_as_encode_key(column, descending):
+    """Negative ints, NULLs, bools (ints to Python, not to the key codec), floats, strings and
+    ints beyond 64 bits leave the column-wise int path; the bytes, or the error, are encode_key's."""
+    try:
+        expected = [encode_key((v,), (descending,)) for v in column]
+    except DataError as exc:
+        with pytest.raises(DataError, match=re.escape(str(exc))):
+            encode_column_pieces(column, descending)
+        return
+    assert list(map(b"".join, zip(*encode_column_pieces(column, descending)))) == expected
+    assert encode_column_keys(column, b"", descending) == expected

@@ -7,23 +7,25 @@ primary key, on a single-family table -- a batch of the scan's pairs (`BATCH_ROW
 columns at once (`column_batches`: only the indexed and stored columns, read from the
 batch's unpacked values without building rows when no predicate needs them; when none of them
 is a string column the values are unpacked with strings left undecoded), each indexed
-column is encoded down the batch (`key_columns.encode_column_keys`), and each key is one C-level join of the
+column is encoded down the batch (`key_columns.encode_column_pieces`), and each key is one C-level join of the
 prefix, the encoded columns and the primary key's bytes cut verbatim from the row's key
 (keys.md: an entry's primary key suffix is the primary key's encoding, same directions).
 
 Distinct entries need no ordinal to report a unique violation, and with no STORING column
 their values are all `EMPTY_LIST`: such a run sorts as a list of bytes, far cheaper than
-sorting ``(key, ordinal, value)`` tuples. Unique indexes and multi-family tables keep the
-row-at-a-time entries (index_ingest.py reports a unique violation from the ordinal).
+sorting ``(key, ordinal, value)`` tuples. A unique index whose key holds every primary key
+column is distinct too (no two rows can share its key). Other unique indexes build a batch at
+a time with ordinals (`unique_batch`: index_ingest.py reports a violation from the ordinal);
+multi-family tables keep the row-at-a-time entries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, repeat
-from operator import is_
+from operator import getitem, is_
 
-from sqlkv.encoding.key_columns import encode_column_keys
+from sqlkv.encoding.key_columns import encode_column_pieces, first_key_values
 from sqlkv.encoding.values import _packer, decode_columns, encode_values
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec
 
@@ -34,10 +36,17 @@ BATCH_ROWS = 4_096  # table pairs read and decoded at once (fewer: the per-read 
 
 
 def distinct_entries(codec, ic: IndexCodec) -> bool:
-    """Whether ``ic``'s entries can be built column-wise here: a non-unique index whose key
-    ends with the table's whole primary key, on a single-family table (one pair per row,
-    whose key is prefix + primary key + family 0)."""
-    return codec.single_family and not codec.exploded and not ic.unique and ic.pk_bytes_in_key
+    """Whether ``ic``'s entries can be built column-wise here, on a single-family table (one
+    pair per row, whose key is prefix + primary key + family 0): a non-unique index whose key
+    ends with the table's whole primary key, or a unique index (not partial) whose indexed
+    columns include every primary key column -- no two rows share its key, and every entry,
+    NULLs or not, is the indexed values and the stored ones (`IndexCodec.entry`'s two forms
+    agree when the key lacks no primary key column)."""
+    if not codec.single_family or codec.exploded:
+        return False
+    if ic.unique:
+        return ic.predicate is None and not ic.extra_pk_positions
+    return ic.pk_bytes_in_key
 
 
 def unique_entries(codec, ic: IndexCodec) -> bool:
@@ -56,29 +65,37 @@ def needed_positions(ic: IndexCodec, pk_from_key: bool) -> set[int]:
     return needed
 
 
-def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, bytes]]]
+def column_batches(codec, ic: IndexCodec, batches: Iterable[tuple[list[bytes], list[bytes]]]
                    ) -> Iterator[tuple[dict[int, Sequence], list[bytes]]]:
-    """Per batch of a single-family table's pairs, for the rows the index holds: the values
-    of each indexed and stored column (by row position) and each row's primary key bytes,
-    cut from its key. Without a predicate, and when those columns are all stored in the
-    value (none in the key, none computed), no row is built: each column is read from the
-    batch's unpacked values by one C-level ``map`` (`decode_columns`)."""
+    """Per batch of a single-family table's pairs, as ``(keys, values)`` lists, for the rows
+    the index holds: the values of each indexed and stored column (by row position) and each
+    row's primary key bytes, cut from its key. Without a predicate, and when those columns are
+    stored in the value or are a one-column primary key (none computed), no row is built: each
+    column is read from the batch's unpacked values by one C-level ``map`` (`decode_columns`),
+    the key column by `first_key_values`."""
     start, cut = len(codec.prefix), -len(codec.fam0_suffix)
     # a unique entry's value holds the primary key columns the key lacks
     wanted = [*ic.key_positions, *ic.storing_positions, *(ic.extra_pk_positions if ic.unique else ())]
     stored = {p: cid for cid, p in codec.stored_columns}
-    if ic.predicate is None and not codec.virtual and all(p in stored for p in wanted):
+    in_key = codec.pk_positions[0] if codec.npk == 1 and codec.pk_positions[0] in wanted else None
+    in_value = [p for p in wanted if p != in_key]
+    if ic.predicate is None and not codec.virtual and all(p in stored for p in in_value):
         columns_ = codec.table.columns
-        raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in wanted)
-        ids = [stored[p] for p in wanted]
-        for pairs in batches:
-            by_id = decode_columns([value for _key, value in pairs], ids, text=not raw)
-            yield {p: by_id[stored[p]] for p in wanted}, [key[start:cut] for key, _value in pairs]
+        raw = all(columns_[p].type.kind in _NO_STRING_KINDS and columns_[p].type.element is None for p in in_value)
+        ids = [stored[p] for p in in_value]
+        for keys, values in batches:
+            columns = {}
+            if in_value:
+                by_id = decode_columns(values, ids, text=not raw)
+                columns = {p: by_id[stored[p]] for p in in_value}
+            if in_key is not None:
+                columns[in_key] = first_key_values(keys, start, bool(codec.pk_desc[0]))
+            yield columns, list(map(getitem, keys, repeat(slice(start, cut))))
         return
     decode = codec.decoder(needed_positions(ic, not ic.unique)).batch
-    for pairs in batches:
-        rows = decode(pairs)
-        pks = [key[start:cut] for key, _value in pairs]
+    for keys, values in batches:
+        rows = decode(list(zip(keys, values)))
+        pks = list(map(getitem, keys, repeat(slice(start, cut))))
         if ic.predicate is not None:
             kept = [i for i, row in enumerate(rows) if ic.predicate(row)]
             rows, pks = [rows[i] for i in kept], [pks[i] for i in kept]
@@ -89,10 +106,10 @@ def column_batches(codec, ic: IndexCodec, batches: Iterable[list[tuple[bytes, by
 def distinct_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes]
                    ) -> tuple[list[bytes], list[bytes] | None]:
     """The entry keys of a batch (`column_batches`) and their values, None when every
-    value is `EMPTY_LIST` (no STORING column)."""
-    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
-    encoded = [encode_column_keys(columns[p], b"", d) for p, d in zip(ic.key_positions, desc)]
-    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded, pks)))
+    value is `EMPTY_LIST` (no STORING column). A unique index's keys hold the primary key
+    columns already: no primary key bytes after them."""
+    pieces = _key_pieces(ic, columns)
+    keys = list(map(b"".join, zip(*pieces) if ic.unique else zip(*pieces, pks)))
     if not ic.storing_positions:
         return keys, None
     stored = [columns[p] for p in ic.storing_positions]
@@ -109,9 +126,7 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     so it repeats nothing)."""
     n = len(pks)
     key_columns = [columns[p] for p in ic.key_positions]
-    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))
-    encoded = [encode_column_keys(column, b"", d) for column, d in zip(key_columns, desc)]
-    keys = list(map(b"".join, zip(repeat(ic.prefix), *encoded)))
+    keys = list(map(b"".join, zip(*_key_pieces(ic, columns))))
     in_value = [columns[p] for p in (*ic.extra_pk_positions, *ic.storing_positions)]
     values = _values_of(zip(*in_value)) if in_value else [EMPTY_LIST] * n
     with_null: set[int] = set()
@@ -121,6 +136,16 @@ def unique_batch(ic: IndexCodec, columns: dict[int, Sequence], pks: list[bytes],
     for i in with_null:
         keys[i], values[i], _conditional = ic.entry({p: column[i] for p, column in columns.items()}, pks[i])
     return list(zip(keys, range(first, first + n), values))
+
+
+def _key_pieces(ic: IndexCodec, columns: dict[int, Sequence]) -> list[list[bytes]]:
+    """The indexed columns of a batch encoded down each column (`encode_column_pieces`: an
+    int column as markers and payloads), in key order, the index's prefix before the first:
+    joined row by row, they are the entry keys up to the primary key."""
+    desc = ic.key_desc + [False] * (len(ic.key_positions) - len(ic.key_desc))  # missing: ascending
+    prefixes = [ic.prefix] + [b""] * (len(ic.key_positions) - 1)
+    return [piece for p, d, prefix in zip(ic.key_positions, desc, prefixes)
+            for piece in encode_column_pieces(columns[p], d, prefix)]
 
 
 def _values_of(rows: Iterable[tuple]) -> list[bytes]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice, repeat
-from operator import eq, itemgetter
+from operator import eq, getitem, itemgetter
 from dataclasses import replace
 
 from sqlkv.catalog.catalog import Catalog
@@ -54,7 +54,7 @@ from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.ddl.index_entries import (BATCH_ROWS, column_batches, distinct_batch, distinct_entries,
                                          unique_batch, unique_entries)
 from sqlkv.sql.rowstore.index import EMPTY_LIST, IndexCodec, unique_violation
-from sqlkv.storage.kv import Engine, PairColumns, prefix_end
+from sqlkv.storage.kv import Engine, PairColumns, columns_of, prefix_end
 
 # Off switch (tests compare both paths; a user can set SQLKV_BULK_INDEX=0).
 ENABLED = os.environ.get("SQLKV_BULK_INDEX", "1") != "0"
@@ -150,8 +150,9 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         with ctx.progress(f'indexing "{table.name}" ({idx.name})') as wrap:
             distinct = distinct_entries(codec, ic)
             if codec.single_family:  # one pair per row: read a batch of them at a time
-                batches = _counted_rows(snap.scan_batches(codec.prefix, prefix_end(codec.prefix), False,
-                                                          None, repeat(BATCH_ROWS)), wrap)
+                batches = snap.scan_columns(codec.prefix, prefix_end(codec.prefix), BATCH_ROWS)
+                if ctx.extra.get("progress") is not None:  # the shell's bar counts rows
+                    batches = _counted_rows(batches, wrap)
                 if distinct:
                     chunks = _distinct_chunks(column_batches(codec, ic, batches), ic)
                 elif unique_entries(codec, ic):
@@ -188,22 +189,21 @@ def _backfill_and_publish(table: TableDescriptor, idx: IndexDescriptor, catalog:
         raise
 
 
-def _counted_rows(batches: Iterator[list], wrap) -> Iterator[list]:
-    """The batches again, their pairs passed one by one through the progress hook's ``wrap``
-    (the shell's bar counts rows); without a hook ``wrap`` hands them back and the
-    re-batching is a C-level copy."""
-    pairs = wrap(chain.from_iterable(batches), label="rows")
-    return iter(lambda: list(islice(pairs, BATCH_ROWS)), [])
+def _counted_rows(batches: Iterator[tuple[list, list]], wrap) -> Iterator[tuple[list, list]]:
+    """The ``(keys, values)`` batches again, their pairs passed one by one through the
+    progress hook's ``wrap``."""
+    pairs = wrap(chain.from_iterable(zip(keys, values) for keys, values in batches), label="rows")
+    return map(columns_of, iter(lambda: list(islice(pairs, BATCH_ROWS)), []))
 
 
 def _rows_with_pk(codec, ic: IndexCodec, batches) -> Iterator[tuple[tuple, bytes]]:
-    """``(row, its encoded primary key)`` per row of a single-family table's batches of
-    pairs, with only the columns the index reads decoded (`RowDecoder.batch`); the key bytes
-    save `IndexCodec.entry` encoding the primary key again (key = prefix + primary key +
-    family 0)."""
+    """``(row, its encoded primary key)`` per row of a single-family table's ``(keys,
+    values)`` batches, with only the columns the index reads decoded (`RowDecoder.batch`);
+    the key bytes save `IndexCodec.entry` encoding the primary key again (key = prefix +
+    primary key + family 0)."""
     decode, start, cut = codec.decoder(set(ic.all_positions)).batch, len(codec.prefix), -len(codec.fam0_suffix)
-    for pairs in batches:
-        yield from zip(decode(pairs), [key[start:cut] for key, _value in pairs])
+    for keys, values in batches:
+        yield from zip(decode(list(zip(keys, values))), map(getitem, keys, repeat(slice(start, cut))))
 
 
 def _sorted_runs(chunks: Iterator[list], ctx: ExecContext) -> list[Iterator[tuple]]:

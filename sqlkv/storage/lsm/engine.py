@@ -22,6 +22,7 @@ from sqlkv.storage.lsm.ingest import ingest as ingest_pairs
 from sqlkv.storage.lsm.firstread import FIRST_READ_MOST, first_read
 from sqlkv.storage.lsm.shortread import short_read
 
+from sqlkv.storage.lsm.column_scan import scan_columns
 from sqlkv.storage.lsm.range_reader import RangeReader
 from sqlkv.storage.lsm.sizes import approximate_sizes
 from sqlkv.storage.lsm.verify import verify_files
@@ -294,6 +295,11 @@ class LSMSnapshot(Snapshot):
         """The merged cursors opened once and kept between reads (range_reader.py)."""
         self._check_open()
         return RangeReader(self._core, start, end, reverse, self.seq, self._check_open)
+
+    def scan_columns(self, start: bytes, end: bytes | None, size: int) -> Iterator[tuple[list[bytes], list[bytes]]]:
+        """No pair built where the sources allow it (column_scan.py)."""
+        self._check_open()
+        return scan_columns(self._core, start, end, self.seq, size, self._check_open)
 
     def _check_open(self) -> None:
         if self._closed:

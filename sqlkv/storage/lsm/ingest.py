@@ -103,7 +103,6 @@ def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int,
         for keys, values in _checked_chunks(pairs):
             if core.closing:
                 raise CompactionAborted()
-            payload += sum(map(len, keys)) + sum(map(len, values))
             while True:
                 if builder is None:
                     core.fit_cache(ingesting=sum(i.size for i in infos) + target)  # cached as written
@@ -115,10 +114,12 @@ def _write_tables(core: LSMCore, pairs: Iterable[tuple[bytes, bytes]], seq: int,
                 if taken == len(keys):
                     break
                 infos.append(builder.finish(seq))
+                payload += builder.payload
                 builder = None
                 keys, values = keys[taken:], values[taken:]
         if builder is not None:
             infos.append(builder.finish(seq))
+            payload += builder.payload
             builder = None
     except BaseException:
         if builder is not None:
@@ -143,7 +144,7 @@ def _checked_chunks(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[Sequ
         if not keys and not values:
             continue
         try:
-            ok = len(keys) == len(values) and set(map(type, keys)) == _BYTES and set(map(type, values)) == _BYTES \
+            ok = len(keys) == len(values) and set(map(type, keys)) == _BYTES and _all_bytes(values) \
                 and (previous is None or previous < keys[0]) and all(map(lt, keys, keys[1:]))
         except (TypeError, ValueError):
             ok = False
@@ -154,6 +155,13 @@ def _checked_chunks(pairs: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[Sequ
         yield keys, values
         previous = keys[-1]
         count += len(keys)
+
+
+def _all_bytes(values: Sequence) -> bool:
+    """Whether every value is bytes: when all are one object (a non-unique index's
+    `EMPTY_LIST`), by a C-level count of it, which compares by identity first."""
+    one = values[0]
+    return (type(one) is bytes and values.count(one) == len(values)) or set(map(type, values)) == _BYTES
 
 
 def _transposed(chunk: list) -> tuple[Sequence, Sequence]:

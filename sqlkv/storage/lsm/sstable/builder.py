@@ -29,6 +29,7 @@ from sqlkv.storage.lsm import fileio
 from sqlkv.storage.lsm.sstable.bloom import build_filter
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.sstable.packed import PackedBlock, encode_packed_block
+from sqlkv.storage.lsm.sstable.put_block import encode_put_block
 
 MAGIC = b"SQLKVSST"
 # 1: data blocks are one msgpack array (block.py); 2: keys and values apart, with offsets
@@ -99,6 +100,9 @@ class TableBuilder:
         self._block_bytes = 0
         self._flags = 0
         self._block_max_seq = 0
+        # (value, seq) of every entry of the block when `add_puts` put them all, else None
+        self._uniform: tuple[bytes, int] | None = None
+        self.payload = 0  # bytes of the keys and values `add_puts` took
         self._index_keys: list[bytes] = []
         self._index_offsets: list[int] = []
         self._index_sizes: list[int] = []
@@ -115,6 +119,7 @@ class TableBuilder:
         return self._offset + self._block_bytes
 
     def add(self, key: bytes, seq: int, value: bytes | None) -> None:
+        self._uniform = None
         if key != self._last_key:
             if self._block_bytes >= self.block_size:
                 self._finish_block()
@@ -149,8 +154,15 @@ class TableBuilder:
         n = len(keys)
         if not n:
             return 0
+        # one value for every pair (a non-unique index's entries): its blocks are encoded
+        # knowing it (`encode_put_block`), and the sizes need no pass over the values
+        one = values[0]
+        uniform = (one, seq) if type(one) is bytes and values.count(one) == n else None
         # ends[i]: the block bytes of pairs [0, i] (sizes as `add` counts them)
-        sizes = map(add, map(add, map(len, keys), map(len, values)), repeat(_ENTRY_OVERHEAD))
+        if uniform is not None:
+            sizes = map(add, map(len, keys), repeat(len(one) + _ENTRY_OVERHEAD))
+        else:
+            sizes = map(add, map(add, map(len, keys), map(len, values)), repeat(_ENTRY_OVERHEAD))
         ends = list(accumulate(sizes, initial=0))
         taken = 0
         while taken < n:
@@ -161,12 +173,17 @@ class TableBuilder:
             # the pairs up to the first one that fills the block go in (as `add` would)
             target = ends[taken] + self.block_size - self._block_bytes
             last = min(bisect_left(ends, target, taken + 1), n)
+            if not self._keys:
+                self._uniform = uniform
+            elif self._uniform != uniform:
+                self._uniform = None
             self._keys += keys[taken:last]
             self._values += values[taken:last]
             self._seqs += repeat(seq, last - taken)
             self._block_max_seq = max(self._block_max_seq, seq)
             self._block_bytes += ends[last] - ends[taken]
             taken = last
+        self.payload += ends[taken] - _ENTRY_OVERHEAD * taken
         if self.bloom:
             self._hashes += map(zlib.crc32, keys[:taken])
         if taken:
@@ -181,12 +198,16 @@ class TableBuilder:
     def _finish_block(self) -> None:
         if not self._keys:
             return
-        raw = self._encode_block(self._flags, self._block_max_seq, self._keys, self._seqs, self._values)
+        if self._uniform is not None and self.format_version == 2:  # add_puts' pairs of one value and seq
+            raw = encode_put_block(self._block_max_seq, self._keys, self._uniform[0])
+        else:
+            raw = self._encode_block(self._flags, self._block_max_seq, self._keys, self._seqs, self._values)
         offset = self._write(raw, self._keys[-1])
         if self._cache is not None:
             blk = PackedBlock(raw, self.path, offset)
             self._cache.put((self.number, offset), blk, blk.size)
         self._keys, self._seqs, self._values = [], [], []
+        self._uniform = None
         self._block_bytes = 0
         self._flags = 0
         self._block_max_seq = 0
