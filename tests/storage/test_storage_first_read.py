@@ -36,10 +36,11 @@ def _check(engine, snap) -> int:
             for limit in (1, 2, 10, 64):
                 want = list(islice(snap.scan(start, end, reverse), limit))
                 assert snap.read_range(start, end, reverse, limit) == want, (start, end, reverse, limit)
-                direct = first_read(state, start, end, snap.seq, limit, reverse)
-                if direct is not None:
-                    assert direct == want, (start, end, reverse, limit)
-                    answered += 1
+                for width in (None, limit + 1, limit + 8, 8 * limit + 64):  # keys per source
+                    direct = first_read(state, start, end, snap.seq, limit, reverse, width)
+                    if direct is not None:
+                        assert direct == want, (start, end, reverse, limit, width)
+                        answered += 1
     return answered
 
 
@@ -95,6 +96,10 @@ def test_tombstones_past_the_limit_fall_back_to_the_scan(tmp_path) -> None:
         with engine.snapshot() as snap:
             state = engine._live().read_state
             assert first_read(state, b"k", b"l", snap.seq, 5, False) is None
+            assert first_read(state, b"k", b"l", snap.seq, 5, False, 13) is None
+            # wider, the memtable's twenty deletions and the table's sixty keys are all seen
+            assert first_read(state, b"k", b"l", snap.seq, 5, False, 104) == [
+                (_key(i), b"x" * 30) for i in range(20, 25)]
             assert snap.read_range(b"k", b"l", False, 5) == [(_key(i), b"x" * 30) for i in range(20, 25)]
             assert first_read(state, b"k", b"l", snap.seq, 5, True) == [
                 (_key(i), b"x" * 30) for i in range(59, 54, -1)]

@@ -262,9 +262,10 @@ class LSMSnapshot(Snapshot):
         core = self._core
         if limit is not None and 0 < limit <= FIRST_READ_MOST and (end is None or start < end):
             core.check_open()  # a few pairs from the span's start or end: a short read
-            pairs = first_read(core.read_state, start, end, self.seq, limit, reverse)
-            if pairs is not None:
-                return pairs
+            for width in (limit + 8, 8 * limit + 64):  # wider when deletions hid too many
+                pairs = first_read(core.read_state, start, end, self.seq, limit, reverse, width)
+                if pairs is not None:
+                    return pairs
         return core.read_range_at(start, end, reverse, limit, self.seq)
 
     def read_prefix(self, start: bytes, end: bytes | None, most: int) -> list[tuple[bytes, bytes]] | None:

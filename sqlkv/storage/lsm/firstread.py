@@ -5,16 +5,18 @@ the index orders_sku. A range read (`LSMCore.read_range_at`) pins the version, o
 per source and merges them, a set-up that costs more than reading ten entries. Here, as a
 short prefix read does (shortread.py), each source that can hold a key of the span is visited
 against one read state, without pinning (an in-flight reader keeps its table's file open, as a
-get does): a memtable gives one page of its keys from the span's start (its end, reading in
-reverse), a table its entries from one bisect of its index and one of the block, walking on
-(into the next blocks, the next tables of a level) until it has given ``limit`` distinct keys
-or the span ends. The newest version at or below the read seq of each key wins; tombstones and
-range deletions hide, as in `get_many`.
+get does): a memtable gives its first ``width`` keys of the span (its last, reading in reverse),
+a table its entries from one bisect of its index and one of the block, walking on (into the next
+blocks, the next tables of a level) until it has given ``width`` distinct keys or the span ends.
+The newest version at or below the read seq of each key wins; tombstones and range deletions
+hide, as in `get_many`.
 
-A source cut off after its ``limit`` keys tells nothing past the last key it gave (the *bound*),
+A source cut off after its ``width`` keys tells nothing past the last key it gave (the *bound*),
 so the answer holds up to the nearest bound only: when fewer than ``limit`` visible pairs lie
 within it (tombstones, or versions newer than the read, hid some), `first_read` returns None and
-the caller reads the span the general way.
+the caller reads again wider (``LSMSnapshot.read_range``: ``limit + 8`` keys a source, then
+``8 * limit + 64``), then the span the general way. (A memtable page of 128 keys per read cost
+~50 us with 2,000 deletions in the memtable.)
 """
 
 from __future__ import annotations
@@ -36,24 +38,28 @@ FIRST_READ_MOST = 64  # larger limits read the span the general way
 
 
 def first_read(state: ReadState, start: bytes, end: bytes | None, seq: int, limit: int,
-               reverse: bool) -> list[tuple[bytes, bytes]] | None:
+               reverse: bool, width: int | None = None) -> list[tuple[bytes, bytes]] | None:
     """The first ``limit`` visible pairs of ``[start, end)`` at ``seq`` (the last ones, in
     descending key order, when ``reverse``); fewer when the span holds fewer; None when the
-    sources cut off too early to tell (the caller then scans the span)."""
+    sources cut off too early to tell (the caller then reads again wider, or scans the span).
+    Each source gives at most ``width`` keys (``limit`` by default): more than ``limit`` leaves
+    room for versions a newer source deletes."""
+    if width is None:
+        width = limit
     found: Versions = {}
     bounds: list[bytes] = []  # the last key of each source that stopped at its limit
     for mem in state.mems:
         if mem.data:
-            keys, seqs, values, more = mem.page(start, end, True, False, reverse)
+            keys, seqs, values, more = mem.page(start, end, True, False, reverse, width)
             _take_versions(keys, seqs, values, seq, found)
             if more and keys:
                 bounds.append(keys[0] if reverse else keys[-1])
     for smallest, largest, reader in state.l0:
         if largest >= start and (end is None or smallest < end):
-            _bounded(bounds, _table_walk(reader, start, end, seq, limit, found, reverse))
+            _bounded(bounds, _table_walk(reader, start, end, seq, width, found, reverse))
     for largest_keys, smallest_keys, readers in state.levels:
         for i in _level_tables(largest_keys, smallest_keys, start, end, reverse):
-            bound = _table_walk(readers[i], start, end, seq, limit, found, reverse)
+            bound = _table_walk(readers[i], start, end, seq, width, found, reverse)
             if bound is not None:  # the level's tables after this one hold later keys only
                 bounds.append(bound)
                 break

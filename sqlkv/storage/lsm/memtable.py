@@ -119,8 +119,8 @@ class Memtable:
             return i < len(keys) and (end is None or keys[i] < end)
 
     def page(self, lo: bytes, hi: bytes | None, lo_inclusive: bool, hi_inclusive: bool,
-             reverse: bool) -> tuple[list, list, list, bool]:
-        """Up to SCAN_PAGE keys in the range as parallel lists, ascending, newest version first.
+             reverse: bool, most: int = SCAN_PAGE) -> tuple[list, list, list, bool]:
+        """Up to ``most`` keys in the range as parallel lists, ascending, newest version first.
 
         Returns ``(keys, seqs, values, more)``; ``more`` is False when the range is exhausted.
         """
@@ -129,7 +129,7 @@ class Memtable:
             page = []
             for key in keys:
                 page.append(key)
-                if len(page) == SCAN_PAGE:
+                if len(page) == most:
                     break
             if reverse:
                 page.reverse()
@@ -148,7 +148,7 @@ class Memtable:
                         out_keys.append(key)
                         out_seqs.append(seq)
                         out_values.append(value)
-        return out_keys, out_seqs, out_values, len(page) == SCAN_PAGE
+        return out_keys, out_seqs, out_values, len(page) == most
 
     def sorted_keys(self) -> list[bytes]:
         with self.lock:
