@@ -185,3 +185,49 @@ def test_columns_equal_the_model_for_any_history(tmp_path_factory, steps) -> Non
         for snap, _seen in snaps:
             snap.close()
         engine.close()
+
+
+def _splices(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    splice = column_scan._splice
+
+    def counted(*args):
+        calls.append(1)
+        return splice(*args)
+
+    monkeypatch.setattr(column_scan, "_splice", counted)
+    return calls
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_memtable_writes_spliced_into_big_blocks(tmp_path, monkeypatch, seed: int) -> None:
+    """Blocks of hundreds of keys (the default block size) and a memtable of scattered
+    updates, deletes, inserts between the table's keys and before and after them, keys
+    written several times (versions an older snapshot must not see) -- more than a memtable
+    page per block, so the memtable's pages end inside a block: spliced, the pairs are
+    the lazy scan's at every snapshot."""
+    splices = _splices(monkeypatch)
+    rng = random.Random(seed)
+    engine = open_lsm(str(tmp_path), durability="off")
+    try:
+        _write(engine, range(10, 6000, 2), b"old")
+        engine.flush()
+        engine.compact()
+        snaps = [engine.snapshot()]
+        for _round in range(3):
+            batch = WriteBatch()
+            for i in rng.sample(range(6100), 700):
+                if rng.random() < 0.3:
+                    batch.delete(_key(i))
+                else:
+                    batch.put(_key(i), b"r%d-%05d" % (_round, i))
+            engine.write(batch)
+            snaps.append(engine.snapshot())
+        for snap in snaps:
+            for start, end in [(b"k", None), (b"k00011", b"k03001"), (b"k02000", b"k02002")]:
+                _check_columns(snap, start, end)
+    finally:
+        for snap in snaps:
+            snap.close()
+        engine.close()
+    assert splices

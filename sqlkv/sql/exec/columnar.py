@@ -34,6 +34,7 @@ from sqlkv.sql.exec.relational import Filter, plain_columns
 from sqlkv.sql.exec.scan import IndexScan
 from sqlkv.sql.expr.batch_filters import column_mask, column_terms
 from sqlkv.sql.observe_explain import timed_column_batches
+from sqlkv.storage.kv import columns_of
 
 
 # An aggregate reads every row, so its scan reads this many at once from the start: with slot
@@ -95,16 +96,24 @@ def _scan_columns(scan: IndexScan, ctx: ExecContext, positions: list[int]) -> It
         return
     reader = reader_for(ctx, scan)
     decoder = scan.codec.decoder(set(positions))
-    sizes = repeat(COLUMN_BATCH_ROWS)
     for span in reversed(spans) if scan.reverse else spans:
-        for pairs in reader.scan_batches(span.start, span.end, scan.reverse, None, sizes):
+        for keys, values in _span_lists(reader, span.start, span.end, scan.reverse):
             ctx.check_cancelled()
-            n = len(pairs)
-            columns = decoder.column_lists(pairs)
+            n = len(keys)
+            columns = decoder.column_lists(keys, values)
             for p in positions:
                 if p not in columns:  # neither stored nor in the key: a VIRTUAL column's place
                     columns[p] = [None] * n
             yield ColumnBatch(n, columns)
+
+
+def _span_lists(reader, start: bytes, end: bytes | None, reverse: bool) -> Iterator[tuple[list, list]]:
+    """A span's KV pairs as ``(keys, values)`` lists of about `COLUMN_BATCH_ROWS`: forward
+    by `scan_columns` (the storage builds no pair tuple, and splices a memtable's scattered
+    writes into the table's blocks), backward by `scan_batches`' pairs split apart."""
+    if reverse:
+        return map(columns_of, reader.scan_batches(start, end, True, None, repeat(COLUMN_BATCH_ROWS)))
+    return reader.scan_columns(start, end, COLUMN_BATCH_ROWS)
 
 
 def _filter_columns(flt: Filter, ctx: ExecContext, positions: list[int]) -> Iterator[ColumnBatch]:

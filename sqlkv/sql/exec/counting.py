@@ -33,6 +33,20 @@ class _Counter:
             st.kv_keys_read += len(batch)
             yield batch
 
+    def scan_columns(self, txn, start: bytes, end: bytes | None, size: int):
+        st = self.st
+        lists = txn.scan_columns(start, end, size)
+        if st is None:
+            return lists
+        st.kv_scans += 1
+        return self._counted_columns(lists)
+
+    def _counted_columns(self, lists):
+        st = self.st
+        for keys, values in lists:
+            st.kv_keys_read += len(keys)
+            yield keys, values
+
     def scan(self, txn, start: bytes, end: bytes | None, reverse: bool, limit: int | None):
         st = self.st
         if st is None:
@@ -108,6 +122,9 @@ class _CountingReader:
 
     def scan_batches(self, start, end, reverse, limit, sizes):
         return self.counter.scan_batches(self.txn, start, end, reverse, limit, sizes)
+
+    def scan_columns(self, start, end, size):
+        return self.counter.scan_columns(self.txn, start, end, size)
 
 
 def reader_for(ctx: ExecContext, op: Operator):

@@ -293,17 +293,18 @@ class RowDecoder:
                 columns[p] = values
         return list(zip(*columns))
 
-    def column_lists(self, pairs: list[tuple[bytes, bytes]]) -> dict[int, list]:
-        """The needed columns of a list of single-family pairs as lists (row position ->
-        values): what `batch` would put at those positions, without building the rows."""
+    def column_lists(self, keys: list[bytes], values: list[bytes]) -> dict[int, list]:
+        """The needed columns of single-family rows given as their keys and values (parallel
+        lists) as lists (row position -> values): what `batch` would put at those positions,
+        without building the rows."""
         out: dict[int, list] = {}
         if self.columns:
-            values = decode_columns([value for _key, value in pairs], self.column_ids, self.text)
+            decoded = decode_columns(values, self.column_ids, self.text)
             for cid, p in self.columns:
-                out[p] = values[cid]
+                out[p] = decoded[cid]
         if self.pk:
-            for p, values in self._key_columns([key for key, _value in pairs]):
-                out[p] = values
+            for p, column in self._key_columns(keys):
+                out[p] = column
         return out
 
     def _key_columns(self, keys: list[bytes]) -> list[tuple[int, list[object]]]:

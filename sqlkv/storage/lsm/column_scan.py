@@ -9,8 +9,11 @@ the block cache holds. Here no tuple is built where the sources allow it:
 - one source and no range tombstone: each chunk (a block, a memtable page) whose entries are
   all visible goes out as its own two lists (copied into the batch, never handed out);
 - two sources and no range tombstone (a table's level and the memtable's scattered updates
-  and deletes, the usual state after some writes): merged run by run as `_merge_two_forward`
-  merges them, each run appended to the batch's two lists as slices;
+  and deletes, the usual state after some writes): while one side's chunk is simple (every
+  entry visible, one version per key: a table's block), the other side's entries are spliced
+  into it (`_splice`: per entry of the sparse side one bisect and one slice of the dense
+  side, no per-entry work on the dense side); otherwise merged run by run as
+  `_merge_two_forward` merges them, each run appended to the batch's two lists as slices;
 - anything else (range tombstones, three or more sources, chunks holding versions the
   snapshot does not see): `merged_chunks`' pairs, transposed.
 
@@ -19,7 +22,7 @@ The pairs are the ones `RangeReader` would hand out, in the same order (tested a
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -79,20 +82,11 @@ def _merge_two(a: _Head, b: _Head, seq: int) -> Iterator[Columns]:
     keys: list[bytes] = []
     values: list[bytes] = []
     while True:
-        akey, bkey = a.keys[a.pos], b.keys[b.pos]
-        if bkey < akey:
-            a, b, akey, bkey = b, a, bkey, akey
-        if akey == bkey:
-            pair = _tie_forward([a, b], akey, seq, _NO_TOMBS)
-            if pair is not None:
-                keys.append(pair[0])
-                values.append(pair[1])
+        dense = _dense_side(a, b, seq)
+        if dense is not None:
+            _splice(dense, b if dense is a else a, seq, keys, values)
         else:
-            end = bisect_left(a.keys, bkey, a.pos)
-            run_keys, run_values = _run(a, a.pos, end, seq)
-            keys += run_keys
-            values += run_values
-            a.pos = end
+            _step(a, b, seq, keys, values)
         rest = _survivor(a, b)
         if rest is not None:
             break
@@ -101,6 +95,71 @@ def _merge_two(a: _Head, b: _Head, seq: int) -> Iterator[Columns]:
             keys, values = [], []
     yield keys, values
     return rest
+
+
+def _step(a: _Head, b: _Head, seq: int, keys: list[bytes], values: list[bytes]) -> None:
+    """One step of the run-by-run merge: the key both heads are at (the newest visible
+    version wins), or the run of the head behind up to the other's key."""
+    akey, bkey = a.keys[a.pos], b.keys[b.pos]
+    if bkey < akey:
+        a, b, akey, bkey = b, a, bkey, akey
+    if akey == bkey:
+        pair = _tie_forward([a, b], akey, seq, _NO_TOMBS)
+        if pair is not None:
+            keys.append(pair[0])
+            values.append(pair[1])
+    else:
+        end = bisect_left(a.keys, bkey, a.pos)
+        run_keys, run_values = _run(a, a.pos, end, seq)
+        keys += run_keys
+        values += run_values
+        a.pos = end
+
+
+def _dense_side(a: _Head, b: _Head, seq: int) -> _Head | None:
+    """The head whose chunk the other's entries can be spliced into: one whose chunk is
+    simple at ``seq`` (the longer one when both are), or None."""
+    a_simple, b_simple = a.simple <= seq, b.simple <= seq
+    if a_simple and (not b_simple or len(a.keys) - a.pos >= len(b.keys) - b.pos):
+        return a
+    return b if b_simple else None
+
+
+def _splice(dense: _Head, sparse: _Head, seq: int, keys: list[bytes], values: list[bytes]) -> None:
+    """Merge the entries of ``sparse``'s chunk up to the last key of ``dense``'s chunk (which
+    is simple at ``seq``: one visible version per key) into the lists: the stretches of
+    ``dense`` between them go out as slices. A key in both goes out in its newest version
+    (hidden if that is a tombstone). Stops where ``sparse``'s chunk runs out (its next
+    chunk may hold keys below ``dense``'s last) or at the end of ``dense``'s chunk."""
+    dkeys, dseqs, dvalues, i = dense.keys, dense.seqs, dense.values, dense.pos
+    n = len(dkeys)
+    skeys, sseqs, svalues, j = sparse.keys, sparse.seqs, sparse.values, sparse.pos
+    stop = bisect_right(skeys, dkeys[-1], j)
+    while j < stop:
+        key = skeys[j]
+        at = bisect_left(dkeys, key, i)
+        if at > i:
+            keys += dkeys[i:at]
+            values += dvalues[i:at]
+        version, value = -1, None  # the sparse side's newest visible version (newest first)
+        while j < stop and skeys[j] == key:
+            if version < 0 and sseqs[j] <= seq:
+                version, value = sseqs[j], svalues[j]
+            j += 1
+        i = at
+        if at < n and dkeys[at] == key:
+            i = at + 1
+            if dseqs[at] > version:
+                version, value = dseqs[at], dvalues[at]
+        if version >= 0 and value is not None:
+            keys.append(key)
+            values.append(value)
+    sparse.pos = j
+    if stop < len(skeys):  # the sparse side's next key lies past this chunk: the rest goes out
+        keys += dkeys[i:] if i else dkeys
+        values += dvalues[i:] if i else dvalues
+        i = n
+    dense.pos = i
 
 
 def _survivor(a: _Head, b: _Head) -> _Head | None:
