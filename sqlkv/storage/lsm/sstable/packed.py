@@ -180,9 +180,9 @@ class _Layout:
     def simple_seq(self) -> int:
         return NEVER_SIMPLE if self.flags & (FLAG_MULTI_VERSION | FLAG_TOMBSTONES) else self.max_seq
 
-    def seqs(self, raw: bytes) -> list | array:
+    def seqs(self, raw: bytes) -> tuple | array:
         if self.flags & FLAG_UNIFORM_SEQ:
-            return [self.max_seq] * self.count
+            return (self.max_seq,) * self.count
         return _from_le(_U64, memoryview(raw)[self.seqs_at: self.seqs_at + 8 * self.count])
 
 
@@ -194,13 +194,15 @@ def decode_packed_block(raw: bytes, path: str, offset: int) -> DataBlock:
 
 
 def _decoded(raw: bytes, layout: _Layout, path: str, offset: int) -> DataBlock:
+    """The block's entries as tuples (`DataBlock`: tuples of bytes leave the garbage
+    collector's tracking, so the cached blocks cost its full collections nothing)."""
     view = memoryview(raw)
     try:
-        keys = msgpack.unpackb(view[HEADER.size: layout.keys_end], raw=True, use_list=True)
-        values = msgpack.unpackb(view[layout.keys_end: layout.values_end], raw=True, use_list=True)
+        keys = msgpack.unpackb(view[HEADER.size: layout.keys_end], raw=True, use_list=False)
+        values = msgpack.unpackb(view[layout.keys_end: layout.values_end], raw=True, use_list=False)
     except Exception as exc:  # msgpack raises several types on garbage
         raise CorruptionError(f"undecodable block in {path} at offset {offset}: {exc}") from None
-    if not (isinstance(keys, list) and isinstance(values, list) and len(keys) == len(values) == layout.count):
+    if not (type(keys) is tuple and type(values) is tuple and len(keys) == len(values) == layout.count):
         raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
     size = len(raw) + layout.count * _DECODED_ENTRY_MEMORY + _DECODED_BLOCK_MEMORY
     return DataBlock(keys, layout.seqs(raw), values, layout.simple_seq, size)
