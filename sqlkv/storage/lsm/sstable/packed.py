@@ -227,7 +227,7 @@ class PackedBlock:
         self.key_starts = _from_le(layout.typecode, memoryview(raw)[layout.key_starts_at: layout.value_starts_at])
         if self.key_starts[0] <= HEADER.size or self.key_starts[-1] >= layout.keys_end:
             raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
-        self.key_list: list[bytes] | None = None  # decoded by `promote`
+        self.key_list: tuple[bytes, ...] | None = None  # decoded by `promote`
         self.simple_seq = layout.simple_seq
         self.size = len(raw) + self.key_starts.itemsize * layout.count + _PACKED_MEMORY
 
@@ -254,10 +254,11 @@ class PackedBlock:
             return 0
         layout = self.layout
         try:
-            keys = msgpack.unpackb(memoryview(self.raw)[HEADER.size: layout.keys_end], raw=True)
+            # a tuple, as `_decoded`'s: untracked by the garbage collector once it has seen it
+            keys = msgpack.unpackb(memoryview(self.raw)[HEADER.size: layout.keys_end], raw=True, use_list=False)
         except Exception as exc:
             raise CorruptionError(f"undecodable block in {self.path} at offset {self.offset}: {exc}") from None
-        if not isinstance(keys, list) or len(keys) != layout.count:
+        if type(keys) is not tuple or len(keys) != layout.count:
             raise CorruptionError(f"inconsistent block in {self.path} at offset {self.offset}")
         if self.key_list is not None:  # another thread promoted it meanwhile: charged once
             return 0
@@ -274,7 +275,7 @@ class PackedBlock:
     # reader's `block`, which swaps it for its decoded form): decoded on each access, not kept
     # (the cache charged the block for its bytes).
     @property
-    def keys(self) -> list[bytes]:
+    def keys(self) -> tuple[bytes, ...]:
         return self.key_list if self.key_list is not None else self.decoded().keys
 
     @property
