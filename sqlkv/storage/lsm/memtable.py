@@ -14,6 +14,8 @@ to cut a page of sorted keys for a scan. A memtable that has become immutable is
 from __future__ import annotations
 
 import threading
+from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -23,6 +25,7 @@ from sqlkv.storage.lsm.rangedel import RangeTombstone, TombstoneIndex
 
 _ENTRY_OVERHEAD = 48  # rough bytes of Python objects per version, for the size threshold
 SCAN_PAGE = 128
+_SEQ, _VALUE = itemgetter(0), itemgetter(1)  # of a version ``(seq, value)``
 
 
 class Memtable:
@@ -126,19 +129,16 @@ class Memtable:
         """
         with self.lock:
             keys = self._sorted_keys().irange(lo, hi, (lo_inclusive, hi_inclusive), reverse=reverse)
-            page = []
-            for key in keys:
-                page.append(key)
-                if len(page) == most:
-                    break
+            page = list(islice(keys, most))
             if reverse:
                 page.reverse()
+            held = list(map(self.data.__getitem__, page))
+            if list not in set(map(type, held)):  # one version per key: split in C
+                return page, list(map(_SEQ, held)), list(map(_VALUE, held)), len(page) == most
             out_keys: list[bytes] = []
             out_seqs: list[int] = []
             out_values: list[bytes | None] = []
-            data = self.data
-            for key in page:
-                versions = data[key]
+            for key, versions in zip(page, held):
                 if versions.__class__ is tuple:
                     out_keys.append(key)
                     out_seqs.append(versions[0])
