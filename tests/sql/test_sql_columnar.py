@@ -24,6 +24,7 @@ from sqlkv.sql.exec import aggregate as aggregate_module
 from sqlkv.sql.exec import columnar
 from sqlkv.encoding.values import encode_row_value
 from sqlkv.sql.rowstore.codec import RowDecoder, codec_for
+from sqlkv.txn.transaction import Transaction
 from tests.sql.test_sql_batches import _conflicts as conflicts
 
 SCHEMA = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, f FLOAT, s TEXT)"
@@ -162,6 +163,28 @@ def test_the_columnar_path_builds_no_rows(loaded, monkeypatch, sql: str) -> None
 
     monkeypatch.setattr(RowDecoder, "batch", no_rows)
     assert _run(s, sql) == want
+
+
+@pytest.mark.parametrize("sql", BENCH_SHAPES)
+def test_the_columnar_scan_reads_key_and_value_lists_not_pairs(loaded, monkeypatch, sql: str) -> None:
+    """Forward, the scan takes `Transaction.scan_columns`' lists (the storage builds no pair)."""
+    db, s, lite = loaded
+    want = sorted(lite.execute(sql).fetchall(), key=repr)
+
+    def no_pairs(self, *args):
+        raise AssertionError("the columnar scan read pairs")
+
+    monkeypatch.setattr(Transaction, "scan_batches", no_pairs)
+    assert _run(s, sql) == want
+
+
+def test_a_backward_span_is_read_as_lists_of_its_pairs(loaded) -> None:
+    db, _s, _lite = loaded
+    with db.txn_manager.begin() as txn:
+        start, end = b"", None
+        forward = [p for keys, values in columnar._span_lists(txn, start, end, False) for p in zip(keys, values)]
+        backward = [p for keys, values in columnar._span_lists(txn, start, end, True) for p in zip(keys, values)]
+    assert len(forward) > 1000 and backward == forward[::-1]
 
 
 @pytest.mark.parametrize("sql", [

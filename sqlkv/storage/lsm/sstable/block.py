@@ -112,7 +112,7 @@ def decode_data_block(raw: bytes, path: str, offset: int) -> DataBlock:
         flags, max_seq, keys, seqs, values = msgpack.unpackb(payload, raw=True, use_list=False)
     except Exception as exc:  # msgpack raises several types on garbage
         raise CorruptionError(f"undecodable block in {path} at offset {offset}: {exc}") from None
-    if not (len(keys) == len(seqs) == len(values)):
+    if not (type(keys) is type(seqs) is type(values) is tuple and len(keys) == len(seqs) == len(values)):
         raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
     simple_seq = NEVER_SIMPLE if flags & (FLAG_MULTI_VERSION | FLAG_TOMBSTONES) else max_seq
     return DataBlock(keys, seqs, values, simple_seq, decoded_block_bytes(len(raw), len(keys)))
