@@ -271,7 +271,8 @@ class SegmentReader:
                 raise CorruptionError(f"checksum mismatch in WAL {path} at offset {pos}")
             base_seq, count = PAYLOAD_HEAD.unpack_from(payload, 0)
             try:
-                ops = msgpack.unpackb(payload[PAYLOAD_HEAD.size:], raw=True, use_list=True)
+                # tuples: a replay of thousands of operations allocates no list the collector counts
+                ops = msgpack.unpackb(payload[PAYLOAD_HEAD.size:], raw=True, use_list=False)
             except Exception as exc:
                 raise CorruptionError(f"undecodable WAL record in {path} at offset {pos}: {exc}") from None
             yield pos, base_seq, count, ops
