@@ -68,3 +68,32 @@ def _check(snap, probes: list[bytes], rng: random.Random) -> None:
     keys = rng.sample(probes, 60) + probes[:3]  # unsorted, with repeats
     assert snap.get_many(keys) == [snap.get(key) for key in keys]
     assert snap.get_many(probes) == [snap.get(key) for key in probes]
+
+
+@pytest.mark.parametrize("present_first", [False, True])
+def test_get_counts_the_filter_alike_with_its_block_cached_or_not(tmp_path, present_first: bool) -> None:
+    """`TableReader.get` asks the bloom filter before reading a block from the disk, but after
+    a cached block lacks the key: the figures (useful, positives, false positives) come out as
+    with no cache at all, where every get probes the filter first."""
+    figures = []
+    for cache_size in (0, 1 << 20):
+        engine = open_lsm(str(tmp_path / str(cache_size)), durability="off", background_threads=False,
+                          cache_size=cache_size, block_size=512)
+        try:
+            batch = WriteBatch()
+            for i in range(0, 3000, 3):
+                batch.put(_key(i), b"v%d" % i)
+            engine.write(batch)
+            engine.flush()
+            keys = [_key(i) for i in range(3000)]  # two in three absent, all inside the table's range
+            if present_first:
+                keys.sort(key=lambda key: int(key[1:]) % 3 != 0)
+            for key in keys + keys[::7]:
+                assert engine.get(key) == (b"v%d" % int(key[1:]) if int(key[1:]) % 3 == 0 else None)
+            stats = engine.stats()
+            figures.append((stats["bloom_useful"], stats["bloom_positives"], stats["bloom_false_positives"]))
+            assert (stats["block_cache"]["hits"] > 0) == bool(cache_size)
+        finally:
+            engine.close()
+    assert figures[0] == figures[1]
+    assert figures[0][0] > 0 and figures[0][2] > 0

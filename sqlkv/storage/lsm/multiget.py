@@ -132,9 +132,11 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
 def _block_for(reader: TableReader, i: int, key: bytes):
     """Block ``i`` of ``reader`` for a point read of ``key``; None when it is not cached and
     the bloom filter says the table lacks ``key`` (a cached block answers without the filter)."""
-    if (reader.number, reader.index_offsets[i]) not in reader.cache.entries and not reader.may_contain(key):
-        return None
-    return reader.lookup_block(i)
+    blk = reader.cached_block(i)
+    if blk is None and reader.may_contain(key):
+        reader.cache.misses += 1
+        blk = reader.point_block(i)
+    return blk
 
 
 def visible_value(state: ReadState, key: bytes, version: tuple | None, seq: int) -> bytes | None:
