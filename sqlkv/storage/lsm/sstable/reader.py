@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from zlib import crc32
 from bisect import bisect_left
 
 from sqlkv.errors import CorruptionError
@@ -48,9 +47,7 @@ class TableReader:
         self.bloom_negatives = 0  # gets the bloom filter answered alone ("useful")
         self.bloom_positives = 0  # gets it let through to the blocks
         self.bloom_false_positives = 0  # ... of which the table held no version of the key
-        self._bloom_bits = b""
-        self._bloom_nbits = 0
-        self._bloom_probes = 0
+        self._bloom_nbits = 0  # 0: no filter (or an empty one) to ask
         self.format_version = 0
         self._decode = decode_data_block
         self._read_for_point = decode_data_block
@@ -95,9 +92,7 @@ class TableReader:
             raise CorruptionError(f"malformed index block in {self.path} at offset {index_off}")
         self.index_keys, self.index_offsets, self.index_sizes = index
         self.bloom = BloomFilter(unseal(os.pread(fd, bloom_size, bloom_off), self.path, bloom_off))
-        self._bloom_bits = self.bloom.bits
         self._bloom_nbits = self.bloom.nbits
-        self._bloom_probes = self.bloom.probes
         self.format_version = version
         self._decode = _DECODERS[version]
         self._read_for_point = _POINT_READERS[version]
@@ -180,24 +175,11 @@ class TableReader:
         """The bloom filter's answer for ``key`` (True when the table has none), counted."""
         if not self._bloom_nbits:
             return True
-        if self._bloom_says(key):
+        if self.bloom.may_contain(key):  # type: ignore[union-attr]
             self.bloom_positives += 1
             return True
         self.bloom_negatives += 1
         return False
-
-    def _bloom_says(self, key: bytes) -> bool:
-        """Whether the filter may hold ``key`` (it has bits): the probe, inlined, uncounted."""
-        nbits = self._bloom_nbits
-        bits = self._bloom_bits
-        h = crc32(key)
-        delta = ((h >> 17) | (h << 15)) & 0xFFFFFFFF
-        for _ in range(self._bloom_probes):
-            pos = h % nbits
-            if not bits[pos >> 3] & (1 << (pos & 7)):
-                return False
-            h = (h + delta) & 0xFFFFFFFF
-        return True
 
     def get(self, key: bytes, seq: int) -> tuple[int, bytes | None] | None:
         """``(version seq, value)`` of the newest version of ``key`` at or below ``seq``.
@@ -236,7 +218,7 @@ class TableReader:
     def _count_absent(self, key: bytes) -> None:
         """Count a get of a key the table lacks as the filter would have answered it."""
         if self._bloom_nbits:
-            if self._bloom_says(key):
+            if self.bloom.may_contain(key):  # type: ignore[union-attr]
                 self.bloom_positives += 1
                 self.bloom_false_positives += 1
             else:
