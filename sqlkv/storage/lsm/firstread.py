@@ -25,7 +25,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sqlkv.storage.lsm.multiget import visible_value
+from sqlkv.storage.lsm.multiget import has_range_deletions, visible_value
 from sqlkv.storage.lsm.sstable.block import DataBlock
 from sqlkv.storage.lsm.sstable.packed import EntryColumn
 
@@ -47,7 +47,7 @@ def first_read(state: ReadState, start: bytes, end: bytes | None, seq: int, limi
     room for versions a newer source deletes."""
     if width is None:
         width = limit
-    if not (state.has_tombstones or any(mem.range_tombstones for mem in state.mems)):
+    if not has_range_deletions(state):
         return _newest_first(state, start, end, seq, limit, reverse, width)
     found: Versions = {}
     bounds: list[bytes] = []  # the last key of each source that stopped at its limit
@@ -161,7 +161,7 @@ def _visible(state: ReadState, found: Versions, bounds: list[bytes], seq: int, l
     None when fewer than ``limit`` lie within a bound."""
     bound = (max(bounds) if reverse else min(bounds)) if bounds else None
     # with no range deletion in the read state, a version is live unless it is a tombstone
-    ranges = state.has_tombstones or any(mem.range_tombstones for mem in state.mems)
+    ranges = has_range_deletions(state)
     pairs = []
     for key in sorted(found, reverse=reverse):
         if bound is not None and (key < bound if reverse else key > bound):

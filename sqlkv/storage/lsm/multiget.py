@@ -49,7 +49,7 @@ def get_many(state: ReadState, keys: list[bytes], seq: int, counters: dict[str, 
             remaining = [k for k in remaining if k not in found]
     counters["gets"] += len(keys)
     counters["tables_probed"] += probed
-    if state.has_tombstones or any(mem.range_tombstones for mem in state.mems):
+    if has_range_deletions(state):
         return [visible_value(state, key, found.get(key), seq) for key in keys]
     get = found.get  # no range deletion: a version's value is the answer (None: a tombstone)
     return [version[1] if (version := get(key)) is not None else None for key in keys]
@@ -111,7 +111,7 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
         if b == len(index_keys):
             continue
         if b != current:
-            blk = _block_for(reader, b, key)  # type: ignore[arg-type]
+            blk = reader.cached_block(b) or _unless_filtered(reader, b, key)  # type: ignore[union-attr]
             if blk is None:
                 continue  # the filter spares reading the block
             current = b
@@ -129,14 +129,24 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
     return probed
 
 
-def _block_for(reader: TableReader, i: int, key: bytes):
-    """Block ``i`` of ``reader`` for a point read of ``key``; None when it is not cached and
-    the bloom filter says the table lacks ``key`` (a cached block answers without the filter)."""
-    blk = reader.cached_block(i)
-    if blk is None and reader.may_contain(key):
-        reader.cache.misses += 1
-        blk = reader.point_block(i)
-    return blk
+def _unless_filtered(reader: TableReader, i: int, key: bytes):
+    """Block ``i`` of ``reader``, not cached, read for a point read of ``key``; None when the
+    bloom filter says the table lacks ``key`` (a cached block answers without the filter)."""
+    if not reader.may_contain(key):
+        return None
+    reader.cache.misses += 1
+    return reader.point_block(i)
+
+
+def has_range_deletions(state: ReadState) -> bool:
+    """Whether a range deletion may hide something in ``state`` (the tables' or a memtable's:
+    the active memtable's can appear after the state was taken, so it is asked each time)."""
+    if state.has_tombstones:
+        return True
+    for mem in state.mems:
+        if mem.range_tombstones:
+            return True
+    return False
 
 
 def visible_value(state: ReadState, key: bytes, version: tuple | None, seq: int) -> bytes | None:
