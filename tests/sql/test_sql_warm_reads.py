@@ -173,8 +173,10 @@ def test_order_by_text_index_limit_matches_sqlite(lsm, sql) -> None:
         result = s.execute(sql)
         assert result.fetchall() == want
     if "OFFSET" not in sql:  # (with one, the plan sorts: no fast read)
+        read = s.plans.get(sql).read
         fused = "amount" in sql  # (id and sku alone are read from the index)
-        assert s.plans.get(sql).read.__name__ == ("first_rows" if fused else "limited")
+        inner = [cell.cell_contents.__name__ for cell in read.__closure__ if callable(cell.cell_contents)]
+        assert ("first_rows" in inner) == fused, inner
 
 
 def test_limited_read_depends_on_exactly_the_keys_it_read(lsm) -> None:

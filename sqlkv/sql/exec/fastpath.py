@@ -54,7 +54,7 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
         if read is None:
             return None
         first = _first_entries_scan(plan.child)
-        return _limited(plan, read) if first is None else _first_rows(plan, *first)
+        return _limited(plan, read if first is None else _first_rows(*first))
     positions = None
     scan = plan
     if type(plan) is Project:
@@ -133,29 +133,24 @@ def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder] | Non
     return None if decoder is None else (scan, decoder)
 
 
-def _first_rows(limit: Limit, scan: IndexScan, decoder: PickedDecoder) -> IndexRead:
-    """`_limited` over `IndexScan.ready_rows` for `_first_entries_scan`'s scans, in one
-    function: the index's first (or last) entries by one limited read, their rows' keys cut
-    in one pass, the rows fetched by one ``get_many`` and decoded into the picked columns --
-    what ``ready_rows`` does for such a scan, without its checks of the span's kind."""
-    count_of, offset_of = limit.limit, limit.offset
+def _first_rows(scan: IndexScan, decoder: PickedDecoder) -> IndexRead:
+    """`IndexScan.ready_rows` for `_first_entries_scan`'s scans in one function: the index's
+    first (or last) entries by one limited read, their rows' keys cut in one pass, the rows
+    fetched by one ``get_many`` and decoded into the picked columns -- what ``ready_rows``
+    does for such a scan, without its checks of the span's kind."""
     start, end, reverse = scan.whole_span.start, scan.whole_span.end, scan.reverse
     kv_limit = min(scan.limit, MAX_READY_ROWS + 1)  # type: ignore[type-var]
     codec, ic = scan.codec, scan.icodec
 
     def first_rows(ctx: ExecContext) -> list[tuple] | None:
-        n = count_of(ctx)
-        off = offset_of(ctx)
-        if n is not None and n <= 0:
-            return []
         txn = ctx.txn
         pairs = txn.read_range(start, end, reverse, kv_limit)
         if len(pairs) > MAX_READY_ROWS:
             return None
         keys = text_entry_row_keys(codec, ic, pairs)
-        rows = (rows_by_keys(decoder, txn, keys) if keys is not None
-                else rows_at(codec, decoder, txn, row_prefix_list(codec, ic, pairs)))
-        return rows[off:] if n is None else rows[off:off + n]
+        if keys is not None:
+            return rows_by_keys(decoder, txn, keys)
+        return rows_at(codec, decoder, txn, row_prefix_list(codec, ic, pairs))
 
     return first_rows
 
