@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from sqlkv.storage.lsm.multiget import has_range_deletions, visible_value
 from sqlkv.storage.lsm.sstable.block import DataBlock
-from sqlkv.storage.lsm.sstable.packed import EntryColumn
+from sqlkv.storage.lsm.sstable.packed import EntryColumn, PackedBlock
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
@@ -269,14 +269,22 @@ def _newest_walk(reader: TableReader, start: bytes, end: bytes | None, seq: int,
     step = -1 if reverse else 1
     while 0 <= i < nblocks:
         blk = reader.lookup_block(i)
-        keys = blk.keys  # a packed block's key list (decoded once the block is hit again)
-        n = len(keys)
-        lo = bisect_left(keys, start)  # the block's entries in the span: [lo, hi)
-        hi = n if end is None else bisect_left(keys, end, lo)
-        if blk.__class__ is DataBlock and blk.simple_seq <= seq:
-            walk.sliced(keys, blk.values, lo, hi)
+        if blk.__class__ is PackedBlock and blk.key_list is None:
+            # the block's bytes, not its key list (`keys` would decode the block whole): its
+            # entries in the span found by `first_from`, read one by one
+            n = blk.count
+            lo = blk.first_from(start)
+            hi = n if end is None else max(lo, blk.first_from(end))
+            walk.stepped(blk, blk.key_at, lo, hi, seq)
         else:
-            walk.stepped(blk, keys, lo, hi, seq)
+            keys = blk.keys
+            n = len(keys)
+            lo = bisect_left(keys, start)  # the block's entries in the span: [lo, hi)
+            hi = n if end is None else bisect_left(keys, end, lo)
+            if blk.__class__ is DataBlock and blk.simple_seq <= seq:
+                walk.sliced(keys, blk.values, lo, hi)
+            else:
+                walk.stepped(blk, keys.__getitem__, lo, hi, seq)
         if walk.bound is not None:
             return walk.bound
         if lo > 0 if reverse else hi < n:
@@ -322,14 +330,17 @@ class _Walk:
             if stop < hi:
                 self.bound = self.previous
 
-    def stepped(self, blk, keys: list[bytes], lo: int, hi: int, seq: int) -> None:
-        """Take entries of ``[lo, hi)`` of any block one by one: per key its newest version at
-        or below ``seq`` (the first seen walking up, the last walking down)."""
+    def stepped(self, blk, key_at: Callable[[int], bytes], lo: int, hi: int, seq: int) -> None:
+        """Take entries of ``[lo, hi)`` of any block one by one (entry ``j``'s key is
+        ``key_at(j)``): per key its newest version at or below ``seq`` (the first seen walking
+        up, the last walking down)."""
+        if lo >= hi:
+            return
         seq_at, value_at = _entry_readers(blk)
         mine, limit, reverse = self.mine, self.limit, self.reverse
         previous, taken = self.previous, self.taken
         for j in range(hi - 1, lo - 1, -1) if reverse else range(lo, hi):
-            key = keys[j]
+            key = key_at(j)
             if key != previous:  # a key's versions are adjacent
                 if taken == limit:
                     self.bound = previous
