@@ -144,10 +144,7 @@ class Transaction(KVReader):
         if not self.read_only:
             self._reads.add_points(keys)
         self.kv_gets += len(keys)
-        tally = self._tally
-        for key in keys:
-            prefix = key[:PREFIX_LEN]
-            tally[prefix] = tally.get(prefix, 0) + 1
+        _tally_keys(self._tally, keys)
         return self._snapshot.get_many(keys)
 
     def read_range(self, start: bytes, end: bytes | None, reverse: bool = False,
@@ -564,6 +561,18 @@ class Transaction(KVReader):
             f"<Transaction {self.txn_id} {kind} {state} snapshot={self.snapshot_seq} "
             f"writes={self.write_count} reads={self.read_count}>"
         )
+
+
+def _tally_keys(tally: dict[bytes, int], keys: list[bytes]) -> None:
+    """Count ``keys`` into ``tally`` by prefix: at once when they all share the first's (one
+    table's rows, one index's entries: the usual batch), else key by key."""
+    first = keys[0][:PREFIX_LEN] if keys else b""
+    if len(first) == PREFIX_LEN and sum(map(bytes.startswith, keys, repeat(first))) == len(keys):
+        tally[first] = tally.get(first, 0) + len(keys)
+        return
+    for key in keys:
+        prefix = key[:PREFIX_LEN]
+        tally[prefix] = tally.get(prefix, 0) + 1
 
 
 def _sliced(pairs: Iterator[tuple[bytes, bytes]], sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:

@@ -11,7 +11,8 @@ short prefix read and fetch their rows (`IndexScan.equality_rows`); for another 
 a range on an index, read its entries at once and fetch their rows with one ``get_many``; for
 ``pk IN (...)``, one ``get_many`` (`IndexScan.ready_rows`). A LIMIT/OFFSET above cuts the
 list; ``ORDER BY k LIMIT n`` on an indexed column is a whole-index scan the planner limited to
-n rows, read the same way (on the LSM, n <= 64 entries by a short limited read). When the
+n rows, read the same way (on the LSM, n <= 64 entries by a short limited read) -- over an
+index on one TEXT column with the rows' columns picked, by one function (`_first_rows`). When the
 table has one column family and no VIRTUAL or exploded column, the rows are decoded straight
 into the projection's columns (`PickedDecoder`) instead of into whole rows picked afterwards.
 
@@ -34,6 +35,7 @@ from sqlglot import exp
 from sqlkv.sql.context import ExecContext
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Limit, Project, plain_columns
+from sqlkv.sql.exec.row_fetch import row_prefix_list, rows_at, rows_by_keys, text_entry_row_keys
 from sqlkv.sql.exec.scan import IndexScan
 from sqlkv.sql.rowstore.picked import PickedDecoder, picks_for
 
@@ -49,7 +51,10 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
         if not _constant_limit(plan):
             return None
         read = compile_index_read(plan.child)
-        return None if read is None else _limited(plan, read)
+        if read is None:
+            return None
+        first = _first_entries_scan(plan.child)
+        return _limited(plan, read if first is None else _first_rows(*first))
     positions = None
     scan = plan
     if type(plan) is Project:
@@ -112,6 +117,42 @@ def _limited(limit: Limit, read: IndexRead) -> IndexRead:
         return rows[off:] if n is None else rows[off:off + n]
 
     return limited
+
+
+def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder] | None:
+    """The scan and decoder of ``ORDER BY k LIMIT n`` over a whole index on one TEXT column
+    of a one-family table, its rows' columns picked (what `_first_rows` fuses), or None."""
+    if type(plan) is not Project or type(plan.child) is not IndexScan:
+        return None
+    scan = plan.child
+    positions = plain_columns(plan.exprs)
+    if (scan.builder.bounds or not scan.text_entries or scan.index_only or scan.partial_fetch is not None
+            or scan.limit is None or positions is None):
+        return None
+    decoder = picks_for(scan.codec, positions)
+    return None if decoder is None else (scan, decoder)
+
+
+def _first_rows(scan: IndexScan, decoder: PickedDecoder) -> IndexRead:
+    """`IndexScan.ready_rows` for `_first_entries_scan`'s scans in one function: the index's
+    first (or last) entries by one limited read, their rows' keys cut in one pass, the rows
+    fetched by one ``get_many`` and decoded into the picked columns -- what ``ready_rows``
+    does for such a scan, without its checks of the span's kind."""
+    start, end, reverse = scan.whole_span.start, scan.whole_span.end, scan.reverse
+    kv_limit = min(scan.limit, MAX_READY_ROWS + 1)  # type: ignore[type-var]
+    codec, ic = scan.codec, scan.icodec
+
+    def first_rows(ctx: ExecContext) -> list[tuple] | None:
+        txn = ctx.txn
+        pairs = txn.read_range(start, end, reverse, kv_limit)
+        if len(pairs) > MAX_READY_ROWS:
+            return None
+        keys = text_entry_row_keys(codec, ic, pairs)
+        if keys is not None:
+            return rows_by_keys(decoder, txn, keys)
+        return rows_at(codec, decoder, txn, row_prefix_list(codec, ic, pairs))
+
+    return first_rows
 
 
 def _reader(ready_rows: Callable[..., list[tuple] | None], decoder: PickedDecoder | None,

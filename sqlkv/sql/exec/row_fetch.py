@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from sqlkv.encoding import markers as M
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec
 from sqlkv.sql.rowstore.index import IndexCodec
+from sqlkv.sql.rowstore.picked import PickedDecoder
 
 FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
 _STRING = M.STRING
@@ -76,11 +77,16 @@ def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[byt
     return out
 
 
-def rows_by_keys(decoder: RowDecoder, reader, keys: list[bytes]) -> list[tuple]:
+def rows_by_keys(decoder: RowDecoder | PickedDecoder, reader, keys: list[bytes]) -> list[tuple]:
     """The rows of a one-family table at ``keys`` that exist, in order: one ``get_many``,
     decoded as one batch."""
     values = reader.get_many(keys)
-    return decoder.batch([(key, value) for key, value in zip(keys, values) if value is not None])
+    if None in values:  # rows that are not there
+        keys = [key for key, value in zip(keys, values) if value is not None]
+        values = [value for value in values if value is not None]
+    if decoder.__class__ is PickedDecoder:
+        return decoder.batch_of(keys, values)  # type: ignore[attr-defined]
+    return decoder.batch(list(zip(keys, values)))
 
 
 def rows_at(codec: TableCodec, decoder: RowDecoder, reader, prefixes: list[bytes]) -> list[tuple]:

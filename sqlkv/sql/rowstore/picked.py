@@ -80,19 +80,24 @@ class PickedDecoder:
         `RowDecoder.batch` builds whole rows)."""
         if not pairs:
             return []
-        nulls = [None] * len(pairs)
+        return self.batch_of([key for key, _value in pairs], [value for _key, value in pairs])
+
+    def batch_of(self, keys: list[bytes], values: list[bytes]) -> list[tuple]:
+        """`batch` of the rows whose keys and values are the parallel ``keys`` and ``values``."""
+        if not keys:
+            return []
+        nulls = [None] * len(keys)
         columns: list = [nulls] * self.width
         if self.reads_values:
-            values = decode_columns([value for _key, value in pairs], self.value_ids, self.text)
+            by_id = decode_columns(values, self.value_ids, self.text)
             for slot, cid in enumerate(self.column_ids):
                 if cid is not None:
-                    columns[slot] = values[cid]
+                    columns[slot] = by_id[cid]
         if self.key_slots:
-            keys = [key for key, _value in pairs]
             if self.npk == 1:
-                values = first_key_values(keys, self.offset, bool(self.pk_desc[0]))
+                key_values = first_key_values(keys, self.offset, bool(self.pk_desc[0]))
                 for slot, _i in self.key_slots:
-                    columns[slot] = values
+                    columns[slot] = key_values
             else:
                 decoded = [decode_key(key, self.npk, self.pk_desc, self.offset)[0] for key in keys]
                 for slot, i in self.key_slots:

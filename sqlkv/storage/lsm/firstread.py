@@ -21,12 +21,13 @@ the caller reads again wider (``LSMSnapshot.read_range``: ``limit + 8`` keys a s
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sqlkv.storage.lsm.multiget import visible_value
-from sqlkv.storage.lsm.sstable.packed import EntryColumn
+from sqlkv.storage.lsm.multiget import has_range_deletions, visible_value
+from sqlkv.storage.lsm.sstable.block import DataBlock
+from sqlkv.storage.lsm.sstable.packed import EntryColumn, PackedBlock
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
@@ -46,6 +47,8 @@ def first_read(state: ReadState, start: bytes, end: bytes | None, seq: int, limi
     room for versions a newer source deletes."""
     if width is None:
         width = limit
+    if not has_range_deletions(state):
+        return _newest_first(state, start, end, seq, limit, reverse, width)
     found: Versions = {}
     bounds: list[bytes] = []  # the last key of each source that stopped at its limit
     for mem in state.mems:
@@ -158,7 +161,7 @@ def _visible(state: ReadState, found: Versions, bounds: list[bytes], seq: int, l
     None when fewer than ``limit`` lie within a bound."""
     bound = (max(bounds) if reverse else min(bounds)) if bounds else None
     # with no range deletion in the read state, a version is live unless it is a tombstone
-    ranges = state.has_tombstones or any(mem.range_tombstones for mem in state.mems)
+    ranges = has_range_deletions(state)
     pairs = []
     for key in sorted(found, reverse=reverse):
         if bound is not None and (key < bound if reverse else key > bound):
@@ -169,3 +172,181 @@ def _visible(state: ReadState, found: Versions, bounds: list[bytes], seq: int, l
             if len(pairs) == limit:
                 return pairs
     return pairs if bound is None else None
+
+
+# -- no range deletion in the read state: the newest source holding a visible version wins ------
+
+Values = dict[bytes, "bytes | None"]  # key -> its newest visible value in one source (None: deleted)
+
+
+def _newest_first(state: ReadState, start: bytes, end: bytes | None, seq: int, limit: int,
+                  reverse: bool, width: int) -> list[tuple[bytes, bytes]] | None:
+    """`first_read` for a read state without range deletions. Newer data is higher (memtables
+    newest first, then L0 newest first, then the levels: ingest.py keeps it so for every key),
+    so a key's answer is the newest visible version of the first source holding one, and no
+    seq needs comparing across sources: each source gives a map of its keys' newest visible
+    values, and the maps are merged oldest first, each overwriting the older. A table block
+    every version of which the read sees, one per key and no tombstone (its ``simple_seq``),
+    gives its entries by slicing its key and value lists."""
+    layers: list[Values] = []  # the tables', newest first
+    bounds: list[bytes] = []
+    for smallest, largest, reader in state.l0:
+        if largest >= start and (end is None or smallest < end):
+            mine: Values = {}
+            _bounded(bounds, _newest_walk(reader, start, end, seq, width, mine, reverse))
+            layers.append(mine)
+    for largest_keys, smallest_keys, readers in state.levels:
+        mine = {}
+        for i in _level_tables(largest_keys, smallest_keys, start, end, reverse):
+            bound = _newest_walk(readers[i], start, end, seq, width, mine, reverse)
+            if bound is not None:
+                bounds.append(bound)
+                break
+        layers.append(mine)
+    # The memtables last, over the span up to the tables' nearest bound only (nothing past it
+    # is answered): a memtable holding keys all over the span gives few or none of them.
+    mem_layers = []
+    for mem in state.mems:
+        if mem.data:
+            keys, seqs, values, more = _memtable_page(mem, start, end, reverse, width, bounds)
+            if keys:
+                mem_layers.append(_memtable_values(keys, seqs, values, seq))
+                if more:
+                    bounds.append(keys[0] if reverse else keys[-1])
+    if mem_layers:
+        layers[:0] = mem_layers
+    if len(layers) == 1:
+        found = layers[0]
+    else:
+        found = {}
+        for mine in reversed(layers):  # oldest first: a newer source's value overwrites
+            found.update(mine)
+    ordered = sorted(found)
+    if bounds:  # the answer holds up to the nearest bound only
+        ordered = ordered[bisect_left(ordered, max(bounds)):] if reverse \
+            else ordered[:bisect_right(ordered, min(bounds))]
+    if reverse:
+        ordered.reverse()
+    pairs = [(key, value) for key in ordered if (value := found[key]) is not None]
+    if len(pairs) >= limit:
+        return pairs[:limit]
+    return pairs if not bounds else None
+
+
+def _memtable_page(mem, start: bytes, end: bytes | None, reverse: bool, width: int,
+                   bounds: list[bytes]) -> tuple[list, list, list, bool]:
+    """`Memtable.page` of the span, cut at the nearest of ``bounds`` (that key included)."""
+    if not bounds:
+        return mem.page(start, end, True, False, reverse, width)
+    if reverse:
+        return mem.page(max(bounds), end, True, False, True, width)
+    return mem.page(start, min(bounds), True, True, False, width)
+
+
+def _memtable_values(keys: list[bytes], seqs: list[int], values: list, seq: int) -> Values:
+    """A memtable page's newest visible value of each key (its versions come newest first)."""
+    if max(seqs) > seq:  # versions newer than the read: left out
+        kept = [j for j, version_seq in enumerate(seqs) if version_seq <= seq]
+        keys = [keys[j] for j in kept]
+        values = [values[j] for j in kept]
+    # oldest first, so that the newest version of each key is written last
+    return dict(zip(reversed(keys), reversed(values)))
+
+
+def _newest_walk(reader: TableReader, start: bytes, end: bytes | None, seq: int, limit: int,
+                 mine: Values, reverse: bool) -> bytes | None:
+    """`_table_walk` giving ``mine`` each key's newest visible value (None: a tombstone),
+    slicing the blocks whose every entry the read sees as it is."""
+    if not reader._loaded:
+        reader.load()
+    index_keys = reader.index_keys
+    nblocks = len(index_keys)
+    if reverse:
+        i = nblocks - 1 if end is None else min(nblocks - 1, bisect_left(index_keys, end))
+    else:
+        i = bisect_left(index_keys, start)
+    walk = _Walk(limit, mine, reverse)
+    step = -1 if reverse else 1
+    while 0 <= i < nblocks:
+        blk = reader.lookup_block(i)
+        if blk.__class__ is PackedBlock and blk.key_list is None:
+            # the block's bytes, not its key list (`keys` would decode the block whole): its
+            # entries in the span found by `first_from`, read one by one
+            n = blk.count
+            lo = blk.first_from(start)
+            hi = n if end is None else max(lo, blk.first_from(end))
+            walk.stepped(blk, blk.key_at, lo, hi, seq)
+        else:
+            keys = blk.keys
+            n = len(keys)
+            lo = bisect_left(keys, start)  # the block's entries in the span: [lo, hi)
+            hi = n if end is None else bisect_left(keys, end, lo)
+            if blk.__class__ is DataBlock and blk.simple_seq <= seq:
+                walk.sliced(keys, blk.values, lo, hi)
+            else:
+                walk.stepped(blk, keys.__getitem__, lo, hi, seq)
+        if walk.bound is not None:
+            return walk.bound
+        if lo > 0 if reverse else hi < n:
+            return None  # the span ends in this block
+        i += step
+    return None
+
+
+class _Walk:
+    """One table's walk for `_newest_walk`: the distinct keys taken so far (at most
+    ``limit``), the last of them, and, once a key past the limit shows up, the bound."""
+
+    __slots__ = ("limit", "mine", "reverse", "taken", "previous", "bound")
+
+    def __init__(self, limit: int, mine: Values, reverse: bool) -> None:
+        self.limit, self.mine, self.reverse = limit, mine, reverse
+        self.taken = 0
+        self.previous: bytes | None = None
+        self.bound: bytes | None = None
+
+    def sliced(self, keys: list[bytes], values: list, lo: int, hi: int) -> None:
+        """Take entries of ``[lo, hi)`` of a block holding one visible version per key and no
+        tombstone, in walking order, by slices (the bound set when the walk stops in it). A
+        key's versions never straddle two blocks (the builder cuts blocks between keys, and
+        `TableReader.get` looks in one block), so the block's keys are new to the walk."""
+        if lo >= hi:
+            return
+        room = self.limit - self.taken
+        if not room:
+            self.bound = self.previous
+        elif self.reverse:
+            low = max(lo, hi - room)
+            self.mine.update(zip(keys[low:hi], values[low:hi]))
+            self.taken += hi - low
+            self.previous = keys[low]
+            if low > lo:
+                self.bound = self.previous
+        else:
+            stop = min(hi, lo + room)
+            self.mine.update(zip(keys[lo:stop], values[lo:stop]))
+            self.taken += stop - lo
+            self.previous = keys[stop - 1]
+            if stop < hi:
+                self.bound = self.previous
+
+    def stepped(self, blk, key_at: Callable[[int], bytes], lo: int, hi: int, seq: int) -> None:
+        """Take entries of ``[lo, hi)`` of any block one by one (entry ``j``'s key is
+        ``key_at(j)``): per key its newest version at or below ``seq`` (the first seen walking
+        up, the last walking down)."""
+        if lo >= hi:
+            return
+        seq_at, value_at = _entry_readers(blk)
+        mine, limit, reverse = self.mine, self.limit, self.reverse
+        previous, taken = self.previous, self.taken
+        for j in range(hi - 1, lo - 1, -1) if reverse else range(lo, hi):
+            key = key_at(j)
+            if key != previous:  # a key's versions are adjacent
+                if taken == limit:
+                    self.bound = previous
+                    return
+                taken += 1
+                previous = key
+            if seq_at(j) <= seq and (reverse or key not in mine):
+                mine[key] = value_at(j)
+        self.previous, self.taken = previous, taken

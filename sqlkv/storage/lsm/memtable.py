@@ -14,7 +14,6 @@ to cut a page of sorted keys for a scan. A memtable that has become immutable is
 from __future__ import annotations
 
 import threading
-from itertools import islice
 from operator import itemgetter
 from typing import Any
 
@@ -25,7 +24,6 @@ from sqlkv.storage.lsm.rangedel import RangeTombstone, TombstoneIndex
 
 _ENTRY_OVERHEAD = 48  # rough bytes of Python objects per version, for the size threshold
 SCAN_PAGE = 128
-_SEQ, _VALUE = itemgetter(0), itemgetter(1)  # of a version ``(seq, value)``
 
 
 class Memtable:
@@ -128,27 +126,25 @@ class Memtable:
         Returns ``(keys, seqs, values, more)``; ``more`` is False when the range is exhausted.
         """
         with self.lock:
-            keys = self._sorted_keys().irange(lo, hi, (lo_inclusive, hi_inclusive), reverse=reverse)
-            page = list(islice(keys, most))
-            if reverse:
-                page.reverse()
-            held = list(map(self.data.__getitem__, page))
-            if list not in set(map(type, held)):  # one version per key: split in C
-                return page, list(map(_SEQ, held)), list(map(_VALUE, held)), len(page) == most
+            page = _page_keys(self._sorted_keys(), lo, hi, lo_inclusive, hi_inclusive, reverse, most)
+            versions = list(map(self.data.__getitem__, page))
+            more = len(page) == most
+            if _ONE_VERSION_EACH.issuperset(map(type, versions)):  # no key with several versions
+                return page, list(map(_SEQ, versions)), list(map(_VALUE, versions)), more
             out_keys: list[bytes] = []
             out_seqs: list[int] = []
             out_values: list[bytes | None] = []
-            for key, versions in zip(page, held):
-                if versions.__class__ is tuple:
+            for key, entry in zip(page, versions):
+                if entry.__class__ is tuple:
                     out_keys.append(key)
-                    out_seqs.append(versions[0])
-                    out_values.append(versions[1])
+                    out_seqs.append(entry[0])
+                    out_values.append(entry[1])
                 else:
-                    for seq, value in reversed(versions):
+                    for seq, value in reversed(entry):
                         out_keys.append(key)
                         out_seqs.append(seq)
                         out_values.append(value)
-        return out_keys, out_seqs, out_values, len(page) == most
+        return out_keys, out_seqs, out_values, more
 
     def sorted_keys(self) -> list[bytes]:
         with self.lock:
@@ -157,6 +153,28 @@ class Memtable:
     def sorted_entries(self):
         """Every version in (key ascending, seq descending) order: what a flush writes."""
         return entries_of(self.sorted_keys(), self.data)
+
+
+_ONE_VERSION_EACH = frozenset((tuple,))
+_SEQ = itemgetter(0)
+_VALUE = itemgetter(1)
+
+
+def _page_keys(keys: SortedList, lo: bytes, hi: bytes | None, lo_inclusive: bool, hi_inclusive: bool,
+               reverse: bool, most: int) -> list[bytes]:
+    """Up to ``most`` of the sorted ``keys`` in the range, ascending: the first ones, or the
+    last ones when ``reverse``; cut by two bisects and one slice."""
+    first = keys.bisect_left(lo) if lo_inclusive else keys.bisect_right(lo)
+    if hi is None:
+        stop = len(keys)
+    else:
+        stop = keys.bisect_right(hi) if hi_inclusive else keys.bisect_left(hi)
+    if stop - first > most:
+        if reverse:
+            first = stop - most
+        else:
+            stop = first + most
+    return keys[first:stop] if first < stop else []
 
 
 def entries_of(keys: list[bytes], data: dict[bytes, Any]):

@@ -4,10 +4,11 @@ A lookup join or an index scan fetches rows by primary key: 100 keys for one joi
 Read one by one, each key pays the whole path (snapshot, memtables, every table's bloom
 filter, index bisect, block cache). Here the keys are sorted and each source is visited once:
 the memtables resolve what they hold, then every table takes the keys in its range in one
-pass, bisecting its index and the block from where the previous key left off and looking a
-block up in the cache once for all its keys. A block already in the cache answers without
-the bloom filter (the filter only saves reading a block); it is consulted before a block has
-to come from the disk, as in `TableReader.get`.
+pass (a level's tables in one pass too), bisecting its index and the block from where the
+previous key left off and looking a block up in the cache once for all its keys; a block
+whose every version the read sees, one per key and no tombstone, answers by one bisect. A
+block already in the cache answers without the bloom filter (the filter only saves reading a
+block); it is consulted before a block has to come from the disk, as in `TableReader.get`.
 
 Versions, tombstones and range deletions are resolved as `LSMCore.get_at` does.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
+from sqlkv.storage.lsm.sstable.block import DataBlock
 
 if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
@@ -34,21 +36,23 @@ def get_many(state: ReadState, keys: list[bytes], seq: int, counters: dict[str, 
     for smallest, largest, reader in state.l0:  # newest first: the first version found wins
         if not remaining:
             break
-        inside = [k for k in remaining if smallest <= k <= largest]
-        if inside:
-            probed += 1
-            _from_table(reader, inside, seq, found)
+        held = len(found)
+        probed += _from_level([largest], [smallest], [reader], remaining, seq, found)
+        if len(found) > held:
             remaining = [k for k in remaining if k not in found]
     for level_largest, level_smallest, readers in state.levels:
         if not remaining:
             break
-        for i, inside in _by_table(level_largest, level_smallest, remaining).items():
-            probed += 1
-            _from_table(readers[i], inside, seq, found)
-        remaining = [k for k in remaining if k not in found]
+        held = len(found)
+        probed += _from_level(level_largest, level_smallest, readers, remaining, seq, found)
+        if len(found) > held:
+            remaining = [k for k in remaining if k not in found]
     counters["gets"] += len(keys)
     counters["tables_probed"] += probed
-    return [visible_value(state, key, found.get(key), seq) for key in keys]
+    if has_range_deletions(state):
+        return [visible_value(state, key, found.get(key), seq) for key in keys]
+    get = found.get  # no range deletion: a version's value is the answer (None: a tombstone)
+    return [version[1] if (version := get(key)) is not None else None for key in keys]
 
 
 def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found) -> list[bytes]:
@@ -73,45 +77,76 @@ def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found)
     return keys
 
 
-def _by_table(largest: list[bytes], smallest: list[bytes], keys: list[bytes]) -> dict[int, list[bytes]]:
-    """The sorted ``keys`` grouped by the table of one level whose range holds them."""
-    groups: dict[int, list[bytes]] = {}
-    i = 0
-    count = len(largest)
-    for key in keys:
-        i = bisect_left(largest, key, i)
-        if i == count:
-            break  # sorted keys: the rest are past the level's last table too
-        if smallest[i] <= key:
-            groups.setdefault(i, []).append(key)
-    return groups
-
-
-def _from_table(reader: TableReader, keys: list[bytes], seq: int, found: Found) -> None:
+def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[TableReader],
+                keys: list[bytes], seq: int, found: Found) -> int:
     """Add to ``found`` the newest version at or below ``seq`` of each of the sorted ``keys``
-    the table holds (what `TableReader.get` answers key by key)."""
-    if not reader._loaded:
-        reader.load()
-    index_keys = reader.index_keys
-    offsets = reader.index_offsets
-    nblocks = len(index_keys)
-    entries = reader.cache.entries
-    number = reader.number
-    i = 0
-    current = -1  # the block number ``blk`` holds
-    blk = None
+    that the tables of one level (their ``largest`` and ``smallest`` keys, in order) hold, in
+    one pass: the table, the block and the entry each bisected from where the previous key
+    left them. Return how many tables had a key in their range (were probed)."""
+    probed = 0
+    count = len(largest)
+    t = 0
+    table = -1
+    reader = blk = None
+    index_keys: list[bytes] = []
+    b = current = 0
+    simple = False
+    block_keys: list[bytes] = []
     for key in keys:
-        i = bisect_left(index_keys, key, i)
-        if i == nblocks:
-            return
-        if i != current:
-            if (number, offsets[i]) not in entries and not reader.may_contain(key):
+        t = bisect_left(largest, key, t)
+        if t == count:
+            break  # sorted keys: the rest are past the level's last table too
+        if smallest[t] > key:
+            continue
+        if t != table:
+            table = t
+            probed += 1
+            reader = readers[t]
+            if not reader._loaded:
+                reader.load()
+            index_keys = reader.index_keys
+            b = 0
+            current = -1
+        b = bisect_left(index_keys, key, b)
+        if b == len(index_keys):
+            continue
+        if b != current:
+            blk = reader.cached_block(b) or _unless_filtered(reader, b, key)  # type: ignore[union-attr]
+            if blk is None:
                 continue  # the filter spares reading the block
-            blk = reader.lookup_block(i)
-            current = i
-        version = blk.find(key, seq)  # type: ignore[union-attr]
-        if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)
-            found[key] = version
+            current = b
+            # every version in the block visible, one per key, no tombstone: a bisect answers
+            simple = blk.__class__ is DataBlock and blk.simple_seq <= seq
+            block_keys = blk.keys if simple else []
+        if simple:
+            j = bisect_left(block_keys, key)
+            if j < len(block_keys) and block_keys[j] == key:
+                found[key] = (blk.seqs[j], blk.values[j])  # type: ignore[union-attr]
+        else:
+            version = blk.find(key, seq)  # type: ignore[union-attr]
+            if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)
+                found[key] = version
+    return probed
+
+
+def _unless_filtered(reader: TableReader, i: int, key: bytes):
+    """Block ``i`` of ``reader``, not cached, read for a point read of ``key``; None when the
+    bloom filter says the table lacks ``key`` (a cached block answers without the filter)."""
+    if not reader.may_contain(key):
+        return None
+    reader.cache.misses += 1
+    return reader.point_block(i)
+
+
+def has_range_deletions(state: ReadState) -> bool:
+    """Whether a range deletion may hide something in ``state`` (the tables' or a memtable's:
+    the active memtable's can appear after the state was taken, so it is asked each time)."""
+    if state.has_tombstones:
+        return True
+    for mem in state.mems:
+        if mem.range_tombstones:
+            return True
+    return False
 
 
 def visible_value(state: ReadState, key: bytes, version: tuple | None, seq: int) -> bytes | None:

@@ -1,8 +1,8 @@
 """Reading one SSTable: footer, index and bloom loaded lazily, data blocks via the block cache.
 
-A point lookup runs: bloom check -> bisect the index's last-key list -> cached block (or pread,
-checksum, and for a format-2 table keep the bytes: packed.py) -> find the key in the block ->
-first version with seq <= the read seq. A scan asks for the block numbers covering its range
+A point lookup runs: bisect the index's last-key list -> cached block (or, after the bloom
+check, pread, checksum, and for a format-2 table keep the bytes: packed.py) -> find the key in
+the block -> first version with seq <= the read seq. A scan asks for the block numbers covering its range
 and walks them through `block`, which decodes them whole.
 
 Nothing is read when a reader is created: opening a database touches only the MANIFEST, and a
@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from zlib import crc32
 from bisect import bisect_left
 
 from sqlkv.errors import CorruptionError
@@ -48,9 +47,7 @@ class TableReader:
         self.bloom_negatives = 0  # gets the bloom filter answered alone ("useful")
         self.bloom_positives = 0  # gets it let through to the blocks
         self.bloom_false_positives = 0  # ... of which the table held no version of the key
-        self._bloom_bits = b""
-        self._bloom_nbits = 0
-        self._bloom_probes = 0
+        self._bloom_nbits = 0  # 0: no filter (or an empty one) to ask
         self.format_version = 0
         self._decode = decode_data_block
         self._read_for_point = decode_data_block
@@ -95,9 +92,7 @@ class TableReader:
             raise CorruptionError(f"malformed index block in {self.path} at offset {index_off}")
         self.index_keys, self.index_offsets, self.index_sizes = index
         self.bloom = BloomFilter(unseal(os.pread(fd, bloom_size, bloom_off), self.path, bloom_off))
-        self._bloom_bits = self.bloom.bits
         self._bloom_nbits = self.bloom.nbits
-        self._bloom_probes = self.bloom.probes
         self.format_version = version
         self._decode = _DECODERS[version]
         self._read_for_point = _POINT_READERS[version]
@@ -136,18 +131,27 @@ class TableReader:
 
     def lookup_block(self, i: int) -> DataBlock | PackedBlock:
         """Data block number ``i`` for a point read: from the cache (a hit) or the disk (a
-        miss, cached by `point_block`). A packed block hit again decodes its key list
-        (`PackedBlock.promote`: bisect from then on) only where the cache has room for it
-        without evicting and would hold every table's blocks with their lists
-        (`BlockCache.may_promote`): in a database larger than that a key list costs more
-        than it saves -- it doubles a block's charge, so the cache holds half as many blocks
-        and more reads miss; the block's bytes answer by `find` all the same."""
+        miss, cached by `point_block`)."""
+        blk = self.cached_block(i)
+        if blk is None:
+            self.cache.misses += 1
+            return self.point_block(i)
+        return blk
+
+    def cached_block(self, i: int) -> DataBlock | PackedBlock | None:
+        """Data block number ``i`` if the cache holds it (a hit, counted), else None (nothing
+        counted: the caller reads it by `lookup_block`, or spares that on the filter's word).
+        A packed block hit again decodes its key list (`PackedBlock.promote`: bisect from then
+        on) only where the cache has room for it without evicting and would hold every
+        table's blocks with their lists (`BlockCache.may_promote`): in a database larger than
+        that a key list costs more than it saves -- it doubles a block's charge, so the cache
+        holds half as many blocks and more reads miss; the block's bytes answer by `find` all
+        the same."""
         cache = self.cache
         cache_key = (self.number, self.index_offsets[i])
         blk = cache.entries.get(cache_key)
         if blk is None:
-            cache.misses += 1
-            return self.point_block(i)
+            return None
         cache.hits += 1
         try:
             cache.entries.move_to_end(cache_key)
@@ -169,10 +173,9 @@ class TableReader:
 
     def may_contain(self, key: bytes) -> bool:
         """The bloom filter's answer for ``key`` (True when the table has none), counted."""
-        bloom = self.bloom
-        if bloom is None or not self._bloom_nbits:
+        if not self._bloom_nbits:
             return True
-        if bloom.may_contain(key):
+        if self.bloom.may_contain(key):  # type: ignore[union-attr]
             self.bloom_positives += 1
             return True
         self.bloom_negatives += 1
@@ -182,35 +185,44 @@ class TableReader:
         """``(version seq, value)`` of the newest version of ``key`` at or below ``seq``.
 
         None when the table holds no such version. A None value is a tombstone. This is the
-        hot path of every point read, so the bloom probe is inlined.
+        hot path of every point read. The bloom filter is probed before a block has to come
+        from the disk (it spares the read); a cached block answers first, and the filter is
+        asked only when the block lacks the key -- which counts the get exactly as probing
+        first would: a key the table holds is a positive whatever the filter's bits (a bloom
+        filter has no false negatives), an absent one useful or a false positive by the probe.
         """
         if not self._loaded:
             self.load()
-        nbits = self._bloom_nbits
-        if nbits:
-            bits = self._bloom_bits
-            h = crc32(key)
-            delta = ((h >> 17) | (h << 15)) & 0xFFFFFFFF
-            for _ in range(self._bloom_probes):
-                pos = h % nbits
-                if not bits[pos >> 3] & (1 << (pos & 7)):
-                    self.bloom_negatives += 1
-                    return None
-                h = (h + delta) & 0xFFFFFFFF
-            self.bloom_positives += 1
         index_keys = self.index_keys
         i = bisect_left(index_keys, key)
         if i == len(index_keys):
-            if nbits:
-                self.bloom_false_positives += 1
+            self._count_absent(key)
             return None
-        blk = self.lookup_block(i)
+        blk = self.cached_block(i)
+        if blk is None:
+            if not self.may_contain(key):
+                return None  # the filter spares reading the block
+            self.cache.misses += 1
+            found = self.point_block(i).find(key, seq)
+            if found is None and self._bloom_nbits:
+                self.bloom_false_positives += 1
+            return found or None
         found = blk.find(key, seq)
         if found is None:
-            if nbits:
-                self.bloom_false_positives += 1
+            self._count_absent(key)
             return None
+        if self._bloom_nbits:
+            self.bloom_positives += 1
         return found or None
+
+    def _count_absent(self, key: bytes) -> None:
+        """Count a get of a key the table lacks as the filter would have answered it."""
+        if self._bloom_nbits:
+            if self.bloom.may_contain(key):  # type: ignore[union-attr]
+                self.bloom_positives += 1
+                self.bloom_false_positives += 1
+            else:
+                self.bloom_negatives += 1
 
     def first_block_for(self, key: bytes) -> int:
         """Index of the first block that may hold keys >= ``key``."""
