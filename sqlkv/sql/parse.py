@@ -56,6 +56,7 @@ from sqlkv.sql.parse_edits import (
     token_word,
 )
 from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
+from sqlkv.sql.parse_txn import rollback_savepoint
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, jsonb_possible, operator_part
@@ -115,6 +116,8 @@ class ParsedStatement:
     normalized: str | None = None  # the statement_stats key (normalize.py), made from the parse's tokens
     sequence_calls: bool | None = None  # calls nextval or setval (None: not known from the parse)
     shared_tree: bool = False  # planned from ``ast`` itself, not a copy (parse_tree.plans_shared)
+    # a shared tree's nodes as the parse walked them: the planner reads its facts from these
+    nodes: list[exp.Expression] | None = None
 
     @property
     def writes(self) -> bool:
@@ -224,7 +227,8 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     if w0 in ("COMMIT", "END"):
         return ParsedStatement("COMMIT", text)
     if w0 == "ROLLBACK":
-        return _parse_rollback(text, toks)
+        savepoint = rollback_savepoint(toks)
+        return ParsedStatement("ROLLBACK" if savepoint is None else "ROLLBACK TO", text, savepoint=savepoint)
     if w0 == "SAVEPOINT" and len(toks) == 2:
         return ParsedStatement("SAVEPOINT", text, savepoint=token_ident(toks[1]))
     if w0 == "RELEASE":
@@ -308,20 +312,8 @@ def _number_placeholders(ast: exp.Expression, nodes: list[exp.Expression] | None
             node.meta["param_index"] = int(name[len(_PARAM_PREFIX) :])
 
 
-def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
-    rest = toks[1:]
-    if rest and token_word(rest[0]) in ("TRANSACTION", "WORK"):
-        rest = rest[1:]
-    if not rest:
-        return ParsedStatement("ROLLBACK", text)
-    if token_word(rest[0]) != "TO":
-        raise SqlSyntaxError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
-    rest = rest[1:]
-    if rest and token_word(rest[0]) == "SAVEPOINT":
-        rest = rest[1:]
-    if len(rest) != 1:
-        raise SqlSyntaxError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
-    return ParsedStatement("ROLLBACK TO", text, savepoint=token_ident(rest[0]))
+# `:name` parameters and `::` casts: the token loop of `_parse_sql` looks at these
+_COLONS = frozenset({TokenType.COLON, TokenType.QDCOLON})
 
 
 def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
@@ -382,7 +374,13 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     ddl = w0 in ("CREATE", "ALTER")
     int4, tilde = TokenType.INT in kinds, TokenType.TILDE in kinds
     arrows, jsonb = not kinds.isdisjoint(_ARROWS), jsonb_possible(toks, kinds)
-    for k, tok in enumerate(toks):
+    rewrites = int4 or tilde or arrows or jsonb or clause is not None or not kinds.isdisjoint(_COLONS)
+    if not rewrites and TokenType.PLACEHOLDER in kinds:  # most texts: only their `?` to number
+        for tok in toks:
+            if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
+                edits.append(Edit(tok.start, tok.start + 1, f":{_PARAM_PREFIX}{n_params}"))
+                n_params += 1
+    for k, tok in enumerate(toks) if rewrites else ():
         if int4 and tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
             edits.append(Edit(tok.start, tok.end + 1, INT4_MARKER))
         if tilde and tok.token_type == TokenType.TILDE and after_operand(toks, k):
@@ -436,6 +434,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.sequence_calls = "nextval" in calls or "setval" in calls
     stmt.shared_tree = plans_shared(ast, classes)
+    if stmt.shared_tree:
+        stmt.nodes = nodes
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

@@ -202,6 +202,23 @@ def query_facts(query: exp.Expression) -> QueryFacts:
     return QueryFacts(names, windows, calls)
 
 
+def plain_query_facts(nodes: list[exp.Expression]) -> QueryFacts:
+    """`query_facts` of a SELECT made only of `parse_tree.SHARED_PLAN_NODES` (no call, window,
+    join or subquery among them) from the list of its nodes, without a walk of the tree: the
+    names of its columns, or None when a ``*`` reads them all."""
+    names: dict[str, set[str | None]] = {}
+    for node in nodes:
+        cls = type(node)
+        if cls is exp.Star:
+            return QueryFacts(None, False, False)
+        if cls is exp.Column:
+            this, table = node.args["this"], node.args.get("table")
+            if type(this) is exp.Identifier:  # else a Star, seen in its turn
+                table = table.this.lower() if table is not None else None  # an Identifier
+                names.setdefault(this.this.lower(), set()).add(table)
+    return QueryFacts(names, False, False)
+
+
 def column_refs(node: exp.Expression) -> list[exp.Column]:
     """Column references of ``node`` at this query level (not inside subqueries)."""
     out: list[exp.Column] = []

@@ -74,7 +74,7 @@ class SelectBuilder:
         where = split_conjuncts(where_node.this) if where_node is not None else []
         # (an aggregate in WHERE is reported by the expression compiler)
         fp.prepare(where)
-        facts = query_facts(sel)  # the one walk of the whole query
+        facts = p.known_facts.pop(id(sel), None) or query_facts(sel)  # the one walk of the whole query
         fp.set_referenced(sel, facts.names)
         if fp.merged_values:
             self.sel = sel = self._merge_using(sel, fp)
