@@ -169,8 +169,9 @@ def _statement_of(text: str, toks: list[Token]) -> Statement:
 def parse_statement(sql: str) -> ParsedStatement:
     """Parse exactly one statement (ProgrammingError if the text holds several or none)."""
     tokens = _tokenize(sql)
-    _refuse_unsupported(tokens)
-    pieces = _split_tokens(tokens)
+    if not tokens or tokens[0].token_type != TokenType.SELECT:  # a SELECT is none of those refused
+        _refuse_unsupported(tokens)
+    pieces = [tokens] if tokens and ";" not in sql else _split_tokens(tokens)  # ";": maybe several
     if not pieces:
         raise ProgrammingError("empty statement")
     if len(pieces) > 1:
@@ -220,6 +221,8 @@ def _split_tokens(tokens: list[Token]) -> list[list[Token]]:
 
 
 def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
+    if toks[0].token_type == TokenType.SELECT:  # none of the statements below
+        return _parse_sql(text, toks)
     words = [token_word(t) for t in toks[:4]] + ["", "", "", ""]
     w0, w1 = words[0], words[1]
     if w0 in ("BEGIN", "START") and (w0 == "BEGIN" or w1 == "TRANSACTION"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 from copy import deepcopy
+from functools import lru_cache
 
 from sqlglot import exp
 
@@ -54,6 +55,8 @@ def nodes_of_type(nodes: list[exp.Expression], kind: type | tuple[type, ...],
     the tree they were walked from. ``classes``, when given, are the nodes' classes: a kind
     none of them is costs no pass over the nodes."""
     if classes is not None:
+        if classes <= SHARED_PLAN_NODES and not _shared_kind(kind):  # a plain SELECT: no pass
+            return []
         for cls in classes:
             if issubclass(cls, kind):
                 break
@@ -102,6 +105,12 @@ SHARED_PLAN_NODES = frozenset({
     exp.Offset, exp.Paren, exp.And, exp.Or, exp.Not, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
     exp.Between, exp.Is, exp.Add, exp.Sub, exp.Mul, exp.Neg,
 })
+
+
+@lru_cache(maxsize=None)
+def _shared_kind(kind: type | tuple[type, ...]) -> bool:
+    """Whether a node of `SHARED_PLAN_NODES` can be of ``kind`` (the set is fixed: cached)."""
+    return any(issubclass(cls, kind) for cls in SHARED_PLAN_NODES)
 
 
 def plans_shared(ast: exp.Expression, classes: set[type]) -> bool:
