@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.expr.rows import split_row_equality
 
 # AST nodes that open a new query level: name resolution and aggregate search stop there.
@@ -82,7 +83,7 @@ def output_name(node: exp.Expression) -> str:
     if isinstance(node, exp.Alias):
         return node.alias
     if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-        return node.name
+        return column_parts(node)[0]
     if "source_text" in node.meta:  # the outer select list, as typed (sqlkv.sql.headers)
         return node.meta["source_text"]
     if node.find(exp.HexString):  # the default dialect prints x'ff' as 255 (and fails on x'')

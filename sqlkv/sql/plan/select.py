@@ -38,6 +38,7 @@ from sqlkv.sql.plan.joins import and_predicates
 from sqlkv.sql.plan.names import LazySql, QueryFacts, int_literal
 from sqlkv.sql.plan.select_body import SelectBuilder
 from sqlkv.sql.plan.sources import CteDef, SourcePlanning
+from sqlkv.sql.types import INT_MAX
 
 SETOPS = (exp.Union, exp.Intersect, exp.Except)
 
@@ -217,6 +218,9 @@ class QueryPlanner(SourcePlanning):
         value_node = node.args.get("expression") if isinstance(node, (exp.Limit, exp.Offset)) else node
         if value_node is None:
             return None
+        written = int_literal(value_node)
+        if written is not None and written <= INT_MAX:  # LIMIT 10: its value, no expression to call
+            return lambda ctx: written
         fn = self.expr(value_node, Scope([], outer))
         empty: tuple = ()
 

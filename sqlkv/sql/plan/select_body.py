@@ -16,6 +16,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import HashAggregate
 from sqlkv.sql.expr import compile_predicate, compile_typed
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
@@ -207,8 +208,8 @@ class SelectBuilder:
             if not 1 <= k <= len(items):
                 raise ProgrammingError(f"ORDER BY term out of range - should be between 1 and {len(items)}")
             return k - 1
-        if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
-            lname = node.name.lower()
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star) and not column_parts(node)[1]:
+            lname = column_parts(node)[0].lower()
             for i, it in enumerate(items):
                 if it.name.lower() == lname:
                     return i  # an output name wins over an input column (SQLite, PostgreSQL)
@@ -241,7 +242,8 @@ class SelectBuilder:
     @staticmethod
     def _find(scope: Scope, node: exp.Column) -> int | None:
         try:
-            return scope.find(node.name, node.table or None)
+            name, table = column_parts(node)
+            return scope.find(name, table or None)
         except ProgrammingError:
             return None
 

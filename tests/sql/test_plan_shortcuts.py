@@ -1,14 +1,22 @@
-"""The planner's facts of a plain SELECT (`names.plain_query_facts`, read from the parse's list
-of the shared tree's nodes) are those of the walk of its tree (`names.query_facts`): the column
-names it mentions and their qualifiers, None when a ``*`` reads every column, no call and no
-window. Checked on hand-written statements and on the sqllogictest corpus's queries."""
+"""The planner's shortcuts give what the long way gives.
+
+- The facts of a plain SELECT (`names.plain_query_facts`, read from the parse's list of the
+  shared tree's nodes) are those of the walk of its tree (`names.query_facts`): the column
+  names it mentions and their qualifiers, None when a ``*`` reads every column, no call and no
+  window. Checked on hand-written statements and on the sqllogictest corpus's queries.
+- `column_parts` reads a column's name and qualifier as sqlglot's properties do.
+- ``LIMIT 10`` planned as its value answers as ``LIMIT (10)``, which is compiled.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from sqlglot import exp
 
+import sqlkv
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.plan.names import plain_query_facts, query_facts
 from sqlkv.sql.parse_tree import walk_nodes
@@ -50,6 +58,9 @@ def _check(sql: str) -> bool:
         assert stmt.nodes is None
         return False
     assert [id(n) for n in stmt.nodes] == [id(n) for n in walk_nodes(stmt.ast)], sql
+    for node in walk_nodes(stmt.ast):
+        if isinstance(node, exp.Column):
+            assert column_parts(node) == (node.name, node.table), sql
     assert plain_query_facts(stmt.nodes) == query_facts(stmt.ast), sql
     return True
 
@@ -81,3 +92,25 @@ def test_plain_facts_of_sqllogictest_queries(rel: str) -> None:
                 continue
             raise
     assert checked >= 50  # the files hold 65 to 340 plain ones among their first 400
+
+
+@pytest.mark.parametrize("count", ["0", "3", "007", "10.0", "9223372036854775807", "9223372036854775808",
+                                   "99999999999999999999999"])
+@pytest.mark.parametrize("offset", ["", " OFFSET 2"])
+def test_a_written_limit_answers_as_a_computed_one(tmp_path, count: str, offset: str) -> None:
+    conn = sqlkv.connect(str(tmp_path / "db"))
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+    cur.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"v{i % 3}") for i in range(12)])
+    answers = []
+    for limit in (count, f"({count})"):
+        for sql in (f"SELECT a, b FROM t ORDER BY a LIMIT {limit}{offset}",
+                    f"SELECT a, b FROM t WHERE b = 'v1' LIMIT {limit}{offset}"):
+            try:
+                cur.execute(sql)
+                answers.append(("rows", cur.fetchall()))
+            except sqlkv.Error as exc:
+                answers.append((type(exc).__name__, str(exc)))
+    assert answers[:2] == answers[2:]
+    assert answers[0][0] == "rows" or answers[0][0] == "DataError"
+    conn.close()
