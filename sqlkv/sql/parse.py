@@ -60,15 +60,13 @@ from sqlkv.sql.parse_txn import rollback_savepoint
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, jsonb_possible, operator_part
-from sqlkv.sql.parse_params import numbered_tokens
+from sqlkv.sql.parse_params import PARAM_PREFIX, number_placeholders, numbered_tokens
 from sqlkv.sql.parse_scan import quick_tokens
 from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
-from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind
+from sqlkv.sql.parse_plain import plain_select
+from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind, walk_nodes
 from sqlkv.sql.show import show_query
-
-
-_PARAM_PREFIX = "__p"
 
 
 _HEX_MARKER = "__sqlkv_hex"
@@ -300,19 +298,11 @@ def _as_of_expr(text: str, toks: list[Token], start: int, end: int, first_param:
     n = first_param
     for tok in toks[start + 4 : end]:
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
-            edits.append(Edit(tok.start - base, tok.end + 1 - base, f":{_PARAM_PREFIX}{n}"))
+            edits.append(Edit(tok.start - base, tok.end + 1 - base, f":{PARAM_PREFIX}{n}"))
             n += 1
     node = parse_as_of_expr(apply_edits(text[base : toks[end - 1].end + 1], edits))
-    _number_placeholders(node)
+    number_placeholders(node)
     return node, n
-
-
-def _number_placeholders(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
-    for node in ast.find_all(exp.Placeholder) if nodes is None else nodes_of_type(nodes, exp.Placeholder):
-        name = node.this
-        if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
-            node.set("this", None)
-            node.meta["param_index"] = int(name[len(_PARAM_PREFIX) :])
 
 
 # `:name` parameters and `::` casts: the token loop of `_parse_sql` looks at these
@@ -381,7 +371,7 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     if not rewrites and TokenType.PLACEHOLDER in kinds:  # most texts: only their `?` to number
         for tok in toks:
             if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
-                edits.append(Edit(tok.start, tok.start + 1, f":{_PARAM_PREFIX}{n_params}"))
+                edits.append(Edit(tok.start, tok.start + 1, f":{PARAM_PREFIX}{n_params}"))
                 n_params += 1
     for k, tok in enumerate(toks) if rewrites else ():
         if int4 and tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
@@ -405,17 +395,21 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 or tok.token_type == TokenType.QDCOLON:  # `?::JSONB`: a parameter, then a cast
             # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
             space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
-            edits.append(Edit(tok.start, tok.start + 1, f"{space}:{_PARAM_PREFIX}{n_params}"))
+            edits.append(Edit(tok.start, tok.start + 1, f"{space}:{PARAM_PREFIX}{n_params}"))
             n_params += 1
         elif tok.token_type == TokenType.COLON:
             named = True
-    rewritten = apply_edits(text, edits)
+    # a plain SELECT whose only edits number its `?`: read from its own tokens, `?` as `:__pn`
+    ast = plain_select(toks, PARAM_PREFIX) if n_params and not rewrites and not hex_literals else None
     nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one walk serves every step below
-    ast = sqlglot_parse(rewritten, text, edits, tokens=numbered_tokens(toks, edits) if edits else toks,
-                        walked=nodes)
+    if ast is not None:
+        nodes = walk_nodes(ast)
+    else:
+        ast = sqlglot_parse(apply_edits(text, edits), text, edits,
+                            tokens=numbered_tokens(toks, edits) if edits else toks, walked=nodes)
     classes = {type(n) for n in nodes}
     refuse_ignored_clauses(ast, nodes_of_type(nodes, REFUSABLE_NODES, classes))
-    _number_placeholders(ast, nodes_of_type(nodes, exp.Placeholder, classes))
+    number_placeholders(ast, nodes_of_type(nodes, exp.Placeholder, classes))
     if hex_literals:
         for node in nodes_of_type(nodes, exp.Anonymous, classes):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:

@@ -12,9 +12,23 @@ edited text is tokenized.
 
 from __future__ import annotations
 
+from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from sqlkv.sql.parse_edits import Edit
+from sqlkv.sql.parse_tree import nodes_of_type
+
+PARAM_PREFIX = "__p"  # ``?`` number n is parsed as the parameter ``:__pn``
+
+
+def number_placeholders(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
+    """Each ``:__pn`` parameter of ``ast`` (``nodes``: its nodes, when walked) becomes the
+    unnamed parameter number n."""
+    for node in ast.find_all(exp.Placeholder) if nodes is None else nodes_of_type(nodes, exp.Placeholder):
+        name = node.this
+        if isinstance(name, str) and name.startswith(PARAM_PREFIX) and name[len(PARAM_PREFIX) :].isdigit():
+            node.set("this", None)
+            node.meta["param_index"] = int(name[len(PARAM_PREFIX) :])
 
 
 def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
@@ -40,7 +54,7 @@ def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
             out.append(tok if not shift else Token(tok.token_type, tok.text, tok.line, tok.col + line_shift,
                                                    tok.start + shift, tok.end + shift, tok.comments))
             continue
-        if tok.token_type != TokenType.PLACEHOLDER or tok.text != "?" or tok.comments or _joins(tok, after):
+        if tok.token_type != TokenType.PLACEHOLDER or tok.text != "?" or tok.comments or joins_next(tok, after):
             return None
         start, col = tok.start + shift, tok.col + line_shift
         out.append(Token(TokenType.COLON, ":", tok.line, col, start, start, []))
@@ -50,7 +64,7 @@ def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
     return None if names else out
 
 
-def _joins(tok: Token, after: Token | None) -> bool:
+def joins_next(tok: Token, after: Token | None) -> bool:
     """Whether ``:name`` in place of ``tok`` could merge with the token right after it
     (``?1``, ``?:``): the edited text's tokens are then not these."""
     return after is not None and after.start == tok.end + 1 and (after.text[:1].isalnum() or after.text[:1] in "_:$")

@@ -23,6 +23,8 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+from sqlkv.sql.parse_params import joins_next
+
 _COMPARISONS = {TokenType.EQ: exp.EQ, TokenType.NEQ: exp.NEQ, TokenType.LT: exp.LT, TokenType.LTE: exp.LTE,
                 TokenType.GT: exp.GT, TokenType.GTE: exp.GTE}
 # What may follow a complete select item, condition or ORDER BY key (the statement's end too)
@@ -36,6 +38,7 @@ _PLAIN_KINDS = frozenset({
     TokenType.NUMBER, TokenType.STRING, TokenType.COLON, TokenType.ORDER_BY, TokenType.ASC, TokenType.DESC,
     TokenType.LIMIT, TokenType.PLUS, TokenType.DASH, TokenType.IS, TokenType.NULL, *_COMPARISONS,
 })
+_NUMBERED_KINDS = _PLAIN_KINDS | {TokenType.PLACEHOLDER}
 _TERMS = {TokenType.PLUS: exp.Add, TokenType.DASH: exp.Sub}
 
 
@@ -51,10 +54,12 @@ def _placed(node: exp.Expression, tok: Token) -> exp.Expression:
 class _Reader:
     """The tokens of one statement, read left to right; every miss refuses the statement."""
 
-    def __init__(self, toks: list[Token], kinds: list[TokenType | None]) -> None:
+    def __init__(self, toks: list[Token], kinds: list[TokenType | None], numbering: str | None = None) -> None:
         self.toks = toks
         self.kinds = kinds  # each token's type, then None: the statement's end
         self.pos = 0
+        self.numbering = numbering  # `?` n is the parameter named numbering + n (None: no `?`)
+        self.params = 0
 
     def peek(self) -> TokenType | None:
         return self.kinds[self.pos]
@@ -92,20 +97,29 @@ class _Reader:
         if kind == TokenType.COLON:  # a numbered parameter, :__pN
             self.pos += 1
             return exp.Placeholder(this=self.take(TokenType.VAR).text)
+        if kind == TokenType.PLACEHOLDER and self.numbering is not None:  # `?`, as its edit numbers it
+            tok = self.toks[self.pos]
+            self.pos += 1
+            if tok.text != "?" or joins_next(tok, self.toks[self.pos] if self.pos < len(self.toks) else None):
+                raise _Refused
+            self.params += 1
+            return exp.Placeholder(this=f"{self.numbering}{self.params - 1}")
         raise _Refused
 
 
-def plain_select(toks: list[Token]) -> exp.Select | None:
+def plain_select(toks: list[Token], numbering: str | None = None) -> exp.Select | None:
     """sqlglot's tree of the statement ``toks`` when it is a plain SELECT (module docstring),
-    else None."""
+    else None. With ``numbering``, each ``?`` is read as the parameter its edit would make of it
+    (parse.py writes `?` number n as ``:<numbering>n``): the tree of the edited text."""
     kinds: list[TokenType | None] = [tok.token_type for tok in toks]
-    if not kinds or kinds[0] != TokenType.SELECT or not _PLAIN_KINDS.issuperset(kinds):
+    allowed = _PLAIN_KINDS if numbering is None else _NUMBERED_KINDS
+    if not kinds or kinds[0] != TokenType.SELECT or not allowed.issuperset(kinds):
         return None
     if any(tok.comments for tok in toks):
         return None  # sqlglot attaches comments to nodes: it parses those
     kinds.append(None)
     try:
-        return _select(_Reader(toks, kinds))
+        return _select(_Reader(toks, kinds, numbering))
     except _Refused:
         return None
 

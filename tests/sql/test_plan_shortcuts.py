@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from sqlglot import exp
 
 import sqlkv
 from sqlkv.sql.expr.env import column_parts
+from sqlkv.sql import parse as parse_module
 from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.plan.names import plain_query_facts, query_facts
 from sqlkv.sql.parse_tree import walk_nodes
@@ -114,3 +116,63 @@ def test_a_written_limit_answers_as_a_computed_one(tmp_path, count: str, offset:
     assert answers[:2] == answers[2:]
     assert answers[0][0] == "rows" or answers[0][0] == "DataError"
     conn.close()
+
+
+# -- a plain SELECT's `?` read straight from its tokens (parse_plain's numbering) --------------
+
+PARAM_STATEMENTS = [
+    "SELECT id, customer_id, sku FROM orders WHERE id = ?",
+    "SELECT id, sku AS s FROM orders WHERE id = ? AND sku > ? ORDER BY sku DESC LIMIT ?",
+    "SELECT a FROM t WHERE a BETWEEN ? AND ? + 9 OR b IS NULL ORDER BY 1 LIMIT ? OFFSET ?",
+    "SELECT a,\n  b\nFROM t\nWHERE a = ? AND\n b = 'it''s ?' AND c = ?\n  ORDER BY a LIMIT ?",
+    "SELECT a FROM t WHERE a = ?1",  # glued to what follows: the edited text's tokens differ
+    "SELECT a FROM t WHERE a = ?abc",
+    "SELECT a FROM t WHERE a = ? -- a comment\n",
+    "SELECT a FROM t WHERE a = ?::INT",
+    "SELECT a FROM t WHERE a = ? AND b = ?\nORDER BY BY a",  # a syntax error, located the same
+    "SELECT a FROM t WHERE j ? 'k' AND id = ?",  # the JSONB operator
+    "SELECT a FROM t WHERE a = :name",
+]
+
+
+def _parsed(text: str) -> tuple:
+    """Everything the parse hands on: kind, parameters, and every node's class, arguments,
+    position meta and comments (or the error)."""
+    try:
+        stmt = parse_statement.__wrapped__(text)
+    except sqlkv.Error as exc:
+        return type(exc), str(exc)
+    # positions apart: read from the user's tokens they are the user's text's, not the edited one's
+    shape = [(type(n), repr(n.args.keys()), {k: v for k, v in n.meta.items() if k not in _PLACES}, n.comments)
+             for n in walk_nodes(stmt.ast)]
+    return stmt.kind, stmt.param_count, stmt.named_params, stmt.shared_tree, stmt.ast.sql(), shape
+
+
+_PLACES = ("line", "col", "start", "end")
+
+
+def test_names_after_a_parameter_are_placed_in_the_users_text() -> None:
+    sql = "SELECT id, sku AS s FROM orders WHERE id = ? AND sku > ? ORDER BY sku DESC LIMIT ?"
+    stmt = parse_statement.__wrapped__(sql)
+    placed = [n for n in walk_nodes(stmt.ast) if isinstance(n, exp.Identifier)]
+    assert len(placed) == 7  # id, sku, s, orders, id, sku, sku
+    for ident in placed:
+        assert sql[ident.meta["start"]:ident.meta["end"] + 1] == ident.this
+        assert ident.meta["col"] == ident.meta["end"] + 1 and ident.meta["line"] == 1
+
+
+def _numbered_corpus() -> list[str]:
+    """The sqllogictest queries with every integer literal made a `?`."""
+    out = list(PARAM_STATEMENTS)
+    for rel in ["select1.test", "index/between/1/slt_good_0.test", "random/select/slt_good_0.test"]:
+        if (CORPUS / rel).exists():
+            out += [re.sub(r"(?<![\w.])\d+(?![\w.])", "?", sql) for sql in _slt_queries(rel, 200)]
+    return out
+
+
+def test_parameters_read_from_the_tokens_parse_as_the_edited_text(monkeypatch) -> None:
+    corpus = _numbered_corpus()
+    direct = [_parsed(sql) for sql in corpus]
+    assert sum(1 for d in direct if len(d) > 2 and d[1] and d[3]) >= 100  # plain, with parameters: 165
+    monkeypatch.setattr(parse_module, "plain_select", lambda toks, numbering=None: None)
+    assert [_parsed(sql) for sql in corpus] == direct
