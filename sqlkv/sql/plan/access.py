@@ -58,7 +58,7 @@ class AccessPlan:
 class _Candidate:
     index: IndexDescriptor
     primary: bool
-    builder: SpanBuilder
+    spans: tuple  # SpanBuilder's arguments but the prefix: made only for the index chosen
     used: list[exp.Expression]
     covering: bool
     reverse: bool
@@ -175,7 +175,7 @@ def plan_table_access(
         alias,
         columns,
         best.index,
-        best.builder,
+        SpanBuilder(index_prefix_of(table, best.index), *best.spans),
         reverse=best.reverse,
         index_only=best.covering and not best.primary,
         residual=[_predicate(n, scope, env) for n in best.used],
@@ -260,9 +260,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, positions_
     n_eq = sum(1 for b in bounds if b.is_equality)
     unique = primary or index.unique
     point_width = key_count if unique else -1
-    builder = SpanBuilder(
-        index_prefix_of(table, index), types, desc[: len(bounds)], bounds, point_width
-    )
+    spans = (types, desc[: len(bounds)], bounds, point_width)
     covering = primary or needed <= codec_for(table).index_codec(index.id).covered
     served, reverse = _order_match(positions, desc, bounds, want)
     n_values = 1
@@ -270,7 +268,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, positions_
         if b.eq is not None:
             n_values *= max(1, len(b.eq))
     point = unique and n_eq == key_count and not any(b.is_null for b in bounds)
-    return _Candidate(index, primary, builder, used, covering, reverse, served, 0.0, 0.0, point,
+    return _Candidate(index, primary, spans, used, covering, reverse, served, 0.0, 0.0, point,
                       n_eq, n_values, len(bounds) > n_eq, bool(want) and not served)
 
 

@@ -27,6 +27,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.expr.batch_filters import with_conjunction_batch
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
 from sqlkv.sql.plan.element_uses import element_uses
 from sqlkv.sql.plan.estimates import filter_selectivity, table_statistics
@@ -165,8 +166,8 @@ class FromPlanner(JoinOrdering):
         refs: set[int] = set()
         owners = self._owners if self._owners is not None else self._index_owners()
         for col in cols:
-            table = col.table.lower() if col.table else None
-            name = col.name.lower()
+            name, table = column_parts(col)
+            name, table = name.lower(), table.lower() if table else None
             hits = sorted({i for i, ltable in owners.get(name, ()) if table is None or ltable == table})
             if table is None and name in self.using_pref and len(hits) > 1:
                 hits = [self.using_pref[name][0]]
