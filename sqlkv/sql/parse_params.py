@@ -7,7 +7,9 @@ is such a number, `numbered_tokens` makes the edited text's tokens from the orig
 instead -- each ``?`` becomes the ``:`` and name tokens the tokenizer would have made, the
 tokens after it move by the characters added, on their line too -- and anything else (a
 ``?`` with comments or a token glued to it, ``?::type``, other rewrites) returns None: the
-edited text is tokenized.
+edited text is tokenized. A plain SELECT whose only edits are these numbers skips both: the
+plain parser reads each ``?`` as the parameter its edit would make (parse_plain.py).
+`number_placeholders` then turns each ``:__pn`` of the tree into the unnamed parameter n.
 """
 
 from __future__ import annotations

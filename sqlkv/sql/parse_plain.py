@@ -15,7 +15,9 @@ products (``+ - *``) of columns, numbers, strings and parameters, joined by NOT,
 and a key is a column or a position. Anything else --
 a keyword where a name goes, parentheses, arithmetic, functions, joins, a second statement --
 returns None and sqlglot parses the text. tests/sql/test_parse_plain.py compares the two trees
-node by node on the test corpus and on generated statements.
+node by node on the test corpus and on generated statements. Given a ``numbering``, the parser
+also reads ``?`` as the numbered parameter ``:__pN`` parse.py would have written in its place
+(tests/sql/test_plan_shortcuts.py compares that with the parse of the edited text).
 """
 
 from __future__ import annotations
