@@ -151,11 +151,14 @@ def plan_table_access(
     positions = _positions_by_id(table)
     candidates = [_candidate(table, index, index is table.primary_index, cons, scope, env, want_order or [],
                              needed, positions) for index in usable]
-    best = _cheapest(candidates, None, limit, len(filters))
-    stats = None
-    if not best.point and (joined or len(usable) > 1):
-        # statistics are read only when an estimate can change the plan: a choice between
-        # indexes (a get by a whole unique key needs none), or the order and method of a join;
+    # statistics are read only when an estimate can change the plan: a choice between indexes
+    # (a get by a whole unique key needs none), or the order and method of a join; without a
+    # point candidate the cheapest is no point get, so they are read before any estimate
+    choice = joined or len(usable) > 1
+    read = choice and not any(c.point for c in candidates)
+    stats = table_statistics(env, table) if read else None
+    best = _cheapest(candidates, stats, limit, len(filters))
+    if choice and not read and not best.point:
         # the candidates' spans and orders stay, only their estimates are made again
         stats = table_statistics(env, table)
         if stats is not None:
