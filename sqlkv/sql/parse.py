@@ -65,7 +65,7 @@ from sqlkv.sql.parse_scan import quick_tokens
 from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.parse_plain import plain_select
-from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind, walk_nodes
+from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind
 from sqlkv.sql.show import show_query
 
 
@@ -400,11 +400,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         elif tok.token_type == TokenType.COLON:
             named = True
     # a plain SELECT whose only edits number its `?`: read from its own tokens, `?` as `:__pn`
-    ast = plain_select(toks, PARAM_PREFIX) if n_params and not rewrites and not hex_literals else None
-    nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one walk serves every step below
-    if ast is not None:
-        nodes = walk_nodes(ast)
-    else:
+    nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one list serves every step below
+    ast = plain_select(toks, PARAM_PREFIX, nodes) if n_params and not rewrites and not hex_literals else None
+    if ast is None:
         ast = sqlglot_parse(apply_edits(text, edits), text, edits,
                             tokens=numbered_tokens(toks, edits) if edits else toks, walked=nodes)
     classes = {type(n) for n in nodes}

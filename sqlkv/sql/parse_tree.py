@@ -1,7 +1,7 @@
 """The parsed tree as the parser's last steps see it.
 
 `parse_statement` walks sqlglot's tree once (`sqlglot_parse` hands the nodes out in ``walk()``
-order) and every later step -- refusing ignored clauses, numbering placeholders, the hex,
+order; the plain parser lists them as it builds them, no walk) and every later step -- refusing ignored clauses, numbering placeholders, the hex,
 ``to_char`` and INT4 rewrites, spotting set-returning functions -- picks its nodes from that
 list with `nodes_of_type` instead of walking the tree again: each walk cost about as much as a
 quarter of sqlglot's own parse of a short SELECT. `statement_kind` names the statement.
