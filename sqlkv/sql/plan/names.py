@@ -207,14 +207,15 @@ def plain_query_facts(nodes: list[exp.Expression]) -> QueryFacts:
     """`query_facts` of a SELECT made only of `parse_tree.SHARED_PLAN_NODES` (no call, window,
     join or subquery among them) from the list of its nodes, without a walk of the tree: the
     names of its columns, or None when a ``*`` reads them all."""
+    classes = set(map(type, nodes))
+    if exp.Star in classes:
+        return QueryFacts(None, False, False)
     names: dict[str, set[str | None]] = {}
+    column, identifier = exp.Column, exp.Identifier
     for node in nodes:
-        cls = type(node)
-        if cls is exp.Star:
-            return QueryFacts(None, False, False)
-        if cls is exp.Column:
+        if type(node) is column:
             this, table = node.args["this"], node.args.get("table")
-            if type(this) is exp.Identifier:  # else a Star, seen in its turn
+            if type(this) is identifier:
                 table = table.this.lower() if table is not None else None  # an Identifier
                 names.setdefault(this.this.lower(), set()).add(table)
     return QueryFacts(names, False, False)
