@@ -117,6 +117,7 @@ class FromPlanner(JoinOrdering):
         self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
         self.informed: set[int] = set()  # sources whose estimates come from statistics
         self._owners: dict[str, list[tuple[int, str]]] | None = None  # see _index_owners
+        self._single_scope: Scope | None = None  # see single_scope
 
     def set_referenced(self, query: exp.Expression, names: dict[str, set[str | None]] | None) -> None:
         """Records the column names the query mentions (`query_facts`), for index-only scans
@@ -245,6 +246,13 @@ class FromPlanner(JoinOrdering):
 
     # -- scopes ------------------------------------------------------------------------------
 
+    def single_scope(self) -> Scope:
+        """The scope of the only source, made once: the select list's ORDER BY analysis
+        resolves names in it before the source is planned in it."""
+        if self._single_scope is None:
+            self._single_scope = self.scope_for([0])
+        return self._single_scope
+
     def scope_for(self, order: list[int]) -> Scope:
         cols: list[Column] = []
         pos: dict[int, int] = {}
@@ -293,7 +301,7 @@ class FromPlanner(JoinOrdering):
     def _single(self, conjuncts: list[Conjunct], want_order: list[tuple[int, bool]] | None,
                 limit: int | None) -> FromResult:
         src = self.sources[0]
-        scope = self.scope_for([0])
+        scope = self.single_scope()
         local = [c.node for c in conjuncts if c.refs is not None]
         post = [c.node for c in conjuncts if c.refs is None]
         if src.table is None:

@@ -103,7 +103,7 @@ class SelectBuilder:
         want_order = None
         if order and not aggregating and not windowing and len(sources) == 1 \
                 and sources[0].table is not None:
-            want_order = self._want_order(order, items, sources[0].columns)
+            want_order = self._want_order(order, items, fp.single_scope())
         limit_hint = None
         # The LIMIT can be pushed into the scan when nothing between them drops or reorders rows:
         # WHERE conjuncts the spans do not enforce come back as `remaining` and block it there.
@@ -219,8 +219,10 @@ class SelectBuilder:
         return None
 
     def _want_order(self, order: list[OrderTerm], items: list[SelectItem],
-                    table_columns: list[Column]) -> list[tuple[int, bool]] | None:
-        scope = Scope(table_columns)
+                    scope: Scope) -> list[tuple[int, bool]] | None:
+        """The (table position, descending) pairs the ORDER BY asks of the only table, whose
+        columns ``scope`` resolves (its outer scopes are not looked at); None when a term is
+        not one of its columns."""
         want = []
         for t in order:
             if t.nulls_first is not None and t.nulls_first != (not t.desc):
