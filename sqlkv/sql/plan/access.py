@@ -38,6 +38,7 @@ from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
+from sqlkv.sql.parse_tree import walk_nodes
 
 
 # Whether primary-index scans decode only the ``needed`` columns (the rest stay None). On since
@@ -230,7 +231,9 @@ def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int
     """The row positions the scan must decode: the caller's, plus what its residual checks read."""
     out = set(needed)
     for node in best.used:
-        for col in node.find_all(exp.Column):
+        for col in walk_nodes(node):  # what find_all(exp.Column) gives, without its generators
+            if not isinstance(col, exp.Column):
+                continue
             pos = column_pos(col, scope)
             if pos is None:
                 return set(range(len(table.columns)))  # be safe: decode everything
