@@ -56,18 +56,17 @@ from sqlkv.sql.parse_edits import (
     token_word,
 )
 from sqlkv.sql.parse_errors import SQLGLOT_DIALECT, located_error, sqlglot_parse
+from sqlkv.sql.parse_txn import rollback_savepoint
 from sqlkv.sql.parse_settings import is_time_zone_show, parse_set
 from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, type_position
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, jsonb_possible, operator_part
-from sqlkv.sql.parse_params import numbered_tokens
+from sqlkv.sql.parse_params import PARAM_PREFIX, number_placeholders, numbered_tokens
 from sqlkv.sql.parse_scan import quick_tokens
 from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
+from sqlkv.sql.parse_plain import plain_select
 from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind
 from sqlkv.sql.show import show_query
-
-
-_PARAM_PREFIX = "__p"
 
 
 _HEX_MARKER = "__sqlkv_hex"
@@ -115,6 +114,8 @@ class ParsedStatement:
     normalized: str | None = None  # the statement_stats key (normalize.py), made from the parse's tokens
     sequence_calls: bool | None = None  # calls nextval or setval (None: not known from the parse)
     shared_tree: bool = False  # planned from ``ast`` itself, not a copy (parse_tree.plans_shared)
+    # a shared tree's nodes as the parse walked them: the planner reads its facts from these
+    nodes: list[exp.Expression] | None = None
 
     @property
     def writes(self) -> bool:
@@ -166,8 +167,9 @@ def _statement_of(text: str, toks: list[Token]) -> Statement:
 def parse_statement(sql: str) -> ParsedStatement:
     """Parse exactly one statement (ProgrammingError if the text holds several or none)."""
     tokens = _tokenize(sql)
-    _refuse_unsupported(tokens)
-    pieces = _split_tokens(tokens)
+    if not tokens or tokens[0].token_type != TokenType.SELECT:  # a SELECT is none of those refused
+        _refuse_unsupported(tokens)
+    pieces = [tokens] if tokens and ";" not in sql else _split_tokens(tokens)  # ";": maybe several
     if not pieces:
         raise ProgrammingError("empty statement")
     if len(pieces) > 1:
@@ -217,6 +219,8 @@ def _split_tokens(tokens: list[Token]) -> list[list[Token]]:
 
 
 def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
+    if toks[0].token_type == TokenType.SELECT:  # none of the statements below
+        return _parse_sql(text, toks)
     words = [token_word(t) for t in toks[:4]] + ["", "", "", ""]
     w0, w1 = words[0], words[1]
     if w0 in ("BEGIN", "START") and (w0 == "BEGIN" or w1 == "TRANSACTION"):
@@ -224,7 +228,8 @@ def _parse_tokens(text: str, toks: list[Token]) -> ParsedStatement:
     if w0 in ("COMMIT", "END"):
         return ParsedStatement("COMMIT", text)
     if w0 == "ROLLBACK":
-        return _parse_rollback(text, toks)
+        savepoint = rollback_savepoint(toks)
+        return ParsedStatement("ROLLBACK" if savepoint is None else "ROLLBACK TO", text, savepoint=savepoint)
     if w0 == "SAVEPOINT" and len(toks) == 2:
         return ParsedStatement("SAVEPOINT", text, savepoint=token_ident(toks[1]))
     if w0 == "RELEASE":
@@ -293,35 +298,15 @@ def _as_of_expr(text: str, toks: list[Token], start: int, end: int, first_param:
     n = first_param
     for tok in toks[start + 4 : end]:
         if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
-            edits.append(Edit(tok.start - base, tok.end + 1 - base, f":{_PARAM_PREFIX}{n}"))
+            edits.append(Edit(tok.start - base, tok.end + 1 - base, f":{PARAM_PREFIX}{n}"))
             n += 1
     node = parse_as_of_expr(apply_edits(text[base : toks[end - 1].end + 1], edits))
-    _number_placeholders(node)
+    number_placeholders(node)
     return node, n
 
 
-def _number_placeholders(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
-    for node in ast.find_all(exp.Placeholder) if nodes is None else nodes_of_type(nodes, exp.Placeholder):
-        name = node.this
-        if isinstance(name, str) and name.startswith(_PARAM_PREFIX) and name[len(_PARAM_PREFIX) :].isdigit():
-            node.set("this", None)
-            node.meta["param_index"] = int(name[len(_PARAM_PREFIX) :])
-
-
-def _parse_rollback(text: str, toks: list[Token]) -> ParsedStatement:
-    rest = toks[1:]
-    if rest and token_word(rest[0]) in ("TRANSACTION", "WORK"):
-        rest = rest[1:]
-    if not rest:
-        return ParsedStatement("ROLLBACK", text)
-    if token_word(rest[0]) != "TO":
-        raise SqlSyntaxError("syntax error: expected ROLLBACK [TO [SAVEPOINT] name]")
-    rest = rest[1:]
-    if rest and token_word(rest[0]) == "SAVEPOINT":
-        rest = rest[1:]
-    if len(rest) != 1:
-        raise SqlSyntaxError("syntax error: expected ROLLBACK TO [SAVEPOINT] name")
-    return ParsedStatement("ROLLBACK TO", text, savepoint=token_ident(rest[0]))
+# `:name` parameters and `::` casts: the token loop of `_parse_sql` looks at these
+_COLONS = frozenset({TokenType.COLON, TokenType.QDCOLON})
 
 
 def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
@@ -382,7 +367,13 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     ddl = w0 in ("CREATE", "ALTER")
     int4, tilde = TokenType.INT in kinds, TokenType.TILDE in kinds
     arrows, jsonb = not kinds.isdisjoint(_ARROWS), jsonb_possible(toks, kinds)
-    for k, tok in enumerate(toks):
+    rewrites = int4 or tilde or arrows or jsonb or clause is not None or not kinds.isdisjoint(_COLONS)
+    if not rewrites and TokenType.PLACEHOLDER in kinds:  # most texts: only their `?` to number
+        for tok in toks:
+            if tok.token_type == TokenType.PLACEHOLDER and tok.text == "?":
+                edits.append(Edit(tok.start, tok.start + 1, f":{PARAM_PREFIX}{n_params}"))
+                n_params += 1
+    for k, tok in enumerate(toks) if rewrites else ():
         if int4 and tok.token_type == TokenType.INT and tok.text.upper() == "INT4" and type_position(toks, k, ddl):
             edits.append(Edit(tok.start, tok.end + 1, INT4_MARKER))
         if tilde and tok.token_type == TokenType.TILDE and after_operand(toks, k):
@@ -404,17 +395,19 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
                 or tok.token_type == TokenType.QDCOLON:  # `?::JSONB`: a parameter, then a cast
             # after an adjacent ':' (an array slice a[?:?]) a space keeps ':' ':__p1' from reading as '::'
             space = " " if k and toks[k - 1].token_type == TokenType.COLON and toks[k - 1].end + 1 == tok.start else ""
-            edits.append(Edit(tok.start, tok.start + 1, f"{space}:{_PARAM_PREFIX}{n_params}"))
+            edits.append(Edit(tok.start, tok.start + 1, f"{space}:{PARAM_PREFIX}{n_params}"))
             n_params += 1
         elif tok.token_type == TokenType.COLON:
             named = True
-    rewritten = apply_edits(text, edits)
-    nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one walk serves every step below
-    ast = sqlglot_parse(rewritten, text, edits, tokens=numbered_tokens(toks, edits) if edits else toks,
-                        walked=nodes)
+    # a plain SELECT whose only edits number its `?`: read from its own tokens, `?` as `:__pn`
+    nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one list serves every step below
+    ast = plain_select(toks, PARAM_PREFIX, nodes) if n_params and not rewrites and not hex_literals else None
+    if ast is None:
+        ast = sqlglot_parse(apply_edits(text, edits), text, edits,
+                            tokens=numbered_tokens(toks, edits) if edits else toks, walked=nodes)
     classes = {type(n) for n in nodes}
     refuse_ignored_clauses(ast, nodes_of_type(nodes, REFUSABLE_NODES, classes))
-    _number_placeholders(ast, nodes_of_type(nodes, exp.Placeholder, classes))
+    number_placeholders(ast, nodes_of_type(nodes, exp.Placeholder, classes))
     if hex_literals:
         for node in nodes_of_type(nodes, exp.Anonymous, classes):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:
@@ -436,6 +429,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
         rewrite_select_unnest(ast)  # SELECT unnest(a): a lateral unnest in FROM (parse_srf.py)
     stmt.sequence_calls = "nextval" in calls or "setval" in calls
     stmt.shared_tree = plans_shared(ast, classes)
+    if stmt.shared_tree:
+        stmt.nodes = nodes
     stmt.ast = ast
     stmt.param_count = n_params
     stmt.named_params = named and n_params == 0

@@ -36,11 +36,12 @@ def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None,
                   ) -> exp.Expression:
     """``sql`` parsed by sqlglot; ``tokens``, when given, are sqlglot's tokens of ``sql`` already
     made (tokenizing is a third of the parse time of a long statement: not done twice).
-    ``walked``, when given, receives every node of the tree in ``walk()`` order: the one walk
-    the parser's later checks and rewrites share (each walk costs as much as a quarter of
-    sqlglot's own parse of a short statement)."""
+    ``walked``, when given, receives every node of the tree -- in ``walk()`` order, or as the
+    plain parser built them -- the one list the parser's later checks and rewrites share (each
+    walk costs as much as a quarter of sqlglot's own parse of a short statement)."""
     try:
-        trees = parse_sql(sql, tokens)  # sqlglot.parse plus @>, <@ and && (parse_operators.py)
+        made: list[exp.Expression] = []  # a plain SELECT's nodes, as the plain parser built them
+        trees = parse_sql(sql, tokens, made)  # sqlglot.parse plus @>, <@ and && (parse_operators.py)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
@@ -62,7 +63,7 @@ def sqlglot_parse(sql: str, original: str, edits: list[Edit] | None = None,
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
         raise SqlSyntaxError(f'syntax error or unsupported statement at or near "{word}": {original[:80]}')
-    nodes = walk_nodes(tree)
+    nodes = made or walk_nodes(tree)
     if walked is not None:
         walked.extend(nodes)
     # sqlglot accepts a few truncated forms silently; they are syntax errors in SQL.

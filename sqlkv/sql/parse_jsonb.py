@@ -56,8 +56,8 @@ def jsonb_possible(toks: list[Token], kinds: set[TokenType]) -> bool:
     if not kinds.isdisjoint(_OPERATOR_KINDS):
         return True
     return TokenType.PLACEHOLDER in kinds and any(
-        tok.token_type == TokenType.PLACEHOLDER and nxt.token_type in (TokenType.STRING, TokenType.PLACEHOLDER)
-        for tok, nxt in zip(toks, toks[1:]))
+        nxt.token_type in (TokenType.STRING, TokenType.PLACEHOLDER)
+        for tok, nxt in zip(toks, toks[1:]) if tok.token_type == TokenType.PLACEHOLDER)
 
 
 def jsonb_operator_edit(toks: list[Token], k: int) -> Edit | None:

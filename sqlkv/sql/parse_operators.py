@@ -51,11 +51,13 @@ def merge_operator_tokens(tokens: list[Token]) -> list[Token]:
     return out
 
 
-def parse_sql(sql: str, tokens: list[Token] | None = None) -> list[exp.Expression | None]:
+def parse_sql(sql: str, tokens: list[Token] | None = None,
+              made: list[exp.Expression] | None = None) -> list[exp.Expression | None]:
     """`sqlglot.parse` with the array operators (raises sqlglot's ParseError/TokenError);
-    ``tokens``: the tokens of ``sql`` when they are made already."""
+    ``tokens``: the tokens of ``sql`` when they are made already; ``made``: receives the nodes
+    of a plain SELECT's tree (`plain_select`), left empty for sqlglot's."""
     tokens = merge_operator_tokens(Tokenizer().tokenize(sql) if tokens is None else tokens)
-    plain = plain_select(tokens)  # the common SELECT, without sqlglot's descent (parse_plain.py)
+    plain = plain_select(tokens, made=made)  # the common SELECT, without sqlglot's descent (parse_plain.py)
     if plain is not None:
         return [plain]
     # A parser resets itself at each parse: one kept per thread saves making it (and its

@@ -7,14 +7,30 @@ is such a number, `numbered_tokens` makes the edited text's tokens from the orig
 instead -- each ``?`` becomes the ``:`` and name tokens the tokenizer would have made, the
 tokens after it move by the characters added, on their line too -- and anything else (a
 ``?`` with comments or a token glued to it, ``?::type``, other rewrites) returns None: the
-edited text is tokenized.
+edited text is tokenized. A plain SELECT whose only edits are these numbers skips both: the
+plain parser reads each ``?`` as the parameter its edit would make (parse_plain.py).
+`number_placeholders` then turns each ``:__pn`` of the tree into the unnamed parameter n.
 """
 
 from __future__ import annotations
 
+from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from sqlkv.sql.parse_edits import Edit
+from sqlkv.sql.parse_tree import nodes_of_type
+
+PARAM_PREFIX = "__p"  # ``?`` number n is parsed as the parameter ``:__pn``
+
+
+def number_placeholders(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
+    """Each ``:__pn`` parameter of ``ast`` (``nodes``: its nodes, when walked) becomes the
+    unnamed parameter number n."""
+    for node in ast.find_all(exp.Placeholder) if nodes is None else nodes_of_type(nodes, exp.Placeholder):
+        name = node.this
+        if isinstance(name, str) and name.startswith(PARAM_PREFIX) and name[len(PARAM_PREFIX) :].isdigit():
+            node.set("this", None)
+            node.meta["param_index"] = int(name[len(PARAM_PREFIX) :])
 
 
 def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
@@ -40,7 +56,7 @@ def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
             out.append(tok if not shift else Token(tok.token_type, tok.text, tok.line, tok.col + line_shift,
                                                    tok.start + shift, tok.end + shift, tok.comments))
             continue
-        if tok.token_type != TokenType.PLACEHOLDER or tok.text != "?" or tok.comments or _joins(tok, after):
+        if tok.token_type != TokenType.PLACEHOLDER or tok.text != "?" or tok.comments or joins_next(tok, after):
             return None
         start, col = tok.start + shift, tok.col + line_shift
         out.append(Token(TokenType.COLON, ":", tok.line, col, start, start, []))
@@ -50,7 +66,7 @@ def numbered_tokens(toks: list[Token], edits: list[Edit]) -> list[Token] | None:
     return None if names else out
 
 
-def _joins(tok: Token, after: Token | None) -> bool:
+def joins_next(tok: Token, after: Token | None) -> bool:
     """Whether ``:name`` in place of ``tok`` could merge with the token right after it
     (``?1``, ``?:``): the edited text's tokens are then not these."""
     return after is not None and after.start == tok.end + 1 and (after.text[:1].isalnum() or after.text[:1] in "_:$")

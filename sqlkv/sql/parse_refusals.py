@@ -20,7 +20,8 @@ REFUSABLE_NODES = (exp.TableSample, exp.LimitOptions, exp.WindowSpec, exp.With, 
 
 def refuse_ignored_clauses(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
     """NotSupportedError for the first clause in ``ast`` that sqlkv would silently ignore
-    (``nodes``: all of ``ast``'s, in ``walk()`` order, when the caller has them)."""
+    (``nodes``: all of ``ast``'s, when the caller has them: in ``walk()`` order, or as the
+    plain parser built them, which has one refusable node at most)."""
     found = ast.find_all(*REFUSABLE_NODES) if nodes is None else (n for n in nodes if isinstance(n, REFUSABLE_NODES))
     for node in found:
         why = _why_refused(node)

@@ -1,7 +1,7 @@
 """The parsed tree as the parser's last steps see it.
 
 `parse_statement` walks sqlglot's tree once (`sqlglot_parse` hands the nodes out in ``walk()``
-order) and every later step -- refusing ignored clauses, numbering placeholders, the hex,
+order; the plain parser lists them as it builds them, no walk) and every later step -- refusing ignored clauses, numbering placeholders, the hex,
 ``to_char`` and INT4 rewrites, spotting set-returning functions -- picks its nodes from that
 list with `nodes_of_type` instead of walking the tree again: each walk cost about as much as a
 quarter of sqlglot's own parse of a short SELECT. `statement_kind` names the statement.
@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import sys
 from copy import deepcopy
+from functools import lru_cache
 
 from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
+
+
+# Nodes whose arguments are never nodes (names, literal texts, flags): their arguments are not looked at
+_CHILDLESS = frozenset({exp.Identifier, exp.Literal, exp.Null, exp.Boolean, exp.Var})
 
 
 def walk_nodes(root: exp.Expression) -> list[exp.Expression]:
@@ -30,8 +35,12 @@ def walk_nodes(root: exp.Expression) -> list[exp.Expression]:
     nodes = [root]
     append = nodes.append
     for node in nodes:  # grows as it goes: a queue that is never popped
+        if type(node) in _CHILDLESS:
+            continue
         for value in node.args.values():
-            if isinstance(value, list):
+            if value is None:  # most arguments of a clause are unset
+                continue
+            if type(value) is list:
                 for item in value:
                     if isinstance(item, exp.Expression):
                         append(item)
@@ -46,6 +55,8 @@ def nodes_of_type(nodes: list[exp.Expression], kind: type | tuple[type, ...],
     the tree they were walked from. ``classes``, when given, are the nodes' classes: a kind
     none of them is costs no pass over the nodes."""
     if classes is not None:
+        if classes <= SHARED_PLAN_NODES and not _shared_kind(kind):  # a plain SELECT: no pass
+            return []
         for cls in classes:
             if issubclass(cls, kind):
                 break
@@ -94,6 +105,12 @@ SHARED_PLAN_NODES = frozenset({
     exp.Offset, exp.Paren, exp.And, exp.Or, exp.Not, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
     exp.Between, exp.Is, exp.Add, exp.Sub, exp.Mul, exp.Neg,
 })
+
+
+@lru_cache(maxsize=None)
+def _shared_kind(kind: type | tuple[type, ...]) -> bool:
+    """Whether a node of `SHARED_PLAN_NODES` can be of ``kind`` (the set is fixed: cached)."""
+    return any(issubclass(cls, kind) for cls in SHARED_PLAN_NODES)
 
 
 def plans_shared(ast: exp.Expression, classes: set[type]) -> bool:

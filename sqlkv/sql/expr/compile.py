@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlkv.errors import Error, NotSupportedError, ProgrammingError
 from sqlkv.sql.context import ExecContext, Scope
 from sqlkv.sql.expr.batch_filters import with_conjunction_batch
-from sqlkv.sql.expr.env import CompileEnv, Compiled, RowFn, constant
+from sqlkv.sql.expr.env import CompileEnv, Compiled, RowFn, column_parts, constant
 from sqlkv.sql.expr.subquery import compile_quantified, compile_subquery
 from sqlkv.sql.expr.operators import (
     bool_operand,
@@ -147,7 +147,7 @@ def _paren(c: Compiler, node: exp.Expression) -> Compiled:
 def _column(c: Compiler, node: exp.Column) -> Compiled:
     if isinstance(node.this, exp.Star):
         raise ProgrammingError("* is not allowed in an expression")
-    name, table = node.name, node.table  # sqlglot's properties: read once
+    name, table = column_parts(node)
     if not table and name.startswith("$") and name[1:].isdigit():
         return _placeholder(c, exp.Parameter(this=exp.var(name[1:])))  # $1: sqlglot's default dialect
     depth, idx = c.scope.resolve(name, table or None)

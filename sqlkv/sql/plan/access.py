@@ -38,6 +38,7 @@ from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
 from sqlkv.sql.parse_operators import parse_expression  # sqlglot.parse_one with @> <@ &&
+from sqlkv.sql.parse_tree import walk_nodes
 
 
 # Whether primary-index scans decode only the ``needed`` columns (the rest stay None). On since
@@ -58,7 +59,7 @@ class AccessPlan:
 class _Candidate:
     index: IndexDescriptor
     primary: bool
-    builder: SpanBuilder
+    spans: tuple  # SpanBuilder's arguments but the prefix: made only for the index chosen
     used: list[exp.Expression]
     covering: bool
     reverse: bool
@@ -151,11 +152,14 @@ def plan_table_access(
     positions = _positions_by_id(table)
     candidates = [_candidate(table, index, index is table.primary_index, cons, scope, env, want_order or [],
                              needed, positions) for index in usable]
-    best = _cheapest(candidates, None, limit, len(filters))
-    stats = None
-    if not best.point and (joined or len(usable) > 1):
-        # statistics are read only when an estimate can change the plan: a choice between
-        # indexes (a get by a whole unique key needs none), or the order and method of a join;
+    # statistics are read only when an estimate can change the plan: a choice between indexes
+    # (a get by a whole unique key needs none), or the order and method of a join; without a
+    # point candidate the cheapest is no point get, so they are read before any estimate
+    choice = joined or len(usable) > 1
+    read = choice and not any(c.point for c in candidates)
+    stats = table_statistics(env, table) if read else None
+    best = _cheapest(candidates, stats, limit, len(filters))
+    if choice and not read and not best.point:
         # the candidates' spans and orders stay, only their estimates are made again
         stats = table_statistics(env, table)
         if stats is not None:
@@ -175,7 +179,7 @@ def plan_table_access(
         alias,
         columns,
         best.index,
-        best.builder,
+        SpanBuilder(index_prefix_of(table, best.index), *best.spans),
         reverse=best.reverse,
         index_only=best.covering and not best.primary,
         residual=[_predicate(n, scope, env) for n in best.used],
@@ -227,7 +231,9 @@ def _decoded_positions(table: TableDescriptor, best: _Candidate, needed: set[int
     """The row positions the scan must decode: the caller's, plus what its residual checks read."""
     out = set(needed)
     for node in best.used:
-        for col in node.find_all(exp.Column):
+        for col in walk_nodes(node):  # what find_all(exp.Column) gives, without its generators
+            if not isinstance(col, exp.Column):
+                continue
             pos = column_pos(col, scope)
             if pos is None:
                 return set(range(len(table.columns)))  # be safe: decode everything
@@ -260,9 +266,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, positions_
     n_eq = sum(1 for b in bounds if b.is_equality)
     unique = primary or index.unique
     point_width = key_count if unique else -1
-    builder = SpanBuilder(
-        index_prefix_of(table, index), types, desc[: len(bounds)], bounds, point_width
-    )
+    spans = (types, desc[: len(bounds)], bounds, point_width)
     covering = primary or needed <= codec_for(table).index_codec(index.id).covered
     served, reverse = _order_match(positions, desc, bounds, want)
     n_values = 1
@@ -270,7 +274,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, positions_
         if b.eq is not None:
             n_values *= max(1, len(b.eq))
     point = unique and n_eq == key_count and not any(b.is_null for b in bounds)
-    return _Candidate(index, primary, builder, used, covering, reverse, served, 0.0, 0.0, point,
+    return _Candidate(index, primary, spans, used, covering, reverse, served, 0.0, 0.0, point,
                       n_eq, n_values, len(bounds) > n_eq, bool(want) and not served)
 
 

@@ -18,6 +18,7 @@ from sqlkv.sql.context import Scope
 from sqlkv.sql.expr import compile_expr
 from sqlkv.sql.rowstore.keyspans import ColumnBounds
 from sqlkv.sql.expr.arrays import array_quantifier
+from sqlkv.sql.expr.env import column_parts
 
 
 def const_fn(node: exp.Expression, scope: Scope, env):
@@ -35,8 +36,8 @@ def is_constant_expr(node: exp.Expression) -> bool:
 def column_pos(node: exp.Expression, scope: Scope) -> int | None:
     if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
         return None
-    idx = scope.find(node.name, node.table or None)
-    return idx
+    name, table = column_parts(node)
+    return scope.find(name, table or None)
 
 
 _FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ}

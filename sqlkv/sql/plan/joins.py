@@ -27,6 +27,7 @@ from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Filter, Values
 from sqlkv.sql.expr import compile_expr, compile_predicate
 from sqlkv.sql.expr.batch_filters import with_conjunction_batch
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.plan.access import plan_lookup, plan_table_access
 from sqlkv.sql.plan.element_uses import element_uses
 from sqlkv.sql.plan.estimates import filter_selectivity, table_statistics
@@ -116,6 +117,7 @@ class FromPlanner(JoinOrdering):
         self.scan_rows: dict[int, float] = {}  # per base-table source: rows its access path reads
         self.informed: set[int] = set()  # sources whose estimates come from statistics
         self._owners: dict[str, list[tuple[int, str]]] | None = None  # see _index_owners
+        self._single_scope: Scope | None = None  # see single_scope
 
     def set_referenced(self, query: exp.Expression, names: dict[str, set[str | None]] | None) -> None:
         """Records the column names the query mentions (`query_facts`), for index-only scans
@@ -165,8 +167,8 @@ class FromPlanner(JoinOrdering):
         refs: set[int] = set()
         owners = self._owners if self._owners is not None else self._index_owners()
         for col in cols:
-            table = col.table.lower() if col.table else None
-            name = col.name.lower()
+            name, table = column_parts(col)
+            name, table = name.lower(), table.lower() if table else None
             hits = sorted({i for i, ltable in owners.get(name, ()) if table is None or ltable == table})
             if table is None and name in self.using_pref and len(hits) > 1:
                 hits = [self.using_pref[name][0]]
@@ -244,6 +246,13 @@ class FromPlanner(JoinOrdering):
 
     # -- scopes ------------------------------------------------------------------------------
 
+    def single_scope(self) -> Scope:
+        """The scope of the only source, made once: the select list's ORDER BY analysis
+        resolves names in it before the source is planned in it."""
+        if self._single_scope is None:
+            self._single_scope = self.scope_for([0])
+        return self._single_scope
+
     def scope_for(self, order: list[int]) -> Scope:
         cols: list[Column] = []
         pos: dict[int, int] = {}
@@ -292,7 +301,7 @@ class FromPlanner(JoinOrdering):
     def _single(self, conjuncts: list[Conjunct], want_order: list[tuple[int, bool]] | None,
                 limit: int | None) -> FromResult:
         src = self.sources[0]
-        scope = self.scope_for([0])
+        scope = self.single_scope()
         local = [c.node for c in conjuncts if c.refs is not None]
         post = [c.node for c in conjuncts if c.refs is None]
         if src.table is None:

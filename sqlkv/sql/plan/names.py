@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.expr.rows import split_row_equality
 
 # AST nodes that open a new query level: name resolution and aggregate search stop there.
@@ -82,7 +83,7 @@ def output_name(node: exp.Expression) -> str:
     if isinstance(node, exp.Alias):
         return node.alias
     if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-        return node.name
+        return column_parts(node)[0]
     if "source_text" in node.meta:  # the outer select list, as typed (sqlkv.sql.headers)
         return node.meta["source_text"]
     if node.find(exp.HexString):  # the default dialect prints x'ff' as 255 (and fails on x'')
@@ -200,6 +201,24 @@ def query_facts(query: exp.Expression) -> QueryFacts:
                     if isinstance(item, exp.Expression):
                         stack.append(item)
     return QueryFacts(names, windows, calls)
+
+
+def plain_query_facts(nodes: list[exp.Expression]) -> QueryFacts:
+    """`query_facts` of a SELECT made only of `parse_tree.SHARED_PLAN_NODES` (no call, window,
+    join or subquery among them) from the list of its nodes, without a walk of the tree: the
+    names of its columns, or None when a ``*`` reads them all."""
+    classes = set(map(type, nodes))
+    if exp.Star in classes:
+        return QueryFacts(None, False, False)
+    names: dict[str, set[str | None]] = {}
+    column, identifier = exp.Column, exp.Identifier
+    for node in nodes:
+        if type(node) is column:
+            this, table = node.args["this"], node.args.get("table")
+            if type(this) is identifier:
+                table = table.this.lower() if table is not None else None  # an Identifier
+                names.setdefault(this.this.lower(), set()).add(table)
+    return QueryFacts(names, False, False)
 
 
 def column_refs(node: exp.Expression) -> list[exp.Column]:

@@ -35,19 +35,24 @@ from sqlkv.sql.exec.relational import Filter, Limit, Sort, SortKey, Values, With
 from sqlkv.sql.exec.setops import SetOp
 from sqlkv.sql.expr import compile_expr, compile_predicate, infer_type
 from sqlkv.sql.plan.joins import and_predicates
-from sqlkv.sql.plan.names import LazySql, int_literal
+from sqlkv.sql.plan.names import LazySql, QueryFacts, int_literal
 from sqlkv.sql.plan.select_body import SelectBuilder
 from sqlkv.sql.plan.sources import CteDef, SourcePlanning
+from sqlkv.sql.types import INT_MAX
 
 SETOPS = (exp.Union, exp.Intersect, exp.Except)
 
 
-def plan_query(query: exp.Expression, catalog: Any, env: Any, outer: Scope | None = None) -> Operator:
-    """Plans any query expression (SELECT, set operation, VALUES, with CTEs) into an operator."""
+def plan_query(query: exp.Expression, catalog: Any, env: Any, outer: Scope | None = None,
+               facts: QueryFacts | None = None) -> Operator:
+    """Plans any query expression (SELECT, set operation, VALUES, with CTEs) into an operator;
+    ``facts``: ``query_facts(query)`` when the caller knows them already."""
     planner = env.subqueries if isinstance(env.subqueries, QueryPlanner) else None
     if planner is None or planner.catalog is not catalog:
         planner = QueryPlanner(catalog, env)
         env.subqueries = planner
+    if facts is not None:
+        planner.known_facts[id(query)] = facts
     mark = len(planner.subplans)
     op = planner.plan(query, outer)
     subplans = planner.subplans[mark:]
@@ -80,6 +85,7 @@ class QueryPlanner(SourcePlanning):
         self.env = env
         self.cte_frames: list[dict[str, CteDef]] = []
         self.subplans: list[Operator] = []  # subqueries planned for expressions, for EXPLAIN
+        self.known_facts: dict[int, QueryFacts] = {}  # id(select) -> its facts (plan_query's)
 
     # -- compile helpers -----------------------------------------------------------------------
 
@@ -212,6 +218,9 @@ class QueryPlanner(SourcePlanning):
         value_node = node.args.get("expression") if isinstance(node, (exp.Limit, exp.Offset)) else node
         if value_node is None:
             return None
+        written = int_literal(value_node)
+        if written is not None and written <= INT_MAX:  # LIMIT 10: its value, no expression to call
+            return lambda ctx: written
         fn = self.expr(value_node, Scope([], outer))
         empty: tuple = ()
 

@@ -16,6 +16,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import HashAggregate
 from sqlkv.sql.expr import compile_predicate, compile_typed
+from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
 from sqlkv.sql.plan.aggregates import GroupingRewriter, contains_aggregate
@@ -74,7 +75,7 @@ class SelectBuilder:
         where = split_conjuncts(where_node.this) if where_node is not None else []
         # (an aggregate in WHERE is reported by the expression compiler)
         fp.prepare(where)
-        facts = query_facts(sel)  # the one walk of the whole query
+        facts = p.known_facts.pop(id(sel), None) or query_facts(sel)  # the one walk of the whole query
         fp.set_referenced(sel, facts.names)
         if fp.merged_values:
             self.sel = sel = self._merge_using(sel, fp)
@@ -102,7 +103,7 @@ class SelectBuilder:
         want_order = None
         if order and not aggregating and not windowing and len(sources) == 1 \
                 and sources[0].table is not None:
-            want_order = self._want_order(order, items, sources[0].columns)
+            want_order = self._want_order(order, items, fp.single_scope())
         limit_hint = None
         # The LIMIT can be pushed into the scan when nothing between them drops or reorders rows:
         # WHERE conjuncts the spans do not enforce come back as `remaining` and block it there.
@@ -207,8 +208,8 @@ class SelectBuilder:
             if not 1 <= k <= len(items):
                 raise ProgrammingError(f"ORDER BY term out of range - should be between 1 and {len(items)}")
             return k - 1
-        if isinstance(node, exp.Column) and not node.table and not isinstance(node.this, exp.Star):
-            lname = node.name.lower()
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star) and not column_parts(node)[1]:
+            lname = column_parts(node)[0].lower()
             for i, it in enumerate(items):
                 if it.name.lower() == lname:
                     return i  # an output name wins over an input column (SQLite, PostgreSQL)
@@ -218,8 +219,10 @@ class SelectBuilder:
         return None
 
     def _want_order(self, order: list[OrderTerm], items: list[SelectItem],
-                    table_columns: list[Column]) -> list[tuple[int, bool]] | None:
-        scope = Scope(table_columns)
+                    scope: Scope) -> list[tuple[int, bool]] | None:
+        """The (table position, descending) pairs the ORDER BY asks of the only table, whose
+        columns ``scope`` resolves (its outer scopes are not looked at); None when a term is
+        not one of its columns."""
         want = []
         for t in order:
             if t.nulls_first is not None and t.nulls_first != (not t.desc):
@@ -241,7 +244,8 @@ class SelectBuilder:
     @staticmethod
     def _find(scope: Scope, node: exp.Column) -> int | None:
         try:
-            return scope.find(node.name, node.table or None)
+            name, table = column_parts(node)
+            return scope.find(name, table or None)
         except ProgrammingError:
             return None
 

@@ -12,6 +12,7 @@ from sqlkv.errors import NotSupportedError
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.parse import ParsedStatement
 from sqlkv.sql.plan.insert import plan_insert
+from sqlkv.sql.plan.names import plain_query_facts
 from sqlkv.sql.plan.modify import plan_delete, plan_truncate, plan_update
 from sqlkv.sql.plan.select import plan_query
 from sqlkv.sql.parse_tree import copy_tree
@@ -28,7 +29,9 @@ def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
     if kind == "SELECT":
         if stmt.shows is not None:  # SHOW COLUMNS FROM t ...: t must exist
             check_shown(catalog, *stmt.shows)
-        return plan_query(ast, catalog, env)
+        # a shared tree's facts come from the parse's list of its nodes: no walk of the tree
+        facts = plain_query_facts(stmt.nodes) if stmt.nodes is not None else None
+        return plan_query(ast, catalog, env, facts=facts)
     if kind == "INSERT":
         return plan_insert(ast, catalog, env, upsert=stmt.upsert, overriding=stmt.overriding)
     if kind == "UPDATE":
