@@ -162,6 +162,7 @@ def test_fast_reads_of_values_in_every_format(lsm, monkeypatch) -> None:
     "SELECT id, sku FROM o ORDER BY sku DESC LIMIT 40",
     "SELECT amount, sku, id FROM o ORDER BY sku LIMIT 5 OFFSET 3",
     "SELECT sku FROM o ORDER BY sku DESC LIMIT 4 OFFSET 30",
+    "SELECT id, sku, amount FROM o ORDER BY sku DESC LIMIT 4 OFFSET 20",
 ])
 def test_order_by_text_index_limit_matches_sqlite(lsm, sql) -> None:
     """sqlite3 orders NULL first ascending, as sqlkv does (grammar-notes/queries.md). When the
@@ -274,3 +275,12 @@ def test_statement_figures_count_every_execution_past_a_settle(lsm) -> None:
     stats = StatementStats.of(s.db.txn_manager)
     figures = next(f for f in stats.all() if f.statement == sql)
     assert figures.latency.count == runs and not figures.pending
+
+
+def test_an_offset_keeps_the_ordered_index_scan(lsm) -> None:
+    """``ORDER BY k LIMIT n OFFSET m`` walks the index on k for n + m entries (the Limit
+    above skips m), as ``LIMIT n`` does, instead of sorting the whole table."""
+    s, _ = lsm
+    plan = "\n".join(r[0] for r in s.execute(
+        "EXPLAIN SELECT id, sku, amount FROM o ORDER BY sku LIMIT 5 OFFSET 3").fetchall())
+    assert "o@o_sku" in plan and "limit 8" in plan and "sort" not in plan, plan

@@ -250,11 +250,19 @@ class SelectBuilder:
             return None
 
     def _constant_limit(self) -> int | None:
+        """The rows the scan must give for a written ``LIMIT k [OFFSET m]``: ``k + m`` (the
+        Limit above it still skips the ``m``); None when either is not a constant."""
         lim = self.sel.args.get("limit")
-        if lim is None or self.sel.args.get("offset") is not None:
+        if lim is None:
             return None
         k = int_literal(lim.args.get("expression")) if lim.args.get("expression") is not None else None
-        return k if k is not None and k >= 0 else None
+        if k is None or k < 0:
+            return None
+        off = self.sel.args.get("offset")
+        if off is None:
+            return k
+        m = int_literal(off.args.get("expression")) if off.args.get("expression") is not None else None
+        return k + m if m is not None and m >= 0 else None
 
     # -- aggregation -------------------------------------------------------------------------------
 
