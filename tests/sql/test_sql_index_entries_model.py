@@ -8,7 +8,6 @@ scan hands them out, as ``(keys, values)`` lists."""
 from __future__ import annotations
 
 import datetime
-import decimal
 import math
 
 import pytest
