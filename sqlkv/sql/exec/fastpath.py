@@ -119,9 +119,11 @@ def _limited(limit: Limit, read: IndexRead) -> IndexRead:
     return limited
 
 
-def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder] | None:
-    """The scan and decoder of ``ORDER BY k LIMIT n`` over a whole index on one TEXT column
-    of a one-family table, its rows' columns picked (what `_first_rows` fuses), or None."""
+def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder, PickedDecoder] | None:
+    """The scan and decoders of ``ORDER BY k LIMIT n`` over a whole index on one TEXT column
+    of a one-family table, its rows' columns picked (what `_first_rows` fuses), or None. The
+    first decoder takes the indexed column from the caller (its entries' keys hold it), the
+    second decodes every picked column from the rows."""
     if type(plan) is not Project or type(plan.child) is not IndexScan:
         return None
     scan = plan.child
@@ -130,14 +132,17 @@ def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder] | Non
             or scan.limit is None or positions is None):
         return None
     decoder = picks_for(scan.codec, positions)
-    return None if decoder is None else (scan, decoder)
+    if decoder is None:
+        return None
+    return scan, picks_for(scan.codec, positions, scan.icodec.key_positions[0]), decoder  # type: ignore[return-value,union-attr]
 
 
-def _first_rows(scan: IndexScan, decoder: PickedDecoder) -> IndexRead:
+def _first_rows(scan: IndexScan, entry_decoder: PickedDecoder, decoder: PickedDecoder) -> IndexRead:
     """`IndexScan.ready_rows` for `_first_entries_scan`'s scans in one function: the index's
-    first (or last) entries by one limited read, their rows' keys cut in one pass, the rows
-    fetched by one ``get_many`` and decoded into the picked columns -- what ``ready_rows``
-    does for such a scan, without its checks of the span's kind."""
+    first (or last) entries by one limited read, their rows' keys and indexed strings cut in
+    one pass, the rows fetched by one ``get_many`` and decoded into the picked columns, the
+    indexed one taken from the entries -- what ``ready_rows`` does for such a scan, without
+    its checks of the span's kind. Entries the one-pass cut refuses go the general way."""
     start, end, reverse = scan.whole_span.start, scan.whole_span.end, scan.reverse
     kv_limit = min(scan.limit, MAX_READY_ROWS + 1)  # type: ignore[type-var]
     codec, ic = scan.codec, scan.icodec
@@ -147,9 +152,10 @@ def _first_rows(scan: IndexScan, decoder: PickedDecoder) -> IndexRead:
         pairs = txn.read_range(start, end, reverse, kv_limit)
         if len(pairs) > MAX_READY_ROWS:
             return None
-        keys = text_entry_row_keys(codec, ic, pairs)
+        texts: list[str] = []
+        keys = text_entry_row_keys(codec, ic, pairs, texts)
         if keys is not None:
-            return rows_by_keys(decoder, txn, keys)
+            return rows_by_keys(entry_decoder, txn, keys, texts)
         return rows_at(codec, decoder, txn, row_prefix_list(codec, ic, pairs))
 
     return first_rows

@@ -11,6 +11,7 @@ that stops early reads little ahead.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import compress
 
 from sqlkv.encoding import markers as M
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec
@@ -58,12 +59,14 @@ def pk_suffix_prefixes(codec: TableCodec, ic: IndexCodec, prefix_len: int,
     return out
 
 
-def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[bytes, bytes]]) -> list[bytes] | None:
+def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[bytes, bytes]],
+                        texts: list[str] | None = None) -> list[bytes] | None:
     """The family-0 keys of the rows of a one-family table that the entries of an index on
     one ascending TEXT column point at (non-unique form: the key ends with the row's PK),
     each cut after the string's terminator in one pass; None when an entry is of another form
     (a NULL, a non-ASCII or escaped string, a unique entry): the caller cuts them the general
-    way, which checks the UTF-8 and names a corrupt key."""
+    way, which checks the UTF-8 and names a corrupt key. ``texts``, if given, gets each
+    entry's indexed string (its row's value of the column: an ASCII string is stored as is)."""
     offset = len(ic.prefix)
     start = offset + 1
     head, suffix = codec.prefix, codec.fam0_suffix
@@ -71,21 +74,31 @@ def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[byt
     append = out.append
     for key, _value in pairs:
         stop = key.find(_TEXT_END, start)
-        if stop < 0 or key[offset] != _STRING or stop + 2 >= len(key) or not key[start:stop].isascii():
+        if stop < 0 or key[offset] != _STRING or stop + 2 >= len(key):
+            return None
+        text = key[start:stop]
+        if not text.isascii():
             return None
         append(head + key[stop + 2:] + suffix)
+        if texts is not None:
+            texts.append(text.decode())
     return out
 
 
-def rows_by_keys(decoder: RowDecoder | PickedDecoder, reader, keys: list[bytes]) -> list[tuple]:
+def rows_by_keys(decoder: RowDecoder | PickedDecoder, reader, keys: list[bytes],
+                 given: list | None = None) -> list[tuple]:
     """The rows of a one-family table at ``keys`` that exist, in order: one ``get_many``,
-    decoded as one batch."""
+    decoded as one batch (``given``: the values, parallel to ``keys``, of the column a
+    `PickedDecoder` leaves to its caller)."""
     values = reader.get_many(keys)
     if None in values:  # rows that are not there
-        keys = [key for key, value in zip(keys, values) if value is not None]
-        values = [value for value in values if value is not None]
+        present = [value is not None for value in values]
+        keys = list(compress(keys, present))
+        values = list(compress(values, present))
+        if given is not None:
+            given = list(compress(given, present))
     if decoder.__class__ is PickedDecoder:
-        return decoder.batch_of(keys, values)  # type: ignore[attr-defined]
+        return decoder.batch_of(keys, values, given)  # type: ignore[attr-defined]
     return decoder.batch(list(zip(keys, values)))
 
 

@@ -10,6 +10,10 @@ its slot. The rows come out as the projection would have made them.
 It decodes only rows of one column family with no VIRTUAL or exploded column (`picks_for`
 says None otherwise, and the caller keeps `RowDecoder` and its projection). Its ``one`` and
 ``batch`` answer what `RowDecoder`'s answer for the same pairs, followed by the projection.
+
+A column the caller holds already can be left out of the decoding (``given``): ``ORDER BY sku
+LIMIT 10`` over the index on ``sku`` reads each row's ``sku`` from its index entry's key, so
+only ``amount`` is read out of the row values (`batch_of`'s ``given`` column fills its slots).
 """
 
 from __future__ import annotations
@@ -26,13 +30,19 @@ class PickedDecoder:
     """Single-family primary-index pairs -> tuples of the row positions ``positions``, in
     that order (a position may repeat)."""
 
-    def __init__(self, codec: TableCodec, positions: list[int]) -> None:
+    def __init__(self, codec: TableCodec, positions: list[int], given: int | None = None) -> None:
         self.width = len(positions)
         self.offset = len(codec.prefix)
         self.npk = codec.npk
         self.pk_desc = codec.pk_desc
         self.suffix = codec.fam0_suffix
         stored = dict((p, cid) for cid, p in codec.stored_columns)
+        # the output slots of column position ``given``, whose values `batch_of`'s caller hands
+        # in (read from elsewhere: not decoded from the row values)
+        self.given_slots = [slot for slot, p in enumerate(positions) if p == given]
+        if given is not None:
+            stored.pop(given, None)
+            positions = [-1 if p == given else p for p in positions]  # -1: no column here
         # per output slot the column id its value map holds (None for a key column: the
         # map has no such id, so `dict.get` leaves the slot None until the key fills it)
         self.column_ids = [stored.get(p) for p in positions]
@@ -82,12 +92,15 @@ class PickedDecoder:
             return []
         return self.batch_of([key for key, _value in pairs], [value for _key, value in pairs])
 
-    def batch_of(self, keys: list[bytes], values: list[bytes]) -> list[tuple]:
-        """`batch` of the rows whose keys and values are the parallel ``keys`` and ``values``."""
+    def batch_of(self, keys: list[bytes], values: list[bytes], given: list | None = None) -> list[tuple]:
+        """`batch` of the rows whose keys and values are the parallel ``keys`` and ``values``;
+        ``given`` (parallel too) fills the slots of the decoder's ``given`` column."""
         if not keys:
             return []
         nulls = [None] * len(keys)
         columns: list = [nulls] * self.width
+        for slot in self.given_slots:
+            columns[slot] = given
         if self.reads_values:
             by_id = decode_columns(values, self.value_ids, self.text)
             for slot, cid in enumerate(self.column_ids):
@@ -105,9 +118,10 @@ class PickedDecoder:
         return list(zip(*columns))
 
 
-def picks_for(codec: TableCodec, positions: list[int]) -> PickedDecoder | None:
-    """A `PickedDecoder` of ``positions``, or None when the table's rows need `RowDecoder`
-    (several column families, VIRTUAL or exploded columns)."""
+def picks_for(codec: TableCodec, positions: list[int], given: int | None = None) -> PickedDecoder | None:
+    """A `PickedDecoder` of ``positions`` (``given``: a column position whose values the
+    caller hands to `PickedDecoder.batch_of`), or None when the table's rows need
+    `RowDecoder` (several column families, VIRTUAL or exploded columns)."""
     if not codec.single_family or codec.virtual or codec.exploded or not positions:
         return None
-    return PickedDecoder(codec, positions)
+    return PickedDecoder(codec, positions, given)

@@ -24,39 +24,46 @@ if TYPE_CHECKING:
     from sqlkv.storage.lsm.core import ReadState
     from sqlkv.storage.lsm.sstable.reader import TableReader
 
-Found = dict[bytes, tuple]  # key -> (version seq, value or None for a tombstone)
+# key -> (version seq, value or None for a tombstone); or, when the read state holds no range
+# deletion (``versions`` False below), key -> the value alone
+Found = dict[bytes, "tuple | bytes | None"]
 
 
 def get_many(state: ReadState, keys: list[bytes], seq: int, counters: dict[str, int]) -> list[bytes | None]:
     """The value of each of ``keys`` at ``seq`` (None: absent or deleted), in their order."""
     remaining = sorted(set(keys))
+    # with no range deletion to resolve, a key's newest version's value is its answer (None: a
+    # tombstone), so only values are kept: no version tuple per key (asked once: a range
+    # deletion the active memtable gets meanwhile is newer than ``seq``, it hides nothing)
+    ranges = has_range_deletions(state)
     found: Found = {}
-    remaining = _from_memtables(state, remaining, seq, found)
+    remaining = _from_memtables(state, remaining, seq, found, ranges)
     probed = 0
     for smallest, largest, reader in state.l0:  # newest first: the first version found wins
         if not remaining:
             break
         held = len(found)
-        probed += _from_level([largest], [smallest], [reader], remaining, seq, found)
+        probed += _from_level([largest], [smallest], [reader], remaining, seq, found, ranges)
         if len(found) > held:
             remaining = [k for k in remaining if k not in found]
     for level_largest, level_smallest, readers in state.levels:
         if not remaining:
             break
         held = len(found)
-        probed += _from_level(level_largest, level_smallest, readers, remaining, seq, found)
+        probed += _from_level(level_largest, level_smallest, readers, remaining, seq, found, ranges)
         if len(found) > held:
             remaining = [k for k in remaining if k not in found]
     counters["gets"] += len(keys)
     counters["tables_probed"] += probed
-    if has_range_deletions(state):
+    if ranges:
         return [visible_value(state, key, found.get(key), seq) for key in keys]
-    get = found.get  # no range deletion: a version's value is the answer (None: a tombstone)
-    return [version[1] if (version := get(key)) is not None else None for key in keys]
+    return list(map(found.get, keys))
 
 
-def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found) -> list[bytes]:
-    """Resolve the keys the memtables hold a visible version of; return the others."""
+def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found,
+                    versions: bool) -> list[bytes]:
+    """Resolve the keys the memtables hold a visible version of (``found`` gets each one's
+    version, or its value alone unless ``versions``); return the others."""
     for mem in state.mems:
         data = mem.data
         if not data:
@@ -70,7 +77,7 @@ def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found)
                 else:
                     version = mem.get(key, seq)
                 if version is not None:
-                    found[key] = version
+                    found[key] = version if versions else version[1]
                     continue
             rest.append(key)
         keys = rest
@@ -78,11 +85,12 @@ def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found)
 
 
 def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[TableReader],
-                keys: list[bytes], seq: int, found: Found) -> int:
-    """Add to ``found`` the newest version at or below ``seq`` of each of the sorted ``keys``
-    that the tables of one level (their ``largest`` and ``smallest`` keys, in order) hold, in
-    one pass: the table, the block and the entry each bisected from where the previous key
-    left them. Return how many tables had a key in their range (were probed)."""
+                keys: list[bytes], seq: int, found: Found, versions: bool) -> int:
+    """Add to ``found`` the newest version at or below ``seq`` (its value alone unless
+    ``versions``) of each of the sorted ``keys`` that the tables of one level (their
+    ``largest`` and ``smallest`` keys, in order) hold, in one pass: the table, the block and
+    the entry each bisected from where the previous key left them. Return how many tables
+    had a key in their range (were probed)."""
     probed = 0
     count = len(largest)
     t = 0
@@ -121,11 +129,11 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
         if simple:
             j = bisect_left(block_keys, key)
             if j < len(block_keys) and block_keys[j] == key:
-                found[key] = (blk.seqs[j], blk.values[j])  # type: ignore[union-attr]
+                found[key] = (blk.seqs[j], blk.values[j]) if versions else blk.values[j]  # type: ignore[union-attr]
         else:
             version = blk.find(key, seq)  # type: ignore[union-attr]
             if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)
-                found[key] = version
+                found[key] = version if versions else version[1]
     return probed
 
 
