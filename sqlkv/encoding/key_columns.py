@@ -40,22 +40,25 @@ def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[o
     """The value at ``offset`` of each of ``keys`` (encoded ascending unless ``descending``)."""
     decoders = DESC_DECODERS if descending else ASC_DECODERS
     low, high = (_INT_ZERO, _INT_SMALL_MAX) if not descending else (1, 0)  # no shortcut when DESC
-    wide_low, wide_high = (_INT_SMALL_MAX + 1, _INT_MAX_MARKER) if not descending else (1, 0)
+    widths, lows = (_NO_WIDTHS, _WIDE_LOWS) if descending else (_WIDE_WIDTHS, _WIDE_LOWS)
+    start = offset + 1
+    top = INT64_MAX
     from_bytes = int.from_bytes
     out: list[object] = []
     append = out.append
     try:
         for key in keys:
             marker = key[offset]
-            if low <= marker <= high:
-                append(marker - _INT_ZERO)
-                continue
-            if wide_low <= marker <= wide_high:  # a positive int of 1-8 bytes: the decoder's checks, inline
-                end = offset + marker - _INT_SMALL_MAX + 1
-                value = from_bytes(key[offset + 1:end], "big")
-                if end <= len(key) and _MIN_FOR_LENGTH[end - offset - 1] <= value <= INT64_MAX:
+            n = widths[marker]
+            if n:  # a positive int of n bytes: the decoder's checks, inline (a payload cut
+                # short reads below the shortest canonical value of n bytes, so fails them)
+                value = from_bytes(key[start:start + n], "big")
+                if lows[marker] <= value <= top:
                     append(value)
                     continue
+            elif low <= marker <= high:
+                append(marker - _INT_ZERO)
+                continue
             decoder = decoders[marker]
             if decoder is None:
                 break  # decode_key below names the bad marker
@@ -67,6 +70,11 @@ def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[o
     return [decode_key(key, 1, [descending], offset)[0][0] for key in keys]
 
 
+# per marker byte: the payload length of an ascending positive int of 1-8 bytes (0 for any
+# other marker), and the smallest value that length encodes canonically
+_WIDE_WIDTHS = [marker - _INT_SMALL_MAX if _INT_SMALL_MAX < marker <= _INT_MAX_MARKER else 0 for marker in range(256)]
+_NO_WIDTHS = [0] * 256
+_WIDE_LOWS = [_MIN_FOR_LENGTH[n] if n else 0 for n in _WIDE_WIDTHS]
 _SMALL = [bytes((M.INT_ZERO + v,)) for v in range(M.INT_SMALL)]  # one-byte ints: 0 .. INT_SMALL-1
 _WIDE_HEADS = [bytes((M.INT_SMALL_MAX + n,)) for n in range(9)]  # marker of an n-byte positive int
 _STRING_END = b"\x00\x01"

@@ -25,6 +25,7 @@ from itertools import islice, repeat
 from collections.abc import Callable, Container, Iterator
 from typing import TYPE_CHECKING
 
+from sqlkv.encoding import markers as M
 from sqlkv.errors import ConditionFailedError, ProgrammingError
 from sqlkv.storage.kv import KVReader, Snapshot, WriteBatch, columns_of
 from sqlkv.txn.buffer import ABSENT, WriteBuffer
@@ -565,14 +566,25 @@ class Transaction(KVReader):
 
 def _tally_keys(tally: dict[bytes, int], keys: list[bytes]) -> None:
     """Count ``keys`` into ``tally`` by prefix: at once when they all share the first's (one
-    table's rows, one index's entries: the usual batch), else key by key."""
-    first = keys[0][:PREFIX_LEN] if keys else b""
-    if len(first) == PREFIX_LEN and sum(map(bytes.startswith, keys, repeat(first))) == len(keys):
-        tally[first] = tally.get(first, 0) + len(keys)
+    table's rows, one index's entries: the usual batch), else key by key. The figures read a
+    prefix as the (table id, index id) it begins with (`figures.ident_of`), so keys whose two
+    ids take a byte each (ids below 110) share the prefix of those two bytes: a batch of one
+    table's rows is counted at once even where the rows' keys differ in their third byte."""
+    if not keys:
+        return
+    first = keys[0]
+    head = first[:PREFIX_LEN]
+    if len(head) == PREFIX_LEN and _ONE_BYTE_ID[first[0]] and _ONE_BYTE_ID[first[1]]:
+        head = first[:2]
+    if len(head) >= 2 and all(map(bytes.startswith, keys, repeat(head))):
+        tally[head] = tally.get(head, 0) + len(keys)
         return
     for key in keys:
         prefix = key[:PREFIX_LEN]
         tally[prefix] = tally.get(prefix, 0) + 1
+
+
+_ONE_BYTE_ID = [M.INT_ZERO <= byte <= M.INT_SMALL_MAX for byte in range(256)]  # an id below 110
 
 
 def _sliced(pairs: Iterator[tuple[bytes, bytes]], sizes: Iterator[int]) -> Iterator[list[tuple[bytes, bytes]]]:

@@ -1,5 +1,6 @@
 """A batch of gets counts its keys into the manager's per-prefix reads (`TxnFigures.reads`)
-as key-by-key gets would: at once when every key has the first key's prefix, else one by one."""
+as key-by-key gets would, per (table id, index id) the prefixes begin with (what the figures
+read of them): at once when every key has the first key's prefix, else one by one."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from collections import Counter
 
 import pytest
 
-from sqlkv.txn.figures import PREFIX_LEN
+from sqlkv.txn.figures import PREFIX_LEN, _by_ident
 from sqlkv.txn.transaction import _tally_keys
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_batch_tally_counts_as_key_by_key(seed: int) -> None:
     rng = random.Random(seed)
-    heads = [b"\x89\x8a", b"\x89\x8b", b"\x89", b"\x8a\x89\x01\x02", b""]
+    heads = [b"\x89\x8a", b"\x89\x8b", b"\x89", b"\x8a\x89\x01\x02", b"", b"\xf6\x01\x89", b"\x89\xf6\x02"]
     tally = {b"\x89\x8a\x12\x34": 3}
     model = Counter(tally)
     for _ in range(40):
@@ -25,4 +26,5 @@ def test_batch_tally_counts_as_key_by_key(seed: int) -> None:
             keys = [b"\x89\x8a\x12\x34" + key for key in keys]
         _tally_keys(tally, keys)
         model.update(key[:PREFIX_LEN] for key in keys)
-        assert tally == dict(model)
+        assert _by_ident(tally, {}) == _by_ident(dict(model), {})
+        assert sum(tally.values()) == sum(model.values())

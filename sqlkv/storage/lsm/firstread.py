@@ -227,6 +227,10 @@ def _newest_first(state: ReadState, start: bytes, end: bytes | None, seq: int, l
             else ordered[:bisect_right(ordered, min(bounds))]
     if reverse:
         ordered.reverse()
+    first = ordered[:limit]
+    values = list(map(found.__getitem__, first))
+    if None not in values:  # no deletion among the first keys: they are the answer
+        return list(zip(first, values)) if len(first) == limit or not bounds else None
     pairs = [(key, value) for key in ordered if (value := found[key]) is not None]
     if len(pairs) >= limit:
         return pairs[:limit]

@@ -68,9 +68,11 @@ def _from_memtables(state: ReadState, keys: list[bytes], seq: int, found: Found,
         data = mem.data
         if not data:
             continue
+        entries = list(map(data.get, keys))
+        if entries.count(None) == len(entries):
+            continue  # none of the keys here (the usual case): no step per key
         rest = []
-        for key in keys:
-            entry = data.get(key)
+        for key, entry in zip(keys, entries):
             if entry is not None:
                 if entry.__class__ is tuple:  # one version (see memtable.py)
                     version = entry if entry[0] <= seq else None
