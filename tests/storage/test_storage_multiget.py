@@ -6,12 +6,13 @@ enough to see only some versions."""
 
 from __future__ import annotations
 
+import bisect
 import random
 
 import pytest
 
 from sqlkv.storage.kv import WriteBatch
-from sqlkv.storage.lsm import open_lsm
+from sqlkv.storage.lsm import multiget, open_lsm
 from tests.storage.conftest import SMALL
 
 
@@ -97,3 +98,84 @@ def test_get_counts_the_filter_alike_with_its_block_cached_or_not(tmp_path, pres
             engine.close()
     assert figures[0] == figures[1]
     assert figures[0][0] > 0 and figures[0][2] > 0
+
+
+def _filled(path, values: bytes, cache_size: int = 1 << 22):
+    engine = open_lsm(str(path), durability="off", background_threads=False, cache_size=cache_size, block_size=512)
+    batch = WriteBatch()
+    for i in range(3000):
+        batch.put(_key(i), values + b"%d" % i)
+    engine.write(batch)
+    engine.flush()
+    return engine
+
+
+def _only_reader(engine):
+    state = engine._core.read_state
+    return next(r for r in [t[2] for t in state.l0] + [r for _l, _s, rs in state.levels for r in rs])
+
+
+def test_get_many_counts_and_touches_cached_blocks_as_cached_block_does(tmp_path) -> None:
+    """A block is looked up in the block cache by `get_many` itself: each block its keys fall
+    in is one hit and becomes the most recently used, packed or decoded alike; a key found
+    again in a decoded block is a hot row, counted as one hit too."""
+    engine = _filled(tmp_path / "db", b"v")
+    try:
+        cache = engine._core.cache
+        reader = _only_reader(engine)
+        keys = [_key(i) for i in range(5, 3000, 97)]
+        want = [b"v%d" % int(key[1:]) for key in keys]
+        with engine.snapshot() as snap:
+            assert snap.get_many(keys) == want  # the blocks read and cached (packed)
+        blocks = {bisect.bisect_left(reader.index_keys, key) for key in keys}
+        assert len(blocks) > 20
+        for decoded in (False, True):
+            if decoded:  # a scan leaves the blocks decoded in the cache
+                assert len(list(engine.scan(b"", None))) == 3000
+            with engine.snapshot() as snap:
+                before = (cache.hits, cache.misses)
+                assert snap.get_many(keys) == want
+                assert (cache.hits - before[0], cache.misses - before[1]) == (len(blocks), 0)
+                last = (reader.number, reader.index_offsets[max(blocks)])
+                assert next(reversed(cache.entries)) == last
+                assert (snap.get_many(keys[::-1]) == want[::-1]) and cache.hits - before[0] == 2 * len(keys)
+            assert {type(cache.entries[(reader.number, reader.index_offsets[b])]).__name__ for b in blocks} \
+                == ({"DataBlock"} if decoded else {"PackedBlock"})
+    finally:
+        engine.close()
+
+
+def test_hot_rows_are_per_engine_bounded_and_follow_new_tables(tmp_path, monkeypatch) -> None:
+    """Two engines holding the same keys in tables of the same numbers answer their own values
+    from their hot rows; the rows kept stay within `HOT_ROWS_MAX`; a key rewritten into a new
+    table (flush and compaction) answers its new value."""
+    monkeypatch.setattr(multiget, "HOT_ROWS_MAX", 16)
+    engines = [_filled(tmp_path / "a", b"a"), _filled(tmp_path / "b", b"b")]
+    try:
+        assert _only_reader(engines[0]).number == _only_reader(engines[1]).number
+        keys = [_key(i) for i in range(0, 3000, 41)]
+        for engine in engines:
+            list(engine.scan(b"", None))  # decoded blocks: their keys become hot rows
+        for _ in range(2):
+            for engine, head in zip(engines, (b"a", b"b")):
+                with engine.snapshot() as snap:
+                    assert snap.get_many(keys[:10]) == [head + key[1:].lstrip(b"0").rjust(1, b"0") for key in keys[:10]]
+                    assert snap.get_many(keys) == [snap.get(key) for key in keys]
+                assert 0 < len(multiget.hot_rows_of(engine._core.cache)) <= 16
+        engine = engines[0]
+        old = engine.snapshot()
+        batch = WriteBatch()
+        for key in keys[:10]:
+            batch.put(key, b"new")
+        engine.write(batch)
+        engine.flush()
+        engine.compact()
+        list(engine.scan(b"", None))
+        with engine.snapshot() as snap:
+            for _ in range(2):
+                assert snap.get_many(keys[:10]) == [b"new"] * 10
+        assert old.get_many(keys[:10]) == [b"a" + key[1:].lstrip(b"0").rjust(1, b"0") for key in keys[:10]]
+        old.close()
+    finally:
+        for engine in engines:
+            engine.close()

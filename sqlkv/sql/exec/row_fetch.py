@@ -72,16 +72,18 @@ def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[byt
     head, suffix = codec.prefix, codec.fam0_suffix
     out = []
     append = out.append
+    strings: list[bytes] = []
+    string = strings.append
     for key, _value in pairs:
         stop = key.find(_TEXT_END, start)
         if stop < 0 or key[offset] != _STRING or stop + 2 >= len(key):
             return None
-        text = key[start:stop]
-        if not text.isascii():
-            return None
+        string(key[start:stop])
         append(head + key[stop + 2:] + suffix)
-        if texts is not None:
-            texts.append(text.decode())
+    if not b"".join(strings).isascii():  # (all at once: no step per entry)
+        return None
+    if texts is not None:
+        texts += map(bytes.decode, strings)
     return out
 
 

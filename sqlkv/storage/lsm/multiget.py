@@ -7,8 +7,18 @@ the memtables resolve what they hold, then every table takes the keys in its ran
 pass (a level's tables in one pass too), bisecting its index and the block from where the
 previous key left off and looking a block up in the cache once for all its keys; a block
 whose every version the read sees, one per key and no tombstone, answers by one bisect. A
-block already in the cache answers without the bloom filter (the filter only saves reading a
-block); it is consulted before a block has to come from the disk, as in `TableReader.get`.
+decoded block is looked up in the cache here, as `TableReader.cached_block` does (a packed
+block through it: it may promote the block). A block already in the cache answers without
+the bloom filter (the filter only saves reading a block); it is consulted before a block has
+to come from the disk, as in `TableReader.get`.
+
+Hot rows: a value found in a block every version of which the read sees (one per key, no
+tombstone: the key's only version in its table) is remembered by key with its table's number
+and the block's ``simple_seq`` (`HotRows`, one per engine). Tables never change, so a later
+`get_many` reaching that table for the key at a seq at or above ``simple_seq`` takes the value
+from there -- no index bisect, block cache lookup or block bisect -- counted as the block cache
+hit it stands for. ``ORDER BY sku LIMIT 10`` run again fetches the same ten rows. A read
+state holding a range deletion does without (its versions are resolved in full).
 
 Versions, tombstones and range deletions are resolved as `LSMCore.get_at` does.
 """
@@ -17,6 +27,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from sqlkv.storage.lsm.sstable.block import DataBlock
 
@@ -27,6 +38,18 @@ if TYPE_CHECKING:
 # key -> (version seq, value or None for a tombstone); or, when the read state holds no range
 # deletion (``versions`` False below), key -> the value alone
 Found = dict[bytes, "tuple | bytes | None"]
+
+HOT_ROWS_MAX = 4096  # values remembered per engine; the lot is dropped when full
+# an engine's block cache -> its hot rows: key -> (table number, value, the block's simple_seq)
+_hot_rows: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def hot_rows_of(cache) -> dict[bytes, tuple[int, bytes, int]]:
+    """The hot rows of the engine whose block cache is ``cache`` (see the module docstring)."""
+    rows = _hot_rows.get(cache)
+    if rows is None:
+        rows = _hot_rows[cache] = {}
+    return rows
 
 
 def get_many(state: ReadState, keys: list[bytes], seq: int, counters: dict[str, int]) -> list[bytes | None]:
@@ -97,7 +120,11 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
     count = len(largest)
     t = 0
     table = -1
-    reader = blk = None
+    reader = blk = cache = None
+    cached: dict = {}
+    hot: dict[bytes, tuple[int, bytes, int]] = {}
+    offsets: list[int] = []
+    number = 0
     index_keys: list[bytes] = []
     b = current = 0
     simple = False
@@ -115,15 +142,34 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
             if not reader._loaded:
                 reader.load()
             index_keys = reader.index_keys
+            offsets, number = reader.index_offsets, reader.number
+            if cache is None:
+                cache = reader.cache
+                cached = cache.entries
+                hot = hot_rows_of(cache) if not versions else {}
             b = 0
             current = -1
+        hit = hot.get(key)
+        if hit is not None and hit[0] == number and hit[2] <= seq:
+            found[key] = hit[1]
+            cache.hits += 1  # (the hit on its block it spares)
+            continue
         b = bisect_left(index_keys, key, b)
         if b == len(index_keys):
             continue
         if b != current:
-            blk = reader.cached_block(b) or _unless_filtered(reader, b, key)  # type: ignore[union-attr]
-            if blk is None:
-                continue  # the filter spares reading the block
+            cache_key = (number, offsets[b])
+            blk = cached.get(cache_key)
+            if blk.__class__ is DataBlock:  # a decoded block cached: the hit `cached_block` counts
+                cache.hits += 1
+                try:
+                    cached.move_to_end(cache_key)
+                except KeyError:  # evicted by another thread in between: still valid
+                    pass
+            else:  # a packed block (`cached_block` may promote it), or not cached
+                blk = reader.cached_block(b) or _unless_filtered(reader, b, key)  # type: ignore[union-attr]
+                if blk is None:
+                    continue  # the filter spares reading the block
             current = b
             # every version in the block visible, one per key, no tombstone: a bisect answers
             simple = blk.__class__ is DataBlock and blk.simple_seq <= seq
@@ -131,7 +177,13 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
         if simple:
             j = bisect_left(block_keys, key)
             if j < len(block_keys) and block_keys[j] == key:
-                found[key] = (blk.seqs[j], blk.values[j]) if versions else blk.values[j]  # type: ignore[union-attr]
+                if versions:
+                    found[key] = (blk.seqs[j], blk.values[j])  # type: ignore[union-attr]
+                else:
+                    found[key] = value = blk.values[j]  # type: ignore[union-attr]
+                    if len(hot) >= HOT_ROWS_MAX:
+                        hot.clear()
+                    hot[key] = (number, value, blk.simple_seq)  # type: ignore[union-attr]
         else:
             version = blk.find(key, seq)  # type: ignore[union-attr]
             if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)
