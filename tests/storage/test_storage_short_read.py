@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from sqlkv.storage.kv import WriteBatch, prefix_end
+from sqlkv.storage.kv import OP_PUT, WriteBatch, prefix_end
+from sqlkv.storage.lsm.memtable import Memtable
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.lsm.shortread import short_read
 from tests.storage.conftest import SMALL
@@ -183,3 +184,22 @@ def test_prefix_reads_of_a_snapshot_while_flushes_and_compactions_run(tmp_path) 
             assert [list(snap.scan(start, end)) for start, end in spans] == want
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_memtable_has_keys_in_as_a_search_of_its_keys(seed: int) -> None:
+    """`Memtable.has_keys_in` (the first key at or after the start found in the sorted list's
+    sublists) answers as a search of the sorted keys, over memtables large enough to hold
+    many sublists, for spans inside, between, before and after the keys."""
+    rng = random.Random(seed)
+    mem = Memtable()
+    keys: list[bytes] = []
+    for round_ in range(3):
+        batch = [bytes(rng.randrange(97, 101) for _ in range(rng.randint(1, 6))) for _ in range(rng.choice((0, 3, 2500)))]
+        mem.apply([(OP_PUT, key, b"v") for key in batch], round_ * 10_000)
+        keys = sorted(set(keys) | set(batch))
+        for _ in range(300):
+            start = bytes(rng.randrange(96, 102) for _ in range(rng.randint(0, 6)))
+            end = None if rng.random() < 0.1 else start + bytes(rng.randrange(0, 3) for _ in range(rng.randint(0, 2)))
+            want = any(start <= key and (end is None or key < end) for key in keys)
+            assert mem.has_keys_in(start, end) == want, (start, end)

@@ -239,12 +239,18 @@ def _newest_first(state: ReadState, start: bytes, end: bytes | None, seq: int, l
 
 def _memtable_page(mem, start: bytes, end: bytes | None, reverse: bool, width: int,
                    bounds: list[bytes]) -> tuple[list, list, list, bool]:
-    """`Memtable.page` of the span, cut at the nearest of ``bounds`` (that key included)."""
+    """`Memtable.page` of the span, cut at the nearest of ``bounds`` (that key included); a
+    memtable without a key there (the usual case: a short span) is told by one bisect."""
     if not bounds:
         return mem.page(start, end, True, False, reverse, width)
     if reverse:
-        return mem.page(max(bounds), end, True, False, True, width)
-    return mem.page(start, min(bounds), True, True, False, width)
+        lo = max(bounds)
+        return mem.page(lo, end, True, False, True, width) if mem.has_keys_in(lo, end) else _NO_PAGE
+    hi = min(bounds)
+    return mem.page(start, hi, True, True, False, width) if mem.has_keys_in(start, hi + b"\x00") else _NO_PAGE
+
+
+_NO_PAGE: tuple[list, list, list, bool] = ([], [], [], False)
 
 
 def _memtable_values(keys: list[bytes], seqs: list[int], values: list, seq: int) -> Values:

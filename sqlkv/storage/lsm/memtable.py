@@ -14,6 +14,7 @@ to cut a page of sorted keys for a scan. A memtable that has become immutable is
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from operator import itemgetter
 from typing import Any
 
@@ -113,11 +114,19 @@ class Memtable:
     def has_keys_in(self, start: bytes, end: bytes | None) -> bool:
         """Whether some key lies in ``[start, end)`` (one bisect: lets a short scan skip us).
 
-        A scan may trust a False: keys added later carry seqs above its read seq."""
+        A scan may trust a False: keys added later carry seqs above its read seq. The first
+        key at or after ``start`` is found in the sorted list's sublists (its ``_maxes`` and
+        ``_lists``, sortedcontainers 2's layout, pinned in pyproject.toml) by two C-level
+        bisects: `SortedList.bisect_left` would also compute the key's overall position, in
+        Python, which is not needed here."""
         with self.lock:
             keys = self._sorted_keys()
-            i = keys.bisect_left(start)
-            return i < len(keys) and (end is None or keys[i] < end)
+            maxes = keys._maxes
+            i = bisect_left(maxes, start)
+            if i == len(maxes):
+                return False
+            sub = keys._lists[i]
+            return end is None or sub[bisect_left(sub, start)] < end
 
     def page(self, lo: bytes, hi: bytes | None, lo_inclusive: bool, hi_inclusive: bool,
              reverse: bool, most: int = SCAN_PAGE) -> tuple[list, list, list, bool]:
