@@ -11,9 +11,10 @@ import threading
 import time
 
 import pytest
+from sortedcontainers import SortedList
 
 from sqlkv.storage.kv import OP_PUT, WriteBatch, prefix_end
-from sqlkv.storage.lsm.memtable import Memtable
+from sqlkv.storage.lsm.memtable import Memtable, _page_keys
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.lsm.shortread import short_read
 from tests.storage.conftest import SMALL
@@ -203,3 +204,24 @@ def test_memtable_has_keys_in_as_a_search_of_its_keys(seed: int) -> None:
             end = None if rng.random() < 0.1 else start + bytes(rng.randrange(0, 3) for _ in range(rng.randint(0, 2)))
             want = any(start <= key and (end is None or key < end) for key in keys)
             assert mem.has_keys_in(start, end) == want, (start, end)
+
+
+@pytest.mark.parametrize("load", [4, 10, 1000])
+def test_memtable_page_keys_as_the_sorted_lists_range(load: int) -> None:
+    """`_page_keys` (the range's ends placed in the sorted list's sublists, the keys sliced
+    out of them) gives the first (or, reverse, the last) ``most`` keys of the range that
+    `SortedList.irange` gives, over lists of one sublist and of many (small loads)."""
+    rng = random.Random(load)
+    for _ in range(120):
+        keys = SortedList()
+        keys._reset(load)
+        keys.update({bytes(rng.randrange(97, 100) for _ in range(rng.randint(1, 5)))
+                     for _ in range(rng.choice([0, 1, 5, 60, 400]))})
+        for _ in range(60):
+            lo = bytes(rng.randrange(96, 101) for _ in range(rng.randint(0, 5)))
+            hi = None if rng.random() < 0.2 else bytes(rng.randrange(96, 101) for _ in range(rng.randint(0, 5)))
+            lo_inc, hi_inc, reverse = rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5
+            most = rng.choice([1, 2, 3, 7, 50, 128])
+            every = [] if hi is not None and hi < lo else list(keys.irange(lo, hi, (lo_inc, hi_inc)))
+            want = every[-most:] if reverse else every[:most]
+            assert _page_keys(keys, lo, hi, lo_inc, hi_inc, reverse, most) == want

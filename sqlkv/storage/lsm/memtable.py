@@ -14,7 +14,7 @@ to cut a page of sorted keys for a scan. A memtable that has become immutable is
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from operator import itemgetter
 from typing import Any
 
@@ -172,18 +172,44 @@ _VALUE = itemgetter(1)
 def _page_keys(keys: SortedList, lo: bytes, hi: bytes | None, lo_inclusive: bool, hi_inclusive: bool,
                reverse: bool, most: int) -> list[bytes]:
     """Up to ``most`` of the sorted ``keys`` in the range, ascending: the first ones, or the
-    last ones when ``reverse``; cut by two bisects and one slice."""
-    first = keys.bisect_left(lo) if lo_inclusive else keys.bisect_right(lo)
+    last ones when ``reverse``. The range's ends are found in the sorted list's sublists
+    (`_place`: C-level bisects, as `Memtable.has_keys_in` does) and the keys sliced out of
+    them, without the list's overall positions (`SortedList` computes those in Python)."""
+    lists, maxes = keys._lists, keys._maxes
+    i, j = _place(lists, maxes, lo, not lo_inclusive)
     if hi is None:
-        stop = len(keys)
+        k, m = len(lists) - 1, len(lists[-1]) if lists else 0
     else:
-        stop = keys.bisect_right(hi) if hi_inclusive else keys.bisect_left(hi)
-    if stop - first > most:
-        if reverse:
-            first = stop - most
-        else:
-            stop = first + most
-    return keys[first:stop] if first < stop else []
+        k, m = _place(lists, maxes, hi, hi_inclusive)
+    if i > k or i == k and j >= m:
+        return []
+    if i == k:
+        start, stop = (max(j, m - most), m) if reverse else (j, min(m, j + most))
+        return lists[i][start:stop]
+    if reverse:  # from the end back to the start, a sublist at a time, until ``most``
+        page = lists[k][max(0, m - most):m]
+        while k > i and len(page) < most:
+            k -= 1
+            sub = lists[k]
+            low = j if k == i else 0
+            page[:0] = sub[max(low, len(sub) - (most - len(page))):]
+        return page
+    page = lists[i][j:j + most]
+    while i < k and len(page) < most:
+        i += 1
+        page += lists[i][:min(m, most - len(page)) if i == k else most - len(page)]
+    return page
+
+
+def _place(lists: list[list[bytes]], maxes: list[bytes], key: bytes, after: bool) -> tuple[int, int]:
+    """Where ``key`` would go among the sorted sublists ``lists`` (their last keys ``maxes``):
+    (sublist, position in it) of the first key at or after ``key`` (past ``key`` when
+    ``after``); the end of the last sublist when there is none."""
+    find = bisect_right if after else bisect_left
+    i = find(maxes, key)
+    if i == len(maxes):
+        return (i - 1, len(lists[-1])) if lists else (0, 0)
+    return i, find(lists[i], key)
 
 
 def entries_of(keys: list[bytes], data: dict[bytes, Any]):
