@@ -27,20 +27,20 @@ from operator import add, gt, sub
 
 from sqlkv.encoding import markers as M
 from sqlkv.encoding.keys import decode_key, encode_key
-from sqlkv.encoding.typecodecs import _MIN_FOR_LENGTH, ASC_DECODERS, DESC_DECODERS
+from sqlkv.encoding.single_key import WIDE_LOWS, WIDE_WIDTHS
+from sqlkv.encoding.typecodecs import ASC_DECODERS, DESC_DECODERS
 from sqlkv.encoding.varint import INT64_MAX
 from sqlkv.errors import CorruptionError
 
 _INT_ZERO = M.INT_ZERO
 _INT_SMALL_MAX = M.INT_SMALL_MAX
-_INT_MAX_MARKER = M.INT_MAX_MARKER
 
 
 def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[object]:
     """The value at ``offset`` of each of ``keys`` (encoded ascending unless ``descending``)."""
     decoders = DESC_DECODERS if descending else ASC_DECODERS
     low, high = (_INT_ZERO, _INT_SMALL_MAX) if not descending else (1, 0)  # no shortcut when DESC
-    widths, lows = (_NO_WIDTHS, _WIDE_LOWS) if descending else (_WIDE_WIDTHS, _WIDE_LOWS)
+    widths, lows = (_NO_WIDTHS, WIDE_LOWS) if descending else (WIDE_WIDTHS, WIDE_LOWS)
     start = offset + 1
     top = INT64_MAX
     from_bytes = int.from_bytes
@@ -70,11 +70,7 @@ def first_key_values(keys: list[bytes], offset: int, descending: bool) -> list[o
     return [decode_key(key, 1, [descending], offset)[0][0] for key in keys]
 
 
-# per marker byte: the payload length of an ascending positive int of 1-8 bytes (0 for any
-# other marker), and the smallest value that length encodes canonically
-_WIDE_WIDTHS = [marker - _INT_SMALL_MAX if _INT_SMALL_MAX < marker <= _INT_MAX_MARKER else 0 for marker in range(256)]
-_NO_WIDTHS = [0] * 256
-_WIDE_LOWS = [_MIN_FOR_LENGTH[n] if n else 0 for n in _WIDE_WIDTHS]
+_NO_WIDTHS = [0] * 256  # (descending: no int decoded inline)
 _SMALL = [bytes((M.INT_ZERO + v,)) for v in range(M.INT_SMALL)]  # one-byte ints: 0 .. INT_SMALL-1
 _WIDE_HEADS = [bytes((M.INT_SMALL_MAX + n,)) for n in range(9)]  # marker of an n-byte positive int
 _STRING_END = b"\x00\x01"

@@ -44,16 +44,25 @@ def single_key(value: object, prefix: bytes) -> bytes:
 
 def single_key_value(key: bytes, offset: int) -> object:
     """``decode_key(key, 1, [False], offset)[0][0]``, a small or positive 64-bit int read
-    inline."""
-    marker = key[offset]
-    if _INT_ZERO <= marker <= _INT_SMALL_MAX:
-        return marker - _INT_ZERO
-    if _INT_SMALL_MAX < marker <= _INT_MAX_MARKER:
-        end = offset + marker - _INT_SMALL_MAX + 1
-        value = int.from_bytes(key[offset + 1:end], "big")
-        if end <= len(key) and _MIN_FOR_LENGTH[end - offset - 1] <= value <= INT64_MAX:
+    inline (its payload length and smallest canonical value looked up by its marker)."""
+    try:
+        marker = key[offset]
+    except IndexError:  # the key ends before the value: decode_key names the corruption
+        return decode_key(key, 1, _ASCENDING, offset)[0][0]
+    n = WIDE_WIDTHS[marker]
+    if n:  # a payload cut short reads below the smallest canonical value: decode_key names it
+        value = int.from_bytes(key[offset + 1:offset + 1 + n], "big")
+        if WIDE_LOWS[marker] <= value <= INT64_MAX:
             return value
+    elif _INT_ZERO <= marker <= _INT_SMALL_MAX:
+        return marker - _INT_ZERO
     return decode_key(key, 1, _ASCENDING, offset)[0][0]  # other types; names a corruption
+
+
+# per marker byte: the payload length of an ascending positive int of 1-8 bytes (0 for any
+# other marker), and the smallest value that length encodes canonically
+WIDE_WIDTHS = [marker - _INT_SMALL_MAX if _INT_SMALL_MAX < marker <= _INT_MAX_MARKER else 0 for marker in range(256)]
+WIDE_LOWS = [_MIN_FOR_LENGTH[n] if n else 0 for n in WIDE_WIDTHS]
 
 
 def span_end(prefix: bytes) -> bytes | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from sqlkv.storage.lsm.multiget import visible_value
+from sqlkv.storage.lsm.multiget import has_range_deletions, visible_value
 from sqlkv.storage.lsm.sstable.packed import PackedBlock
 
 if TYPE_CHECKING:
@@ -56,8 +56,9 @@ def short_read(state: ReadState, start: bytes, end: bytes, seq: int,
     if not found:
         return []
     pairs = []
+    ranges = has_range_deletions(state)  # without one, a version is live unless a tombstone
     for key in sorted(found) if len(found) > 1 else found:
-        value = visible_value(state, key, found[key], seq)
+        value = visible_value(state, key, found[key], seq) if ranges else found[key][1]
         if value is not None:
             pairs.append((key, value))
     return pairs if len(pairs) <= most else None
