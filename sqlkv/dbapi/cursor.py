@@ -11,6 +11,7 @@ SELECT is never materialised unless ``fetchall`` is asked for.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from threading import get_ident
 from typing import TYPE_CHECKING, Any
 
 from sqlkv.dbapi.compat import refresh_database
@@ -70,8 +71,11 @@ class Cursor:
         if self._closed:
             raise InterfaceError("cannot use a closed cursor")
         connection = self._connection
-        session = connection._check_open()
-        params = adapt_parameters(parameters)
+        thread = connection._thread
+        if connection._closed or thread is not None and thread != get_ident():
+            connection._check_open()  # raises
+        session = connection._session
+        params = adapt_parameters(parameters) if parameters.__class__ is not tuple or parameters else ()
         sql = operation if type(operation) is str else self._check_sql(operation)
         if connection._streaming is not None:
             connection._settle_streaming(self)

@@ -152,7 +152,8 @@ class Transaction(KVReader):
                    limit: int | None = None) -> list[tuple[bytes, bytes]]:
         """`scan`'s pairs as a list, read from the snapshot in one call when this transaction
         has written nothing (else through the merging scan)."""
-        self._check_active()
+        if not self._active:
+            self._check_active()
         buffer = self._buffer
         if buffer.entries or buffer.ranges or (limit is not None and limit <= 0) \
                 or (end is not None and end <= start):
