@@ -512,3 +512,29 @@ def test_another_connections_schema_change_replans_cached_statements(tmp_path, a
         cur.execute(select, (1,))
     a.close()
     b.close()
+
+
+def test_a_cursor_used_from_another_thread_is_refused(tmp_path) -> None:
+    """check_same_thread (the default, as in sqlite3): a statement run from another thread is a
+    ProgrammingError naming the rule, a closed connection's cursor an InterfaceError -- the
+    checks `Cursor.execute` makes inline."""
+    conn = sqlkv.connect(str(tmp_path / "db"))
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    errors = []
+
+    def run() -> None:
+        try:
+            cur.execute("SELECT id FROM t WHERE id = ?", (1,))
+        except Exception as exc:  # noqa: BLE001 - the error is what is checked
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    assert len(errors) == 1 and isinstance(errors[0], sqlkv.ProgrammingError)
+    assert "another thread" in str(errors[0])
+    assert cur.execute("SELECT id FROM t").fetchall() == []
+    conn.close()
+    with pytest.raises(sqlkv.InterfaceError):
+        cur.execute("SELECT id FROM t")
