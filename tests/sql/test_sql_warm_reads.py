@@ -222,6 +222,17 @@ def test_text_entry_row_keys_equal_the_general_cut(lsm) -> None:
     for sku in (None, "é", "a\x00b"):  # NULL and non-ASCII: the general cut
         odd = entries + [ic.entry((9, 1, sku, 1, None))[:2]]
         assert text_entry_row_keys(codec, ic, odd) is None
+    string = ic.prefix + b"\x18"  # (the marker of an ascending string)
+    assert entries[0][0].startswith(string)
+    for key in (string + b"zz\x00\x01",  # the unique form: no primary key after the string
+                string + b"zz",  # no terminator
+                ic.prefix + b"\x19zz\x00\x01\x89"):  # another marker
+        texts: list = []
+        assert text_entry_row_keys(codec, ic, entries + [(key, b"")], texts) is None, key
+        assert text_entry_row_keys(codec, ic, [(key, b"")] + entries) is None, key
+    texts = []
+    assert text_entry_row_keys(codec, ic, entries, texts) == general and texts == ["s1", "", "zz"]
+    assert text_entry_row_keys(codec, ic, []) == []
     s.commit()
 
 

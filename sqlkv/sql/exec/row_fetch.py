@@ -11,7 +11,8 @@ that stops early reads little ahead.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import compress
+from itertools import compress, repeat
+from operator import itemgetter
 
 from sqlkv.encoding import markers as M
 from sqlkv.sql.rowstore.codec import RowDecoder, TableCodec
@@ -19,8 +20,9 @@ from sqlkv.sql.rowstore.index import IndexCodec
 from sqlkv.sql.rowstore.picked import PickedDecoder
 
 FETCH_BATCH = 128  # rows fetched by primary key in one get_many (index scans, lookups)
-_STRING = M.STRING
 _TEXT_END = b"\x00\x01"  # ends an ascending string (a NUL inside is escaped as 00 ff)
+_STRING_MARKER = bytes((M.STRING,))
+_KEY_OF = itemgetter(0)
 
 
 def row_prefixes(codec: TableCodec, ic: IndexCodec, pairs) -> Iterator[bytes]:
@@ -67,20 +69,25 @@ def text_entry_row_keys(codec: TableCodec, ic: IndexCodec, pairs: list[tuple[byt
     (a NULL, a non-ASCII or escaped string, a unique entry): the caller cuts them the general
     way, which checks the UTF-8 and names a corrupt key. ``texts``, if given, gets each
     entry's indexed string (its row's value of the column: an ASCII string is stored as is)."""
-    offset = len(ic.prefix)
-    start = offset + 1
+    if not pairs:
+        return []
+    start = len(ic.prefix) + 1
     head, suffix = codec.prefix, codec.fam0_suffix
     out = []
     append = out.append
     strings: list[bytes] = []
     string = strings.append
-    for key, _value in pairs:
-        stop = key.find(_TEXT_END, start)
-        if stop < 0 or key[offset] != _STRING or stop + 2 >= len(key):
-            return None
-        string(key[start:stop])
-        append(head + key[stop + 2:] + suffix)
-    if not b"".join(strings).isascii():  # (all at once: no step per entry)
+    try:
+        for key, _value in pairs:
+            stop = key.index(_TEXT_END, start)  # (ValueError: no terminator)
+            string(key[start:stop])
+            append(head + key[stop + 2:] + suffix)
+    except ValueError:
+        return None
+    # what every entry must be, checked at once (no step per entry): a string (its marker),
+    # of ASCII, followed by a primary key (a row key longer than the table's head and suffix)
+    if (not all(map(bytes.startswith, map(_KEY_OF, pairs), repeat(ic.prefix + _STRING_MARKER)))
+            or not b"".join(strings).isascii() or min(map(len, out)) <= len(head) + len(suffix)):
         return None
     if texts is not None:
         texts += map(bytes.decode, strings)
