@@ -75,6 +75,10 @@ class CommitOutcomeUnknown(OperationalError):
     code_in_message = True
 
 
+class LaneChanged(OperationalError):
+    """A commit's lane was not as this client left it: someone else wrote or deleted it."""
+
+
 @dataclass
 class CommitLimits:
     """The cluster's limits, as configured on its members (etcd's defaults)."""
@@ -87,6 +91,7 @@ class CommitLimits:
 class _Lane:
     index: int
     mod: int = 0  # the lane key's mod_revision after our last commit on it (0: absent)
+    value: str = ""  # what that commit (or fence) wrote there, base64 ("": absent)
 
 
 @dataclass
@@ -142,7 +147,7 @@ class Committer:
                 f"restart transaction: its conditions kept changing under {_MAX_REBUILDS} "
                 "attempts (SQLSTATE 40001)"
             )
-        except CommitOutcomeUnknown:
+        except (CommitOutcomeUnknown, LaneChanged):
             lane = None  # its state is unknown: never reuse it
             raise
         finally:
@@ -191,6 +196,7 @@ class Committer:
             success.append({"request_range": {"key": guard, "revision": batch.read_seq, "keys_only": True}})
         lane_key = b64(self._lane_key(lane))
         compares.append({"target": "MOD", "result": "EQUAL", "key": lane_key, "mod_revision": lane.mod})
+        failure.append({"request_range": {"key": lane_key}})  # read back last: see _lane_changed
         success.append({"request_put": {"key": lane_key, "value": b64(uuid.uuid4().bytes)}})
         for start, end in ranges:
             success.append({"request_delete_range": {"key": b64(self._data(start)), "range_end": b64(self._data(end))}})
@@ -230,11 +236,11 @@ class Committer:
             raise _limit_error(exc) from None
         rev = revision_of(answer)
         if answer.get("succeeded"):
-            lane.mod = rev
+            lane.mod, lane.value = rev, _lane_nonce(plan, self._lane_key(lane))
             return rev
-        return self._diagnose(plan, answer.get("responses") or [], rev)
+        return self._diagnose(plan, answer.get("responses") or [], rev, lane)
 
-    def _diagnose(self, plan: _Plan, responses: list[dict[str, Any]], rev: int) -> None:
+    def _diagnose(self, plan: _Plan, responses: list[dict[str, Any]], rev: int, lane: _Lane) -> None:
         """Why the compares failed: a condition (rebuild or ConditionFailedError) or a read."""
         results = [r.get("response_range", {}) for r in responses]
         rebuild = False
@@ -262,9 +268,35 @@ class Committer:
                 self._conflict(what, plan.read_seq, rev)
         if rebuild:
             return None
-        raise OperationalError(
-            "etcd: commit lane of this client changed under it (another process using the same "
-            "client id?); the transaction was not applied"
+        raise self._lane_changed(lane, results[-1] if results else {}, rev)
+
+    def _lane_changed(self, lane: _Lane, result: dict[str, Any], rev: int) -> OperationalError:
+        """The error for a commit whose only failed compare was its lane's (``result``: the
+        lane read back by the failure branch, at revision ``rev``).
+
+        Only this client writes its lanes, and it records the mod_revision every write of its
+        own got, so in a healthy cluster this cannot happen. Holding our last write at another
+        mod_revision means the member answering numbers revisions unlike the member that
+        acknowledged that write: its data diverged (etcd 3.5.0-3.5.2 after a crash), and the
+        other members may have applied this commit by their own compares -- outcome unknown.
+        """
+        kvs = result.get("kvs") or ()
+        value = kvs[0].get("value", "") if kvs else ""
+        mod = int(kvs[0].get("mod_revision", 0)) if kvs else 0
+        if kvs and value == lane.value:
+            return CommitOutcomeUnknown(
+                f"etcd commit outcome unknown: the member that answered holds this client's last "
+                f"commit at revision {mod}, but the cluster acknowledged it at revision {lane.mod}: "
+                f"that member's revisions disagree with the cluster's (its data diverged; etcd "
+                f"3.5.0-3.5.2 can lose a write on a member killed under load, etcd issue 13766 -- "
+                f"upgrade etcd to 3.5.3 or later and replace that member); it refused the commit "
+                f"at revision {rev}, other members may have applied it"
+            )
+        what = f"was deleted (now at revision {rev})" if not kvs else f"was overwritten at revision {mod}"
+        return LaneChanged(
+            f"etcd: this client's commit lane {what}, expected as written at revision {lane.mod}: "
+            "another process wrote or deleted it (lanes are per client and must not be touched); "
+            "the transaction was not applied"
         )
 
     def _conflict(self, what: str, read_seq: int, rev: int, witness: bytes | None = None) -> None:
@@ -282,8 +314,7 @@ class Committer:
 
     def _resolve_unknown(self, lane: _Lane, plan: _Plan, why: str) -> int | None:
         lane_key = b64(self._lane_key(lane))
-        sent_nonce = next(op["request_put"]["value"] for op in plan.success
-                          if "request_put" in op and op["request_put"]["key"] == lane_key)
+        sent_nonce = _lane_nonce(plan, self._lane_key(lane))
         fences: set[str] = set()
         give_up = time.monotonic() + self.engine.client.deadline
         while True:
@@ -313,12 +344,12 @@ class Committer:
                 ) from None
             self.unknown_resolved += 1
             if answer.get("succeeded"):
-                lane.mod = revision_of(answer)
+                lane.mod, lane.value = revision_of(answer), fence
                 return self._retry_marker()  # fenced: the lost commit can never apply
             kvs = (answer.get("responses") or [{}])[0].get("response_range", {}).get("kvs") or ()
             value = kvs[0].get("value", "") if kvs else ""
             mod = int(kvs[0].get("mod_revision", 0)) if kvs else 0
-            lane.mod = mod
+            lane.mod, lane.value = mod, value
             if value == sent_nonce:
                 return mod  # the lost commit applied, at this revision
             if value in fences:
@@ -405,6 +436,13 @@ class Committer:
             "unknown_outcomes_resolved": self.unknown_resolved,
             "tombstones_purged": self.tombstones_purged,
         }
+
+
+def _lane_nonce(plan: _Plan, lane_key: bytes) -> str:
+    """The value ``plan`` writes to its lane (base64): how a later read recognises the commit."""
+    key = b64(lane_key)
+    return next(op["request_put"]["value"] for op in plan.success
+                if "request_put" in op and op["request_put"]["key"] == key)
 
 
 def merge_ops(batch: WriteBatch) -> tuple[dict[bytes, bytes], list[tuple[bytes, bytes]]]:
