@@ -13,7 +13,9 @@ key ``k1`` and scanned ``[a, b)`` at snapshot revision ``R`` becomes::
                                                           compacted (tombstone GC relies on it)
              put(P+k1, b"v" + row)                     -- the writes, one op per key
              put(lane, nonce)
-    failure: the same spans read back with min_mod_revision=R+1, to name the key that changed
+    failure: the same spans read back with min_mod_revision=R+1, to name the key that changed,
+             and the lane, to tell a lane written by someone else from a member whose
+             revisions diverged (grammar-notes/etcd.md, "Members that diverge")
 
 etcd applies all or nothing, after evaluating the compares against the newest state -- the
 validation and the write are one atomic step for every client of the cluster.
