@@ -152,18 +152,30 @@ def test_sql_insert_after_failover_to_a_member_behind_commits_once(behind):
     conn.close()
 
 
-def test_lane_at_another_revision_than_acknowledged_is_outcome_unknown_not_another_process(etcd_url):
-    """A member that numbers revisions unlike the one that acknowledged our last commit fails
-    the lane compare: that is a diverged member (the commit may have applied elsewhere), not a
-    second process using this client's lanes."""
+@pytest.mark.parametrize("member_holds", ["our last write elsewhere", "an earlier write of ours", "no lane"])
+def test_lane_unlike_what_the_cluster_acknowledged_is_outcome_unknown_not_another_process(etcd_url, member_holds):
+    """A member whose lane differs from what the other members acknowledged -- our last write
+    at another revision, an earlier write of ours (it failed the compares the others passed),
+    or no lane at all -- fails the lane compare: that is a diverged member, and the others may
+    have applied the commit; not a second process using this client's lanes."""
+    from sqlkv.storage.etcd.client import b64
+
     engine = open_etcd(etcd_url)
     _put(engine, b"a", b"1")
     (lane,) = engine._committer._lanes
-    lane.mod += 1  # as if the acknowledging member had numbered our last write one higher
-    with pytest.raises(CommitOutcomeUnknown, match="revisions disagree with the cluster") as info:
+    if member_holds == "our last write elsewhere":
+        lane.mod += 1  # as if the acknowledging member had numbered our last write one higher
+        said = "with its last write"
+    elif member_holds == "an earlier write of ours":
+        lane.mod, lane.value = lane.mod + 1, engine._committer._lane_value()  # a newer one acknowledged
+        said = "with an earlier write of this client"
+    else:
+        engine.client.call("kv/deleterange", {"key": b64(engine._committer._lane_key(lane))}, idempotent=False)
+        said = "has no commit lane of this client"
+    with pytest.raises(CommitOutcomeUnknown, match=said) as info:
         _put(engine, b"b", b"2")
-    assert info.value.sqlstate == "40003"
-    assert f"at revision {lane.mod - 1}" in str(info.value) and f"at revision {lane.mod}" in str(info.value)
+    assert info.value.sqlstate == "40003" and "disagrees with the members that acknowledged" in str(info.value)
+    assert f"at revision {lane.mod}" in str(info.value)
     assert engine._committer._lanes == []  # that lane's state is unknown: never reused
     assert engine.get(b"b") is None  # this member refused it
     _put(engine, b"c", b"3")  # a fresh lane commits
@@ -171,22 +183,22 @@ def test_lane_at_another_revision_than_acknowledged_is_outcome_unknown_not_anoth
     engine.close()
 
 
-def test_lane_overwritten_or_deleted_by_another_process_is_named_as_such(etcd_url):
+def test_lane_overwritten_by_another_process_is_named_as_such(etcd_url):
     from sqlkv.storage.etcd.client import b64
 
     engine = open_etcd(etcd_url)
     other = open_etcd(etcd_url)
-    for tamper, said in [("kv/put", "was overwritten at revision"), ("kv/deleterange", "was deleted")]:
-        _put(engine, b"a", b"1")
-        (lane,) = engine._committer._lanes
-        key = b64(engine._committer._lane_key(lane))
-        body = {"key": key, "value": b64(b"intruder")} if tamper == "kv/put" else {"key": key}
-        other.client.call(tamper, body, idempotent=False)
-        with pytest.raises(OperationalError, match=f"commit lane {said}") as info:
-            _put(engine, b"b", b"2")
-        assert not isinstance(info.value, CommitOutcomeUnknown)  # this member's answer is sure
-        assert "another process wrote or deleted it" in str(info.value)
-        assert engine.get(b"b") is None
-        assert engine._committer._lanes == []  # the tampered lane is retired, not retried
+    _put(engine, b"a", b"1")
+    (lane,) = engine._committer._lanes
+    key = b64(engine._committer._lane_key(lane))
+    other.client.call("kv/put", {"key": key, "value": b64(b"intruder")}, idempotent=False)
+    with pytest.raises(OperationalError, match="commit lane was overwritten at revision") as info:
+        _put(engine, b"b", b"2")
+    assert not isinstance(info.value, CommitOutcomeUnknown)  # this member's answer is sure
+    assert "another process wrote it" in str(info.value)
+    assert engine.get(b"b") is None
+    assert engine._committer._lanes == []  # the tampered lane is retired, not retried
+    _put(engine, b"c", b"3")
+    assert engine.get(b"c") == b"3"
     other.close()
     engine.close()

@@ -199,7 +199,7 @@ class Committer:
         lane_key = b64(self._lane_key(lane))
         compares.append({"target": "MOD", "result": "EQUAL", "key": lane_key, "mod_revision": lane.mod})
         failure.append({"request_range": {"key": lane_key}})  # read back last: see _lane_changed
-        success.append({"request_put": {"key": lane_key, "value": b64(uuid.uuid4().bytes)}})
+        success.append({"request_put": {"key": lane_key, "value": self._lane_value()}})
         for start, end in ranges:
             success.append({"request_delete_range": {"key": b64(self._data(start)), "range_end": b64(self._data(end))}})
             size += len(start) + len(end)
@@ -276,30 +276,45 @@ class Committer:
         """The error for a commit whose only failed compare was its lane's (``result``: the
         lane read back by the failure branch, at revision ``rev``).
 
-        Only this client writes its lanes, and it records the mod_revision every write of its
-        own got, so in a healthy cluster this cannot happen. Holding our last write at another
-        mod_revision means the member answering numbers revisions unlike the member that
-        acknowledged that write: its data diverged (etcd 3.5.0-3.5.2 after a crash), and the
-        other members may have applied this commit by their own compares -- outcome unknown.
+        Only this client writes its lanes and it records the mod_revision each of its writes
+        got, so in a healthy cluster this cannot happen. A lane holding a write of ours (every
+        value names the client) that is not the last one acknowledged, or at another
+        mod_revision, means the member that answered disagrees with the members that
+        acknowledged: its data diverged (etcd 3.5.0-3.5.2 after a crash), it fails compares the
+        others pass, and they may have applied this commit -- outcome unknown. So does a lane
+        missing there (deleted, or never applied by that member). Only a value of someone
+        else's is a sure answer: another process wrote the lane; nothing was applied.
         """
         kvs = result.get("kvs") or ()
         value = kvs[0].get("value", "") if kvs else ""
         mod = int(kvs[0].get("mod_revision", 0)) if kvs else 0
-        if kvs and value == lane.value:
-            return CommitOutcomeUnknown(
-                f"etcd commit outcome unknown: the member that answered holds this client's last "
-                f"commit at revision {mod}, but the cluster acknowledged it at revision {lane.mod}: "
-                f"that member's revisions disagree with the cluster's (its data diverged; etcd "
-                f"3.5.0-3.5.2 can lose a write on a member killed under load, etcd issue 13766 -- "
-                f"upgrade etcd to 3.5.3 or later and replace that member); it refused the commit "
-                f"at revision {rev}, other members may have applied it"
+        if kvs and not self._ours(value):
+            return LaneChanged(
+                f"etcd: this client's commit lane was overwritten at revision {mod}, expected as "
+                f"written at revision {lane.mod}: another process wrote it (lanes are per client "
+                "and must not be touched); the transaction was not applied"
             )
-        what = f"was deleted (now at revision {rev})" if not kvs else f"was overwritten at revision {mod}"
-        return LaneChanged(
-            f"etcd: this client's commit lane {what}, expected as written at revision {lane.mod}: "
-            "another process wrote or deleted it (lanes are per client and must not be touched); "
-            "the transaction was not applied"
+        if kvs:
+            held = "its last write" if value == lane.value else "an earlier write of this client"
+            what = f"holds this client's commit lane at revision {mod} with {held}"
+        else:
+            what = "has no commit lane of this client (another process deleted it, or the member lost it)"
+        return CommitOutcomeUnknown(
+            f"etcd commit outcome unknown: the member that answered {what}, but the cluster "
+            f"acknowledged this client's last write to that lane at revision {lane.mod}: that "
+            "member disagrees with the members that acknowledged it (its data diverged; etcd "
+            "3.5.0-3.5.2 can lose a write on a member killed under load, etcd issue 13766 -- "
+            f"upgrade etcd to 3.5.3 or later and replace that member); it refused the commit at "
+            f"its revision {rev}, other members may have applied it"
         )
+
+    def _lane_value(self) -> str:
+        """A new value for a lane (base64): the client's id, so any member can tell it is ours,
+        and a nonce, so a lost commit can be recognised."""
+        return b64(self.engine.client_id.encode() + b"/" + uuid.uuid4().bytes)
+
+    def _ours(self, value: str) -> bool:
+        return unb64(value).startswith(self.engine.client_id.encode() + b"/")
 
     def _conflict(self, what: str, read_seq: int, rev: int, witness: bytes | None = None) -> None:
         self.conflicts += 1
@@ -326,7 +341,7 @@ class Committer:
                     f"({why}) and no member settled it within {self.engine.client.deadline:g}s; "
                     "the transaction may or may not have been applied"
                 )
-            fence = b64(uuid.uuid4().bytes)
+            fence = self._lane_value()
             fences.add(fence)
             body = {
                 "compare": [{"target": "MOD", "result": "EQUAL", "key": lane_key, "mod_revision": lane.mod}],
@@ -357,7 +372,9 @@ class Committer:
             if value in fences:
                 return self._retry_marker()  # an earlier fence of ours landed
             raise CommitOutcomeUnknown(
-                "etcd commit outcome unknown: its lane was changed by someone else"
+                f"etcd commit outcome unknown: the commit was sent but its answer was lost ({why}), "
+                "and its lane now holds neither it nor a fence of this client (another process "
+                "wrote the lane, or the member that answered diverged from the cluster)"
             )
 
     def _retry_marker(self) -> None:

@@ -193,8 +193,8 @@ class LocalCluster:
         self.stop()
 
 
-def _post(member: Member, path: str, body: dict) -> dict:
-    conn = http.client.HTTPConnection("127.0.0.1", member.client_port, timeout=2)
+def _post(member: Member, path: str, body: dict, timeout: float = 2) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", member.client_port, timeout=timeout)
     try:
         conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
         resp = conn.getresponse()
@@ -206,17 +206,23 @@ def _post(member: Member, path: str, body: dict) -> dict:
         conn.close()
 
 
+# what etcd answers when a reconfiguration retried after a lost answer had applied after all
+_ALREADY_DONE = {"remove": "member not found", "add": "Peer URLs already exists"}
+
+
 def _reconfigure(member: Member, what: str, body: dict, timeout: float = 30.0) -> None:
-    """Add or remove a cluster member through ``member``, waiting while etcd refuses it as
-    "unhealthy cluster" (it changes membership only after the members were connected to each
-    other for a few seconds)."""
+    """Add or remove a cluster member through ``member``, retrying while etcd cannot do it yet:
+    "unhealthy cluster" (it changes membership only after the members were connected for a few
+    seconds), or no answer while a new leader is elected (the member killed was the leader)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            _post(member, f"/v3/cluster/member/{what}", body)
+            _post(member, f"/v3/cluster/member/{what}", body, timeout=5)
             return
-        except OSError as exc:
-            if "unhealthy cluster" not in str(exc) or time.monotonic() > deadline:
+        except (OSError, http.client.HTTPException) as exc:
+            if _ALREADY_DONE[what] in str(exc):
+                return
+            if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
 
