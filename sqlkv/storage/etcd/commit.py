@@ -78,7 +78,8 @@ class CommitOutcomeUnknown(OperationalError):
 
 
 class LaneChanged(OperationalError):
-    """A commit's lane was not as this client left it: someone else wrote or deleted it."""
+    """A commit's lane holds a value another process wrote (lanes are per client); the member's
+    answer is definite: the commit was not applied."""
 
 
 @dataclass
