@@ -34,6 +34,7 @@ from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
 from sqlkv.sql.plan.names import LazySql, conjunct_key, split_conjuncts
+from sqlkv.sql.plan.table_memo import table_memo
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
@@ -78,9 +79,18 @@ def _positions_by_id(table: TableDescriptor) -> dict[int, int]:
     return {col.id: i for i, col in enumerate(table.columns)}
 
 
-def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool,
-                   positions_by_id: dict[int, int]) -> tuple[list[int], list[bool]]:
-    """Positions and directions of the full key order of an index (PK suffix included)."""
+def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
+    """Positions and directions of the full key order of an index (PK suffix included), made
+    once per descriptor version (plan/table_memo.py); the lists are only read."""
+    memo = table_memo(table)
+    made = memo.get(("index columns", index.id))
+    if made is None:
+        made = memo[("index columns", index.id)] = _make_index_columns(table, index, primary)
+    return made
+
+
+def _make_index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
+    positions_by_id = _positions_by_id(table)
     positions = [positions_by_id[c] for c in index.column_ids]
     desc = list(index.descending)
     if not primary:
@@ -149,9 +159,8 @@ def plan_table_access(
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
     usable = _usable_indexes(table, filters)
-    positions = _positions_by_id(table)
     candidates = [_candidate(table, index, index is table.primary_index, cons, scope, env, want_order or [],
-                             needed, positions) for index in usable]
+                             needed) for index in usable]
     # statistics are read only when an estimate can change the plan: a choice between indexes
     # (a get by a whole unique key needs none), or the order and method of a join; without a
     # point candidate the cheapest is no point get, so they are read before any estimate
@@ -196,9 +205,15 @@ def plan_table_access(
 
 def _usable_indexes(table: TableDescriptor, filters: list[exp.Expression]) -> list[IndexDescriptor]:
     """The table's indexes in planning order, without partial ones the filters do not imply."""
+    memo = table_memo(table)
+    ordered = memo.get("ordered indexes")
+    if ordered is None:
+        ordered = memo["ordered indexes"] = table.ordered_indexes()
+    if all(index.predicate is None for index in ordered):
+        return ordered  # only read by the caller
     out = []
     filter_keys: set[str] | None = None
-    for index in table.ordered_indexes():
+    for index in ordered:
         if index.predicate is not None:
             if filter_keys is None:
                 filter_keys = {conjunct_key(f) for f in filters}
@@ -245,9 +260,9 @@ def _predicate(node: exp.Expression, scope: Scope, env):
     return compile_predicate(node, scope, env)
 
 
-def _candidate(table, index, primary, cons, scope, env, want, needed, positions_by_id) -> _Candidate:
+def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candidate:
     """An index's spans, order and coverage under the filters; `_estimate` fills its cost."""
-    positions, desc = _index_columns(table, index, primary, positions_by_id)
+    positions, desc = _index_columns(table, index, primary)
     key_count = len(index.column_ids)
     bounds: list[ColumnBounds] = []
     types = []
