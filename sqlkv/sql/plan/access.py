@@ -263,6 +263,8 @@ def _predicate(node: exp.Expression, scope: Scope, env):
 def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candidate:
     """An index's spans, order and coverage under the filters; `_estimate` fills its cost."""
     positions, desc = _index_columns(table, index, primary)
+    if not cons.get(positions[0]):  # no span: the same for every query but for its order and columns
+        return _unbounded_candidate(table, index, primary, positions, desc, want, needed)
     key_count = len(index.column_ids)
     bounds: list[ColumnBounds] = []
     types = []
@@ -282,7 +284,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
     unique = primary or index.unique
     point_width = key_count if unique else -1
     spans = (types, desc[: len(bounds)], bounds, point_width)
-    covering = primary or needed <= codec_for(table).index_codec(index.id).covered
+    covering = primary or needed <= _covered(table, index)
     served, reverse = _order_match(positions, desc, bounds, want)
     n_values = 1
     for b in bounds:
@@ -291,6 +293,30 @@ def _candidate(table, index, primary, cons, scope, env, want, needed) -> _Candid
     point = unique and n_eq == key_count and not any(b.is_null for b in bounds)
     return _Candidate(index, primary, spans, used, covering, reverse, served, 0.0, 0.0, point,
                       n_eq, n_values, len(bounds) > n_eq, bool(want) and not served)
+
+
+def _unbounded_candidate(table, index, primary, positions, desc, want, needed) -> _Candidate:
+    """`_candidate` of an index without a constraint on its leading column (no bounds: a whole
+    index), its order match and covered columns made once per descriptor version."""
+    memo = table_memo(table)
+    key = ("order match", index.id, tuple(want))
+    order = memo.get(key)
+    if order is None:
+        order = memo[key] = _order_match(positions, desc, [], want)
+    served, reverse = order
+    covering = primary or needed <= _covered(table, index)
+    spans = ([], [], [], len(index.column_ids) if primary or index.unique else -1)
+    return _Candidate(index, primary, spans, [], covering, reverse, served, 0.0, 0.0, False,
+                      0, 1, False, bool(want) and not served)
+
+
+def _covered(table: TableDescriptor, index: IndexDescriptor) -> frozenset[int] | set[int]:
+    """The row positions a secondary index's entries hold (memoized per descriptor version)."""
+    memo = table_memo(table)
+    covered = memo.get(("covered", index.id))
+    if covered is None:
+        covered = memo[("covered", index.id)] = codec_for(table).index_codec(index.id).covered
+    return covered
 
 
 def _estimate(cand: _Candidate, stats) -> None:
