@@ -401,7 +401,9 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             named = True
     # a plain SELECT whose only edits number its `?`: read from its own tokens, `?` as `:__pn`
     nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one list serves every step below
-    ast = plain_select(toks, PARAM_PREFIX, nodes) if n_params and not rewrites and not hex_literals else None
+    # (without `?`, what sqlglot_parse would try first: no other SELECT edit goes without a rewrite)
+    plain = toks[0].token_type == TokenType.SELECT and not rewrites and not hex_literals and (n_params or not edits)
+    ast = plain_select(toks, PARAM_PREFIX if n_params else None, nodes) if plain else None
     if ast is None:
         ast = sqlglot_parse(apply_edits(text, edits), text, edits,
                             tokens=numbered_tokens(toks, edits) if edits else toks, walked=nodes)

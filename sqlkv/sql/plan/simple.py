@@ -26,7 +26,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlkv.sql.context import Scope
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.plan.access import plan_table_access
 from sqlkv.sql.plan.element_uses import element_uses
@@ -104,8 +103,8 @@ def _dollar_names(nodes: list[exp.Expression], facts: QueryFacts) -> bool:
 def _plan(sel: exp.Select, facts: QueryFacts, table: Any, alias: str, planner: QueryPlanner) -> Operator:
     """What `SelectBuilder.build` makes of a simple SELECT over one base table (its single-source,
     no-aggregate, no-window, no-DISTINCT branch), with the same calls."""
-    columns = memo_table_scope(table, alias)
-    scope = Scope(columns, None)
+    scope = memo_table_scope(table, alias)
+    columns = scope.columns
     builder = SelectBuilder(planner, sel, None)
     where_node = sel.args.get("where")
     where = split_conjuncts(where_node.this) if where_node is not None else []

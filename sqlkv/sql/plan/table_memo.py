@@ -16,7 +16,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from sqlkv.sql.context import Column, table_scope
+from sqlkv.sql.context import Scope, name_index, table_scope
 
 # id(descriptor) -> (a weak reference to it, its version then, the facts made from it)
 _MEMOS: dict[int, tuple[weakref.ref, int, dict[Any, Any]]] = {}
@@ -34,10 +34,12 @@ def table_memo(table: Any) -> dict[Any, Any]:
     return memo
 
 
-def memo_table_scope(table: Any, alias: str) -> list[Column]:
-    """`table_scope(table, alias)`: a fresh list of the memoized (immutable) columns."""
+def memo_table_scope(table: Any, alias: str) -> Scope:
+    """A `Scope` of `table_scope(table, alias)` (a fresh list of the memoized, immutable columns)
+    whose name index is made already (it is only read)."""
     memo = table_memo(table)
-    columns = memo.get(("scope", alias))
-    if columns is None:
-        columns = memo[("scope", alias)] = table_scope(table, alias)
-    return list(columns)
+    made = memo.get(("scope", alias))
+    if made is None:
+        columns = table_scope(table, alias)
+        made = memo[("scope", alias)] = (columns, name_index(columns))
+    return Scope(list(made[0]), None, made[1])
