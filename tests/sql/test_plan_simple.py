@@ -175,6 +175,48 @@ def test_the_lane_plans_as_the_general_planner(tmp_path, lane, table, analyzed) 
     assert compared >= len(statements) // 6
 
 
+TRICKY = [
+    "SELECT b AS x, a FROM t1 ORDER BY x DESC",
+    "SELECT id AS a, a AS id FROM t1 ORDER BY a LIMIT 4",
+    "SELECT id AS a, a AS id FROM t1 WHERE id < 9 ORDER BY id",
+    "SELECT a, a FROM t1 ORDER BY a, 2 LIMIT 5",
+    "SELECT q.a, q.id FROM t1 q ORDER BY q.a DESC, q.id LIMIT 3",
+    "SELECT a, c FROM t1 ORDER BY a NULLS FIRST, c DESC NULLS LAST LIMIT 6",
+    "SELECT a, c FROM t1 ORDER BY a DESC NULLS FIRST LIMIT 6",
+    "SELECT id FROM t1 WHERE (a = 1) AND (c > 2)",
+    "SELECT id FROM t1 WHERE -a < -3 ORDER BY id",
+    "SELECT id FROM t1 WHERE a = 1 AND a = 2",
+    "SELECT id FROM t1 WHERE a > 1 AND a > 3 AND a < 6 ORDER BY a",
+    "SELECT id, a FROM t1 WHERE a IS NOT NULL ORDER BY a LIMIT 2 OFFSET 1",
+    "SELECT * FROM t1 WHERE id = 3 OR id = 4",
+    "SELECT * FROM t1 WHERE TRUE ORDER BY id DESC LIMIT 1",
+    "SELECT Id, A FROM T1 WHERE ID = 7",
+    'SELECT "id", "a" FROM "t1" WHERE "a" = 2 ORDER BY "id"',
+    "SELECT id FROM t1 ORDER BY d, id LIMIT 1 OFFSET 0",
+    "SELECT k1, k2 FROM t2 WHERE k1 = 1 ORDER BY k2 DESC",
+    "SELECT x FROM t3 WHERE x BETWEEN 2 AND 4 ORDER BY x DESC, y",
+]
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
+def test_tricky_names_and_orders(tmp_path, lane, analyzed) -> None:
+    """Output names that shadow columns, repeated items, NULLS FIRST/LAST (sqlglot's parse,
+    still a shared tree), parentheses, negation, quoted and upper-case names."""
+    conn = sqlkv.connect(str(tmp_path / "db"))
+    lite = sqlite3.connect(":memory:")
+    _load(conn, lite)
+    if analyzed:
+        conn.cursor().execute("ANALYZE")
+        conn.commit()
+    for sql in TRICKY:
+        before = lane.planned
+        (kind, rows), _explain = _both(conn, lane, sql, ())
+        assert kind == "ok", (sql, rows)
+        assert lane.planned > before, f"the lane did not plan {sql}"
+        if "LIMIT" not in sql:
+            assert _sorted(rows) == _sorted(lite.execute(sql).fetchall()), sql
+
+
 ERRORS = [
     "SELECT nope FROM t1",
     "SELECT id FROM t1 WHERE nope = 1",
