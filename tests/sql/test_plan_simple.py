@@ -149,29 +149,38 @@ def _sorted(rows) -> list:
     return sorted(rows, key=lambda r: [(v is not None, v) for v in r])
 
 
-@pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
-@pytest.mark.parametrize("table", ["t1", "t2", "t3"])
-def test_the_lane_plans_as_the_general_planner(tmp_path, lane, table, analyzed) -> None:
+def _database(tmp_path, analyzed: bool):
+    """The three tables in sqlkv (ANALYZEd when ``analyzed``) and in sqlite3."""
     conn = sqlkv.connect(str(tmp_path / "db"))
     lite = sqlite3.connect(":memory:")
     _load(conn, lite)
     if analyzed:
         conn.cursor().execute("ANALYZE")
         conn.commit()
+    return conn, lite
+
+
+def _check(conn, lite, lane: Lane, sql: str, params: tuple) -> bool:
+    """``sql`` planned by the lane as by the general planner (`_both`), its rows those of
+    sqlite3 when no LIMIT makes them a choice among ties; whether they were compared."""
+    before = lane.planned
+    (kind, rows), (explain_kind, _plan) = _both(conn, lane, sql, params)
+    assert kind == "ok" and explain_kind == "ok", (sql, rows)
+    assert lane.planned > before, f"the lane did not plan {sql}"
+    if "LIMIT" in sql:
+        return False
+    # as multisets: where NULLs sort is the engines' own (the lane's order is the general
+    # planner's, compared above)
+    assert _sorted(rows) == _sorted(lite.execute(sql, params).fetchall()), sql
+    return True
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no statistics", "analyzed"])
+@pytest.mark.parametrize("table", ["t1", "t2", "t3"])
+def test_the_lane_plans_as_the_general_planner(tmp_path, lane, table, analyzed) -> None:
+    conn, lite = _database(tmp_path, analyzed)
     statements = _statements(table)
-    compared = 0
-    for sql, params in statements:
-        before = lane.planned
-        (kind, rows), (explain_kind, _plan) = _both(conn, lane, sql, params)
-        assert kind == "ok" and explain_kind == "ok", (sql, rows)
-        assert lane.planned > before, f"the lane did not plan {sql}"
-        if "LIMIT" in sql:
-            continue  # ties under ORDER BY make the rows a LIMIT keeps a choice
-        lite_rows = lite.execute(sql, params).fetchall()
-        # as multisets: where NULLs sort is the engines' own (the lane's order is the general
-        # planner's, compared above)
-        assert _sorted(rows) == _sorted(lite_rows), sql
-        compared += 1
+    compared = sum(_check(conn, lite, lane, sql, params) for sql, params in statements)
     assert compared >= len(statements) // 6
 
 
@@ -202,19 +211,9 @@ TRICKY = [
 def test_tricky_names_and_orders(tmp_path, lane, analyzed) -> None:
     """Output names that shadow columns, repeated items, NULLS FIRST/LAST (sqlglot's parse,
     still a shared tree), parentheses, negation, quoted and upper-case names."""
-    conn = sqlkv.connect(str(tmp_path / "db"))
-    lite = sqlite3.connect(":memory:")
-    _load(conn, lite)
-    if analyzed:
-        conn.cursor().execute("ANALYZE")
-        conn.commit()
+    conn, lite = _database(tmp_path, analyzed)
     for sql in TRICKY:
-        before = lane.planned
-        (kind, rows), _explain = _both(conn, lane, sql, ())
-        assert kind == "ok", (sql, rows)
-        assert lane.planned > before, f"the lane did not plan {sql}"
-        if "LIMIT" not in sql:
-            assert _sorted(rows) == _sorted(lite.execute(sql).fetchall()), sql
+        _check(conn, lite, lane, sql, ())
 
 
 ERRORS = [
