@@ -39,14 +39,16 @@ class Scope:
     column references that resolve to an outer scope compile to ``lambda r: cell[0][i]``.
     """
 
-    def __init__(self, columns: list[Column], outer: Scope | None = None) -> None:
+    def __init__(self, columns: list[Column], outer: Scope | None = None,
+                 names: dict[str, list[tuple[int, str]]] | None = None) -> None:
         self.columns = columns
         self.outer = outer
         self.cell: list[Any] = [None]
         # lower-cased name -> [(position, lower-cased table)], made on the first `find` (a plan
-        # resolves each column reference through it); remade if ``columns`` grew since
-        self._by_name: dict[str, list[tuple[int, str]]] | None = None
-        self._indexed = 0
+        # resolves each column reference through it); remade if ``columns`` grew since.
+        # ``names``: that index of ``columns`` made already (it is only read, never changed)
+        self._by_name: dict[str, list[tuple[int, str]]] | None = names
+        self._indexed = len(columns) if names is not None else 0
 
     def find(self, name: str, table: str | None = None) -> int | None:
         """Index of the column named ``name`` (qualified by ``table`` if given), None if absent.
@@ -69,10 +71,7 @@ class Scope:
         return hits[0][0]
 
     def _index_names(self) -> dict[str, list[tuple[int, str]]]:
-        by_name: dict[str, list[tuple[int, str]]] = {}
-        for i, col in enumerate(self.columns):
-            by_name.setdefault(col.name.lower(), []).append((i, (col.table or "").lower()))
-        self._by_name = by_name
+        self._by_name = by_name = name_index(self.columns)
         self._indexed = len(self.columns)
         return by_name
 
@@ -98,6 +97,14 @@ class Scope:
             assert scope.outer is not None
             scope = scope.outer
         return scope
+
+
+def name_index(columns: list[Column]) -> dict[str, list[tuple[int, str]]]:
+    """What `Scope.find` looks names up in: lower-cased name -> [(position, lower-cased table)]."""
+    by_name: dict[str, list[tuple[int, str]]] = {}
+    for i, col in enumerate(columns):
+        by_name.setdefault(col.name.lower(), []).append((i, (col.table or "").lower()))
+    return by_name
 
 
 def table_scope(table: Any, alias: str) -> list[Column]:

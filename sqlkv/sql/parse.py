@@ -64,7 +64,7 @@ from sqlkv.sql.parse_params import PARAM_PREFIX, number_placeholders, numbered_t
 from sqlkv.sql.parse_scan import quick_tokens
 from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
 from sqlkv.sql.parse_srf import rewrite_select_unnest
-from sqlkv.sql.parse_plain import plain_select
+from sqlkv.sql.parse_plain import plain_select, plain_statement
 from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind
 from sqlkv.sql.show import show_query
 
@@ -401,7 +401,11 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
             named = True
     # a plain SELECT whose only edits number its `?`: read from its own tokens, `?` as `:__pn`
     nodes: list[exp.Expression] = []  # the tree's nodes as first parsed: one list serves every step below
-    ast = plain_select(toks, PARAM_PREFIX, nodes) if n_params and not rewrites and not hex_literals else None
+    # (without `?`, what sqlglot_parse would try first: no other SELECT edit goes without a rewrite)
+    plain = toks[0].token_type == TokenType.SELECT and not rewrites and not hex_literals and (n_params or not edits)
+    ast = plain_select(toks, PARAM_PREFIX if n_params else None, nodes) if plain else None
+    if ast is not None:
+        return plain_statement(stmt, ast, nodes, n_params)
     if ast is None:
         ast = sqlglot_parse(apply_edits(text, edits), text, edits,
                             tokens=numbered_tokens(toks, edits) if edits else toks, walked=nodes)

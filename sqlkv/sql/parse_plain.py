@@ -22,12 +22,12 @@ also reads ``?`` as the numbered parameter ``:__pN`` parse.py would have written
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
-from sqlkv.sql.parse_params import joins_next
+from sqlkv.sql.parse_params import joins_next, number_placeholders
 
 _COMPARISONS = {TokenType.EQ: exp.EQ, TokenType.NEQ: exp.NEQ, TokenType.LT: exp.LT, TokenType.LTE: exp.LTE,
                 TokenType.GT: exp.GT, TokenType.GTE: exp.GTE}
@@ -262,3 +262,20 @@ def _key(r: _Reader) -> exp.Ordered:
     if r.peek() not in _AFTER_KEY:
         raise _Refused
     return r.keep(exp.Ordered(this=key, desc=desc, nulls_first=desc is not True, with_fill=None))
+
+
+def plain_statement(stmt: Any, ast: exp.Select, nodes: list[exp.Expression], n_params: int) -> Any:
+    """``stmt`` (a `ParsedStatement`) as the steps after the parse in `parse._parse_sql` make it
+    for a tree of `plain_select`, without them: the tree has no refusable clause (its table
+    alias is a name), nothing to rewrite, items that name themselves (headers.py), no call, and
+    only node classes of `parse_tree.SHARED_PLAN_NODES`; its ``?`` are numbered.
+    tests/sql/test_parse_plain.py compares the statement with the long way's."""
+    if n_params:
+        number_placeholders(ast, [n for n in nodes if type(n) is exp.Placeholder])
+    stmt.sequence_calls = False
+    stmt.shared_tree = True
+    stmt.nodes = nodes
+    stmt.ast = ast
+    stmt.param_count = n_params
+    stmt.kind = "SELECT"
+    return stmt

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlglot import exp
 
+import sqlkv.sql.parse as parse_module
 from sqlkv.sql.parse import parse_statement
 from sqlkv.sql.parse_errors import SQLGLOT_DIALECT
 from sqlkv.sql.parse_operators import SqlkvParser
@@ -108,6 +109,50 @@ def test_parse_statement_uses_it() -> None:
     assert stmt.param_count == 2 and stmt.shared_tree
     assert [n.meta.get("param_index") for n in stmt.ast.find_all(exp.Placeholder)] == [0, 1]
     assert stmt.ast.sql() == "SELECT id, sku AS s FROM orders WHERE id BETWEEN ? AND ? ORDER BY sku DESC LIMIT 3"
+
+
+_POSITIONS = ("line", "col", "start", "end")
+
+
+def _statement_facts(stmt) -> tuple:
+    """What a ParsedStatement tells its users, its tree's nodes and their meta included (but
+    positions after a ``?``: the long way places them in the edited text, round eight)."""
+    def meta(node: exp.Expression) -> str:
+        kept = {k: v for k, v in node.meta.items() if "?" not in stmt.sql or k not in _POSITIONS}
+        return repr(kept)
+
+    nodes = sorted((type(n).__name__, meta(n), repr(n.args.get("this")) if type(n) is not exp.Select else "")
+                   for n in stmt.nodes or walk_nodes(stmt.ast))
+    return (stmt.kind, stmt.param_count, stmt.named_params, stmt.shared_tree, stmt.sequence_calls,
+            stmt.normalized, stmt.ast.sql(), nodes, sorted(map(id, stmt.nodes or [])) == sorted(
+                map(id, walk_nodes(stmt.ast))) if stmt.nodes is not None else None)
+
+
+def test_plain_statements_skip_the_later_steps_and_give_the_same_statement(monkeypatch) -> None:
+    """`plain_statement` (no refusal, rewrite, label or call search after a plain parse) gives
+    the statement the long way gives: the same text parsed through sqlglot_parse (which makes
+    the same tree) and every later step."""
+    texts = [t for t in WORKLOADS + _test_texts() + _slt_texts() if t.lstrip()[:6].upper() == "SELECT"]
+    short = {}
+    parse_statement.cache_clear()
+    for text in texts:
+        try:
+            short[text] = _statement_facts(parse_statement(text))
+        except Exception:  # noqa: BLE001 - refused either way; the long way is compared below
+            short[text] = "error"
+    monkeypatch.setattr(parse_module, "plain_statement", None)  # must not be called now
+    monkeypatch.setattr(parse_module, "plain_select", lambda *args, **kwargs: None)
+    parse_statement.cache_clear()
+    taken = 0
+    for text in texts:
+        try:
+            long = _statement_facts(parse_statement(text))
+        except Exception:  # noqa: BLE001
+            long = "error"
+        assert short[text] == long, text
+        taken += long != "error" and long[3]
+    parse_statement.cache_clear()
+    assert taken > 100
 
 
 _NAMES = ["a", "b", "t.a", "u.b", "*", "1", "2.5", "'s'", "?", "t", "u"]

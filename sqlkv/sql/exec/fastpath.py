@@ -50,11 +50,11 @@ def compile_index_read(plan: Operator) -> IndexRead | None:
     if type(plan) is Limit:
         if not _constant_limit(plan):
             return None
-        read = compile_index_read(plan.child)
+        first = _first_entries_scan(plan.child)  # fused, when it applies: no general read made too
+        read = compile_index_read(plan.child) if first is None else _first_rows(*first)
         if read is None:
             return None
-        first = _first_entries_scan(plan.child)
-        return _limited(plan, read if first is None else _first_rows(*first))
+        return _limited(plan, read)
     positions = None
     scan = plan
     if type(plan) is Project:
@@ -129,7 +129,7 @@ def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder, Picke
     scan = plan.child
     positions = plain_columns(plan.exprs)
     if (scan.builder.bounds or not scan.text_entries or scan.index_only or scan.partial_fetch is not None
-            or scan.limit is None or positions is None):
+            or scan.limit is None or scan.limit > MAX_READY_ROWS or positions is None):
         return None
     decoder = picks_for(scan.codec, positions)
     if decoder is None:

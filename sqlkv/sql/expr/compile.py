@@ -159,6 +159,23 @@ def _column(c: Compiler, node: exp.Column) -> Compiled:
     return Compiled(lambda r: cell[0][idx], typ)
 
 
+def local_column(node: exp.Column, scope: Scope) -> Compiled | None:
+    """What `_column` compiles ``node`` to when it names a column of ``scope`` itself (not of an
+    enclosing scope, not a ``$1`` parameter), without a Compiler; None otherwise (and the
+    ambiguity error `Scope.resolve` raises for such a name)."""
+    this = node.args.get("this")
+    if type(this) is not exp.Identifier:
+        return None
+    name, table = column_parts(node)
+    if name.startswith("$"):
+        return None
+    idx = scope.find(name, table or None)
+    if idx is None:
+        return None
+    typ = scope.columns[idx].type
+    return Compiled(operator.itemgetter(idx), typ if typ is not None else NULLTYPE, column=idx)
+
+
 @handles(exp.Placeholder, exp.Parameter)
 def _placeholder(c: Compiler, node: exp.Expression) -> Compiled:
     ctx = c.env.ctx

@@ -19,11 +19,12 @@ def column_parts(node: exp.Column) -> tuple[str, str]:
     """``(node.name, node.table)``, read from the column's identifiers directly: sqlglot's
     properties go through ``text()`` (some forty interpreter steps each), and planning a short
     SELECT reads them a dozen times."""
-    this, table = node.args.get("this"), node.args.get("table")
-    name = this.this if type(this) is exp.Identifier else node.name
+    args = node.args
+    this, table = args.get("this"), args.get("table")
+    name = this.args["this"] if type(this) is exp.Identifier else node.name  # not `.this`: a property
     if table is None:
         return name, ""
-    return name, table.this if type(table) is exp.Identifier else node.table
+    return name, table.args["this"] if type(table) is exp.Identifier else node.table
 
 
 class SubqueryPlanner(Protocol):

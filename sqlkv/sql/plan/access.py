@@ -34,6 +34,7 @@ from sqlkv.sql.plan.expression_index import use_expression_columns
 from sqlkv.sql.plan.inverted import plan_inverted
 from sqlkv.sql.plan.constraints import bounds_for, column_pos, const_fn, constraints_by_column
 from sqlkv.sql.plan.names import LazySql, conjunct_key, split_conjuncts
+from sqlkv.sql.plan.table_memo import table_memo
 from sqlkv.sql.rowstore.codec import codec_for
 from sqlkv.sql.rowstore.exploded_reads import PartialFetch
 from sqlkv.sql.rowstore.keyspans import ColumnBounds, SpanBuilder
@@ -78,9 +79,28 @@ def _positions_by_id(table: TableDescriptor) -> dict[int, int]:
     return {col.id: i for i, col in enumerate(table.columns)}
 
 
-def _index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool,
-                   positions_by_id: dict[int, int]) -> tuple[list[int], list[bool]]:
+@dataclass
+class _IndexFacts:
+    """What planning reads of one index of one descriptor version (plan/table_memo.py)."""
+
+    positions: list[int]  # the full key order's row positions (PK suffix included): only read
+    desc: list[bool]  # their directions
+    covered: set[int] | None  # the positions a secondary index's entries hold (None: the primary)
+    orders: dict[tuple, tuple[bool, bool]]  # wanted order -> `_order_match` of the whole index
+
+
+def _index_facts(table: TableDescriptor, index: IndexDescriptor, primary: bool, memo: dict) -> _IndexFacts:
+    facts = memo.get(("index", index.id))
+    if facts is None:
+        positions, desc = _make_index_columns(table, index, primary)
+        covered = None if primary else codec_for(table).index_codec(index.id).covered
+        facts = memo[("index", index.id)] = _IndexFacts(positions, desc, covered, {})
+    return facts
+
+
+def _make_index_columns(table: TableDescriptor, index: IndexDescriptor, primary: bool) -> tuple[list[int], list[bool]]:
     """Positions and directions of the full key order of an index (PK suffix included)."""
+    positions_by_id = _positions_by_id(table)
     positions = [positions_by_id[c] for c in index.column_ids]
     desc = list(index.descending)
     if not primary:
@@ -148,10 +168,10 @@ def plan_table_access(
     cons = constraints_by_column(filters, scope)
     all_positions = set(range(len(table.columns)))
     needed = all_positions if needed is None else needed
-    usable = _usable_indexes(table, filters)
-    positions = _positions_by_id(table)
+    memo = table_memo(table)
+    usable = _usable_indexes(table, filters, memo)
     candidates = [_candidate(table, index, index is table.primary_index, cons, scope, env, want_order or [],
-                             needed, positions) for index in usable]
+                             needed, memo) for index in usable]
     # statistics are read only when an estimate can change the plan: a choice between indexes
     # (a get by a whole unique key needs none), or the order and method of a join; without a
     # point candidate the cheapest is no point get, so they are read before any estimate
@@ -194,11 +214,17 @@ def plan_table_access(
     return AccessPlan(op, remaining, best.ordered and bool(want_order), best.est_rows)
 
 
-def _usable_indexes(table: TableDescriptor, filters: list[exp.Expression]) -> list[IndexDescriptor]:
-    """The table's indexes in planning order, without partial ones the filters do not imply."""
+def _usable_indexes(table: TableDescriptor, filters: list[exp.Expression], memo: dict) -> list[IndexDescriptor]:
+    """The table's indexes in planning order, without partial ones the filters do not imply
+    (``memo``: the table's, plan/table_memo.py)."""
+    ordered = memo.get("ordered indexes")
+    if ordered is None:
+        ordered = memo["ordered indexes"] = table.ordered_indexes()
+    if all(index.predicate is None for index in ordered):
+        return ordered  # only read by the caller
     out = []
     filter_keys: set[str] | None = None
-    for index in table.ordered_indexes():
+    for index in ordered:
         if index.predicate is not None:
             if filter_keys is None:
                 filter_keys = {conjunct_key(f) for f in filters}
@@ -245,9 +271,12 @@ def _predicate(node: exp.Expression, scope: Scope, env):
     return compile_predicate(node, scope, env)
 
 
-def _candidate(table, index, primary, cons, scope, env, want, needed, positions_by_id) -> _Candidate:
+def _candidate(table, index, primary, cons, scope, env, want, needed, memo) -> _Candidate:
     """An index's spans, order and coverage under the filters; `_estimate` fills its cost."""
-    positions, desc = _index_columns(table, index, primary, positions_by_id)
+    facts = _index_facts(table, index, primary, memo)
+    positions, desc = facts.positions, facts.desc
+    if not cons.get(positions[0]):  # no span: the same for every query but for its order and columns
+        return _unbounded_candidate(index, primary, facts, want, needed)
     key_count = len(index.column_ids)
     bounds: list[ColumnBounds] = []
     types = []
@@ -267,7 +296,7 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, positions_
     unique = primary or index.unique
     point_width = key_count if unique else -1
     spans = (types, desc[: len(bounds)], bounds, point_width)
-    covering = primary or needed <= codec_for(table).index_codec(index.id).covered
+    covering = primary or needed <= facts.covered
     served, reverse = _order_match(positions, desc, bounds, want)
     n_values = 1
     for b in bounds:
@@ -276,6 +305,20 @@ def _candidate(table, index, primary, cons, scope, env, want, needed, positions_
     point = unique and n_eq == key_count and not any(b.is_null for b in bounds)
     return _Candidate(index, primary, spans, used, covering, reverse, served, 0.0, 0.0, point,
                       n_eq, n_values, len(bounds) > n_eq, bool(want) and not served)
+
+
+def _unbounded_candidate(index, primary, facts: _IndexFacts, want, needed) -> _Candidate:
+    """`_candidate` of an index without a constraint on its leading column (no bounds: the
+    whole index), its order match made once per descriptor version and wanted order."""
+    key = tuple(want)
+    order = facts.orders.get(key)
+    if order is None:
+        order = facts.orders[key] = _order_match(facts.positions, facts.desc, [], want)
+    served, reverse = order
+    covering = primary or needed <= facts.covered
+    spans = ([], [], [], len(index.column_ids) if primary or index.unique else -1)
+    return _Candidate(index, primary, spans, [], covering, reverse, served, 0.0, 0.0, False,
+                      0, 1, False, bool(want) and not served)
 
 
 def _estimate(cand: _Candidate, stats) -> None:

@@ -82,6 +82,23 @@ class FromResult:
     ordered: bool = False
 
 
+def needed_positions(referenced: dict[str, set[str | None]] | None, alias: str,
+                     columns: list[Column]) -> set[int] | None:
+    """The positions of ``columns`` (a source named ``alias``) that the query's column names
+    (`QueryFacts.names`) may read; None when every column is needed."""
+    if referenced is None:
+        return None
+    alias = alias.lower()
+    if None in referenced.get(alias, ()):  # row_to_json(t): a whole-row reference (expr/row_json.py)
+        return None
+    out = set()
+    for i, col in enumerate(columns):
+        quals = referenced.get(col.name.lower())
+        if quals and (None in quals or alias in quals):
+            out.add(i)
+    return out
+
+
 def and_predicates(preds: list[Pred]) -> Pred | None:
     if not preds:
         return None
@@ -130,18 +147,8 @@ class FromPlanner(JoinOrdering):
         self.referenced = names
 
     def needed(self, s: int) -> set[int] | None:
-        if self.referenced is None:
-            return None
         src = self.sources[s]
-        alias = src.alias.lower()
-        if None in self.referenced.get(alias, ()):  # row_to_json(t): a whole-row reference (expr/row_json.py)
-            return None
-        out = set()
-        for i, col in enumerate(src.columns):
-            quals = self.referenced.get(col.name.lower())
-            if quals and (None in quals or alias in quals):
-                out.add(i)
-        return out
+        return needed_positions(self.referenced, src.alias, src.columns)
 
     def _elements(self, s: int) -> dict[int, list[Any]] | None:
         """The element keys a one-table query reads of each exploded column it uses only that way."""

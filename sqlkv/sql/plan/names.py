@@ -215,9 +215,9 @@ def plain_query_facts(nodes: list[exp.Expression]) -> QueryFacts:
     for node in nodes:
         if type(node) is column:
             this, table = node.args["this"], node.args.get("table")
-            if type(this) is identifier:
-                table = table.this.lower() if table is not None else None  # an Identifier
-                names.setdefault(this.this.lower(), set()).add(table)
+            if type(this) is identifier:  # their text read from their arguments, not `.this`
+                table = table.args["this"].lower() if table is not None else None  # an Identifier
+                names.setdefault(this.args["this"].lower(), set()).add(table)
     return QueryFacts(names, False, False)
 
 

@@ -16,6 +16,7 @@ from sqlkv.errors import ProgrammingError
 from sqlkv.sql.context import Column, Scope
 from sqlkv.sql.exec.aggregate import HashAggregate
 from sqlkv.sql.expr import compile_predicate, compile_typed
+from sqlkv.sql.expr.compile import local_column
 from sqlkv.sql.expr.env import column_parts
 from sqlkv.sql.exec.operator import Operator
 from sqlkv.sql.exec.relational import Distinct, Project, Slice, Sort, SortKey
@@ -353,7 +354,7 @@ class SelectBuilder:
                 cols.append(Column(it.name, src.table, src.type))
                 texts.append(f"{src.table}.{src.name}" if src.table else src.name)
             elif isinstance(it.node, exp.Column):  # its function and type from one compile
-                compiled = compile_typed(it.node, scope, p.env)
+                compiled = local_column(it.node, scope) or compile_typed(it.node, scope, p.env)
                 fns.append(compiled.fn)
                 cols.append(Column(it.name, None, compiled.type))
                 texts.append(LazySql(it.display or it.node))

@@ -15,6 +15,7 @@ from sqlkv.sql.plan.insert import plan_insert
 from sqlkv.sql.plan.names import plain_query_facts
 from sqlkv.sql.plan.modify import plan_delete, plan_truncate, plan_update
 from sqlkv.sql.plan.select import plan_query
+from sqlkv.sql.plan.simple import plan_simple
 from sqlkv.sql.parse_tree import copy_tree
 from sqlkv.sql.show import check_shown
 
@@ -31,6 +32,10 @@ def plan_statement(stmt: ParsedStatement, catalog, env) -> Operator:
             check_shown(catalog, *stmt.shows)
         # a shared tree's facts come from the parse's list of its nodes: no walk of the tree
         facts = plain_query_facts(stmt.nodes) if stmt.nodes is not None else None
+        if facts is not None and stmt.shows is None:  # a simple one-table SELECT: the planner's lane
+            simple = plan_simple(ast, stmt.nodes, facts, catalog, env)
+            if simple is not None:
+                return simple
         return plan_query(ast, catalog, env, facts=facts)
     if kind == "INSERT":
         return plan_insert(ast, catalog, env, upsert=stmt.upsert, overriding=stmt.overriding)

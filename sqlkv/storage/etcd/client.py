@@ -12,6 +12,17 @@ client tries the next endpoint, backing off a little each full round, until ``de
 have passed. Only requests the caller marks ``idempotent`` are retried this way; for a write the
 caller gets `OutcomeUnknown` and must find out itself whether it was applied (see
 ``commit.py``) -- a write is never sent twice blindly.
+
+Members that fell behind: in a healthy cluster every member numbers revisions alike, and a
+linearizable answer (a write, or a read that is not ``serializable``) comes at a revision at
+least as new as any this client saw before sending it. etcd 3.5.0-3.5.2 break that after a
+member is killed while applying (etcd issue 13766): the restarted member may skip a write and
+number everything after it lower than the others, forever. Its compares then fail or pass
+where the other members' do not, so its answers cannot be trusted. A linearizable answer
+below the revision floor this client had reached when it sent the request therefore counts as
+"this member cannot serve": a read moves to the next member, a write becomes `OutcomeUnknown`
+(the other members applied it or not by their own compares; the caller settles it through
+another member).
 """
 
 from __future__ import annotations
@@ -84,6 +95,8 @@ class EtcdClient:
         self._lock = threading.Lock()
         self.requests = 0
         self.failovers = 0
+        self.stale_answers = 0  # linearizable answers below the floor (a member behind)
+        self._floor = 0  # the newest revision any answer showed this client
 
     # -- connections -----------------------------------------------------------------------
 
@@ -121,6 +134,8 @@ class EtcdClient:
         non-idempotent request that was sent, `OutcomeUnknown` instead of retrying it.
         """
         payload = json.dumps(body).encode("ascii")
+        # linearizable: the answer must be at least as new as everything seen before sending
+        floor = 0 if body.get("serializable") else self._floor
         start = time.monotonic()
         attempt = 0
         last_error = "no attempt"
@@ -147,29 +162,54 @@ class EtcdClient:
                 self.requests += 1
                 if status == 200:
                     answer = _decode(data, self._name(index))
-                    self._preferred = index
-                    return answer
-                message = _error_message(status, data)
-                if "required revision has been compacted" in message:
-                    raise SnapshotCompacted(
-                        "restart transaction: its snapshot revision was compacted by etcd "
-                        f"({message}) (SQLSTATE 40001)"
-                    )
-                if not any(mark in message for mark in _UNAVAILABLE):
-                    raise EtcdRequestError(f"etcd {self._name(index)} refused /v3/{path}: {message}")
-                last_error = f"{self._name(index)}: {message}"
-                if not idempotent:
+                    behind = self._behind(answer, floor)
+                    if behind is None:
+                        self._preferred = index
+                        return answer
+                    last_error = f"{self._name(index)}: {behind}"
+                else:
+                    message = _error_message(status, data)
+                    if "required revision has been compacted" in message:
+                        raise SnapshotCompacted(
+                            "restart transaction: its snapshot revision was compacted by etcd "
+                            f"({message}) (SQLSTATE 40001)"
+                        )
+                    if not any(mark in message for mark in _UNAVAILABLE):
+                        raise EtcdRequestError(f"etcd {self._name(index)} refused /v3/{path}: {message}")
+                    last_error = f"{self._name(index)}: {message}"
+                if not idempotent:  # this member cannot tell: the caller settles it elsewhere
                     self._skip(index)
                     raise OutcomeUnknown(last_error)
             attempt += 1
-            if time.monotonic() - start > self.deadline:
-                raise EtcdUnavailable(
-                    f"etcd unavailable: no endpoint of {self.describe()} answered within "
-                    f"{self.deadline:g}s (last error: {last_error})"
-                )
-            self.failovers += 1
-            if attempt % n == 0:  # a whole round failed: let an election finish
-                time.sleep(min(0.5, 0.02 * 2 ** (attempt // n)))
+            self._give_up_after(start, attempt, last_error)
+
+    def _give_up_after(self, start: float, attempt: int, last_error: str) -> None:
+        """Before trying the next endpoint: raise `EtcdUnavailable` past the deadline, else
+        count the failover and, after a whole round failed, let an election finish."""
+        if time.monotonic() - start > self.deadline:
+            raise EtcdUnavailable(
+                f"etcd unavailable: no endpoint of {self.describe()} answered within "
+                f"{self.deadline:g}s (last error: {last_error})"
+            )
+        self.failovers += 1
+        n = len(self.endpoints)
+        if attempt % n == 0:
+            time.sleep(min(0.5, 0.02 * 2 ** (attempt // n)))
+
+    def _behind(self, answer: dict[str, Any], floor: int) -> str | None:
+        """Why ``answer`` cannot be trusted (None: it can), raising the floor when it can."""
+        rev = revision_of(answer)
+        if rev < floor:
+            self.stale_answers += 1
+            return (
+                f"answered at revision {rev}, behind revision {floor} this client had already "
+                "seen: the member's data is behind or diverged from the cluster's (etcd "
+                "3.5.0-3.5.2 can lose a write on a member killed under load, etcd issue 13766)"
+            )
+        with self._lock:
+            if rev > self._floor:
+                self._floor = rev
+        return None
 
     def _skip(self, index: int) -> None:
         """After a write to ``index`` went unanswered, send the next request (the caller's

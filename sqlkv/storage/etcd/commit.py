@@ -13,7 +13,9 @@ key ``k1`` and scanned ``[a, b)`` at snapshot revision ``R`` becomes::
                                                           compacted (tombstone GC relies on it)
              put(P+k1, b"v" + row)                     -- the writes, one op per key
              put(lane, nonce)
-    failure: the same spans read back with min_mod_revision=R+1, to name the key that changed
+    failure: the same spans read back with min_mod_revision=R+1, to name the key that changed,
+             and the lane, to tell a lane written by someone else from a member whose
+             revisions diverged (grammar-notes/etcd.md, "Members that diverge")
 
 etcd applies all or nothing, after evaluating the compares against the newest state -- the
 validation and the write are one atomic step for every client of the cluster.
@@ -75,6 +77,11 @@ class CommitOutcomeUnknown(OperationalError):
     code_in_message = True
 
 
+class LaneChanged(OperationalError):
+    """A commit's lane holds a value another process wrote (lanes are per client); the member's
+    answer is definite: the commit was not applied."""
+
+
 @dataclass
 class CommitLimits:
     """The cluster's limits, as configured on its members (etcd's defaults)."""
@@ -87,6 +94,7 @@ class CommitLimits:
 class _Lane:
     index: int
     mod: int = 0  # the lane key's mod_revision after our last commit on it (0: absent)
+    value: str = ""  # what that commit (or fence) wrote there, base64 ("": absent)
 
 
 @dataclass
@@ -142,7 +150,7 @@ class Committer:
                 f"restart transaction: its conditions kept changing under {_MAX_REBUILDS} "
                 "attempts (SQLSTATE 40001)"
             )
-        except CommitOutcomeUnknown:
+        except (CommitOutcomeUnknown, LaneChanged):
             lane = None  # its state is unknown: never reuse it
             raise
         finally:
@@ -191,7 +199,8 @@ class Committer:
             success.append({"request_range": {"key": guard, "revision": batch.read_seq, "keys_only": True}})
         lane_key = b64(self._lane_key(lane))
         compares.append({"target": "MOD", "result": "EQUAL", "key": lane_key, "mod_revision": lane.mod})
-        success.append({"request_put": {"key": lane_key, "value": b64(uuid.uuid4().bytes)}})
+        failure.append({"request_range": {"key": lane_key}})  # read back last: see _lane_changed
+        success.append({"request_put": {"key": lane_key, "value": self._lane_value()}})
         for start, end in ranges:
             success.append({"request_delete_range": {"key": b64(self._data(start)), "range_end": b64(self._data(end))}})
             size += len(start) + len(end)
@@ -230,11 +239,11 @@ class Committer:
             raise _limit_error(exc) from None
         rev = revision_of(answer)
         if answer.get("succeeded"):
-            lane.mod = rev
+            lane.mod, lane.value = rev, _lane_nonce(plan, self._lane_key(lane))
             return rev
-        return self._diagnose(plan, answer.get("responses") or [], rev)
+        return self._diagnose(plan, answer.get("responses") or [], rev, lane)
 
-    def _diagnose(self, plan: _Plan, responses: list[dict[str, Any]], rev: int) -> None:
+    def _diagnose(self, plan: _Plan, responses: list[dict[str, Any]], rev: int, lane: _Lane) -> None:
         """Why the compares failed: a condition (rebuild or ConditionFailedError) or a read."""
         results = [r.get("response_range", {}) for r in responses]
         rebuild = False
@@ -262,10 +271,51 @@ class Committer:
                 self._conflict(what, plan.read_seq, rev)
         if rebuild:
             return None
-        raise OperationalError(
-            "etcd: commit lane of this client changed under it (another process using the same "
-            "client id?); the transaction was not applied"
+        raise self._lane_changed(lane, results[-1] if results else {}, rev)
+
+    def _lane_changed(self, lane: _Lane, result: dict[str, Any], rev: int) -> OperationalError:
+        """The error for a commit whose only failed compare was its lane's (``result``: the
+        lane read back by the failure branch, at revision ``rev``).
+
+        Only this client writes its lanes and it records the mod_revision each of its writes
+        got, so in a healthy cluster this cannot happen. A lane holding a write of ours (every
+        value names the client) that is not the last one acknowledged, or at another
+        mod_revision, means the member that answered disagrees with the members that
+        acknowledged: its data diverged (etcd 3.5.0-3.5.2 after a crash), it fails compares the
+        others pass, and they may have applied this commit -- outcome unknown. So does a lane
+        missing there (deleted, or never applied by that member). Only a value of someone
+        else's is a sure answer: another process wrote the lane; nothing was applied.
+        """
+        kvs = result.get("kvs") or ()
+        value = kvs[0].get("value", "") if kvs else ""
+        mod = int(kvs[0].get("mod_revision", 0)) if kvs else 0
+        if kvs and not self._ours(value):
+            return LaneChanged(
+                f"etcd: this client's commit lane was overwritten at revision {mod}, expected as "
+                f"written at revision {lane.mod}: another process wrote it (lanes are per client "
+                "and must not be touched); the transaction was not applied"
+            )
+        if kvs:
+            held = "its last write" if value == lane.value else "an earlier write of this client"
+            what = f"holds this client's commit lane at revision {mod} with {held}"
+        else:
+            what = "has no commit lane of this client (another process deleted it, or the member lost it)"
+        return CommitOutcomeUnknown(
+            f"etcd commit outcome unknown: the member that answered {what}, but the cluster "
+            f"acknowledged this client's last write to that lane at revision {lane.mod}: that "
+            "member disagrees with the members that acknowledged it (its data diverged; etcd "
+            "3.5.0-3.5.2 can lose a write on a member killed under load, etcd issue 13766 -- "
+            f"upgrade etcd to 3.5.3 or later and replace that member); it refused the commit at "
+            f"its revision {rev}, other members may have applied it"
         )
+
+    def _lane_value(self) -> str:
+        """A new value for a lane (base64): the client's id, so any member can tell it is ours,
+        and a nonce, so a lost commit can be recognised."""
+        return b64(self.engine.client_id.encode() + b"/" + uuid.uuid4().bytes)
+
+    def _ours(self, value: str) -> bool:
+        return unb64(value).startswith(self.engine.client_id.encode() + b"/")
 
     def _conflict(self, what: str, read_seq: int, rev: int, witness: bytes | None = None) -> None:
         self.conflicts += 1
@@ -282,8 +332,7 @@ class Committer:
 
     def _resolve_unknown(self, lane: _Lane, plan: _Plan, why: str) -> int | None:
         lane_key = b64(self._lane_key(lane))
-        sent_nonce = next(op["request_put"]["value"] for op in plan.success
-                          if "request_put" in op and op["request_put"]["key"] == lane_key)
+        sent_nonce = _lane_nonce(plan, self._lane_key(lane))
         fences: set[str] = set()
         give_up = time.monotonic() + self.engine.client.deadline
         while True:
@@ -293,7 +342,7 @@ class Committer:
                     f"({why}) and no member settled it within {self.engine.client.deadline:g}s; "
                     "the transaction may or may not have been applied"
                 )
-            fence = b64(uuid.uuid4().bytes)
+            fence = self._lane_value()
             fences.add(fence)
             body = {
                 "compare": [{"target": "MOD", "result": "EQUAL", "key": lane_key, "mod_revision": lane.mod}],
@@ -313,18 +362,20 @@ class Committer:
                 ) from None
             self.unknown_resolved += 1
             if answer.get("succeeded"):
-                lane.mod = revision_of(answer)
+                lane.mod, lane.value = revision_of(answer), fence
                 return self._retry_marker()  # fenced: the lost commit can never apply
             kvs = (answer.get("responses") or [{}])[0].get("response_range", {}).get("kvs") or ()
             value = kvs[0].get("value", "") if kvs else ""
             mod = int(kvs[0].get("mod_revision", 0)) if kvs else 0
-            lane.mod = mod
+            lane.mod, lane.value = mod, value
             if value == sent_nonce:
                 return mod  # the lost commit applied, at this revision
             if value in fences:
                 return self._retry_marker()  # an earlier fence of ours landed
             raise CommitOutcomeUnknown(
-                "etcd commit outcome unknown: its lane was changed by someone else"
+                f"etcd commit outcome unknown: the commit was sent but its answer was lost ({why}), "
+                "and its lane now holds neither it nor a fence of this client (another process "
+                "wrote the lane, or the member that answered diverged from the cluster)"
             )
 
     def _retry_marker(self) -> None:
@@ -405,6 +456,13 @@ class Committer:
             "unknown_outcomes_resolved": self.unknown_resolved,
             "tombstones_purged": self.tombstones_purged,
         }
+
+
+def _lane_nonce(plan: _Plan, lane_key: bytes) -> str:
+    """The value ``plan`` writes to its lane (base64): how a later read recognises the commit."""
+    key = b64(lane_key)
+    return next(op["request_put"]["value"] for op in plan.success
+                if "request_put" in op and op["request_put"]["key"] == key)
 
 
 def merge_ops(batch: WriteBatch) -> tuple[dict[bytes, bytes], list[tuple[bytes, bytes]]]:

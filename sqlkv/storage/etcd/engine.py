@@ -249,6 +249,7 @@ class EtcdEngine(Engine):
             "last_revision": self._last_rev,
             "requests": self.client.requests,
             "failovers": self.client.failovers,
+            "stale_answers": self.client.stale_answers,
             "snapshots": self._snapshots,
             "range_pages": self._pages,
             **self._committer.stats(),

