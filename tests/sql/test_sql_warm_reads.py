@@ -300,7 +300,7 @@ def test_an_offset_keeps_the_ordered_index_scan(lsm) -> None:
 
 
 def test_picked_decoder_given_the_indexed_column_as_reading_it(lsm) -> None:
-    """A decoder told that the caller hands in one column's values (`picks_for`'s ``given``:
+    """A decoder told that the caller hands in one column's values (`PickedDecoder.given`:
     ``ORDER BY sku LIMIT n`` takes ``sku`` from the index entries) decodes the other columns
     as the full decoder does, from maps and slot arrays alike, the given values in their slots."""
     s, _ = lsm
@@ -310,7 +310,7 @@ def test_picked_decoder_given_the_indexed_column_as_reading_it(lsm) -> None:
     maps = [encode_row_value(dict(enumerate((None, None, "x", 3, 4, "n")))) for _ in keys]
     for positions in ([0, 2, 3], [2, 4, 2, 0], [3, 2], [0]):
         whole = picks_for(codec, positions)
-        given = picks_for(codec, positions, 2)
+        given = whole.given(2)
         for vals in (values, maps):
             want = whole.batch_of(keys, vals)
             texts = [row[positions.index(2)] for row in want] if 2 in positions else None

@@ -134,7 +134,7 @@ def _first_entries_scan(plan: Operator) -> tuple[IndexScan, PickedDecoder, Picke
     decoder = picks_for(scan.codec, positions)
     if decoder is None:
         return None
-    return scan, picks_for(scan.codec, positions, scan.icodec.key_positions[0]), decoder  # type: ignore[return-value,union-attr]
+    return scan, decoder.given(scan.icodec.key_positions[0]), decoder  # type: ignore[union-attr]
 
 
 def _first_rows(scan: IndexScan, entry_decoder: PickedDecoder, decoder: PickedDecoder) -> IndexRead:

@@ -11,13 +11,15 @@ It decodes only rows of one column family with no VIRTUAL or exploded column (`p
 says None otherwise, and the caller keeps `RowDecoder` and its projection). Its ``one`` and
 ``batch`` answer what `RowDecoder`'s answer for the same pairs, followed by the projection.
 
-A column the caller holds already can be left out of the decoding (``given``): ``ORDER BY sku
-LIMIT 10`` over the index on ``sku`` reads each row's ``sku`` from its index entry's key, so
-only ``amount`` is read out of the row values (`batch_of`'s ``given`` column fills its slots).
+A column the caller holds already can be left out of the decoding (`PickedDecoder.given`):
+``ORDER BY sku LIMIT 10`` over the index on ``sku`` reads each row's ``sku`` from its index
+entry's key, so only ``amount`` is read out of the row values (`batch_of`'s ``given`` list
+fills its slots).
 """
 
 from __future__ import annotations
 
+from copy import copy
 
 from sqlkv.encoding.key_columns import first_key_values
 from sqlkv.encoding.keys import decode_key
@@ -30,31 +32,45 @@ class PickedDecoder:
     """Single-family primary-index pairs -> tuples of the row positions ``positions``, in
     that order (a position may repeat)."""
 
-    def __init__(self, codec: TableCodec, positions: list[int], given: int | None = None) -> None:
+    def __init__(self, codec: TableCodec, positions: list[int]) -> None:
         self.width = len(positions)
+        self.positions = positions
         self.offset = len(codec.prefix)
         self.npk = codec.npk
         self.pk_desc = codec.pk_desc
         self.suffix = codec.fam0_suffix
         stored = dict((p, cid) for cid, p in codec.stored_columns)
-        # the output slots of column position ``given``, whose values `batch_of`'s caller hands
-        # in (read from elsewhere: not decoded from the row values)
-        self.given_slots = [slot for slot, p in enumerate(positions) if p == given]
-        if given is not None:
-            stored.pop(given, None)
-            positions = [-1 if p == given else p for p in positions]  # -1: no column here
         # per output slot the column id its value map holds (None for a key column: the
         # map has no such id, so `dict.get` leaves the slot None until the key fills it)
         self.column_ids = [stored.get(p) for p in positions]
-        self.reads_values = any(cid is not None for cid in self.column_ids)
-        self.value_ids = sorted({cid for cid in self.column_ids if cid is not None})
-        # slots a point read pads a row's array to (ids below it are read by index)
-        self.slots = max(self.value_ids, default=0) + 1
+        # slots `batch_of`'s caller fills (`given`): none here
+        self.given_slots: list[int] = []
         # (output slot, index in the primary key) of each picked key column
         self.key_slots = [(slot, codec.pk_positions.index(p)) for slot, p in enumerate(positions)
                           if p in codec.pk_positions]
         columns = codec.table.columns
-        self.text = not all(never_text(columns[p].type) for p in positions if p in stored)
+        # slots whose values may be stored as msgpack strings (TEXT and the like)
+        self.text_slots = [slot for slot, p in enumerate(positions) if p in stored and not never_text(columns[p].type)]
+        self._values_read()
+
+    def _values_read(self) -> None:
+        """What the slots' column ids make of the row values: read at all, the ids, the slot
+        array length a point read pads to (ids below it read by index), any string."""
+        self.reads_values = any(cid is not None for cid in self.column_ids)
+        self.value_ids = sorted({cid for cid in self.column_ids if cid is not None})
+        self.slots = max(self.value_ids, default=0) + 1
+        self.text = any(self.column_ids[slot] is not None for slot in self.text_slots)
+
+    def given(self, position: int) -> PickedDecoder:
+        """This decoder with the values of the column at ``position`` handed to `batch_of` by
+        its caller (an index entry holds them) instead of decoded from the row values: a
+        copy, made without looking at the table's columns again. Only `batch_of` fills them."""
+        other = copy(self)
+        other.given_slots = [slot for slot, p in enumerate(self.positions) if p == position]
+        other.column_ids = [None if slot in other.given_slots else cid for slot, cid in enumerate(self.column_ids)]
+        other.key_slots = [(slot, i) for slot, i in self.key_slots if slot not in other.given_slots]
+        other._values_read()
+        return other
 
     def one(self, key: bytes, value: bytes) -> tuple:
         """The picked columns of one row (a point get)."""
@@ -118,10 +134,9 @@ class PickedDecoder:
         return list(zip(*columns))
 
 
-def picks_for(codec: TableCodec, positions: list[int], given: int | None = None) -> PickedDecoder | None:
-    """A `PickedDecoder` of ``positions`` (``given``: a column position whose values the
-    caller hands to `PickedDecoder.batch_of`), or None when the table's rows need
-    `RowDecoder` (several column families, VIRTUAL or exploded columns)."""
+def picks_for(codec: TableCodec, positions: list[int]) -> PickedDecoder | None:
+    """A `PickedDecoder` of ``positions``, or None when the table's rows need `RowDecoder`
+    (several column families, VIRTUAL or exploded columns)."""
     if not codec.single_family or codec.virtual or codec.exploded or not positions:
         return None
-    return PickedDecoder(codec, positions, given)
+    return PickedDecoder(codec, positions)
