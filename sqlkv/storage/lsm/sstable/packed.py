@@ -376,27 +376,27 @@ class PackedBlock:
 
     def first_from(self, key: bytes) -> int:
         """The number of the first entry whose key is >= ``key`` (the count when none is), as
-        `bisect_left` over the keys would give it, without decoding the keys. With samples,
-        they narrow it (bisected in C) to the window between two of them, and a binary
-        search slices at most log2(SAMPLE_EVERY) keys out of the block. Without, the first
-        entry whose key begins with ``key`` is that entry (keys between ``key`` and one
-        extending it all extend it), found by one ``bytes.find`` whose match must begin right
-        after an element's header and end inside that element; when no key begins with
-        ``key``, a binary search over the whole block."""
+        `bisect_left` over the keys would give it, without decoding the keys. The samples
+        (bisected in C), where the block has them, narrow it to the window between two of
+        them. There, the first entry whose key begins with ``key`` is the answer (keys
+        between ``key`` and one extending it all extend it), found by one ``bytes.find``
+        whose match must begin right after an element's header and end inside that
+        element; when no key there begins with ``key``, a binary search slicing keys."""
         keys = self.key_list
         if keys is not None:
             return bisect_left(keys, key)
+        count = self.layout.count
         samples = self.samples
         if samples:
             g = bisect_left(samples, key)  # samples[g - 1] < key <= samples[g]
             low = (g - 1) * SAMPLE_EVERY + 1 if g else 0
-            high = min(g * SAMPLE_EVERY, self.layout.count)  # the answer is in [low, high]
+            high = min(g * SAMPLE_EVERY, count)  # the answer is in [low, high]
         else:
-            if key:
-                found = self._first_extending(key)
-                if found >= 0:
-                    return found
-            low, high = 0, self.layout.count
+            low, high = 0, count
+        if key and low < high:
+            found = self._first_extending(key, low, min(high + 1, count))
+            if found >= 0:
+                return found
         key_at = self.key_at
         while low < high:
             middle = (low + high) // 2
@@ -406,18 +406,19 @@ class PackedBlock:
                 high = middle
         return low
 
-    def _first_extending(self, key: bytes) -> int:
-        """The first entry whose key begins with ``key``, or -1."""
-        raw, starts, end = self.raw, self.key_starts, self.layout.keys_end
+    def _first_extending(self, key: bytes, low: int, high: int) -> int:
+        """The first of entries ``low`` to ``high - 1`` whose key begins with ``key``, or -1."""
+        raw, starts = self.raw, self.key_starts
         count = len(starts)
-        pos = raw.find(key, HEADER.size, end)
+        stop = starts[high] if high < count else self.layout.keys_end
+        pos = raw.find(key, starts[low], stop)
         while pos >= 0:
-            j = bisect_right(starts, pos) - 1  # the element the match begins in (-1: the array header)
+            j = bisect_right(starts, pos, low, high) - 1  # the element the match begins in
             # it must begin right after the element's header and end inside its key
-            if (j >= 0 and pos - starts[j] == _BIN_HEADER.get(raw[starts[j]])
-                    and pos + len(key) <= (starts[j + 1] if j + 1 < count else end)):
+            if (pos - starts[j] == _BIN_HEADER.get(raw[starts[j]])
+                    and pos + len(key) <= (starts[j + 1] if j + 1 < count else stop)):
                 return j
-            pos = raw.find(key, pos + 1, end)
+            pos = raw.find(key, pos + 1, stop)
         return -1
 
     def _is_key(self, j: int, key: bytes) -> bool:
