@@ -385,18 +385,28 @@ class PackedBlock:
         keys = self.key_list
         if keys is not None:
             return bisect_left(keys, key)
-        count = self.layout.count
+        starts = self.key_starts
+        count = len(starts)
         samples = self.samples
         if samples:
             g = bisect_left(samples, key)  # samples[g - 1] < key <= samples[g]
             low = (g - 1) * SAMPLE_EVERY + 1 if g else 0
             high = min(g * SAMPLE_EVERY, count)  # the answer is in [low, high]
+            last = min(high + 1, count)  # the window's entries are low .. last - 1
         else:
-            low, high = 0, count
+            low = 0
+            high = last = count
         if key and low < high:
-            found = self._first_extending(key, low, min(high + 1, count))
-            if found >= 0:
-                return found
+            raw = self.raw
+            stop = starts[last] if last < count else self.layout.keys_end
+            pos = raw.find(key, starts[low], stop)
+            while pos >= 0:
+                j = bisect_right(starts, pos, low, last) - 1  # the element the match begins in
+                # it must begin right after the element's header and end inside its key
+                if (pos - starts[j] == _BIN_HEADER.get(raw[starts[j]])
+                        and pos + len(key) <= (starts[j + 1] if j + 1 < count else stop)):
+                    return j
+                pos = raw.find(key, pos + 1, stop)
         key_at = self.key_at
         while low < high:
             middle = (low + high) // 2
@@ -405,21 +415,6 @@ class PackedBlock:
             else:
                 high = middle
         return low
-
-    def _first_extending(self, key: bytes, low: int, high: int) -> int:
-        """The first of entries ``low`` to ``high - 1`` whose key begins with ``key``, or -1."""
-        raw, starts = self.raw, self.key_starts
-        count = len(starts)
-        stop = starts[high] if high < count else self.layout.keys_end
-        pos = raw.find(key, starts[low], stop)
-        while pos >= 0:
-            j = bisect_right(starts, pos, low, high) - 1  # the element the match begins in
-            # it must begin right after the element's header and end inside its key
-            if (pos - starts[j] == _BIN_HEADER.get(raw[starts[j]])
-                    and pos + len(key) <= (starts[j + 1] if j + 1 < count else stop)):
-                return j
-            pos = raw.find(key, pos + 1, stop)
-        return -1
 
     def _is_key(self, j: int, key: bytes) -> bool:
         keys = self.key_list
