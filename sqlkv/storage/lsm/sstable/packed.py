@@ -9,7 +9,9 @@ the byte offset of every key and every value (grammar-notes/storage.md, "Data bl
 - a point read that misses the cache keeps the block's bytes as they are (`PackedBlock`),
   finds the key's msgpack element with one ``bytes.find`` (the offsets tell a real element
   start from a match inside another key) and slices its value out: no per-entry object is
-  built, and the cache is charged little more than the block's size;
+  built, and the cache is charged little more than the block's size; where the keys section
+  is long (an index's block), every 16th key is kept too (`PackedBlock.samples`), so the
+  search runs over the ~16 entries between two samples, not over the whole section;
 - a block hit again decodes its key list once (`PackedBlock.promote`), so later lookups bisect
   it as they bisect a decoded block -- where the cache has room for the list and would
   have it for every table's (`BlockCache.may_promote`);
