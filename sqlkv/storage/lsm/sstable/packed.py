@@ -190,11 +190,11 @@ class _Layout:
         if self.seqs_at + seqs_size != payload_size or not count:
             raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
 
-    @property
-    def simple_seq(self) -> int:
+    def simple_from(self) -> int:
+        """The seq at or above which a read sees every entry as is (`DataBlock.simple_seq`)."""
         return NEVER_SIMPLE if self.flags & (FLAG_MULTI_VERSION | FLAG_TOMBSTONES) else self.max_seq
 
-    def seqs(self, raw: bytes) -> tuple | array:
+    def seq_column(self, raw: bytes) -> tuple | array:
         if self.flags & FLAG_UNIFORM_SEQ:
             return (self.max_seq,) * self.count
         return _from_le(_U64, memoryview(raw)[self.seqs_at: self.seqs_at + 8 * self.count])
@@ -219,7 +219,7 @@ def _decoded(raw: bytes, layout: _Layout, path: str, offset: int) -> DataBlock:
     if not (type(keys) is tuple and type(values) is tuple and len(keys) == len(values) == layout.count):
         raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
     size = len(raw) + layout.count * _DECODED_ENTRY_MEMORY + _DECODED_BLOCK_MEMORY
-    return DataBlock(keys, layout.seqs(raw), values, layout.simple_seq, size)
+    return DataBlock(keys, layout.seq_column(raw), values, layout.simple_from(), size)
 
 
 def unseal_check(raw: bytes, path: str, offset: int) -> None:
@@ -227,32 +227,33 @@ def unseal_check(raw: bytes, path: str, offset: int) -> None:
     unseal(memoryview(raw), path, offset)
 
 
-class PackedBlock:
-    """A format-2 block kept as its bytes: what a point read caches on a miss."""
+class PackedBlock(_Layout):
+    """A format-2 block kept as its bytes: what a point read caches on a miss. It is its own
+    layout (a subclass, not an object of its own): the cache holds one object fewer a block
+    for every full garbage collection to walk."""
 
-    __slots__ = ("raw", "layout", "key_starts", "key_list", "samples", "size", "path", "offset", "simple_seq")
+    __slots__ = ("raw", "key_starts", "key_list", "samples", "size", "path", "offset", "simple_seq")
 
     def __init__(self, raw: bytes, path: str, offset: int) -> None:
         unseal_check(raw, path, offset)
-        layout = _Layout(raw, path, offset)
+        super().__init__(raw, path, offset)
         self.raw = raw
-        self.layout = layout
         self.path, self.offset = path, offset
-        self.key_starts = _from_le(layout.typecode, memoryview(raw)[layout.key_starts_at: layout.value_starts_at])
-        if self.key_starts[0] <= HEADER.size or self.key_starts[-1] >= layout.keys_end:
+        self.key_starts = _from_le(self.typecode, memoryview(raw)[self.key_starts_at: self.value_starts_at])
+        if self.key_starts[0] <= HEADER.size or self.key_starts[-1] >= self.keys_end:
             raise CorruptionError(f"inconsistent block in {path} at offset {offset}")
         self.key_list: tuple[bytes, ...] | None = None  # decoded by `promote`
-        self.simple_seq = layout.simple_seq
+        self.simple_seq = self.simple_from()
         # every SAMPLE_EVERY-th key, ascending (a tuple: untracked by the garbage collector)
-        self.samples = samples = tuple(map(self.key_at, range(0, layout.count, SAMPLE_EVERY))) if (
-            layout.keys_end - HEADER.size > SAMPLED_SECTION) else ()
-        self.size = (len(raw) + self.key_starts.itemsize * layout.count + _PACKED_MEMORY
+        self.samples = samples = tuple(map(self.key_at, range(0, self.count, SAMPLE_EVERY))) if (
+            self.keys_end - HEADER.size > SAMPLED_SECTION) else ()
+        self.size = (len(raw) + self.key_starts.itemsize * self.count + _PACKED_MEMORY
                      + sum(map(len, samples)) + len(samples) * _KEY_MEMORY)
 
     @property
     def last_key(self) -> bytes:
         start = self.key_starts[-1]
-        return self._key_at(start, self.layout.keys_end)
+        return self._key_at(start, self.keys_end)
 
     def _key_at(self, start: int, end: int) -> bytes:
         raw = self.raw
@@ -264,19 +265,18 @@ class PackedBlock:
     @property
     def promotion_bytes(self) -> int:
         """The memory `promote` would add (what the cache would charge the key list)."""
-        return self.layout.count * _KEY_MEMORY + 56
+        return self.count * _KEY_MEMORY + 56
 
     def promote(self) -> int:
         """Decode the key list (the block is being hit again); return the memory it adds."""
         if self.key_list is not None:
             return 0
-        layout = self.layout
         try:
             # a tuple, as `_decoded`'s: untracked by the garbage collector once it has seen it
-            keys = msgpack.unpackb(memoryview(self.raw)[HEADER.size: layout.keys_end], raw=True, use_list=False)
+            keys = msgpack.unpackb(memoryview(self.raw)[HEADER.size: self.keys_end], raw=True, use_list=False)
         except Exception as exc:
             raise CorruptionError(f"undecodable block in {self.path} at offset {self.offset}: {exc}") from None
-        if type(keys) is not tuple or len(keys) != layout.count:
+        if type(keys) is not tuple or len(keys) != self.count:
             raise CorruptionError(f"inconsistent block in {self.path} at offset {self.offset}")
         if self.key_list is not None:  # another thread promoted it meanwhile: charged once
             return 0
@@ -287,7 +287,7 @@ class PackedBlock:
 
     def decoded(self) -> DataBlock:
         """This block as parallel lists (a scan wants them all); no disk read, no checksum."""
-        return _decoded(self.raw, self.layout, self.path, self.offset)
+        return _decoded(self.raw, self, self.path, self.offset)
 
     # Read as a `DataBlock` is read (for code that takes a cached block without asking the
     # reader's `block`, which swaps it for its decoded form): decoded on each access, not kept
@@ -298,17 +298,16 @@ class PackedBlock:
 
     @property
     def seqs(self) -> EntryColumn:
-        return EntryColumn(self.layout.count, self.seq_at, lambda: self.layout.seqs(self.raw))
+        return EntryColumn(self.count, self.seq_at, lambda: self.seq_column(self.raw))
 
     @property
     def values(self) -> EntryColumn:
-        return EntryColumn(self.layout.count, self.value_at, lambda: self.decoded().values)
+        return EntryColumn(self.count, self.value_at, lambda: self.decoded().values)
 
     def seq_at(self, j: int) -> int:
-        layout = self.layout
-        if layout.flags & FLAG_UNIFORM_SEQ:
-            return layout.max_seq
-        return _SEQ.unpack_from(self.raw, layout.seqs_at + 8 * j)[0]
+        if self.flags & FLAG_UNIFORM_SEQ:
+            return self.max_seq
+        return _SEQ.unpack_from(self.raw, self.seqs_at + 8 * j)[0]
 
     def find(self, key: bytes, seq: int) -> tuple | None:
         """``(seq, value)`` of the newest version of ``key`` at or below ``seq``; `NOT_VISIBLE`
@@ -335,7 +334,7 @@ class PackedBlock:
                 high = min(g * SAMPLE_EVERY + 1, count)  # past the window's last entry
             else:
                 low, high = 0, count
-            stop = starts[high] if high < count else self.layout.keys_end
+            stop = starts[high] if high < count else self.keys_end
             n = len(key)
             needle = _BIN8[n] + key if n < 256 else _element_of(key)
             raw = self.raw
@@ -347,10 +346,9 @@ class PackedBlock:
                 if j < high and starts[j] == pos:
                     break
                 pos = raw.find(needle, pos + 1, stop)
-        layout = self.layout
-        if layout.flags & FLAG_UNIFORM_SEQ:  # one version per key, all at max_seq
-            return (layout.max_seq, self.value_at(j)) if layout.max_seq <= seq else NOT_VISIBLE
-        count = layout.count
+        if self.flags & FLAG_UNIFORM_SEQ:  # one version per key, all at max_seq
+            return (self.max_seq, self.value_at(j)) if self.max_seq <= seq else NOT_VISIBLE
+        count = self.count
         while True:
             version = self.seq_at(j)
             if version <= seq:
@@ -359,10 +357,6 @@ class PackedBlock:
             if j == count or not self._is_key(j, key):
                 return NOT_VISIBLE
 
-    @property
-    def count(self) -> int:
-        return self.layout.count
-
     def key_at(self, j: int) -> bytes:
         """The key of entry ``j``, sliced out of the block (or taken from the key list)."""
         keys = self.key_list
@@ -370,7 +364,7 @@ class PackedBlock:
             return keys[j]
         starts = self.key_starts
         start = starts[j]
-        end = starts[j + 1] if j + 1 < len(starts) else self.layout.keys_end
+        end = starts[j + 1] if j + 1 < len(starts) else self.keys_end
         raw = self.raw
         if raw[start] == 0xC4:  # a bin8, as nearly every key is: spare `_key_at`'s call
             return raw[start + 2: end]
@@ -400,7 +394,7 @@ class PackedBlock:
             high = last = count
         if key and low < high:
             raw = self.raw
-            stop = starts[last] if last < count else self.layout.keys_end
+            stop = starts[last] if last < count else self.keys_end
             pos = raw.find(key, starts[low], stop)
             while pos >= 0:
                 j = bisect_right(starts, pos, low, last) - 1  # the element the match begins in
@@ -424,20 +418,19 @@ class PackedBlock:
             return keys[j] == key
         needle = _element_of(key)
         start = self.key_starts[j]
-        stop = self.key_starts[j + 1] if j + 1 < len(self.key_starts) else self.layout.keys_end
+        stop = self.key_starts[j + 1] if j + 1 < len(self.key_starts) else self.keys_end
         return stop - start == len(needle) and self.raw.startswith(needle, start)
 
     def value_at(self, j: int) -> bytes | None:
         raw = self.raw
-        layout = self.layout
-        start, end = layout.span.unpack_from(raw, layout.value_starts_at + layout.width * j)
+        start, end = self.span.unpack_from(raw, self.value_starts_at + self.width * j)
         tag = raw[start]
         if tag == 0xC4:
             return raw[start + 2: end]
         if tag == _NIL:
             return None
         header = _BIN_HEADER.get(tag)
-        if header is None or end > layout.values_end:
+        if header is None or end > self.values_end:
             raise CorruptionError(f"undecodable value in {self.path}: block at offset {self.offset}")
         return raw[start + header: end]
 
