@@ -17,6 +17,7 @@ from sqlkv.storage.kv import OP_PUT, WriteBatch, prefix_end
 from sqlkv.storage.lsm.memtable import Memtable, _page_keys
 from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.lsm.shortread import short_read
+from sqlkv.storage.lsm.sstable import packed
 from tests.storage.conftest import SMALL
 
 GROUPS = 40  # prefixes p000/ .. p039/, group g holding g % 7 * 3 keys (0 to 18)
@@ -61,14 +62,20 @@ def _put_all(engine, keys: list[bytes], value: bytes) -> None:
     engine.flush()
 
 
-@pytest.mark.parametrize("flush_every, cache_size", [
-    (0, SMALL["cache_size"]), (1, SMALL["cache_size"]), (2, SMALL["cache_size"]),
-    (1, 0), (2, 1 << 24)])
-def test_read_prefix_equals_the_scan(tmp_path, flush_every: int, cache_size: int) -> None:
+@pytest.mark.parametrize("flush_every, cache_size, sampled", [
+    (0, SMALL["cache_size"], False), (1, SMALL["cache_size"], False), (2, SMALL["cache_size"], False),
+    (1, 0, False), (2, 1 << 24, False), (1, SMALL["cache_size"], True), (1, 0, True)])
+def test_read_prefix_equals_the_scan(tmp_path, monkeypatch, flush_every: int, cache_size: int,
+                                     sampled: bool) -> None:
     """Round after round of puts, deletes and range deletes; after each, every prefix read
     at this round's snapshot and at every earlier one still open matches the scan. The
     cache sizes: no cache (every block read from its bytes), a full one (packed blocks hit
-    again without their key lists) and a roomy one (hit blocks decode their key lists)."""
+    again without their key lists) and a roomy one (hit blocks decode their key lists).
+    Sampled: every packed block keeps every other key (`PackedBlock.samples`, kept by the
+    long keys sections of real index blocks), so a read's first entry is found in a window."""
+    if sampled:
+        monkeypatch.setattr(packed, "SAMPLED_SECTION", 0)
+        monkeypatch.setattr(packed, "SAMPLE_EVERY", 2)
     engine = open_lsm(str(tmp_path), durability="off", **{**SMALL, "cache_size": cache_size})
     rng = random.Random(flush_every)
     snaps = []

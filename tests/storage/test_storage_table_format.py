@@ -16,6 +16,7 @@ from sqlkv.storage.lsm import open_lsm
 from sqlkv.storage.lsm.cache import BlockCache
 from sqlkv.storage.lsm.sstable import TableBuilder, TableReader
 from sqlkv.storage.lsm.sstable import builder as builder_module
+from sqlkv.storage.lsm.sstable import packed as packed_module
 from sqlkv.storage.lsm.sstable.block import (
     FLAG_MULTI_VERSION,
     FLAG_TOMBSTONES,
@@ -61,8 +62,16 @@ def _probes(rng: random.Random, entries):
     return keys + absent + inner + prefixes + [b"", keys[0] + b"\x00", keys[-1] + b"\xff"]
 
 
+@pytest.fixture(params=["sampled", "whole"])
+def sampling(request, monkeypatch):
+    """Every packed block keeps samples of its keys (a lookup searches the window between
+    two), or none does (it searches the whole keys section): both must answer alike."""
+    monkeypatch.setattr(packed_module, "SAMPLED_SECTION", 0 if request.param == "sampled" else 1 << 30)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_packed_block_finds_what_a_decoded_block_finds(seed):
+def test_packed_block_finds_what_a_decoded_block_finds(seed, sampling):
     rng = random.Random(seed)
     entries = _entries(rng, rng.choice([3, 40, 200]))
     args = _block_args(entries)
@@ -105,7 +114,7 @@ def test_packed_block_finds_what_a_decoded_block_finds(seed):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_first_from_is_bisect_left_over_the_keys(seed):
+def test_first_from_is_bisect_left_over_the_keys(seed, sampling):
     """Keys over a tiny alphabet that holds msgpack's header bytes (0xc4, 0xc5, small
     lengths): a key's bytes often recur inside other keys and across element boundaries."""
     rng = random.Random(seed)
@@ -119,6 +128,26 @@ def test_first_from_is_bisect_left_over_the_keys(seed):
     probes |= {raw[at: at + size] for at in range(HEADER.size, min(len(raw), 80)) for size in (1, 2, 3)}
     for probe in sorted(probes):
         assert block.first_from(probe) == bisect_left(keys, probe), (keys, probe)
+
+
+def test_versions_straddling_a_sample_are_found_from_the_newest(sampling):
+    """A key's versions that run across a sampled entry: the window starts after the sample
+    below the key, so the newest version (before the sample) is the one found."""
+    keys, seqs = [], []
+    for i in range(60):
+        versions = 5 if i in (3, 7, 12) else 1  # keys 3, 7 and 12 straddle entries 16 and 32
+        for v in range(versions):
+            keys.append(b"key-%04d" % i)
+            seqs.append(100 - v)
+    values = [b"v%d-%d" % (i, seq) for i, seq in zip(range(len(keys)), seqs)]
+    raw = encode_packed_block(FLAG_MULTI_VERSION, 100, keys, seqs, values)
+    block = PackedBlock(raw, "t.sst", 0)
+    decoded = decode_data_block(encode_data_block(FLAG_MULTI_VERSION, 100, keys, seqs, values), "t.sst", 0)
+    assert bool(block.samples) == (sampling == "sampled")
+    for key in sorted(set(keys)) + [b"key-", b"key-0003\x00", b"key-9999", b"a", b"z"]:
+        assert block.first_from(key) == bisect_left(keys, key), key
+        for seq in (95, 96, 97, 98, 99, 100, 1000):
+            assert block.find(key, seq) == decoded.find(key, seq), (key, seq)
 
 
 def test_find_tells_absent_from_only_newer_versions():

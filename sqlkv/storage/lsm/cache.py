@@ -15,8 +15,9 @@ from collections import OrderedDict
 from typing import Any
 
 # The default capacity (``cache_size`` not given) follows the live tables' bytes: room for all
-# of them as point reads keep them (a packed block is charged its bytes plus ~5-10%), plus a
-# margin for blocks scans decode where there is room -- 1.25x the tables, at least
+# of them as point reads keep them (a packed block is charged its bytes plus ~5-15%, an
+# index's blocks the most: their sampled keys), plus a margin for blocks scans decode where
+# there is room -- 1.25x the tables, at least
 # `AUTO_FLOOR`, at most `AUTO_CEILING` and never more than an eighth of the machine's memory.
 # A small database then costs no more than it did with a fixed 64 MiB; one of 100 MB keeps
 # its reads out of the disk path; a larger one is bounded all the same (grammar-notes/storage.md).

@@ -157,7 +157,8 @@ class TableReader:
             cache.entries.move_to_end(cache_key)
         except KeyError:  # evicted by another thread in between: still valid
             pass
-        if blk.__class__ is PackedBlock and blk.key_list is None and cache.may_promote(blk.promotion_bytes):
+        if (blk.__class__ is PackedBlock and blk.key_list is None and cache.promoted_need <= cache.capacity
+                and cache.may_promote(blk.promotion_bytes)):  # (the first test spares two calls a hit)
             cache.grow(cache_key, blk.promote())
         return blk
 
