@@ -18,9 +18,8 @@ import random
 
 import pytest
 
-from sqlkv.storage.kv import WriteBatch
 from sqlkv.storage.lsm import multiget, open_lsm
-from tests.storage.conftest import SMALL, apply_ops
+from tests.storage.conftest import SMALL, apply_ops, to_batch
 
 KEY_COUNT = 400
 # small tables and blocks (flushes and compactions happen), a cache holding every block decoded
@@ -55,15 +54,7 @@ class _Engine:
                 ops.append(("delete", _key(i)))
             else:  # a short span of keys
                 ops.append(("range", KEYS[i], KEYS[min(KEY_COUNT - 1, i + rng.randrange(1, 12))]))
-        batch = WriteBatch()
-        for op in ops:
-            if op[0] == "put":
-                batch.put(op[1], op[2])
-            elif op[0] == "delete":
-                batch.delete(op[1])
-            else:
-                batch.delete_range(op[1], op[2])
-        self.engine.write(batch)
+        self.engine.write(to_batch(ops))
         apply_ops(self.model, ops)
 
     def ingest(self, rng: random.Random, step: int) -> None:
