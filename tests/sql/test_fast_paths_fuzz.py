@@ -19,8 +19,11 @@ import sqlite3
 
 import pytest
 
+import sqlkv
+import sqlkv.sql.parse as parse_module
 import sqlkv.sql.plan.statement as statement_module
 from sqlkv.sql import Database, Session
+from sqlkv.sql.plancache import PlanCache
 from sqlkv.storage.lsm import multiget
 
 BLOCK_SIZE = 256  # small blocks: most hold only the table's rows, so their rows can become hot
@@ -209,3 +212,114 @@ def test_a_snapshot_keeps_its_rows_while_they_change(tmp_path) -> None:
         other.close()
         s.close()
         db.close()
+
+
+# -- the planner's lane and the plain parse under schema changes ------------------------------
+
+LANE_COLUMNS = ["a", "b", '"Bee"', '"key"', '"select"']  # quoted, mixed case, keywords
+LANE_TYPES = ["INT", "TEXT", "REAL", "BOOL"]
+LANE_TEXTS = [f"SELECT {items} FROM {source}{where}{order}{limit}"
+              for items in ("*", "a, b", '"Bee", "key", a', '"select"', "x.b, x.a")
+              for source in ("t x" if "x." in items else "t",)
+              for where in ("", " WHERE a = ?", " WHERE b > ?", ' WHERE "key" IS NULL', ' WHERE "Bee" <= ? AND a >= ?')
+              for order in ("", " ORDER BY a", " ORDER BY b DESC", ' ORDER BY "select", a', " ORDER BY 1 DESC")
+              for limit in ("", " LIMIT 2", " LIMIT ? OFFSET ?")]
+
+
+def _lane_value(rng: random.Random, kind: str | None = None) -> object:
+    kind = kind or rng.choice(LANE_TYPES)
+    if rng.random() < 0.15:
+        return None
+    return {"INT": rng.randrange(-3, 4), "TEXT": rng.choice(["", "a", "Bee", "é"]), "REAL": rng.choice([0.5, -1.0, 2.0]),
+            "BOOL": rng.random() < 0.5}[kind]
+
+
+def _lane_table(rng: random.Random) -> str:
+    """``t`` made again: other types, another primary key."""
+    columns = ", ".join(f"{c} {rng.choice(LANE_TYPES)}" for c in LANE_COLUMNS)
+    return f"CREATE TABLE t ({columns}, PRIMARY KEY ({rng.choice(LANE_COLUMNS)}))"
+
+
+def _lane_ddl(rng: random.Random) -> list[str]:
+    """A schema change of table ``t`` (some fail: a missing column, a taken name)."""
+    column, kind = rng.choice(LANE_COLUMNS), rng.choice(LANE_TYPES)
+    index = rng.choice(["i1", "i2"])
+    return rng.choice([
+        ["DROP TABLE t", _lane_table(rng)], ["ALTER TABLE t RENAME TO gone", _lane_table(rng), "DROP TABLE gone"],
+        ["ALTER TABLE t RENAME TO gone", "ALTER TABLE gone RENAME TO t"],
+        [f"ALTER TABLE t ADD COLUMN extra {kind}"], ["ALTER TABLE t DROP COLUMN extra"],
+        [f"ALTER TABLE t DROP COLUMN {column}", f"ALTER TABLE t ADD COLUMN {column} {kind}"],
+        [f"ALTER TABLE t ALTER COLUMN {column} TYPE {kind}"],
+        [f"ALTER TABLE t RENAME COLUMN {column} TO extra", f"ALTER TABLE t RENAME COLUMN extra TO {column}"],
+        [f"CREATE {rng.choice(['', 'UNIQUE '])}INDEX {index} ON t ({column}{rng.choice(['', ' DESC'])})"],
+        [f"DROP INDEX {index}"], ["ANALYZE t"],
+        ["DROP TABLE t", "CREATE VIEW t AS SELECT 1 AS a, 'v' AS b, 2.5 AS \"Bee\", 'k' AS \"key\", 7 AS \"select\""],
+        ["DROP VIEW t", _lane_table(rng)]])
+
+
+def _outcome(conn, sql: str, params: tuple) -> tuple:
+    try:
+        cur = conn.cursor()
+        cur.execute(sql, params)
+        return "ok", cur.fetchall(), [column[0] for column in cur.description]
+    except sqlkv.Error as exc:
+        return type(exc).__name__, str(exc)
+
+
+def _general_outcome(conn, monkeypatch, sql: str, params: tuple) -> tuple:
+    """``sql``'s outcome planned afresh by the general planner from sqlglot's parse, run the
+    normal way, in the connection's transaction as it stands; the session's plan cache kept."""
+    saved = conn.session.plans
+    with monkeypatch.context() as patch:
+        patch.setattr(statement_module, "plan_simple", lambda *args: None)
+        patch.setattr(parse_module, "plain_select", lambda *args, **kwargs: None)
+        patch.setattr("sqlkv.sql.plancache.compile_index_read", lambda plan: None)
+        parse_module.parse_statement.cache_clear()
+        conn.session.plans = PlanCache()
+        try:
+            return _outcome(conn, sql, params)
+        finally:
+            conn.session.plans = saved
+            parse_module.parse_statement.cache_clear()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_warm_texts_follow_schema_changes(tmp_path, monkeypatch, seed: int) -> None:
+    """Two connections to one database change table ``t`` (columns added, dropped, retyped
+    and renamed; indexes made and dropped; the table dropped and made again with other types
+    and another primary key, renamed away and back, replaced by a view), inside and outside
+    explicit transactions, some rolled back; the same texts run again and again from the
+    session's cached plans must answer -- rows, column names or error -- as the general
+    planner does when it plans the text afresh in the same transaction."""
+    rng = random.Random(seed)
+    path = str(tmp_path / "db")
+    conns = [sqlkv.connect(path), sqlkv.connect(path)]
+    conns[0].cursor().execute('CREATE TABLE t (a INT PRIMARY KEY, b TEXT, "Bee" REAL, "key" TEXT, "select" BOOL)')
+    conns[0].commit()
+    texts = rng.sample(LANE_TEXTS, 30)
+    compared = 0
+    try:
+        for _step in range(300):
+            conn = rng.choice(conns)
+            roll = rng.random()
+            if roll < 0.15:
+                for ddl in _lane_ddl(rng):
+                    _outcome(conn, ddl, ())
+            elif roll < 0.35:
+                _outcome(conn, "INSERT INTO t (a, b, \"Bee\", \"key\", \"select\") VALUES (?, ?, ?, ?, ?)",
+                         tuple(_lane_value(rng, kind) for kind in ("INT", "TEXT", "REAL", "TEXT", "BOOL")))
+            elif roll < 0.45:
+                try:
+                    getattr(conn, rng.choice(["commit", "rollback"]))()
+                except sqlkv.Error:  # a conflict with the other connection's commit
+                    conn.rollback()
+            else:
+                sql = rng.choice(texts)
+                params = tuple(_lane_value(rng) if rng.random() < 0.8 else rng.randrange(4) for _ in range(sql.count("?")))
+                warm = _outcome(conn, sql, params)
+                assert warm == _general_outcome(conn, monkeypatch, sql, params), (sql, params)
+                compared += warm[0] == "ok" and bool(warm[1])
+    finally:
+        for conn in conns:
+            conn.close()
+    assert compared >= 15, "too few texts answered rows: the test compares little"
