@@ -124,3 +124,35 @@ def test_hot_rows_never_answer_a_stale_value(tmp_path, monkeypatch, seed: int) -
         for db in engines:
             db.close_snapshots()
             db.engine.close()
+
+
+def test_more_hot_rows_than_the_bound(tmp_path) -> None:
+    """More keys than `HOT_ROWS_MAX` read again and again (the rows dropped all at once when
+    full, then made again), some rewritten meanwhile: every answer is the newest value, and
+    the rows kept never pass the bound."""
+    count = multiget.HOT_ROWS_MAX + 1500
+    engine = open_lsm(str(tmp_path / "db"), durability="off", background_threads=False, cache_size=1 << 26)
+    try:
+        model = {b"row%06d" % i: b"v%d" % i for i in range(count)}
+        engine.write(to_batch([("put", key, value) for key, value in model.items()]))
+        engine.flush()
+        list(engine.scan(b"", None))  # decoded blocks: their rows can become hot
+        keys = sorted(model)
+        rng = random.Random(5)
+        for round_ in range(4):
+            with engine.snapshot() as snap:
+                for start in range(0, count, 700):
+                    chunk = keys[start:start + 700]
+                    assert snap.get_many(chunk) == [model[key] for key in chunk]
+                    assert len(multiget.hot_rows_of(engine._core.cache)) <= multiget.HOT_ROWS_MAX
+            changed = rng.sample(keys, 300)
+            ops = [("put", key, b"new%d-" % round_ + key) for key in changed]
+            engine.write(to_batch(ops))
+            apply_ops(model, ops)
+            if round_ % 2:
+                engine.flush()
+                engine.compact()
+                list(engine.scan(b"", None))
+        assert multiget.hot_rows_of(engine._core.cache)
+    finally:
+        engine.close()
