@@ -128,8 +128,8 @@ def test_hot_rows_never_answer_a_stale_value(tmp_path, monkeypatch, seed: int) -
 
 def test_more_hot_rows_than_the_bound(tmp_path) -> None:
     """More keys than `HOT_ROWS_MAX` read again and again (the rows dropped all at once when
-    full, then made again), some rewritten meanwhile: every answer is the newest value, and
-    the rows kept never pass the bound."""
+    full, then made again), a small set of them between every other read, some rewritten
+    meanwhile: every answer is the newest value, and the rows kept never pass the bound."""
     count = multiget.HOT_ROWS_MAX + 1500
     engine = open_lsm(str(tmp_path / "db"), durability="off", background_threads=False, cache_size=1 << 26)
     try:
@@ -139,19 +139,20 @@ def test_more_hot_rows_than_the_bound(tmp_path) -> None:
         list(engine.scan(b"", None))  # decoded blocks: their rows can become hot
         keys = sorted(model)
         rng = random.Random(5)
-        for round_ in range(4):
+        often = rng.sample(keys, 200)
+        for round_ in range(6):
             with engine.snapshot() as snap:
                 for start in range(0, count, 700):
-                    chunk = keys[start:start + 700]
-                    assert snap.get_many(chunk) == [model[key] for key in chunk]
+                    for chunk in (keys[start:start + 700], often):
+                        assert snap.get_many(chunk) == [model[key] for key in chunk]
                     assert len(multiget.hot_rows_of(engine._core.cache)) <= multiget.HOT_ROWS_MAX
-            changed = rng.sample(keys, 300)
-            ops = [("put", key, b"new%d-" % round_ + key) for key in changed]
+            ops = [("put", key, b"new%d-" % round_ + key) for key in rng.sample(often, 50) + rng.sample(keys, 50)]
             engine.write(to_batch(ops))
             apply_ops(model, ops)
             if round_ % 2:
                 engine.flush()
-                engine.compact()
+                if round_ % 4 == 1:
+                    engine.compact()
                 list(engine.scan(b"", None))
         assert multiget.hot_rows_of(engine._core.cache)
     finally:
