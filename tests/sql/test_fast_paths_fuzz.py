@@ -329,3 +329,49 @@ def test_warm_texts_follow_schema_changes(tmp_path, monkeypatch, seed: int) -> N
         for conn in conns:
             conn.close()
     assert compared >= 15, "too few texts answered rows: the test compares little"
+
+
+SNAPSHOT_TEXTS = ["SELECT id, sku, amount FROM o ORDER BY sku LIMIT 7", "SELECT id, sku, amount FROM o ORDER BY sku DESC LIMIT 7",
+                  "SELECT id, amount FROM o WHERE sku BETWEEN 's0001' AND 's0020'",
+                  "SELECT amount FROM o WHERE id IN (1, 2, 3, 298, 299)", "SELECT sku, amount FROM o WHERE id = 2"]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_transaction_reads_its_snapshot_while_another_changes_the_rows(tmp_path, seed: int) -> None:
+    """Randomized: a transaction that ran the warm reads runs them again, after each change
+    another session commits (rows of the first and last skus updated, deleted, inserted before
+    them, their skus moved) and after flushes and compactions; it must read what it read first."""
+    db = Database.open(str(tmp_path / "db"), block_size=BLOCK_SIZE, memtable_size=8192)
+    reader, writer = Session(db), Session(db)
+    rng = random.Random(seed)
+    new_ids = iter(range(1000, 10**6))
+    try:
+        reader.execute("CREATE TABLE o (id INT PRIMARY KEY, sku TEXT, amount INT)")
+        reader.execute("CREATE INDEX o_sku ON o (sku)")
+        reader.executemany("INSERT INTO o VALUES (?, ?, ?)", [(i, f"s{i:04d}", i) for i in range(1, 300)])
+        for _round in range(15):
+            for sql in SNAPSHOT_TEXTS * 2:  # cached: the fast paths, rows hot
+                reader.execute(sql).fetchall()
+            reader.execute("BEGIN")
+            before = [reader.execute(sql).fetchall() for sql in SNAPSHOT_TEXTS]
+            for _ in range(rng.randrange(1, 20)):
+                roll, some = rng.random(), rng.choice([1, 2, 3, 298, 299, rng.randrange(1, 300)])
+                if roll < 0.3:
+                    writer.execute("UPDATE o SET amount = amount + 1000 WHERE id = ?", (some,))
+                elif roll < 0.5:
+                    writer.execute("DELETE FROM o WHERE id = ?", (some,))
+                elif roll < 0.7:
+                    writer.execute("INSERT INTO o VALUES (?, ?, -1)", (next(new_ids), rng.choice(["a", "s0000", "s00015", "zz"]) +
+                                                                      str(next(new_ids))))
+                elif roll < 0.8:
+                    writer.execute("UPDATE o SET sku = ? WHERE id = ?", (rng.choice(["a", "zzz"]) + str(next(new_ids)), some))
+                elif roll < 0.9:
+                    db.engine.flush()
+                else:
+                    db.engine.compact()
+                assert [reader.execute(sql).fetchall() for sql in SNAPSHOT_TEXTS] == before
+            reader.execute("COMMIT")
+    finally:
+        writer.close()
+        reader.close()
+        db.close()
