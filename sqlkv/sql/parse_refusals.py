@@ -15,7 +15,13 @@ from sqlglot import exp
 from sqlkv.errors import NotSupportedError
 
 
-REFUSABLE_NODES = (exp.TableSample, exp.LimitOptions, exp.WindowSpec, exp.With, exp.TableAlias)
+REFUSABLE_NODES = (exp.TableSample, exp.LimitOptions, exp.WindowSpec, exp.With, exp.TableAlias, exp.Group,
+                   exp.Qualify, exp.Connect, exp.Cluster, exp.Sort, exp.Distribute, exp.WithTableHint)
+# Other dialects' SELECT clauses sqlglot reads into a node of their own (the planner never
+# looks at them): QUALIFY would filter nothing, CONNECT BY recurse over nothing, SORT BY
+# leave the rows unsorted
+_OTHER_DIALECTS = {exp.Qualify: "QUALIFY", exp.Connect: "CONNECT BY", exp.Cluster: "CLUSTER BY", exp.Sort: "SORT BY",
+                   exp.Distribute: "DISTRIBUTE BY"}
 
 
 def refuse_ignored_clauses(ast: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
@@ -30,6 +36,13 @@ def refuse_ignored_clauses(ast: exp.Expression, nodes: list[exp.Expression] | No
 
 
 def _why_refused(node: exp.Expression) -> str | None:
+    clause = _OTHER_DIALECTS.get(type(node))
+    if clause is not None:
+        return f"{clause} is not supported"
+    if isinstance(node, exp.Group):
+        return _group_refusal(node)
+    if isinstance(node, exp.WithTableHint):
+        return f"table hints ({node.sql()}) are not supported"
     if isinstance(node, exp.TableSample):
         return "TABLESAMPLE is not supported (it would return every row, not a sample)"
     if isinstance(node, exp.LimitOptions):
@@ -49,4 +62,24 @@ def _why_refused(node: exp.Expression) -> str | None:
     if isinstance(node, exp.TableAlias) and isinstance(node.this, exp.Parameter):
         table = node.parent.name if isinstance(node.parent, exp.Table) else "a table"
         return f'index hints ({table}@{node.this.name}) are not supported: the planner chooses the index'
+    return None
+
+
+def _group_refusal(group: exp.Group) -> str | None:
+    """MySQL's ``GROUP BY a WITH ROLLUP`` / ``WITH CUBE``, ClickHouse's ``WITH TOTALS``,
+    DuckDB's ``GROUP BY ALL`` and PostgreSQL's ``GROUP BY DISTINCT`` over grouping sets
+    (sqlglot keeps them beside the grouping expressions, where the planner would group by
+    the expressions alone, or by nothing)."""
+    for modifier in ("rollup", "cube"):
+        if group.args.get(modifier):
+            word = modifier.upper()
+            return f"GROUP BY ... WITH {word} is not supported; write GROUP BY {word} (...)"
+    if group.args.get("totals"):
+        return "GROUP BY ... WITH TOTALS is not supported"
+    every = group.args.get("all")
+    if every is True:
+        return "GROUP BY ALL is not supported; name the grouping columns"
+    if every is False and any(isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for e in group.expressions):
+        # (PostgreSQL's: grouping sets listed twice are grouped once; over plain columns it changes nothing)
+        return "GROUP BY DISTINCT over grouping sets is not supported"
     return None

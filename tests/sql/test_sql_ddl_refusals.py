@@ -214,6 +214,18 @@ def test_a_stray_id_0_descriptor_from_the_old_bug_is_not_listed(tmp_path):
          "CYCLE n SET is_cycle USING path SELECT * FROM r", "CYCLE"),
         ("SELECT * FROM tables@tables_pkey", "index hints"),
         ("SELECT * FROM tables@nosuch WHERE a = 5", "index hints"),
+        # other dialects' clauses sqlglot reads (they filtered, grouped or sorted nothing)
+        ("SELECT a FROM tables QUALIFY a = 6", "QUALIFY"),
+        ("SELECT a, count(*) FROM tables GROUP BY a WITH ROLLUP", "WITH ROLLUP"),
+        ("SELECT a, count(*) FROM tables GROUP BY a WITH CUBE", "WITH CUBE"),
+        ("SELECT a FROM tables GROUP BY a WITH TOTALS", "WITH TOTALS"),
+        ("SELECT a, count(*) FROM tables GROUP BY ALL", "GROUP BY ALL"),
+        ("SELECT a FROM tables GROUP BY DISTINCT ROLLUP (a), ROLLUP (a)", "GROUP BY DISTINCT"),
+        ("SELECT a FROM tables START WITH a = 5 CONNECT BY PRIOR a = a + 1", "CONNECT BY"),
+        ("SELECT a FROM tables SORT BY a", "SORT BY"),
+        ("SELECT a FROM tables CLUSTER BY a", "CLUSTER BY"),
+        ("SELECT a FROM tables DISTRIBUTE BY a", "DISTRIBUTE BY"),
+        ("SELECT a FROM tables WITH (NOLOCK)", "table hints"),
     ],
 )
 def test_query_clauses_that_would_be_ignored_are_refused(s, sql, clause):
@@ -228,3 +240,4 @@ def test_clauses_with_their_default_meaning_still_run(s):
     assert rows(s, "SELECT sum(a) OVER (ORDER BY a ROWS UNBOUNDED PRECEDING EXCLUDE NO OTHERS) FROM tables") == \
         [(5,), (11,)]
     assert rows(s, "SELECT a FROM tables WHERE a = 6 FOR UPDATE") == [(6,)]  # a plain SERIALIZABLE read
+    assert rows(s, "SELECT a FROM tables GROUP BY DISTINCT a ORDER BY a") == [(5,), (6,)]  # no grouping sets to merge
