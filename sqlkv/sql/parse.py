@@ -62,7 +62,7 @@ from sqlkv.sql.parse_extras import INT4_MARKER, after_operand, bytes_literal, ty
 from sqlkv.sql.parse_jsonb import arrow_edits, jsonb_operator_edit, jsonb_possible, operator_part
 from sqlkv.sql.parse_params import PARAM_PREFIX, number_placeholders, numbered_tokens
 from sqlkv.sql.parse_scan import quick_tokens
-from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses
+from sqlkv.sql.parse_refusals import REFUSABLE_NODES, refuse_ignored_clauses, standard_limits
 from sqlkv.sql.parse_srf import rewrite_select_unnest
 from sqlkv.sql.parse_plain import plain_select, plain_statement
 from sqlkv.sql.parse_tree import nodes_of_type, plans_shared, statement_kind
@@ -412,6 +412,8 @@ def _parse_sql(text: str, toks: list[Token]) -> ParsedStatement:
     classes = {type(n) for n in nodes}
     refuse_ignored_clauses(ast, nodes_of_type(nodes, REFUSABLE_NODES, classes))
     number_placeholders(ast, nodes_of_type(nodes, exp.Placeholder, classes))
+    if exp.Fetch in classes or exp.Limit in classes:
+        standard_limits(nodes_of_type(nodes, (exp.Fetch, exp.Limit), classes))
     if hex_literals:
         for node in nodes_of_type(nodes, exp.Anonymous, classes):
             if str(node.this).lower() == _HEX_MARKER.lower() and node.expressions:

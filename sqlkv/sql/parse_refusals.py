@@ -83,3 +83,24 @@ def _group_refusal(group: exp.Group) -> str | None:
         # (PostgreSQL's: grouping sets listed twice are grouped once; over plain columns it changes nothing)
         return "GROUP BY DISTINCT over grouping sets is not supported"
     return None
+
+
+def standard_limits(nodes: list[exp.Expression]) -> None:
+    """Give the planner one form of row limit: SQL's ``FETCH FIRST|NEXT [n] ROW[S] ONLY`` is
+    ``LIMIT n`` (n defaults to 1; WITH TIES and PERCENT are refused above), and PostgreSQL's
+    ``LIMIT ALL`` is no limit (sqlglot reads ALL there as a column name). ``nodes``: the tree's
+    Fetch and Limit nodes."""
+    for node in nodes:
+        if isinstance(node, exp.Fetch):
+            count = node.args.get("count") or exp.Literal.number(1)
+            node.replace(exp.Limit(expression=count))
+        elif isinstance(node, exp.Limit) and _is_all(node.args.get("expression")):
+            node.pop()
+
+
+def _is_all(value: exp.Expression | None) -> bool:
+    """Whether ``value`` is the bare word ALL (not a quoted "ALL" or a qualified t.all)."""
+    if isinstance(value, exp.Var):
+        return value.name.upper() == "ALL"
+    return (isinstance(value, exp.Column) and not value.table and isinstance(value.this, exp.Identifier)
+            and not value.this.args.get("quoted") and value.name.upper() == "ALL")

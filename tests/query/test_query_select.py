@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlkv.errors import DataError, ProgrammingError
+from sqlkv.errors import DataError, NotSupportedError, ProgrammingError
 
 SINGLE_TABLE = [
     "SELECT * FROM emp",
@@ -112,6 +112,28 @@ def test_limit_and_offset_parameters(pair):
     sql = "SELECT id FROM emp ORDER BY id LIMIT ? OFFSET ?"
     for lim, off in [(2, 0), (3, 4), (0, 0), (10, 7)]:
         pair.check(sql, (lim, off), ordered=True)
+
+
+@pytest.mark.parametrize("standard, sqlite_form", [
+    ("SELECT id FROM emp ORDER BY id FETCH FIRST 3 ROWS ONLY", "SELECT id FROM emp ORDER BY id LIMIT 3"),
+    ("SELECT id FROM emp ORDER BY id DESC FETCH NEXT ROW ONLY", "SELECT id FROM emp ORDER BY id DESC LIMIT 1"),
+    ("SELECT id FROM emp ORDER BY id OFFSET 2 ROWS FETCH FIRST 2 ROWS ONLY", "SELECT id FROM emp ORDER BY id LIMIT 2 OFFSET 2"),
+    ("SELECT id FROM emp ORDER BY id LIMIT ALL", "SELECT id FROM emp ORDER BY id"),
+    ("SELECT id FROM emp ORDER BY id LIMIT ALL OFFSET 3", "SELECT id FROM emp ORDER BY id LIMIT -1 OFFSET 3"),
+    ("SELECT id FROM (SELECT id FROM emp ORDER BY id DESC FETCH FIRST 4 ROWS ONLY) e ORDER BY id",
+     "SELECT id FROM (SELECT id FROM emp ORDER BY id DESC LIMIT 4) e ORDER BY id"),
+    ("SELECT id FROM emp UNION SELECT id FROM dept ORDER BY 1 FETCH FIRST 2 ROWS ONLY",
+     "SELECT id FROM emp UNION SELECT id FROM dept ORDER BY 1 LIMIT 2"),
+])
+def test_fetch_first_and_limit_all_are_limits(pair, standard, sqlite_form):
+    """SQL's FETCH FIRST n ROWS ONLY and PostgreSQL's LIMIT ALL (sqlite3 spells them LIMIT n and
+    no limit); they used to be refused or read ALL as a column."""
+    assert pair.ours(standard) == pair.lite.execute(sqlite_form).fetchall()
+
+
+def test_fetch_with_ties_is_refused_not_ignored(pair):
+    with pytest.raises(NotSupportedError, match="WITH TIES"):
+        pair.ours("SELECT id FROM emp ORDER BY salary FETCH FIRST 2 ROWS WITH TIES")
 
 
 def test_limit_must_be_an_integer(pair):
