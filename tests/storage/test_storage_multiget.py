@@ -179,3 +179,25 @@ def test_hot_rows_are_per_engine_bounded_and_follow_new_tables(tmp_path, monkeyp
     finally:
         for engine in engines:
             engine.close()
+
+
+def test_hot_rows_keep_only_short_values(tmp_path) -> None:
+    """Hot rows keep their values alive after the block leaves the cache, so only values up to
+    `HOT_ROW_MAX_BYTES` are remembered: a long value is answered from its block every time."""
+    engine = open_lsm(str(tmp_path / "db"), durability="off", background_threads=False, block_size=512)
+    try:
+        long_value = b"x" * (multiget.HOT_ROW_MAX_BYTES + 1)
+        batch = WriteBatch()
+        for i in range(40):
+            batch.put(_key(i), long_value if i % 2 else b"short%d" % i)
+        engine.write(batch)
+        engine.flush()
+        list(engine.scan(b"", None))  # decoded blocks, as the hot rows need
+        keys = [_key(i) for i in range(40)]
+        with engine.snapshot() as snap:
+            for _ in range(2):
+                assert snap.get_many(keys) == [long_value if i % 2 else b"short%d" % i for i in range(40)]
+        hot = multiget.hot_rows_of(engine._core.cache)
+        assert {key for key in keys if key in hot} == {_key(i) for i in range(0, 40, 2)}
+    finally:
+        engine.close()

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 Found = dict[bytes, "tuple | bytes | None"]
 
 HOT_ROWS_MAX = 4096  # values remembered per engine; the lot is dropped when full
+# only values this short are remembered: hot rows hold their values alive after their block
+# leaves the cache, so they stay within 4,096 x 1 KiB beyond the cache's own bound
+HOT_ROW_MAX_BYTES = 1024
 # an engine's block cache -> its hot rows: key -> (table number, value, the block's simple_seq)
 _hot_rows: WeakKeyDictionary = WeakKeyDictionary()
 
@@ -181,9 +184,10 @@ def _from_level(largest: list[bytes], smallest: list[bytes], readers: list[Table
                     found[key] = (blk.seqs[j], blk.values[j])  # type: ignore[union-attr]
                 else:
                     found[key] = value = blk.values[j]  # type: ignore[union-attr]
-                    if len(hot) >= HOT_ROWS_MAX:
-                        hot.clear()
-                    hot[key] = (number, value, blk.simple_seq)  # type: ignore[union-attr]
+                    if len(value) <= HOT_ROW_MAX_BYTES:
+                        if len(hot) >= HOT_ROWS_MAX:
+                            hot.clear()
+                        hot[key] = (number, value, blk.simple_seq)  # type: ignore[union-attr]
         else:
             version = blk.find(key, seq)  # type: ignore[union-attr]
             if version:  # neither absent (None) nor only newer versions (NOT_VISIBLE)
