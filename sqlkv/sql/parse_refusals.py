@@ -6,6 +6,10 @@ a NotSupportedError naming it. Clauses whose meaning sqlkv does honour are not h
 UPDATE / FOR SHARE (NOWAIT, SKIP LOCKED) read as plain SERIALIZABLE reads -- no transaction
 ever holds a row lock, so no row is skipped or waited for -- and CTE MATERIALIZED hints only
 choose a strategy.
+
+Also here, because it is the same look at the same nodes right after parsing: the row-limit
+forms sqlglot reads into shapes the planner does not take (`standard_limits`: FETCH FIRST as
+LIMIT, LIMIT ALL as none) are rewritten into the one form it does.
 """
 
 from __future__ import annotations
